@@ -1,0 +1,119 @@
+# tracer — top-level build. Output goes to build/.
+#
+#   make            libraries and binaries (build/)
+#   make check      every test, normal and ASan/UBSan builds, fuzz smoke runs
+#   make bench      every benchmark (make bench-<name> for one)
+#   make fuzz       longer fuzzing runs (FUZZ_SECONDS per target)
+#   make deps       install the Debian packages the build and tests need
+
+CC       ?= gcc
+CLANG    ?= clang
+BUILD    ?= build
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wpointer-arith -Wformat=2 -Wundef -Wvla -Wcast-qual -Wwrite-strings \
+            -Wimplicit-fallthrough
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) -fno-strict-aliasing -fstack-protector-strong -fPIE \
+            -D_FORTIFY_SOURCE=2
+LDFLAGS  += -pie -Wl,-z,relro,-z,now
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 10
+
+SHM_SRC  := shm/ring.c shm/handover.c
+SHM_HDR  := $(wildcard shm/*.h include/*.h)
+
+TESTS    := test_ring test_ring_seals test_ring_stress
+FUZZERS  := fuzz_ring_consumer fuzz_ring_producer
+BENCHES  := ring
+
+# Packages for build, tests, fuzzing and benchmarks (later issues add to it).
+DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev \
+            libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
+            libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
+            cppcheck
+
+.PHONY: all check test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
+
+all: $(BUILD)/libtracer_shm.a
+
+# ---- libraries --------------------------------------------------------
+$(BUILD)/obj/%.o: %.c $(SHM_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/obj/%.o: %.c $(SHM_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+
+$(BUILD)/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/obj/%.o)
+	$(AR) rcs $@ $^
+
+$(BUILD)/asan/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/asan/obj/%.o)
+	$(AR) rcs $@ $^
+
+# ---- tests ------------------------------------------------------------
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libtracer_shm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
+
+$(BUILD)/asan/tests/%: $(BUILD)/asan/obj/tests/%.o $(BUILD)/asan/libtracer_shm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
+
+test: $(TESTS:%=$(BUILD)/tests/%)
+	@tests/run-tests.sh $^
+
+test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		TRACER_TEST_SANITIZED=1 tests/run-tests.sh $^
+
+# ---- fuzzing (clang libFuzzer) ----------------------------------------
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(SHM_HDR)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CPPFLAGS) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC)
+
+fuzz-smoke: $(FUZZERS:%=$(BUILD)/fuzz/%)
+	@tests/run-fuzz.sh $(FUZZ_SMOKE_SECONDS) $^
+
+fuzz: $(FUZZERS:%=$(BUILD)/fuzz/%)
+	@tests/run-fuzz.sh $(FUZZ_SECONDS) $^
+
+# ---- benchmarks -------------------------------------------------------
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtracer_shm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
+bench: $(addprefix bench-,$(BENCHES))
+
+bench-ring: $(BUILD)/bench/ring_bench
+	$(BUILD)/bench/ring_bench
+
+# ---- everything CI runs -----------------------------------------------
+check: deps
+	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke
+	@echo "make check: all passed"
+
+lint:
+	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude -Ishm \
+		--suppress=missingIncludeSystem shm tests bench
+
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ] && [ "$$(id -u)" != 0 ]; then \
+		echo "deps: missing packages: $$missing; run 'sudo make deps'" >&2; exit 1; \
+	elif [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "deps: all installed"; fi
+
+clean:
+	rm -rf $(BUILD)
+
+.SECONDARY:
