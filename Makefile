@@ -20,6 +20,13 @@ CFLAGS   += -std=gnu11 $(WARN) -fno-strict-aliasing -fstack-protector-strong -fP
 LDFLAGS  += -pie -Wl,-z,relro,-z,now
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
+# V=1 shows full command lines.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
 
@@ -43,26 +50,30 @@ all: $(BUILD)/libtracer_shm.a
 # ---- libraries --------------------------------------------------------
 $(BUILD)/obj/%.o: %.c $(SHM_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/asan/obj/%.o: %.c $(SHM_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+	@echo "  CC san  $<"
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 $(BUILD)/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/obj/%.o)
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 $(BUILD)/asan/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/asan/obj/%.o)
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 # ---- tests ------------------------------------------------------------
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libtracer_shm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
 
 $(BUILD)/asan/tests/%: $(BUILD)/asan/obj/tests/%.o $(BUILD)/asan/libtracer_shm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
 
 test: $(TESTS:%=$(BUILD)/tests/%)
 	@tests/run-tests.sh $^
@@ -74,7 +85,8 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(SHM_HDR)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(CPPFLAGS) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+	@echo "  FUZZ    $@"
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC)
 
 fuzz-smoke: $(FUZZERS:%=$(BUILD)/fuzz/%)
@@ -86,7 +98,8 @@ fuzz: $(FUZZERS:%=$(BUILD)/fuzz/%)
 # ---- benchmarks -------------------------------------------------------
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtracer_shm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
 bench: $(addprefix bench-,$(BENCHES))
 
