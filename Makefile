@@ -13,7 +13,7 @@ BUILD    ?= build
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wundef -Wvla -Wcast-qual -Wwrite-strings \
             -Wimplicit-fallthrough
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm -Icommon -isystem $(BUILD)/bpf # generated skeletons: not our warnings
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fno-strict-aliasing -fstack-protector-strong -fPIE \
             -D_FORTIFY_SOURCE=2
@@ -31,7 +31,12 @@ FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
 
 SHM_SRC  := shm/ring.c shm/handover.c
-SHM_HDR  := $(wildcard shm/*.h include/*.h)
+SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h)
+COLLECTOR_SRC := collector/main.c collector/sandbox.c common/priv.c
+BPF_PROGS := lifecycle
+BPF_SKELS := $(BPF_PROGS:%=$(BUILD)/bpf/%.skel.h)
+BPFTOOL  ?= bpftool
+BTF      ?= /sys/kernel/btf/vmlinux
 
 TESTS    := test_ring test_ring_seals test_ring_stress
 FUZZERS  := fuzz_ring_consumer fuzz_ring_producer
@@ -45,7 +50,28 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
 
 .PHONY: all check test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
-all: $(BUILD)/libtracer_shm.a
+all: $(BUILD)/libtracer_shm.a $(BUILD)/tracer-collector
+
+# ---- kernel programs (CO-RE, against the running kernel's BTF) ---------
+$(BUILD)/bpf/vmlinux.h: $(BTF)
+	@mkdir -p $(dir $@)
+	@echo "  BTF     $@"
+	$(Q)$(BPFTOOL) btf dump file $(BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c include/records.h $(BUILD)/bpf/vmlinux.h
+	@echo "  BPF     $<"
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD)/bpf -Iinclude -c -o $@ $<
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+# ---- the collector ------------------------------------------------------
+$(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o): $(BPF_SKELS)
+
+$(BUILD)/tracer-collector: $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtracer_shm.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lseccomp
 
 # ---- libraries --------------------------------------------------------
 $(BUILD)/obj/%.o: %.c $(SHM_HDR)
@@ -113,8 +139,8 @@ check: deps
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude -Ishm \
-		--suppress=missingIncludeSystem shm tests bench
+		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude -Ishm -Icommon \
+		--suppress=missingIncludeSystem shm common collector tests bench
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process lifecycle: exec, fork (processes only), exit (last thread only,
+ * with the kernel's own totals) and OOM victims. Tracepoints only: they are
+ * a stable interface, and this is what every supported kernel offers.
+ * Record layouts: include/records.h. Every failed ring-buffer write is
+ * counted per record type in `drop_counts`, which the collector reports.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "records.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile __u64 page_size = 4096;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by the loader */
+} events SEC(".maps");
+
+/*
+ * Failed ring-buffer writes by record type. A global (.bss), so the
+ * collector reads it through libbpf's memory mapping: no bpf() syscall
+ * after it has dropped its privileges.
+ */
+__u64 drop_counts[TR_KERNEL_TYPES_END];
+
+/* An exec record is too big for the BPF stack: build it per CPU, then copy out its used part. */
+struct exec_buf {
+	struct tr_exec e;
+	/* Twice the kept sizes: offsets and lengths are masked with 2^n - 1 for the verifier. */
+	char data[2 * TR_PATH_MAX + 2 * TR_ARGV_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_buf);
+} exec_scratch SEC(".maps");
+
+static __always_inline void count_drop(__u32 type)
+{
+	if (type < TR_KERNEL_TYPES_END)
+		__sync_fetch_and_add(&drop_counts[type], 1);
+}
+
+static __always_inline void fill_hdr(struct tr_hdr *h, __u16 type)
+{
+	h->type = type;
+	h->version = RECORDS_VERSION;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+}
+
+/* Start time of the process (its group leader): with the tgid, names one process lifetime. */
+static __always_inline __u64 process_start(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, group_leader, start_time);
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid(), ug = bpf_get_current_uid_gid();
+	unsigned long arg_start, arg_end;
+	__u32 zero = 0, true_len;
+	__u64 path_len, argv_len, size;
+	struct exec_buf *b;
+	long n;
+
+	b = bpf_map_lookup_elem(&exec_scratch, &zero);
+	if (!b)
+		return 0;
+	fill_hdr(&b->e.hdr, TR_EXEC);
+	b->e.pid = (__u32)id;
+	b->e.tgid = id >> 32;
+	b->e.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	b->e.uid = (__u32)ug;
+	b->e.gid = ug >> 32;
+	b->e.flags = 0;
+	b->e.start_ns = process_start(task);
+	b->e.cgroup_id = bpf_get_current_cgroup_id();
+	b->e.pad = 0;
+	bpf_get_current_comm(b->e.comm, sizeof(b->e.comm));
+
+	/* The path as execve() was given it, from the tracepoint's own record. */
+	n = bpf_probe_read_kernel_str(b->data, TR_PATH_MAX,
+				      (void *)ctx + (ctx->__data_loc_filename & 0xFFFF));
+	if (n <= 0) {
+		b->data[0] = 0;
+		n = 1;
+	}
+	if (n >= TR_PATH_MAX)
+		b->e.flags |= TR_EXEC_PATH_TRUNCATED;
+	path_len = n > TR_PATH_MAX ? TR_PATH_MAX : (__u32)n;
+
+	/* argv: the new image's argument area, NUL-separated strings. */
+	arg_start = BPF_CORE_READ(task, mm, arg_start);
+	arg_end = BPF_CORE_READ(task, mm, arg_end);
+	true_len = arg_end > arg_start ? (__u32)(arg_end - arg_start) : 0;
+	argv_len = true_len > TR_ARGV_MAX ? TR_ARGV_MAX : true_len;
+	if (argv_len < true_len)
+		b->e.flags |= TR_EXEC_ARGV_TRUNCATED;
+	/*
+	 * No-op masks (the values are already in range) that the verifier can
+	 * follow; the empty asm keeps the compiler from dropping them.
+	 */
+	asm volatile("" : "+r"(path_len), "+r"(argv_len));
+	path_len &= 2 * TR_PATH_MAX - 1;
+	argv_len &= 2 * TR_ARGV_MAX - 1;
+	if (argv_len && bpf_probe_read_user(b->data + path_len, argv_len, (void *)arg_start)) {
+		b->e.flags |= TR_EXEC_ARGV_FAULT;
+		argv_len = 0;
+	}
+	b->e.path_len = path_len;
+	b->e.argv_len = argv_len;
+	b->e.argv_true_len = true_len;
+
+	size = sizeof(b->e) + path_len + argv_len;
+	if (size > sizeof(*b)) /* cannot happen; tells the verifier */
+		return 0;
+	if (bpf_ringbuf_output(&events, b, size, 0))
+		count_drop(TR_EXEC);
+	return 0;
+}
+
+/* raw tracepoint: the child task is an argument, so threads can be told from processes. */
+SEC("raw_tp/sched_process_fork")
+int handle_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (struct task_struct *)ctx->args[0];
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	struct tr_fork *r;
+
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0; /* a new thread, not a new process */
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count_drop(TR_FORK);
+		return 0;
+	}
+	fill_hdr(&r->hdr, TR_FORK);
+	r->parent_tgid = BPF_CORE_READ(parent, tgid);
+	r->child_tgid = BPF_CORE_READ(child, tgid);
+	r->parent_start_ns = process_start(parent);
+	r->child_start_ns = BPF_CORE_READ(child, start_time); /* the child leads its group */
+	r->uid = (__u32)bpf_get_current_uid_gid();
+	r->pad = 0;
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+static __always_inline void fill_io(struct tr_exit *r, struct task_struct *t, struct signal_struct *sig)
+{
+	if (!bpf_core_field_exists(t->ioac)) {
+		r->flags |= TR_EXIT_NO_IO_ACCOUNTING;
+		return;
+	}
+	/* Live thread's counters plus those of threads already gone (signal->ioac). */
+	r->read_bytes = BPF_CORE_READ(t, ioac.read_bytes) + BPF_CORE_READ(sig, ioac.read_bytes);
+	r->write_bytes = BPF_CORE_READ(t, ioac.write_bytes) + BPF_CORE_READ(sig, ioac.write_bytes);
+	r->cancelled_write_bytes =
+		BPF_CORE_READ(t, ioac.cancelled_write_bytes) + BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
+	r->rchar = BPF_CORE_READ(t, ioac.rchar) + BPF_CORE_READ(sig, ioac.rchar);
+	r->wchar = BPF_CORE_READ(t, ioac.wchar) + BPF_CORE_READ(sig, ioac.wchar);
+	r->syscr = BPF_CORE_READ(t, ioac.syscr) + BPF_CORE_READ(sig, ioac.syscr);
+	r->syscw = BPF_CORE_READ(t, ioac.syscw) + BPF_CORE_READ(sig, ioac.syscw);
+}
+
+SEC("tracepoint/sched/sched_process_exit")
+int handle_exit(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	__u64 id = bpf_get_current_pid_tgid();
+	struct tr_exit *r;
+
+	/* do_exit() decrements signal->live before this tracepoint: 0 means the last thread. */
+	if (BPF_CORE_READ(sig, live.counter) != 0)
+		return 0;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count_drop(TR_EXIT);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	fill_hdr(&r->hdr, TR_EXIT);
+	r->pid = (__u32)id;
+	r->tgid = id >> 32;
+	r->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	r->exit_code = BPF_CORE_READ(task, exit_code);
+	r->start_ns = process_start(task);
+	r->cgroup_id = bpf_get_current_cgroup_id();
+	/* Totals: this (last) thread plus what dead threads left in signal_struct. */
+	r->utime_ns = BPF_CORE_READ(task, utime) + BPF_CORE_READ(sig, utime);
+	r->stime_ns = BPF_CORE_READ(task, stime) + BPF_CORE_READ(sig, stime);
+	r->runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime) + BPF_CORE_READ(sig, sum_sched_runtime);
+	/* do_exit() has folded the final mm's high-water mark into signal->maxrss. */
+	r->maxrss_bytes = BPF_CORE_READ(sig, maxrss) * page_size;
+	fill_io(r, task, sig);
+	r->nvcsw = BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(sig, nvcsw);
+	r->nivcsw = BPF_CORE_READ(task, nivcsw) + BPF_CORE_READ(sig, nivcsw);
+	r->min_flt = BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(sig, min_flt);
+	r->maj_flt = BPF_CORE_READ(task, maj_flt) + BPF_CORE_READ(sig, maj_flt);
+	if (bpf_core_field_exists(task->sched_info))
+		r->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
+	else
+		r->flags |= TR_EXIT_NO_SCHED_INFO;
+	r->nr_threads = BPF_CORE_READ(sig, nr_threads);
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}
+
+SEC("tracepoint/oom/mark_victim")
+int handle_oom(struct trace_event_raw_mark_victim *ctx)
+{
+	struct tr_oom *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count_drop(TR_OOM);
+		return 0;
+	}
+	__builtin_memset(r, 0, sizeof(*r));
+	fill_hdr(&r->hdr, TR_OOM);
+	r->pid = ctx->pid; /* the victim: not the current task */
+	/* The memory figures joined the tracepoint in 5.x/6.x; older kernels give the pid only. */
+	if (bpf_core_field_exists(ctx->total_vm)) {
+		r->total_vm_kb = BPF_CORE_READ(ctx, total_vm);
+		r->anon_rss_kb = BPF_CORE_READ(ctx, anon_rss);
+		r->file_rss_kb = BPF_CORE_READ(ctx, file_rss);
+		r->shmem_rss_kb = BPF_CORE_READ(ctx, shmem_rss);
+		r->pgtables_kb = BPF_CORE_READ(ctx, pgtables);
+		r->oom_score_adj = BPF_CORE_READ(ctx, oom_score_adj);
+	}
+	if (bpf_core_field_exists(ctx->uid))
+		r->uid = BPF_CORE_READ(ctx, uid);
+	r->trigger_cgroup_id = bpf_get_current_cgroup_id();
+	bpf_ringbuf_submit(r, 0);
+	return 0;
+}

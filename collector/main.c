@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer-collector: the only privileged part of tracer. Its whole life:
+ *
+ *   1. load and attach the BPF programs            (needs CAP_BPF, CAP_PERFMON / root)
+ *   2. create the shared-memory ring and listen    (collector.sock, for the processor)
+ *   3. drop every privilege, install seccomp       (sandbox.c, one function)
+ *   4. loop: copy BPF ring-buffer records into the shared ring, hand the ring
+ *      to a (re)connecting processor, write counters and a heartbeat
+ *   5. on SIGTERM: drain, write the end record, detach, exit
+ *
+ * It parses nothing it did not produce, opens no network socket, and
+ * allocates nothing in its loop. Its only input from the processor is the
+ * consumer position in the ring, which shm/ring.c validates where it reads it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mount.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "handover.h"
+#include "lifecycle.skel.h"
+#include "records.h"
+#include "ring.h"
+#include "sandbox.h"
+
+#define COUNTERS_INTERVAL_NS 1000000000ULL
+/*
+ * A uid of its own, not shared with the processor (nobody, or the tracer
+ * user): a process of the same uid could signal it.
+ */
+#define COLLECTOR_DEFAULT_USER "65533"
+
+struct options {
+	const char *socket_path;
+	const char *user;      /* drop to this user (name or uid) */
+	uid_t consumer_uid;    /* only this uid receives the ring */
+	unsigned ring_order;
+	unsigned kernel_buffer_mib;
+	int ready_fd;          /* write "ready\n" here once serving, -1: none */
+};
+
+struct collector {
+	struct lifecycle_bpf *skel;
+	struct ring_buffer *krb;
+	struct ring_producer ring;
+	int listen_fd;
+	int conn_fd;           /* the current processor connection, kept open so it sees EOF when we exit */
+	int epoll_fd;
+	int signal_fd;
+	__u64 records_copied;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracer-collector --socket PATH --consumer-uid UID [--user NAME]\n"
+		   "                        [--ring-order N] [--kernel-buffer-mib N] [--ready-fd FD]\n"
+		   "Loads tracer's BPF programs, then serves the shared-memory ring on PATH to the\n"
+		   "processor running as UID. Must start as root; runs as NAME (default uid "
+		   COLLECTOR_DEFAULT_USER ") after.\n");
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || *s == 0 || *end || *out > max ? -1 : 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "consumer-uid", required_argument, NULL, 'c' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "ring-order", required_argument, NULL, 'r' },
+		{ "kernel-buffer-mib", required_argument, NULL, 'k' },
+		{ "ready-fd", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int c;
+
+	*o = (struct options){ .user = COLLECTOR_DEFAULT_USER, .consumer_uid = (uid_t)-1, .ring_order = RING_DEFAULT_ORDER,
+			       .kernel_buffer_mib = 16, .ready_fd = -1 };
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->socket_path = optarg; break;
+		case 'u': o->user = optarg; break;
+		case 'c':
+			if (parse_uint(optarg, 0xfffffffe, &v))
+				goto bad;
+			o->consumer_uid = (uid_t)v;
+			break;
+		case 'r':
+			if (parse_uint(optarg, RING_MAX_ORDER, &v) || v < RING_MIN_ORDER)
+				goto bad;
+			o->ring_order = (unsigned)v;
+			break;
+		case 'k':
+			/* A power of two number of MiB, as the BPF ring buffer needs. */
+			if (parse_uint(optarg, 1024, &v) || v == 0 || (v & (v - 1)))
+				goto bad;
+			o->kernel_buffer_mib = (unsigned)v;
+			break;
+		case 'f':
+			if (parse_uint(optarg, 65535, &v))
+				goto bad;
+			o->ready_fd = (int)v;
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: goto bad;
+		}
+	}
+	if (!o->socket_path || o->consumer_uid == (uid_t)-1 || optind != argc)
+		goto bad;
+	return 0;
+bad:
+	usage(stderr);
+	return -1;
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	fputs(level == LIBBPF_WARN ? "<4>libbpf: " : "<6>libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* libbpf attaches tracepoints through tracefs: mount it where it belongs if nobody has. */
+static int ensure_tracefs(void)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return 0;
+	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		fprintf(stderr, "<3>tracefs is not mounted and mounting it failed (%s): "
+				"run 'mount -t tracefs tracefs /sys/kernel/tracing' as root\n", strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "<5>mounted tracefs at /sys/kernel/tracing\n");
+	return 0;
+}
+
+static int load_bpf(struct collector *col, const struct options *o)
+{
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	col->skel = lifecycle_bpf__open();
+	if (!col->skel) {
+		fprintf(stderr, "<3>cannot open the BPF programs: %s\n", strerror(errno));
+		return -1;
+	}
+	col->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
+	err = bpf_map__set_max_entries(col->skel->maps.events, o->kernel_buffer_mib << 20);
+	if (!err)
+		err = lifecycle_bpf__load(col->skel);
+	if (err) {
+		fprintf(stderr, "<3>cannot load the BPF programs (%s): see libbpf's messages above. "
+				"tracer needs root, BTF (/sys/kernel/btf/vmlinux) and BPF ring buffers "
+				"(Linux 5.8+)\n", strerror(-err));
+		return -1;
+	}
+	err = lifecycle_bpf__attach(col->skel);
+	if (err) {
+		fprintf(stderr, "<3>cannot attach the BPF programs to their tracepoints: %s\n", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Called by libbpf for each kernel record. The record came from our own BPF
+ * program; all we read is its type, to file it under that type in the ring.
+ */
+static int copy_record(void *ctx, void *data, size_t size)
+{
+	struct collector *col = ctx;
+	const struct tr_hdr *h = data;
+
+	if (size < sizeof(*h) || size > UINT32_MAX || h->type < RING_REC_FIRST_USER ||
+	    h->type >= TR_KERNEL_TYPES_END)
+		return 0;
+	/* A full ring drops and counts (per type, in-band too); never waits. */
+	if (ring_write(&col->ring, h->type, data, (uint32_t)size) == 0)
+		col->records_copied++;
+	return 0;
+}
+
+static void fill_hdr(struct tr_hdr *h, unsigned type)
+{
+	h->type = (__u16)type;
+	h->version = RECORDS_VERSION;
+	h->cpu = 0;
+	h->ts_ns = ring_now_ns();
+}
+
+static void write_counters(struct collector *col)
+{
+	struct tr_counters c;
+
+	memset(&c, 0, sizeof(c));
+	fill_hdr(&c.hdr, TR_COUNTERS);
+	for (__u32 t = RING_REC_FIRST_USER; t < TR_KERNEL_TYPES_END; t++)
+		c.kernel_drops[t] = __atomic_load_n(&col->skel->bss->drop_counts[t], __ATOMIC_RELAXED);
+	memcpy(c.ring_drops, col->ring.drops, sizeof(c.ring_drops));
+	c.records_copied = col->records_copied;
+	c.bad_consumer_pos = col->ring.bad_consumer_pos;
+	ring_write(&col->ring, TR_COUNTERS, &c, sizeof(c));
+}
+
+/* One processor at a time; a new connection replaces the old one (a restart). */
+static void accept_processor(struct collector *col, uid_t consumer_uid)
+{
+	int fd, err;
+
+	while ((fd = accept4(col->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
+		err = ring_handover_send(fd, &col->ring, consumer_uid);
+		if (err) {
+			fprintf(stderr, "<4>refused ring to a peer: %s\n", strerror(-err));
+			close(fd);
+			continue;
+		}
+		if (col->conn_fd >= 0)
+			close(col->conn_fd);
+		col->conn_fd = fd;
+		fprintf(stderr, "<6>processor attached\n");
+	}
+}
+
+static int setup_loop(struct collector *col, const struct options *o)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+	uint64_t generation;
+
+	if (getrandom(&generation, sizeof(generation), 0) != sizeof(generation))
+		generation = ring_now_ns();
+	if (ring_producer_create(&col->ring, o->ring_order, generation))
+		return -1;
+	col->krb = ring_buffer__new(bpf_map__fd(col->skel->maps.events), copy_record, col, NULL);
+	/* Anyone may connect; only consumer_uid gets the ring (SO_PEERCRED in ring_handover_send). */
+	col->listen_fd = handover_listen(o->socket_path, 0666);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || !col->krb || col->listen_fd < 0)
+		return -1;
+	col->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	col->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (col->signal_fd < 0 || col->epoll_fd < 0)
+		return -1;
+	ev.data.fd = ring_buffer__epoll_fd(col->krb);
+	if (epoll_ctl(col->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -1;
+	ev.data.fd = col->listen_fd;
+	if (epoll_ctl(col->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -1;
+	ev.data.fd = col->signal_fd;
+	return epoll_ctl(col->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+}
+
+/* The copy loop: no allocation, no parsing, no blocking on the processor. */
+static void run_loop(struct collector *col, uid_t consumer_uid)
+{
+	uint64_t next_counters = 0;
+	struct epoll_event evs[4];
+
+	for (;;) {
+		uint64_t now;
+		int n = epoll_wait(col->epoll_fd, evs, 4, 200);
+
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "<3>epoll_wait: %s\n", strerror(errno));
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.fd == col->signal_fd)
+				return;
+			if (evs[i].data.fd == col->listen_fd)
+				accept_processor(col, consumer_uid);
+		}
+		ring_buffer__consume(col->krb);
+		now = ring_now_ns();
+		if (now >= next_counters) {
+			write_counters(col);
+			ring_producer_heartbeat(&col->ring, now);
+			next_counters = now + COUNTERS_INTERVAL_NS;
+		}
+		ring_notify(&col->ring);
+	}
+}
+
+/* Stop: everything the kernel has is copied, then counters, then the end record. */
+static void finish(struct collector *col)
+{
+	struct tr_end end;
+
+	ring_buffer__consume(col->krb);
+	write_counters(col);
+	memset(&end, 0, sizeof(end));
+	fill_hdr(&end.hdr, TR_END);
+	end.records_copied = col->records_copied;
+	/* The end record must arrive: give a live processor up to 2 s to make room. */
+	for (int i = 0; i < 2000 && !ring_has_room(&col->ring, sizeof(end)); i++) {
+		ring_notify(&col->ring);
+		usleep(1000);
+	}
+	if (ring_write(&col->ring, TR_END, &end, sizeof(end)))
+		fprintf(stderr, "<4>the ring stayed full: the end record was dropped (and counted)\n");
+	ring_notify(&col->ring);
+	fprintf(stderr, "<6>stopping: %llu records copied, %llu dropped in the ring\n",
+		(unsigned long long)col->records_copied, (unsigned long long)col->ring.drops_total);
+}
+
+int main(int argc, char **argv)
+{
+	static struct collector state; /* lives as long as the process; nothing allocated */
+	struct collector *col = &state;
+	struct options o;
+
+	if (parse_options(argc, argv, &o))
+		return 2;
+	col->conn_fd = -1;
+	if (geteuid() != 0) {
+		fprintf(stderr, "<3>tracer-collector must start as root (it loads BPF programs), then drops to %s\n",
+			o.user);
+		return 1;
+	}
+	if (ensure_tracefs() || load_bpf(col, &o))
+		return 1;
+	if (setup_loop(col, &o)) {
+		fprintf(stderr, "<3>cannot set up the ring or the socket %s: %s\n", o.socket_path, strerror(errno));
+		return 1;
+	}
+	if (sandbox_collector(o.user)) /* from here on: no capabilities, seccomp */
+		return 1;
+	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
+		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
+	fprintf(stderr, "<6>collecting: ring %llu KiB on %s for uid %u\n",
+		(unsigned long long)(col->ring.size >> 10), o.socket_path, (unsigned)o.consumer_uid);
+	run_loop(col, o.consumer_uid);
+	finish(col);
+	ring_buffer__free(col->krb);
+	lifecycle_bpf__destroy(col->skel);
+	return 0;
+}

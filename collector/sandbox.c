@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sandbox.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "priv.h"
+
+/*
+ * Everything the collector does after start-up, and nothing more. No open,
+ * no socket, no connect, no exec, no kill: the copy loop needs none of them.
+ */
+static const char *const collector_syscalls[] = {
+	"epoll_wait", "epoll_pwait", "epoll_pwait2", /* the loop */
+	"read",                                      /* signalfd */
+	"write", "writev",                           /* stderr logs */
+	"accept4", "sendmsg", "getsockopt", "close", /* ring handover to a (re)connecting processor */
+	"futex",                                     /* waking the processor */
+	"clock_gettime", "clock_nanosleep", "nanosleep",
+	"munmap", "madvise", "brk",                  /* freeing at exit */
+	"rt_sigreturn", "rt_sigprocmask", "restart_syscall",
+	"newfstatat", "fstat", "getpid",
+	"exit", "exit_group",
+	NULL,
+};
+
+int sandbox_collector(const char *user)
+{
+	uid_t uid;
+	gid_t gid;
+	int err = priv_lookup_user(user, &uid, &gid);
+
+	if (err) {
+		fprintf(stderr, "<3>unknown user '%s' for the collector to run as: %s\n", user, strerror(-err));
+		return err;
+	}
+	err = priv_drop(uid, gid);
+	if (!err)
+		err = priv_seccomp_allow(collector_syscalls);
+	return err;
+}

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef TRACER_COLLECTOR_SANDBOX_H
+#define TRACER_COLLECTOR_SANDBOX_H
+
+/* Become user (name or uid), with no capabilities, and confine to the copy loop's syscalls. */
+int sandbox_collector(const char *user);
+
+#endif

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Records shared by the kernel programs (bpf/), the collector and the
+ * processor: the one definition of their bytes. The BPF programs write
+ * them into the kernel ring buffer; the collector copies each one verbatim
+ * into the shared-memory ring under its type (include/ring_layout.h); the
+ * processor decodes them as untrusted bytes.
+ *
+ * Every record starts with struct tr_hdr. Sizes and offsets are pinned by
+ * _Static_assert below; a change is a RECORDS_VERSION bump.
+ *
+ * Times: *_ns fields named ts_ns are CLOCK_MONOTONIC (bpf_ktime_get_ns);
+ * start_ns is the kernel's task start time (CLOCK_MONOTONIC at fork of the
+ * thread-group leader), which together with tgid names one process
+ * lifetime even when PIDs are reused. Pids are in the initial pid
+ * namespace.
+ */
+#ifndef TRACER_RECORDS_H
+#define TRACER_RECORDS_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define RECORDS_VERSION 1
+
+/* Record types: also the shared-memory ring's record types (16..63). */
+enum tr_type {
+	TR_EXEC = 16,     /* struct tr_exec, variable length */
+	TR_FORK = 17,     /* struct tr_fork */
+	TR_EXIT = 18,     /* struct tr_exit */
+	TR_OOM = 19,      /* struct tr_oom */
+	TR_KERNEL_TYPES_END = 20,
+	/* Written by the collector itself. */
+	TR_COUNTERS = 32, /* struct tr_counters */
+	TR_END = 33,      /* struct tr_end: the collector is stopping; nothing follows */
+	TR_TYPES_END = 34,
+};
+
+#define TR_COMM_LEN 16
+#define TR_PATH_MAX 512  /* bytes of the executable path kept (NUL included) */
+#define TR_ARGV_MAX 4096 /* bytes of the argument area kept */
+
+struct tr_hdr {
+	__u16 type;    /* enum tr_type */
+	__u16 version; /* RECORDS_VERSION */
+	__u32 cpu;     /* CPU the event ran on */
+	__u64 ts_ns;   /* CLOCK_MONOTONIC when the event happened */
+};
+
+/* Flags of struct tr_exec. */
+#define TR_EXEC_ARGV_TRUNCATED 0x1 /* argv_len < argv_true_len */
+#define TR_EXEC_PATH_TRUNCATED 0x2
+#define TR_EXEC_ARGV_FAULT 0x4     /* the argument area could not be read */
+
+/*
+ * sched_process_exec: the process replaced its image. Followed by
+ * path_len bytes of path (NUL-terminated) and argv_len bytes of the
+ * argument area (NUL-separated strings), in that order.
+ */
+struct tr_exec {
+	struct tr_hdr hdr;
+	__u32 pid;           /* thread that called execve (becomes tgid) */
+	__u32 tgid;
+	__u32 ppid;          /* tgid of the real parent at exec time */
+	__u32 uid;
+	__u32 gid;
+	__u32 flags;         /* TR_EXEC_* */
+	__u64 start_ns;      /* task start time of the process */
+	__u64 cgroup_id;     /* cgroup v2 id (0 where v2 is not mounted) */
+	__u32 path_len;      /* bytes of path that follow, NUL included */
+	__u32 argv_len;      /* bytes of argv that follow */
+	__u32 argv_true_len; /* size of the whole argument area */
+	__u32 pad;
+	char comm[TR_COMM_LEN];
+	/* char path[path_len]; char argv[argv_len]; */
+};
+
+/* sched_process_fork of a new process (threads are not reported). */
+struct tr_fork {
+	struct tr_hdr hdr;
+	__u32 parent_tgid;
+	__u32 child_tgid;
+	__u64 parent_start_ns;
+	__u64 child_start_ns;
+	__u32 uid;
+	__u32 pad;
+};
+
+/*
+ * sched_process_exit of the last thread of a process: the kernel's own
+ * totals for the whole process (all its threads), its own only (children
+ * excluded). exit_code is the raw wait status word.
+ */
+struct tr_exit {
+	struct tr_hdr hdr;
+	__u32 pid;             /* the last thread */
+	__u32 tgid;
+	__u32 ppid;            /* tgid of the real parent at exit (after any re-parenting) */
+	__u32 exit_code;       /* raw: (status << 8) | core 0x80 | signal */
+	__u64 start_ns;
+	__u64 cgroup_id;
+	__u64 utime_ns;        /* tick-sampled user time (like /proc) */
+	__u64 stime_ns;        /* tick-sampled system time */
+	__u64 runtime_ns;      /* precise CPU time (sum_exec_runtime), what wait4 scales to */
+	__u64 maxrss_bytes;    /* peak resident set, all images of this process */
+	__u64 read_bytes;      /* storage I/O (task_io_accounting) */
+	__u64 write_bytes;
+	__u64 cancelled_write_bytes;
+	__u64 rchar;
+	__u64 wchar;
+	__u64 syscr;
+	__u64 syscw;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 min_flt;
+	__u64 maj_flt;
+	__u64 run_delay_ns;    /* time spent runnable but waiting for a CPU */
+	__u32 nr_threads;      /* threads still in the group at exit, this one included */
+	__u32 flags;           /* TR_EXIT_* */
+	char comm[TR_COMM_LEN];
+};
+
+#define TR_EXIT_NO_IO_ACCOUNTING 0x1 /* kernel built without task I/O accounting */
+#define TR_EXIT_NO_SCHED_INFO 0x2    /* kernel built without CONFIG_SCHED_INFO */
+
+/* oom/mark_victim: the OOM killer chose this process. Memory figures in KiB. */
+struct tr_oom {
+	struct tr_hdr hdr;
+	__u32 pid;             /* the victim, from the tracepoint record */
+	__u32 uid;
+	__u64 total_vm_kb;
+	__u64 anon_rss_kb;
+	__u64 file_rss_kb;
+	__u64 shmem_rss_kb;
+	__u64 pgtables_kb;
+	__s32 oom_score_adj;
+	__u32 pad;
+	__u64 trigger_cgroup_id; /* cgroup v2 id of the task that hit the limit */
+};
+
+/* Loss and liveness counters, written by the collector every second. */
+struct tr_counters {
+	struct tr_hdr hdr;
+	__u64 kernel_drops[TR_KERNEL_TYPES_END]; /* failed BPF ring-buffer writes, by type */
+	__u64 ring_drops[64];                    /* shared-ring drops by type (producer's totals) */
+	__u64 records_copied;                    /* BPF records copied into the shared ring */
+	__u64 bad_consumer_pos;                  /* consumer positions the producer refused */
+};
+
+/* The collector's last record: what it knows was lost, then nothing more. */
+struct tr_end {
+	struct tr_hdr hdr;
+	__u64 records_copied;
+	__u32 reason; /* 0: asked to stop */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct tr_hdr) == 16, "tr_hdr layout");
+_Static_assert(sizeof(struct tr_exec) == 88, "tr_exec layout");
+_Static_assert(sizeof(struct tr_fork) == 48, "tr_fork layout");
+_Static_assert(sizeof(struct tr_exit) == 200, "tr_exit layout");
+_Static_assert(sizeof(struct tr_oom) == 80, "tr_oom layout");
+_Static_assert(sizeof(struct tr_counters) == 16 + 8 * (TR_KERNEL_TYPES_END + 64 + 2), "tr_counters layout");
+_Static_assert(sizeof(struct tr_end) == 32, "tr_end layout");
+_Static_assert(__builtin_offsetof(struct tr_exit, runtime_ns) == 64, "tr_exit offsets");
+_Static_assert(__builtin_offsetof(struct tr_exec, comm) == 72, "tr_exec offsets");
+_Static_assert(TR_TYPES_END <= 64, "record types fit the ring's type space");
+
+#endif /* TRACER_RECORDS_H */
