@@ -157,33 +157,91 @@ int handle_fork(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-static __always_inline void fill_io(struct tr_exit *r, struct task_struct *t, struct signal_struct *sig)
+#define MAX_THREADS_SUMMED 256
+
+/* Per-thread counters, summed over the process like the kernel's thread_group_cputime(). */
+static __always_inline void add_thread(struct tr_exit *r, struct task_struct *t, bool io)
 {
-	if (!bpf_core_field_exists(t->ioac)) {
-		r->flags |= TR_EXIT_NO_IO_ACCOUNTING;
+	r->utime_ns += BPF_CORE_READ(t, utime);
+	r->stime_ns += BPF_CORE_READ(t, stime);
+	r->runtime_ns += BPF_CORE_READ(t, se.sum_exec_runtime);
+	r->nvcsw += BPF_CORE_READ(t, nvcsw);
+	r->nivcsw += BPF_CORE_READ(t, nivcsw);
+	r->min_flt += BPF_CORE_READ(t, min_flt);
+	r->maj_flt += BPF_CORE_READ(t, maj_flt);
+	if (!io)
 		return;
+	r->read_bytes += BPF_CORE_READ(t, ioac.read_bytes);
+	r->write_bytes += BPF_CORE_READ(t, ioac.write_bytes);
+	r->cancelled_write_bytes += BPF_CORE_READ(t, ioac.cancelled_write_bytes);
+	r->rchar += BPF_CORE_READ(t, ioac.rchar);
+	r->wchar += BPF_CORE_READ(t, ioac.wchar);
+	r->syscr += BPF_CORE_READ(t, ioac.syscr);
+	r->syscw += BPF_CORE_READ(t, ioac.syscw);
+}
+
+/*
+ * Totals of the process: what threads already released left in
+ * signal_struct, plus every thread still on the group's list (this one, a
+ * zombie leader, threads still on their way out).
+ */
+static __always_inline void sum_process(struct tr_exit *r, struct signal_struct *sig)
+{
+	bool io = bpf_core_field_exists(sig->ioac);
+	struct list_head *head = &sig->thread_head, *node;
+	unsigned long off = bpf_core_field_offset(struct task_struct, thread_node);
+
+	r->utime_ns = BPF_CORE_READ(sig, utime);
+	r->stime_ns = BPF_CORE_READ(sig, stime);
+	r->runtime_ns = BPF_CORE_READ(sig, sum_sched_runtime);
+	r->nvcsw = BPF_CORE_READ(sig, nvcsw);
+	r->nivcsw = BPF_CORE_READ(sig, nivcsw);
+	r->min_flt = BPF_CORE_READ(sig, min_flt);
+	r->maj_flt = BPF_CORE_READ(sig, maj_flt);
+	if (io) {
+		r->read_bytes = BPF_CORE_READ(sig, ioac.read_bytes);
+		r->write_bytes = BPF_CORE_READ(sig, ioac.write_bytes);
+		r->cancelled_write_bytes = BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
+		r->rchar = BPF_CORE_READ(sig, ioac.rchar);
+		r->wchar = BPF_CORE_READ(sig, ioac.wchar);
+		r->syscr = BPF_CORE_READ(sig, ioac.syscr);
+		r->syscw = BPF_CORE_READ(sig, ioac.syscw);
+	} else {
+		r->flags |= TR_EXIT_NO_IO_ACCOUNTING;
 	}
-	/* Live thread's counters plus those of threads already gone (signal->ioac). */
-	r->read_bytes = BPF_CORE_READ(t, ioac.read_bytes) + BPF_CORE_READ(sig, ioac.read_bytes);
-	r->write_bytes = BPF_CORE_READ(t, ioac.write_bytes) + BPF_CORE_READ(sig, ioac.write_bytes);
-	r->cancelled_write_bytes =
-		BPF_CORE_READ(t, ioac.cancelled_write_bytes) + BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
-	r->rchar = BPF_CORE_READ(t, ioac.rchar) + BPF_CORE_READ(sig, ioac.rchar);
-	r->wchar = BPF_CORE_READ(t, ioac.wchar) + BPF_CORE_READ(sig, ioac.wchar);
-	r->syscr = BPF_CORE_READ(t, ioac.syscr) + BPF_CORE_READ(sig, ioac.syscr);
-	r->syscw = BPF_CORE_READ(t, ioac.syscw) + BPF_CORE_READ(sig, ioac.syscw);
+	node = BPF_CORE_READ(sig, thread_head.next);
+	for (int i = 0; i < MAX_THREADS_SUMMED; i++) {
+		if (!node || node == head)
+			return;
+		add_thread(r, (struct task_struct *)((char *)node - off), io);
+		r->nr_threads++;
+		node = BPF_CORE_READ(node, next);
+	}
+	r->flags |= TR_EXIT_THREADS_TRUNCATED;
+}
+
+/* Did this thread's exit end the process? The tracepoint says so itself from 6.16. */
+static __always_inline bool group_dead(struct trace_event_raw_sched_process_exit *ctx, struct signal_struct *sig)
+{
+	if (bpf_core_field_exists(ctx->group_dead))
+		return BPF_CORE_READ(ctx, group_dead);
+	/*
+	 * Older kernels: do_exit() has decremented signal->live before this
+	 * point. Two threads racing out can both see 0; the processor keeps one
+	 * exit per (tgid, start_ns).
+	 */
+	return BPF_CORE_READ(sig, live.counter) == 0;
 }
 
 SEC("tracepoint/sched/sched_process_exit")
-int handle_exit(void *ctx)
+int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct signal_struct *sig = BPF_CORE_READ(task, signal);
 	__u64 id = bpf_get_current_pid_tgid();
 	struct tr_exit *r;
 
-	/* do_exit() decrements signal->live before this tracepoint: 0 means the last thread. */
-	if (BPF_CORE_READ(sig, live.counter) != 0)
+	if (!group_dead(ctx, sig))
 		return 0;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
@@ -198,23 +256,14 @@ int handle_exit(void *ctx)
 	r->exit_code = BPF_CORE_READ(task, exit_code);
 	r->start_ns = process_start(task);
 	r->cgroup_id = bpf_get_current_cgroup_id();
-	/* Totals: this (last) thread plus what dead threads left in signal_struct. */
-	r->utime_ns = BPF_CORE_READ(task, utime) + BPF_CORE_READ(sig, utime);
-	r->stime_ns = BPF_CORE_READ(task, stime) + BPF_CORE_READ(sig, stime);
-	r->runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime) + BPF_CORE_READ(sig, sum_sched_runtime);
+	sum_process(r, sig);
 	/* do_exit() has folded the final mm's high-water mark into signal->maxrss. */
 	r->maxrss_bytes = BPF_CORE_READ(sig, maxrss) * page_size;
-	fill_io(r, task, sig);
-	r->nvcsw = BPF_CORE_READ(task, nvcsw) + BPF_CORE_READ(sig, nvcsw);
-	r->nivcsw = BPF_CORE_READ(task, nivcsw) + BPF_CORE_READ(sig, nivcsw);
-	r->min_flt = BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(sig, min_flt);
-	r->maj_flt = BPF_CORE_READ(task, maj_flt) + BPF_CORE_READ(sig, maj_flt);
 	if (bpf_core_field_exists(task->sched_info))
 		r->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
 	else
 		r->flags |= TR_EXIT_NO_SCHED_INFO;
-	r->nr_threads = BPF_CORE_READ(sig, nr_threads);
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	BPF_CORE_READ_STR_INTO(&r->comm, task, group_leader, comm);
 	bpf_ringbuf_submit(r, 0);
 	return 0;
 }

@@ -116,13 +116,14 @@ struct tr_exit {
 	__u64 min_flt;
 	__u64 maj_flt;
 	__u64 run_delay_ns;    /* time spent runnable but waiting for a CPU */
-	__u32 nr_threads;      /* threads still in the group at exit, this one included */
+	__u32 nr_threads;      /* threads still listed in the group at exit, this one included */
 	__u32 flags;           /* TR_EXIT_* */
-	char comm[TR_COMM_LEN];
+	char comm[TR_COMM_LEN]; /* the process's (its leader's) name, not the thread's */
 };
 
 #define TR_EXIT_NO_IO_ACCOUNTING 0x1 /* kernel built without task I/O accounting */
 #define TR_EXIT_NO_SCHED_INFO 0x2    /* kernel built without CONFIG_SCHED_INFO */
+#define TR_EXIT_THREADS_TRUNCATED 0x4 /* more than 256 threads listed: the rest not summed */
 
 /* oom/mark_victim: the OOM killer chose this process. Memory figures in KiB. */
 struct tr_oom {
