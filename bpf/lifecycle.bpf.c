@@ -30,6 +30,37 @@ struct {
  */
 __u64 drop_counts[TR_KERNEL_TYPES_END];
 
+/*
+ * Exits wait here, keyed by thread id, for the thread's final context
+ * switch: only then has the scheduler charged its last slice of CPU (a
+ * short process may never have been charged at all at sched_process_exit).
+ * Set by the loader when the sched_switch hook could be loaded.
+ */
+const volatile bool exit_at_switch = false;
+
+#define TASK_DEAD_STATE 0x80 /* TASK_DEAD in every kernel since 4.14 */
+
+struct pending_exit {
+	struct tr_exit rec;
+	__u64 thread_runtime_ns; /* this thread's figures when the record was built */
+	__u64 thread_utime_ns;
+	__u64 thread_stime_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct pending_exit);
+} pending_exits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pending_exit);
+} exit_scratch SEC(".maps");
+
 /* An exec record is too big for the BPF stack: build it per CPU, then copy out its used part. */
 struct exec_buf {
 	struct tr_exec e;
@@ -239,18 +270,19 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct signal_struct *sig = BPF_CORE_READ(task, signal);
 	__u64 id = bpf_get_current_pid_tgid();
+	__u32 zero = 0, tid = (__u32)id;
+	struct pending_exit *pe;
 	struct tr_exit *r;
 
 	if (!group_dead(ctx, sig))
 		return 0;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
-	if (!r) {
-		count_drop(TR_EXIT);
+	pe = bpf_map_lookup_elem(&exit_scratch, &zero);
+	if (!pe)
 		return 0;
-	}
-	__builtin_memset(r, 0, sizeof(*r));
+	r = &pe->rec;
+	__builtin_memset(pe, 0, sizeof(*pe));
 	fill_hdr(&r->hdr, TR_EXIT);
-	r->pid = (__u32)id;
+	r->pid = tid;
 	r->tgid = id >> 32;
 	r->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	r->exit_code = BPF_CORE_READ(task, exit_code);
@@ -264,7 +296,40 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	else
 		r->flags |= TR_EXIT_NO_SCHED_INFO;
 	BPF_CORE_READ_STR_INTO(&r->comm, task, group_leader, comm);
-	bpf_ringbuf_submit(r, 0);
+	pe->thread_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
+	pe->thread_utime_ns = BPF_CORE_READ(task, utime);
+	pe->thread_stime_ns = BPF_CORE_READ(task, stime);
+	if (exit_at_switch && !bpf_map_update_elem(&pending_exits, &tid, pe, BPF_ANY))
+		return 0;
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), 0))
+		count_drop(TR_EXIT);
+	return 0;
+}
+
+/*
+ * The dying thread's last context switch: add what the scheduler charged
+ * it since sched_process_exit, then send the exit. Every other switch
+ * returns after one comparison.
+ */
+SEC("raw_tp/sched_switch")
+int handle_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	struct pending_exit *pe;
+	__u32 tid;
+
+	if ((unsigned int)ctx->args[3] != TASK_DEAD_STATE)
+		return 0;
+	tid = BPF_CORE_READ(prev, pid);
+	pe = bpf_map_lookup_elem(&pending_exits, &tid);
+	if (!pe)
+		return 0;
+	pe->rec.runtime_ns += BPF_CORE_READ(prev, se.sum_exec_runtime) - pe->thread_runtime_ns;
+	pe->rec.utime_ns += BPF_CORE_READ(prev, utime) - pe->thread_utime_ns;
+	pe->rec.stime_ns += BPF_CORE_READ(prev, stime) - pe->thread_stime_ns;
+	if (bpf_ringbuf_output(&events, &pe->rec, sizeof(pe->rec), 0))
+		count_drop(TR_EXIT);
+	bpf_map_delete_elem(&pending_exits, &tid);
 	return 0;
 }
 

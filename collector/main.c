@@ -14,6 +14,7 @@
  * consumer position in the ring, which shm/ring.c validates where it reads it.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
@@ -160,20 +161,40 @@ static int ensure_tracefs(void)
 	return 0;
 }
 
+/* Open and load the programs; with at_switch, exits wait for the dying thread's last switch. */
+static int open_and_load(struct collector *col, const struct options *o, bool at_switch)
+{
+	int err;
+
+	col->skel = lifecycle_bpf__open();
+	if (!col->skel)
+		return -errno;
+	col->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
+	col->skel->rodata->exit_at_switch = at_switch;
+	if (!at_switch)
+		bpf_program__set_autoload(col->skel->progs.handle_switch, false);
+	err = bpf_map__set_max_entries(col->skel->maps.events, o->kernel_buffer_mib << 20);
+	if (!err)
+		err = lifecycle_bpf__load(col->skel);
+	if (err) {
+		lifecycle_bpf__destroy(col->skel);
+		col->skel = NULL;
+	}
+	return err;
+}
+
 static int load_bpf(struct collector *col, const struct options *o)
 {
 	int err;
 
 	libbpf_set_print(libbpf_log);
-	col->skel = lifecycle_bpf__open();
-	if (!col->skel) {
-		fprintf(stderr, "<3>cannot open the BPF programs: %s\n", strerror(errno));
-		return -1;
+	err = open_and_load(col, o, true);
+	if (err == -EACCES || err == -EINVAL) {
+		/* sched_switch has its prev_state argument from 5.18; without it, exits go out at once. */
+		fprintf(stderr, "<4>the sched_switch hook did not load: exit CPU times can be up to one "
+				"scheduler tick short\n");
+		err = open_and_load(col, o, false);
 	}
-	col->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
-	err = bpf_map__set_max_entries(col->skel->maps.events, o->kernel_buffer_mib << 20);
-	if (!err)
-		err = lifecycle_bpf__load(col->skel);
 	if (err) {
 		fprintf(stderr, "<3>cannot load the BPF programs (%s): see libbpf's messages above. "
 				"tracer needs root, BTF (/sys/kernel/btf/vmlinux) and BPF ring buffers "
@@ -316,6 +337,11 @@ static void finish(struct collector *col)
 {
 	struct tr_end end;
 
+	/*
+	 * An exit is sent at the dying thread's last context switch, which
+	 * follows the wakeup of its parent by microseconds: let the last ones in.
+	 */
+	usleep(50000);
 	ring_buffer__consume(col->krb);
 	write_counters(col);
 	memset(&end, 0, sizeof(end));
