@@ -13,7 +13,7 @@ BUILD    ?= build
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wundef -Wvla -Wcast-qual -Wwrite-strings \
             -Wimplicit-fallthrough
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm -Icommon -isystem $(BUILD)/bpf # generated skeletons: not our warnings
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm -Icommon -Iprocessor -isystem $(BUILD)/bpf # generated skeletons: not our warnings
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fno-strict-aliasing -fstack-protector-strong -fPIE \
             -D_FORTIFY_SOURCE=2
@@ -33,24 +33,31 @@ FUZZ_SMOKE_SECONDS ?= 10
 SHM_SRC  := shm/ring.c shm/handover.c
 SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h)
 COLLECTOR_SRC := collector/main.c collector/sandbox.c common/priv.c
+# processor/: every module but main.c goes into a library the unit tests link too.
+PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c))
+CLI_SRC  := $(wildcard cli/*.c)
 BPF_PROGS := lifecycle
 BPF_SKELS := $(BPF_PROGS:%=$(BUILD)/bpf/%.skel.h)
 BPFTOOL  ?= bpftool
 BTF      ?= /sys/kernel/btf/vmlinux
 
-TESTS    := test_ring test_ring_seals test_ring_stress
-FUZZERS  := fuzz_ring_consumer fuzz_ring_producer
-BENCHES  := ring
+TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
+TEST_LIBS := $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+TEST_LDLIBS := -lcmocka -lseccomp
+FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+BENCHES  := ring overhead
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
-DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev \
+DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
-            cppcheck
+            cppcheck procps util-linux
 
-.PHONY: all check test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
+.PHONY: all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
-all: $(BUILD)/libtracer_shm.a $(BUILD)/tracer-collector
+BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer
+
+all: $(BUILD)/libtracer_shm.a $(BINARIES) $(BUILD)/tests/e2e/workload
 
 # ---- kernel programs (CO-RE, against the running kernel's BTF) ---------
 $(BUILD)/bpf/vmlinux.h: $(BTF)
@@ -73,6 +80,27 @@ $(BUILD)/tracer-collector: $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtra
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lseccomp
 
+# ---- the processor and the CLI -----------------------------------------
+$(BUILD)/libtracer_proc.a: $(PROC_LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/common/priv.o
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/asan/libtracer_proc.a: $(PROC_LIB_SRC:%.c=$(BUILD)/asan/obj/%.o) $(BUILD)/asan/obj/common/priv.o
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/tracer-processor: $(BUILD)/obj/processor/main.o $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lseccomp
+
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
+# Workloads for the end-to-end tests (tests/e2e/).
+$(BUILD)/tests/e2e/%: $(BUILD)/obj/tests/e2e/%.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
 # ---- libraries --------------------------------------------------------
 $(BUILD)/obj/%.o: %.c $(SHM_HDR)
 	@mkdir -p $(dir $@)
@@ -91,15 +119,15 @@ $(BUILD)/asan/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/asan/obj/%.o)
 	$(Q)$(AR) rcs $@ $^
 
 # ---- tests ------------------------------------------------------------
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libtracer_shm.a
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
 
-$(BUILD)/asan/tests/%: $(BUILD)/asan/obj/tests/%.o $(BUILD)/asan/libtracer_shm.a
+$(BUILD)/asan/tests/test_%: $(BUILD)/asan/obj/tests/test_%.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ -lcmocka
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
 
 test: $(TESTS:%=$(BUILD)/tests/%)
 	@tests/run-tests.sh $^
@@ -109,11 +137,11 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 		TRACER_TEST_SANITIZED=1 tests/run-tests.sh $^
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(SHM_HDR)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(PROC_LIB_SRC) $(SHM_HDR) $(wildcard processor/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC)
+	$(Q)$(CLANG) $(CPPFLAGS) -Iprocessor -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(PROC_LIB_SRC) common/priv.c -lseccomp
 
 fuzz-smoke: $(FUZZERS:%=$(BUILD)/fuzz/%)
 	@tests/run-fuzz.sh $(FUZZ_SMOKE_SECONDS) $^
@@ -132,15 +160,22 @@ bench: $(addprefix bench-,$(BENCHES))
 bench-ring: $(BUILD)/bench/ring_bench
 	$(BUILD)/bench/ring_bench
 
+bench-overhead: all $(BUILD)/bench/spawn
+	bench/overhead.sh $(BUILD)
+
 # ---- everything CI runs -----------------------------------------------
+# End-to-end tests: the real binaries on the real kernel (root and BPF needed; they say why they skip).
+e2e: all
+	@tests/e2e/run.sh $(BUILD)
+
 check: deps
-	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke
+	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke e2e
 	@echo "make check: all passed"
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude -Ishm -Icommon \
-		--suppress=missingIncludeSystem shm common collector tests bench
+		--suppress=missingIncludeSystem shm common collector processor cli tests bench
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \

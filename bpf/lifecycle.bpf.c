@@ -81,6 +81,19 @@ static __always_inline void count_drop(__u32 type)
 		__sync_fetch_and_add(&drop_counts[type], 1);
 }
 
+/*
+ * Waking the collector costs an interrupt (microseconds in a VM) per
+ * record. It polls every COLLECTOR_POLL_MS anyway, so wake it only when the
+ * buffer is filling up (a quarter full).
+ */
+static __always_inline __u64 wakeup_flags(void)
+{
+	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+
+	return avail >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void fill_hdr(struct tr_hdr *h, __u16 type)
 {
 	h->type = type;
@@ -157,7 +170,7 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	size = sizeof(b->e) + path_len + argv_len;
 	if (size > sizeof(*b)) /* cannot happen; tells the verifier */
 		return 0;
-	if (bpf_ringbuf_output(&events, b, size, 0))
+	if (bpf_ringbuf_output(&events, b, size, wakeup_flags()))
 		count_drop(TR_EXEC);
 	return 0;
 }
@@ -184,7 +197,7 @@ int handle_fork(struct bpf_raw_tracepoint_args *ctx)
 	r->child_start_ns = BPF_CORE_READ(child, start_time); /* the child leads its group */
 	r->uid = (__u32)bpf_get_current_uid_gid();
 	r->pad = 0;
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;
 }
 
@@ -301,7 +314,7 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	pe->thread_stime_ns = BPF_CORE_READ(task, stime);
 	if (exit_at_switch && !bpf_map_update_elem(&pending_exits, &tid, pe, BPF_ANY))
 		return 0;
-	if (bpf_ringbuf_output(&events, r, sizeof(*r), 0))
+	if (bpf_ringbuf_output(&events, r, sizeof(*r), wakeup_flags()))
 		count_drop(TR_EXIT);
 	return 0;
 }
@@ -327,7 +340,7 @@ int handle_switch(struct bpf_raw_tracepoint_args *ctx)
 	pe->rec.runtime_ns += BPF_CORE_READ(prev, se.sum_exec_runtime) - pe->thread_runtime_ns;
 	pe->rec.utime_ns += BPF_CORE_READ(prev, utime) - pe->thread_utime_ns;
 	pe->rec.stime_ns += BPF_CORE_READ(prev, stime) - pe->thread_stime_ns;
-	if (bpf_ringbuf_output(&events, &pe->rec, sizeof(pe->rec), 0))
+	if (bpf_ringbuf_output(&events, &pe->rec, sizeof(pe->rec), wakeup_flags()))
 		count_drop(TR_EXIT);
 	bpf_map_delete_elem(&pending_exits, &tid);
 	return 0;
@@ -357,6 +370,6 @@ int handle_oom(struct trace_event_raw_mark_victim *ctx)
 	if (bpf_core_field_exists(ctx->uid))
 		r->uid = BPF_CORE_READ(ctx, uid);
 	r->trigger_cgroup_id = bpf_get_current_cgroup_id();
-	bpf_ringbuf_submit(r, 0);
+	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;
 }

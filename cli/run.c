@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `tracer run [--json FILE] -- CMD [ARGS...]`
+ *
+ * Process layout while a command runs:
+ *
+ *   tracer (root)
+ *   ├── tracer-collector   own process group; root while loading BPF, then uid 65533
+ *   ├── tracer-processor   own process group; nobody, no capabilities
+ *   └── reaper             child subreaper: orphans of CMD come back to it
+ *       └── CMD            as the sudo user; waits for "go" before exec
+ *
+ * The reaper waits for CMD and every orphan it inherits, so when it
+ * reports, the whole tree is gone and every exit is already in the kernel's
+ * ring buffer. Then the collector is stopped (it drains and writes an end
+ * record), the processor writes the report, and tracer exits with CMD's
+ * status (128 + signal when it was killed). tracer's own failures exit 125.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXIT_TRACER 125          /* tracer itself failed */
+#define READY_TIMEOUT_MS 30000
+#define PROCESSOR_USER "nobody"  /* must differ from the collector's uid (65533) */
+
+struct run {
+	const char *json_path;
+	char **cmd;
+	char dir[64];            /* private runtime directory */
+	char sock[128];
+	char bindir[PATH_MAX];
+	uid_t user_uid;          /* who CMD runs as */
+	gid_t user_gid;
+	const char *user_name;
+	uid_t proc_uid;
+	uint64_t start_ns;       /* CLOCK_REALTIME before anything of the run existed */
+	pid_t reaper, cmd_pid, collector, processor;
+	int go_w;                /* write "g" to let CMD exec */
+	int status_r;            /* the reaper's report: CMD's raw wait status */
+	int control_w;           /* to the processor: the end line */
+	int report_fd, summary_fd;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracer run [--json FILE] -- CMD [ARGS...]\n"
+		   "Runs CMD (as the sudo user when started through sudo), traces it and every\n"
+		   "process it starts, prints a summary and exits with CMD's status.\n"
+		   "  --json FILE   write the run report (schema tracer.run.v1) to FILE\n");
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_args(int argc, char **argv, struct run *r)
+{
+	static const struct option longopts[] = {
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': r->json_path = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "tracer run: no command given\n");
+		usage(stderr);
+		return -1;
+	}
+	r->cmd = argv + optind;
+	return 0;
+}
+
+/* CMD runs as the user who called sudo, else as whoever we are. */
+static int resolve_users(struct run *r)
+{
+	const char *sudo_uid = getenv("SUDO_UID"), *sudo_gid = getenv("SUDO_GID");
+	struct passwd *pw;
+
+	r->user_uid = getuid();
+	r->user_gid = getgid();
+	if (sudo_uid && sudo_gid) {
+		r->user_uid = (uid_t)strtoul(sudo_uid, NULL, 10);
+		r->user_gid = (gid_t)strtoul(sudo_gid, NULL, 10);
+	}
+	pw = getpwuid(r->user_uid);
+	r->user_name = pw ? strdup(pw->pw_name) : NULL;
+	pw = getpwnam(PROCESSOR_USER);
+	if (!pw) {
+		fprintf(stderr, "tracer: no user '%s' to run the processor as: create it\n", PROCESSOR_USER);
+		return -1;
+	}
+	r->proc_uid = pw->pw_uid;
+	return 0;
+}
+
+static int find_binaries(struct run *r)
+{
+	char self[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	*slash = 0;
+	snprintf(r->bindir, sizeof(r->bindir), "%s", self);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->bindir, i ? "tracer-processor" : "tracer-collector");
+		if (access(path, X_OK)) {
+			fprintf(stderr, "tracer: cannot find %s (%s): build it with 'make', or install tracer\n", path,
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* An unlinked file in the runtime directory for the processor to write into. */
+static int scratch_file(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		fprintf(stderr, "tracer: cannot create a temporary file in %s: %s\n", dir, strerror(errno));
+	return fd;
+}
+
+static int setup_dir(struct run *r)
+{
+	snprintf(r->dir, sizeof(r->dir), "%s", "/tmp/tracer-run.XXXXXX");
+	if (!mkdtemp(r->dir) || chmod(r->dir, 0711)) { /* the processor must reach the socket */
+		fprintf(stderr, "tracer: cannot create a runtime directory in /tmp: %s\n", strerror(errno));
+		return -1;
+	}
+	snprintf(r->sock, sizeof(r->sock), "%s/collector.sock", r->dir);
+	r->report_fd = scratch_file(r->dir);
+	r->summary_fd = scratch_file(r->dir);
+	return r->report_fd < 0 || r->summary_fd < 0 ? -1 : 0;
+}
+
+static void keep_fd(int fd)
+{
+	fcntl(fd, F_SETFD, 0); /* inherited by the exec that follows */
+}
+
+/* The command: wait for "go", become the user, exec. Never returns. */
+static void exec_command(struct run *r, int go_r)
+{
+	char g;
+
+	if (read(go_r, &g, 1) != 1)
+		_exit(EXIT_TRACER); /* tracer gave up before starting us */
+	close(go_r);
+	if (r->user_uid != geteuid() || r->user_gid != getegid()) {
+		if ((r->user_name ? initgroups(r->user_name, r->user_gid) : setgroups(0, NULL)) ||
+		    setresgid(r->user_gid, r->user_gid, r->user_gid) ||
+		    setresuid(r->user_uid, r->user_uid, r->user_uid)) {
+			fprintf(stderr, "tracer: cannot switch to uid %u: %s\n", (unsigned)r->user_uid, strerror(errno));
+			_exit(EXIT_TRACER);
+		}
+	}
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	execvp(r->cmd[0], r->cmd);
+	fprintf(stderr, "tracer: cannot run %s: %s\n", r->cmd[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/*
+ * The reaper: a child subreaper that starts CMD, then reaps every process
+ * that comes back to it until none is left, and reports CMD's status.
+ */
+static int start_reaper(struct run *r)
+{
+	int go[2], pidp[2], status[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(pidp, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
+		return -1;
+	r->reaper = fork();
+	if (r->reaper < 0)
+		return -1;
+	if (r->reaper == 0) {
+		int st = 0, cmd_status = 0;
+		pid_t cmd, w;
+
+		close(go[1]); /* so CMD sees end-of-file, not a hang, if tracer dies first */
+		close(pidp[0]);
+		close(status[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		cmd = fork();
+		if (cmd == 0)
+			exec_command(r, go[0]);
+		if (cmd < 0 || write(pidp[1], &cmd, sizeof(cmd)) != sizeof(cmd))
+			_exit(EXIT_TRACER);
+		while ((w = waitpid(-1, &st, 0)) > 0 || errno == EINTR)
+			if (w == cmd)
+				cmd_status = st;
+		_exit(write(status[1], &cmd_status, sizeof(cmd_status)) == sizeof(cmd_status) ? 0 : EXIT_TRACER);
+	}
+	close(go[0]);
+	close(pidp[1]);
+	close(status[1]);
+	r->go_w = go[1];
+	r->status_r = status[0];
+	pid = 0;
+	if (read(pidp[0], &pid, sizeof(pid)) != sizeof(pid) || pid <= 0) {
+		close(pidp[0]);
+		return -1;
+	}
+	close(pidp[0]);
+	r->cmd_pid = pid;
+	return 0;
+}
+
+/* Wait for "ready\n" on fd from a helper that reports its own errors on stderr. */
+static int wait_ready(int fd, const char *what)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char buf[8];
+	ssize_t n;
+
+	if (poll(&p, 1, READY_TIMEOUT_MS) != 1) {
+		fprintf(stderr, "tracer: the %s did not start within %d s\n", what, READY_TIMEOUT_MS / 1000);
+		return -1;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n != 6 || memcmp(buf, "ready\n", 6)) {
+		fprintf(stderr, "tracer: the %s failed to start (its messages are above)\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+static pid_t spawn(const char *const *argv, const int *keep, int nkeep)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		size_t n = 0;
+		char **copy;
+
+		setpgid(0, 0); /* out of the terminal's process group: Ctrl-C is for CMD */
+		for (int i = 0; i < nkeep; i++)
+			keep_fd(keep[i]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		while (argv[n])
+			n++;
+		copy = calloc(n + 1, sizeof(*copy)); /* execv wants char *const[]; ours are literals */
+		for (size_t i = 0; copy && i < n; i++)
+			copy[i] = strdup(argv[i]);
+		if (copy)
+			execv(copy[0], copy);
+		fprintf(stderr, "tracer: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(EXIT_TRACER);
+	}
+	return pid;
+}
+
+static int start_collector(struct run *r)
+{
+	char bin[PATH_MAX + 32], uid[16], fdnum[16];
+	const char *const argv[] = { bin, "--socket", r->sock, "--consumer-uid", uid, "--ready-fd", fdnum, NULL };
+	int ready[2], err;
+
+	if (pipe2(ready, O_CLOEXEC))
+		return -1;
+	snprintf(bin, sizeof(bin), "%s/tracer-collector", r->bindir);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)r->proc_uid);
+	snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
+	r->collector = spawn(argv, &ready[1], 1);
+	close(ready[1]);
+	err = r->collector < 0 ? -1 : wait_ready(ready[0], "collector");
+	close(ready[0]);
+	return err;
+}
+
+static int start_processor(struct run *r)
+{
+	char bin[PATH_MAX + 32], root[16], start[24], rep[16], sum[16], rdy[16], ctl[16];
+	const char *fixed[] = { bin, "--socket", r->sock, "--producer-uid", "0", "--user", PROCESSOR_USER,
+			  "--root-pid", root, "--start-ns", start, "--report-fd", rep, "--summary-fd", sum,
+			  "--ready-fd", rdy, "--control-fd", ctl, "--" };
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), ncmd = 0;
+	int ready[2], control[2], keep[4], err;
+	const char **argv;
+
+	while (r->cmd[ncmd])
+		ncmd++;
+	argv = calloc(nfixed + ncmd + 1, sizeof(*argv));
+	if (!argv || pipe2(ready, O_CLOEXEC) || pipe2(control, O_CLOEXEC))
+		return -1;
+	snprintf(bin, sizeof(bin), "%s/tracer-processor", r->bindir);
+	snprintf(root, sizeof(root), "%d", (int)r->cmd_pid);
+	snprintf(start, sizeof(start), "%llu", (unsigned long long)r->start_ns);
+	snprintf(rep, sizeof(rep), "%d", r->report_fd);
+	snprintf(sum, sizeof(sum), "%d", r->summary_fd);
+	snprintf(rdy, sizeof(rdy), "%d", ready[1]);
+	snprintf(ctl, sizeof(ctl), "%d", control[0]);
+	memcpy(argv, fixed, sizeof(fixed));
+	for (size_t i = 0; i < ncmd; i++)
+		argv[nfixed + i] = r->cmd[i];
+	keep[0] = r->report_fd;
+	keep[1] = r->summary_fd;
+	keep[2] = ready[1];
+	keep[3] = control[0];
+	r->processor = spawn(argv, keep, 4);
+	free((void *)argv);
+	close(ready[1]);
+	close(control[0]);
+	r->control_w = control[1];
+	err = r->processor < 0 ? -1 : wait_ready(ready[0], "processor");
+	close(ready[0]);
+	return err;
+}
+
+static int exit_status_of(int raw)
+{
+	if (WIFEXITED(raw))
+		return WEXITSTATUS(raw);
+	if (WIFSIGNALED(raw))
+		return 128 + WTERMSIG(raw);
+	return EXIT_TRACER;
+}
+
+/* Copy an unlinked scratch file to fd (or a new file owned by the user). */
+static int copy_out(int from, int to)
+{
+	char buf[65536];
+	ssize_t n;
+
+	if (lseek(from, 0, SEEK_SET) < 0)
+		return -1;
+	while ((n = read(from, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(to, buf + off, (size_t)(n - off));
+
+			if (w <= 0)
+				return -1;
+			off += w;
+		}
+	return n < 0 ? -1 : 0;
+}
+
+static int write_json(struct run *r)
+{
+	int fd = open(r->json_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int err;
+
+	if (fd < 0) {
+		fprintf(stderr, "tracer: cannot write the report to %s: %s\n", r->json_path, strerror(errno));
+		return -1;
+	}
+	err = copy_out(r->report_fd, fd);
+	if (fchown(fd, r->user_uid, r->user_gid) && geteuid() == 0)
+		err = -1;
+	if (close(fd) || err) {
+		fprintf(stderr, "tracer: writing the report to %s failed: %s\n", r->json_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* After CMD's tree is gone: stop the collector (it drains), let the processor write the report. */
+static int finish(struct run *r, int status)
+{
+	char line[64];
+	int st, len, err = 0;
+
+	len = snprintf(line, sizeof(line), "end %d %llu\n", status, (unsigned long long)realtime_ns());
+	if (write(r->control_w, line, (size_t)len) != len)
+		err = -1;
+	close(r->control_w);
+	kill(r->collector, SIGTERM);
+	if (waitpid(r->collector, &st, 0) != r->collector || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "tracer: the collector did not stop cleanly (status %#x)\n", st);
+		err = -1;
+	}
+	if (waitpid(r->processor, &st, 0) != r->processor || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "tracer: the processor failed (status %#x): no report\n", st);
+		return -1;
+	}
+	if (copy_out(r->summary_fd, STDERR_FILENO))
+		err = -1;
+	if (r->json_path && write_json(r))
+		err = -1;
+	return err;
+}
+
+static void cleanup(struct run *r)
+{
+	if (r->sock[0])
+		unlink(r->sock);
+	if (r->dir[0])
+		rmdir(r->dir);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run r = { .report_fd = -1, .summary_fd = -1, .control_w = -1 };
+	int raw = 0, status;
+
+	r.start_ns = realtime_ns();
+	if (parse_args(argc, argv, &r))
+		return 2;
+	if (geteuid() != 0) {
+		fprintf(stderr, "tracer run needs root: it loads BPF programs into the kernel. "
+				"Run it with sudo: sudo tracer run -- %s\n", r.cmd[0]);
+		return EXIT_TRACER;
+	}
+	/* Like time(1): the terminal's Ctrl-C is for the command; we stay to write the report. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if (resolve_users(&r) || find_binaries(&r) || setup_dir(&r) || start_reaper(&r) ||
+	    start_collector(&r) || start_processor(&r)) {
+		if (r.reaper > 0)
+			kill(r.reaper, SIGKILL);
+		if (r.collector > 0)
+			kill(r.collector, SIGKILL);
+		if (r.processor > 0)
+			kill(r.processor, SIGKILL);
+		cleanup(&r);
+		return EXIT_TRACER;
+	}
+	if (write(r.go_w, "g", 1) != 1) {
+		fprintf(stderr, "tracer: cannot start the command: %s\n", strerror(errno));
+		cleanup(&r);
+		return EXIT_TRACER;
+	}
+	close(r.go_w);
+	if (read(r.status_r, &raw, sizeof(raw)) != sizeof(raw))
+		fprintf(stderr, "tracer: lost track of the command's status\n");
+	waitpid(r.reaper, NULL, 0);
+	status = exit_status_of(raw);
+	if (finish(&r, status))
+		fprintf(stderr, "tracer: the trace is incomplete (see above); the command's status is %d\n", status);
+	cleanup(&r);
+	return status;
+}

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer-processor: the unprivileged consumer of the collector's ring.
+ *
+ *   1. drop to --user with no capabilities (before connecting: the collector
+ *      hands the ring only to its --consumer-uid, checked with SO_PEERCRED)
+ *   2. connect to the collector's socket, receive and map the ring
+ *   3. install the seccomp allowlist, say "ready"
+ *   4. loop: decode every record (untrusted bytes), keep the process table;
+ *      watch the control fd (tracer run's end line), the collector socket
+ *      (end-of-file: the collector is gone) and SIGTERM/SIGINT
+ *   5. run mode: write the JSON report and the summary, exit 0
+ *
+ * Nothing is opened after step 2: every file descriptor it writes to or
+ * reads from was handed to it on the command line and checked before.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "handover.h"
+#include "priv.h"
+#include "records.h"
+#include "report.h"
+#include "ring.h"
+#include "session.h"
+
+#define HANDOVER_TIMEOUT_MS 10000
+#define LOOP_WAIT_MS 50                 /* longest sleep before the control fd, socket and signals are looked at */
+#define SWEEP_INTERVAL_NS 1000000000ULL /* evict processes that no longer matter, at most this often */
+#define END_RECORD_WAIT_NS 10000000000ULL /* after tracer run's end line, how long the collector may take */
+#define HEARTBEAT_STALE_NS 10000000000ULL
+#define CONTROL_LINE_MAX 64
+
+#define KNOWN_TYPES                                                                                     \
+	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_COUNTERS) | \
+	 (1ULL << TR_END))
+
+/*
+ * What the loop may do after start-up, and nothing more: no open, no
+ * socket, no connect, no exec, no kill. read: ring handover socket (EOF),
+ * control fd, signalfd; write: report, summary, stderr; mmap family and
+ * brk: malloc; futex: ring_wait; fstat: stdio's first write to stderr.
+ */
+static const char *const processor_syscalls[] = {
+	"read", "write", "writev", "close",
+	"poll", "ppoll",
+	"futex",
+	"mmap", "munmap", "mremap", "brk", "madvise",
+	"clock_gettime", "clock_nanosleep",
+	"fstat", "newfstatat", "lseek",
+	"getpid",
+	"rt_sigreturn", "rt_sigprocmask", "restart_syscall",
+	"exit", "exit_group",
+	NULL,
+};
+
+struct options {
+	const char *socket_path;
+	uid_t producer_uid;
+	const char *user;
+	uint32_t root_pid;          /* 0: daemon mode */
+	bool start_ns_set;
+	uint64_t start_ns;
+	int report_fd, summary_fd, ready_fd, control_fd;
+	uint32_t max_processes;
+	const char *const *command;
+	size_t ncommand;
+};
+
+/* The loop's state. */
+struct loop {
+	const struct options *o;
+	struct ring_consumer ring;
+	int conn_fd;
+	int signal_fd;
+	bool collector_eof;         /* the handover socket reached end-of-file */
+	bool collector_lost;        /* ... before the end record */
+	bool control_open;
+	bool control_end;
+	int control_exit;
+	uint64_t control_end_ns;
+	uint64_t control_end_at;    /* CLOCK_MONOTONIC when the end line came */
+	bool interrupted;
+	bool stale_warned;
+	char control_buf[CONTROL_LINE_MAX];
+	size_t control_len;
+	uint64_t next_sweep;
+	uint64_t mono_to_real;
+};
+
+/* The one large, long-lived object: here rather than on the stack. */
+static struct session session;
+static char out_storage[1 << 16];
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracer-processor --socket PATH [--producer-uid UID] [--user NAME|UID]\n"
+		"                        [--root-pid PID --report-fd FD [--summary-fd FD] [--start-ns NS]]\n"
+		"                        [--ready-fd FD] [--control-fd FD] [--max-processes N] [-- CMD ARGS...]\n"
+		"Attaches to tracer-collector's ring on PATH (the collector must run as UID, default 0),\n"
+		"drops to NAME (default nobody) and decodes every record. With --root-pid, reports on\n"
+		"that process and its descendants when the run ends (control line \"end STATUS NS\").\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9') /* no sign, no space */
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_fd(const char *s, int *fd)
+{
+	uint64_t v;
+
+	if (parse_u64(s, 65535, &v))
+		return -1;
+	*fd = (int)v;
+	return 0;
+}
+
+static int parse_option(int c, struct options *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 's': o->socket_path = optarg; return 0;
+	case 'u': o->user = optarg; return 0;
+	case 'P':
+		if (parse_u64(optarg, 0xfffffffe, &v))
+			return -1;
+		o->producer_uid = (uid_t)v;
+		return 0;
+	case 'r':
+		if (parse_u64(optarg, DECODE_PID_LIMIT, &v) || v == 0)
+			return -1;
+		o->root_pid = (uint32_t)v;
+		return 0;
+	case 't':
+		o->start_ns_set = true;
+		return parse_u64(optarg, UINT64_MAX, &o->start_ns);
+	case 'm':
+		if (parse_u64(optarg, PROCTAB_MAX_LIMIT, &v) || v == 0)
+			return -1;
+		o->max_processes = (uint32_t)v;
+		return 0;
+	case 'R': return parse_fd(optarg, &o->report_fd);
+	case 'S': return parse_fd(optarg, &o->summary_fd);
+	case 'f': return parse_fd(optarg, &o->ready_fd);
+	case 'c': return parse_fd(optarg, &o->control_fd);
+	case 'h': usage(stdout); exit(0);
+	default: return -1;
+	}
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "producer-uid", required_argument, NULL, 'P' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "root-pid", required_argument, NULL, 'r' },
+		{ "start-ns", required_argument, NULL, 't' },
+		{ "report-fd", required_argument, NULL, 'R' },
+		{ "summary-fd", required_argument, NULL, 'S' },
+		{ "ready-fd", required_argument, NULL, 'f' },
+		{ "control-fd", required_argument, NULL, 'c' },
+		{ "max-processes", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*o = (struct options){ .user = "nobody", .report_fd = -1, .summary_fd = -1, .ready_fd = -1,
+			       .control_fd = -1, .max_processes = PROCTAB_DEFAULT_MAX };
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1)
+		if (parse_option(c, o))
+			goto bad;
+	o->command = (const char *const *)argv + optind;
+	o->ncommand = (size_t)(argc - optind);
+	if (!o->socket_path || (o->root_pid && o->report_fd < 0) || (!o->root_pid && o->report_fd >= 0))
+		goto bad;
+	return 0;
+bad:
+	usage(stderr);
+	return -1;
+}
+
+/* Every fd we were given must be open now: after the sandbox we could not say why it is not. */
+static int check_fds(const struct options *o)
+{
+	const int fds[] = { o->report_fd, o->summary_fd, o->ready_fd, o->control_fd };
+	const char *const names[] = { "--report-fd", "--summary-fd", "--ready-fd", "--control-fd" };
+	struct stat st;
+
+	for (int i = 0; i < 4; i++) {
+		if (fds[i] >= 0 && fstat(fds[i], &st) < 0) {
+			fprintf(stderr, "<3>%s %d is not an open file descriptor: %s\n", names[i], fds[i],
+				strerror(errno));
+			return -1;
+		}
+		if (fds[i] >= 0 && fds[i] <= 2 && fds[i] != STDOUT_FILENO) {
+			fprintf(stderr, "<3>%s %d: use a descriptor other than stdin and stderr\n", names[i], fds[i]);
+			return -1;
+		}
+	}
+	/* Non-blocking: a partial control line must not stall the loop. */
+	if (o->control_fd >= 0 && fcntl(o->control_fd, F_SETFL, fcntl(o->control_fd, F_GETFL) | O_NONBLOCK) < 0) {
+		fprintf(stderr, "<3>--control-fd %d: %s\n", o->control_fd, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, once, from a realtime read between two monotonic ones. */
+static uint64_t clock_offset(void)
+{
+	uint64_t m1 = ring_now_ns(), r = realtime_ns(), m2 = ring_now_ns();
+
+	return r - (m1 + (m2 - m1) / 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* Start-up: attach, sandbox                                          */
+/* ------------------------------------------------------------------ */
+
+static int attach(struct loop *l)
+{
+	int err;
+
+	l->conn_fd = handover_connect(l->o->socket_path);
+	if (l->conn_fd < 0) {
+		fprintf(stderr, "<3>cannot connect to the collector at %s: %s (is tracer-collector running, and "
+				"can this user reach the socket's directory?)\n",
+			l->o->socket_path, strerror(-l->conn_fd));
+		return -1;
+	}
+	err = ring_handover_recv(l->conn_fd, &l->ring, l->o->producer_uid, KNOWN_TYPES, HANDOVER_TIMEOUT_MS);
+	if (err) {
+		fprintf(stderr, "<3>no ring from the collector at %s: %s%s\n", l->o->socket_path, strerror(-err),
+			err == -EPERM ? " (the collector does not run as --producer-uid, or refused our uid: "
+					"check its --consumer-uid)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Become --user before connecting: the collector checks who we are with
+ * SO_PEERCRED, which the kernel fixes at connect() time, so a processor
+ * that connected as root and dropped afterwards would be refused.
+ */
+static int drop_privileges(struct loop *l)
+{
+	sigset_t mask;
+	uid_t uid;
+	gid_t gid;
+	int err;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	signal(SIGPIPE, SIG_IGN);
+	l->signal_fd = -1;
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) == 0)
+		l->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (l->signal_fd < 0) {
+		fprintf(stderr, "<3>cannot set up signal handling: %s\n", strerror(errno));
+		return -1;
+	}
+	err = priv_lookup_user(l->o->user, &uid, &gid);
+	if (err) {
+		fprintf(stderr, "<3>unknown user '%s' for the processor to run as: %s\n", l->o->user, strerror(-err));
+		return -1;
+	}
+	return priv_drop(uid, gid) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The loop                                                           */
+/* ------------------------------------------------------------------ */
+
+static void log_exit(const struct proc *p)
+{
+	char tool[TOOL_NAME_MAX];
+	const char *t = p->image ? proc_image_tool(p->image) : p->comm;
+	uint32_t raw = p->exit.exit_code;
+
+	report_safe_text(tool, sizeof(tool), t);
+	fprintf(stderr, "<7>exit pid=%u ppid=%u tool=%s status=%u signal=%u cpu_ns=%llu maxrss=%llu\n",
+		(unsigned)p->tgid, (unsigned)p->ppid, tool, decode_exit_status(raw), decode_exit_signal(raw),
+		(unsigned long long)p->exit.runtime_ns, (unsigned long long)p->exit.maxrss_bytes);
+}
+
+/* Read every record the ring has. Returns how many. */
+static size_t drain(struct loop *l)
+{
+	struct ring_view v;
+	size_t n = 0;
+	int rc;
+
+	while ((rc = ring_next(&l->ring, &v)) != 0) {
+		struct proc *exited = NULL;
+
+		n++;
+		if (rc < 0) /* a corrupt ring: counted in ring.resets, the consumer skipped ahead */
+			continue;
+		if (v.type < RING_REC_FIRST_USER) /* loss markers: summed in ring.lost_total */
+			continue;
+		session_record(&session, v.type, v.payload, v.len, &exited);
+		if (exited && !l->o->root_pid)
+			log_exit(exited);
+		if ((n & 1023) == 0)
+			ring_release(&l->ring); /* let the collector reuse space during long batches */
+	}
+	ring_release(&l->ring);
+	return n;
+}
+
+/* "end EXIT_CODE END_REALTIME_NS": EXIT_CODE 0..255, both plain decimals. */
+static int parse_control_line(struct loop *l, char *line)
+{
+	char *sp1, *sp2;
+	uint64_t code, ns;
+
+	if (strncmp(line, "end ", 4))
+		return -1;
+	sp1 = line + 4;
+	sp2 = strchr(sp1, ' ');
+	if (!sp2)
+		return -1;
+	*sp2++ = 0;
+	if (parse_u64(sp1, 255, &code) || parse_u64(sp2, UINT64_MAX, &ns))
+		return -1;
+	l->control_end = true;
+	l->control_exit = (int)code;
+	l->control_end_ns = ns;
+	l->control_end_at = ring_now_ns();
+	return 0;
+}
+
+static void read_control(struct loop *l)
+{
+	ssize_t n = read(l->o->control_fd, l->control_buf + l->control_len, sizeof(l->control_buf) - l->control_len);
+	char *nl;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (!l->control_end)
+			fprintf(stderr, "<4>the control fd closed without an end line: the report has no exit code\n");
+		l->control_open = false;
+		return;
+	}
+	l->control_len += (size_t)n;
+	nl = memchr(l->control_buf, '\n', l->control_len);
+	if (!nl && l->control_len < sizeof(l->control_buf))
+		return;
+	if (l->control_end || !nl || (*nl = 0, parse_control_line(l, l->control_buf))) {
+		fprintf(stderr, "<3>unexpected input on the control fd (want one line \"end STATUS REALTIME_NS\"): "
+				"ignoring the control fd from now on\n");
+		l->control_open = false;
+		return;
+	}
+	/* Anything after the line is unexpected too; the next read sees it. */
+	l->control_len -= (size_t)(nl + 1 - l->control_buf);
+	memmove(l->control_buf, nl + 1, l->control_len);
+}
+
+static void read_signal(struct loop *l)
+{
+	struct signalfd_siginfo si;
+
+	if (read(l->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		fprintf(stderr, "<5>signal %u: writing what we have and stopping\n", si.ssi_signo);
+		l->interrupted = true;
+	}
+}
+
+/* The collector's connection: it sends nothing after the handover, so readable means end-of-file. */
+static void read_collector(struct loop *l)
+{
+	char buf[64];
+	ssize_t n = read(l->conn_fd, buf, sizeof(buf));
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		l->collector_eof = true;
+}
+
+static void poll_fds(struct loop *l)
+{
+	struct pollfd p[3] = {
+		{ .fd = l->signal_fd, .events = POLLIN },
+		{ .fd = l->collector_eof ? -1 : l->conn_fd, .events = POLLIN },
+		{ .fd = l->control_open ? l->o->control_fd : -1, .events = POLLIN },
+	};
+
+	if (poll(p, 3, 0) <= 0)
+		return;
+	if (p[0].revents)
+		read_signal(l);
+	if (p[1].revents)
+		read_collector(l);
+	if (p[2].revents)
+		read_control(l);
+}
+
+static bool finished(struct loop *l)
+{
+	uint64_t now = ring_now_ns();
+
+	bool source_done = session.st.end_seen || l->collector_eof;
+	bool control_done = !l->o->root_pid || !l->control_open || l->control_end;
+
+	if (l->interrupted)
+		return true;
+	if (l->control_end && !source_done && now > l->control_end_at + END_RECORD_WAIT_NS) {
+		fprintf(stderr, "<4>no end record from the collector %llu s after the command ended: "
+				"reporting without it\n", END_RECORD_WAIT_NS / 1000000000ULL);
+		return true;
+	}
+	return source_done && control_done;
+}
+
+static void housekeeping(struct loop *l, uint64_t now)
+{
+	uint64_t hb = ring_consumer_peer_heartbeat(&l->ring);
+
+	ring_consumer_heartbeat(&l->ring, now);
+	if (now >= l->next_sweep) {
+		proctab_sweep(&session.tab);
+		l->next_sweep = now + SWEEP_INTERVAL_NS;
+	}
+	if (!l->stale_warned && !session.st.end_seen && ring_heartbeat_stale(hb, now, HEARTBEAT_STALE_NS)) {
+		fprintf(stderr, "<4>the collector's heartbeat is more than %llu s old: it may be stuck\n",
+			HEARTBEAT_STALE_NS / 1000000000ULL);
+		l->stale_warned = true;
+	}
+}
+
+static void run_loop(struct loop *l)
+{
+	for (;;) {
+		size_t n = drain(l);
+
+		housekeeping(l, ring_now_ns());
+		poll_fds(l);
+		if (finished(l))
+			break;
+		if (n == 0 && !l->collector_eof)
+			ring_wait(&l->ring, LOOP_WAIT_MS);
+		else if (n == 0)
+			poll(NULL, 0, LOOP_WAIT_MS); /* the collector is gone: only the control fd can still change */
+	}
+	/* Whatever arrived while deciding to stop. */
+	drain(l);
+	l->collector_lost = !session.st.end_seen && l->collector_eof;
+	if (l->collector_lost)
+		fprintf(stderr, "<4>the collector went away without its end record: the trace may be incomplete\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* The end                                                            */
+/* ------------------------------------------------------------------ */
+
+static void fill_report_input(const struct loop *l, struct report_input *in)
+{
+	const struct ring_consumer *c = &l->ring;
+	uint64_t hdr_drops = __atomic_load_n(&c->hdr->drops_total, __ATOMIC_RELAXED);
+
+	memset(in, 0, sizeof(*in));
+	in->command = l->o->command;
+	in->ncommand = l->o->ncommand;
+	in->exit_known = l->control_end;
+	in->exit_code = l->control_exit;
+	in->start_ns = l->o->start_ns;
+	in->end_known = l->control_end;
+	in->end_ns = l->control_end_ns;
+	in->mono_to_real_ns = l->mono_to_real;
+	/*
+	 * Ring losses: the in-band markers, or the producer's own totals when
+	 * they say more (drops not yet reported in-band when it stopped).
+	 */
+	in->agent.ring_drops = c->lost_total > hdr_drops ? c->lost_total : hdr_drops;
+	in->agent.ring_resets = c->resets;
+	in->agent.ring_bytes_discarded = c->bytes_discarded;
+	report_agent_from_session(&in->agent, &session);
+	in->agent.collector_lost = l->collector_lost;
+	in->agent.control_end = l->control_end;
+	in->agent.interrupted = l->interrupted;
+}
+
+static int write_out(int fd, struct proctab *t, const struct report_input *in,
+		     int (*writer)(struct obuf *, struct proctab *, const struct report_input *), const char *what)
+{
+	struct obuf o;
+	int err;
+
+	if (fd < 0)
+		return 0;
+	obuf_init_fd(&o, fd, out_storage, sizeof(out_storage));
+	err = writer(&o, t, in);
+	if (!err)
+		err = obuf_flush(&o);
+	if (err)
+		fprintf(stderr, "<3>cannot write the %s to fd %d: %s\n", what, fd, strerror(-err));
+	return err;
+}
+
+static int finish(const struct loop *l)
+{
+	struct report_input in;
+	int err = 0;
+
+	fill_report_input(l, &in);
+	if (l->o->root_pid) {
+		err |= write_out(l->o->report_fd, &session.tab, &in, report_json, "report");
+		err |= write_out(l->o->summary_fd, &session.tab, &in, report_summary, "summary");
+	}
+	fprintf(stderr, "<6>stopping: %llu records, %llu lost, %u processes tracked\n",
+		(unsigned long long)in.agent.records, (unsigned long long)report_dropped(&in.agent),
+		(unsigned)session.tab.used);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct loop loop;
+	struct options o;
+	uint64_t seed = 0;
+
+	if (parse_options(argc, argv, &o))
+		return 2;
+	if (check_fds(&o))
+		return 1;
+	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .control_open = o.control_fd >= 0 };
+	loop.mono_to_real = clock_offset();
+	if (!o.start_ns_set)
+		o.start_ns = realtime_ns();
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = ring_now_ns();
+	if (session_init(&session, o.max_processes, o.root_pid, seed)) {
+		fprintf(stderr, "<3>cannot allocate a table of %u processes: lower --max-processes\n", o.max_processes);
+		return 1;
+	}
+	/* Privileges go first, then the ring, then every system call the loop does not need. */
+	if (drop_privileges(&loop) || attach(&loop) || priv_seccomp_allow(processor_syscalls))
+		return 1;
+	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
+		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
+	fprintf(stderr, "<6>processing: ring %llu KiB, up to %u processes, %s\n",
+		(unsigned long long)(loop.ring.size >> 10), o.max_processes,
+		o.root_pid ? "run mode" : "daemon mode");
+	run_loop(&loop);
+	return finish(&loop);
+}

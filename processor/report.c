@@ -1,0 +1,870 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cputime.h"
+
+/* ------------------------------------------------------------------ */
+/* Agent figures                                                      */
+/* ------------------------------------------------------------------ */
+
+void report_agent_from_session(struct report_agent *a, const struct session *s)
+{
+	const struct proctab *t = &s->tab;
+
+	a->kernel_drops = s->st.kernel_drops;
+	if (s->st.ring_drops > a->ring_drops)
+		a->ring_drops = s->st.ring_drops;
+	a->decode_errors = s->st.decode_errors;
+	memcpy(a->decode_by_error, s->st.decode_by_error, sizeof(a->decode_by_error));
+	a->table_full = t->st.table_full;
+	a->no_memory = t->st.no_memory;
+	a->records = s->st.records;
+	a->records_copied = s->st.records_copied;
+	a->processes_evicted = t->st.evicted;
+	a->execs_dropped = t->st.execs_dropped;
+	a->argv_dropped = t->st.argv_dropped;
+	a->oom_unmatched = t->st.oom_unmatched;
+	a->max_processes = t->max;
+	a->end_record = s->st.end_seen;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+uint64_t report_dropped(const struct report_agent *a)
+{
+	uint64_t d = 0;
+
+	d = add_sat(d, a->kernel_drops);
+	d = add_sat(d, a->ring_drops);
+	d = add_sat(d, a->ring_resets); /* a reset loses an unknown number of records: at least one */
+	d = add_sat(d, a->decode_errors);
+	d = add_sat(d, a->table_full);
+	d = add_sat(d, a->no_memory);
+	return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* The processes to report                                            */
+/* ------------------------------------------------------------------ */
+
+struct members {
+	struct proc **v;
+	size_t n;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a, *y = *(struct proc *const *)b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+/*
+ * In-place heapsort: no allocation and, unlike glibc's qsort (which asks
+ * the kernel for the memory size via sysinfo for large arrays), no system
+ * call the sandbox would refuse.
+ */
+static void sift_down(struct proc **v, size_t root, size_t n)
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		struct proc *tmp;
+
+		if (child + 1 < n && by_start(&v[child], &v[child + 1]) < 0)
+			child++;
+		if (by_start(&v[root], &v[child]) >= 0)
+			return;
+		tmp = v[root];
+		v[root] = v[child];
+		v[child] = tmp;
+	}
+}
+
+static void sort_by_start(struct proc **v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(v, i, n);
+	for (size_t end = n; end-- > 1;) {
+		struct proc *tmp = v[0];
+
+		v[0] = v[end];
+		v[end] = tmp;
+		sift_down(v, 0, end);
+	}
+}
+
+/* The root's tree (everything without a root), in start order. */
+static int collect(struct proctab *t, struct members *m)
+{
+	size_t n = 0;
+
+	m->v = NULL;
+	m->n = 0;
+	if (t->root_pid)
+		proctab_mark_tree(t);
+	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
+		n += !t->root_pid || p->in_tree;
+	if (n == 0)
+		return 0;
+	m->v = malloc(n * sizeof(*m->v));
+	if (!m->v)
+		return -ENOMEM;
+	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
+		if (!t->root_pid || p->in_tree)
+			m->v[m->n++] = p;
+	sort_by_start(m->v, m->n);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* What a process's exit says                                         */
+/* ------------------------------------------------------------------ */
+
+struct outcome {
+	bool exited;
+	unsigned signal;  /* 0: exited normally */
+	bool core;
+	unsigned status;  /* exit status, when signal == 0 */
+	bool oom;
+	uint64_t user_ns, sys_ns;
+};
+
+static struct outcome outcome_of(const struct proc *p)
+{
+	struct outcome o = { .exited = (p->flags & PROC_F_EXIT) != 0, .oom = (p->flags & PROC_F_OOM) != 0 };
+
+	if (!o.exited)
+		return o;
+	o.signal = decode_exit_signal(p->exit.exit_code);
+	o.core = decode_exit_core(p->exit.exit_code);
+	o.status = decode_exit_status(p->exit.exit_code);
+	cputime_adjust(p->exit.utime_ns, p->exit.stime_ns, p->exit.runtime_ns, &o.user_ns, &o.sys_ns);
+	return o;
+}
+
+static const char *tool_of(const struct proc *p)
+{
+	if (p->image)
+		return proc_image_tool(p->image);
+	return p->comm[0] ? p->comm : NULL;
+}
+
+static uint64_t to_real(const struct report_input *in, uint64_t mono_ns)
+{
+	return mono_ns + in->mono_to_real_ns; /* modulo 2^64, so a negative offset works too */
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                               */
+/* ------------------------------------------------------------------ */
+
+static void write_args(struct json *j, const struct proc_image *im)
+{
+	const char *a = proc_image_args(im);
+
+	json_array_begin(j);
+	for (uint32_t i = 0; i < im->argc; i++) {
+		size_t len = strlen(a);
+
+		json_string_n(j, a, len);
+		a += len + 1;
+	}
+	json_array_end(j);
+}
+
+static const char *parent_source_name(uint8_t src)
+{
+	switch (src) {
+	case PARENT_FROM_FORK: return "fork";
+	case PARENT_FROM_EXEC: return "exec";
+	case PARENT_FROM_EXIT: return "exit";
+	default: return NULL;
+	}
+}
+
+static void write_earlier_execs(struct json *j, const struct proc *p, const struct report_input *in)
+{
+	if (p->n_earlier == 0 && p->execs_dropped == 0)
+		return;
+	json_key(j, "execs");
+	json_array_begin(j);
+	for (uint32_t i = 0; i < p->n_earlier; i++) {
+		const struct proc_image *im = p->earlier[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "exe", proc_image_path(im));
+		json_key(j, "argv");
+		if (im->flags & PROC_IMAGE_ARGV_DROPPED)
+			json_null(j);
+		else
+			write_args(j, im);
+		json_kv_string(j, "tool", proc_image_tool(im));
+		json_kv_u64(j, "ts_ns", to_real(in, im->ts_ns));
+		json_object_end(j);
+	}
+	json_array_end(j);
+	if (p->execs_dropped)
+		json_kv_u64(j, "execs_dropped", p->execs_dropped);
+}
+
+/* The DESIGN.md fields, in their order; null where nothing was measured. */
+static void write_design_fields(struct json *j, const struct proc *p, const struct outcome *o,
+				const struct report_input *in)
+{
+	bool io = o->exited && !(p->exit.flags & TR_EXIT_NO_IO_ACCOUNTING);
+
+	json_kv_u64(j, "pid", p->tgid);
+	json_kv_u64_or_null(j, "ppid", p->parent_src != PARENT_UNKNOWN, p->ppid);
+	json_kv_u64(j, "start_ns", to_real(in, p->start_ns));
+	json_kv_u64_or_null(j, "end_ns", o->exited, to_real(in, p->exit.hdr.ts_ns));
+	json_kv_string(j, "exe", p->image ? proc_image_path(p->image) : NULL);
+	json_key(j, "argv");
+	if (p->image && !(p->image->flags & PROC_IMAGE_ARGV_DROPPED))
+		write_args(j, p->image);
+	else
+		json_null(j);
+	json_kv_null(j, "cwd");
+	json_kv_string(j, "tool", tool_of(p));
+	json_kv_null(j, "step");
+	json_kv_u64_or_null(j, "exit_code", o->exited && o->signal == 0, o->status);
+	json_kv_u64_or_null(j, "signal", o->exited, o->signal);
+	json_kv_bool_or_null(j, "core_dumped", o->exited, o->core);
+	json_kv_bool(j, "oom_killed", o->oom);
+	json_kv_u64_or_null(j, "cpu_user_ns", o->exited, o->user_ns);
+	json_kv_u64_or_null(j, "cpu_sys_ns", o->exited, o->sys_ns);
+	json_kv_u64_or_null(j, "peak_rss_bytes", o->exited, p->exit.maxrss_bytes);
+	json_kv_u64_or_null(j, "read_bytes", io, p->exit.read_bytes);
+	json_kv_u64_or_null(j, "write_bytes", io, p->exit.write_bytes);
+	json_kv_u64_or_null(j, "rchar", io, p->exit.rchar);
+	json_kv_u64_or_null(j, "wchar", io, p->exit.wchar);
+	json_kv_null(j, "net_tx_bytes");
+	json_kv_null(j, "net_rx_bytes");
+	json_kv_null(j, "container_id");
+	json_kv_null(j, "cgroup");
+	json_kv_null(j, "files");
+}
+
+static void write_extra_fields(struct json *j, const struct proc *p, const struct outcome *o,
+			       const struct report_input *in)
+{
+	bool io = o->exited && !(p->exit.flags & TR_EXIT_NO_IO_ACCOUNTING);
+	bool sched = o->exited && !(p->exit.flags & TR_EXIT_NO_SCHED_INFO);
+	bool cgroup = (p->flags & (PROC_F_EXEC | PROC_F_EXIT)) != 0;
+
+	json_kv_u64_or_null(j, "cgroup_id", cgroup, p->cgroup_id);
+	json_kv_u64_or_null(j, "uid", (p->flags & PROC_F_UID) != 0, p->uid);
+	json_kv_u64_or_null(j, "gid", (p->flags & PROC_F_EXEC) != 0, p->gid);
+	json_kv_string(j, "comm", p->comm[0] ? p->comm : NULL);
+	json_kv_string(j, "ppid_source", parent_source_name(p->parent_src));
+	json_kv_bool(j, "exe_inherited", (p->flags & PROC_F_INHERITED) != 0);
+	json_kv_bool(j, "exe_truncated", p->image && (p->image->flags & TR_EXEC_PATH_TRUNCATED));
+	json_kv_bool(j, "argv_truncated",
+		     p->image && (p->image->flags & (TR_EXEC_ARGV_TRUNCATED | TR_EXEC_ARGV_FAULT | PROC_IMAGE_ARGV_DROPPED)));
+	json_kv_u64_or_null(j, "cpu_ns", o->exited, p->exit.runtime_ns);
+	json_kv_u64_or_null(j, "cancelled_write_bytes", io, p->exit.cancelled_write_bytes);
+	json_kv_u64_or_null(j, "syscr", io, p->exit.syscr);
+	json_kv_u64_or_null(j, "syscw", io, p->exit.syscw);
+	json_kv_u64_or_null(j, "voluntary_ctxt_switches", o->exited, p->exit.nvcsw);
+	json_kv_u64_or_null(j, "involuntary_ctxt_switches", o->exited, p->exit.nivcsw);
+	json_kv_u64_or_null(j, "minor_faults", o->exited, p->exit.min_flt);
+	json_kv_u64_or_null(j, "major_faults", o->exited, p->exit.maj_flt);
+	json_kv_u64_or_null(j, "run_delay_ns", sched, p->exit.run_delay_ns);
+	json_kv_u64_or_null(j, "threads", o->exited, p->exit.nr_threads);
+	write_earlier_execs(j, p, in);
+}
+
+static void write_process(struct json *j, const struct proc *p, const struct report_input *in)
+{
+	struct outcome o = outcome_of(p);
+
+	json_object_begin(j);
+	write_design_fields(j, p, &o, in);
+	write_extra_fields(j, p, &o, in);
+	json_object_end(j);
+}
+
+static void signal_begin(struct json *j, const char *kind, const struct proc *p)
+{
+	json_object_begin(j);
+	json_kv_string(j, "kind", kind);
+	json_kv_u64(j, "pid", p->tgid);
+	json_kv_null(j, "step");
+	json_kv_string(j, "tool", tool_of(p));
+}
+
+/* oom_kill for OOM victims; killed for other deaths by signal; failed for non-zero exits. */
+static void write_signals(struct json *j, const struct members *m)
+{
+	json_key(j, "signals");
+	json_array_begin(j);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc *p = m->v[i];
+		struct outcome o = outcome_of(p);
+
+		if (o.oom) {
+			signal_begin(j, "oom_kill", p);
+			json_kv_u64(j, "anon_rss_kb", p->oom.anon_rss_kb);
+			json_kv_u64(j, "total_vm_kb", p->oom.total_vm_kb);
+			json_kv_u64(j, "file_rss_kb", p->oom.file_rss_kb);
+			json_kv_u64(j, "shmem_rss_kb", p->oom.shmem_rss_kb);
+			json_object_end(j);
+		} else if (o.exited && o.signal) {
+			signal_begin(j, "killed", p);
+			json_kv_u64(j, "signal", o.signal);
+			json_kv_bool(j, "core_dumped", o.core);
+			json_object_end(j);
+		} else if (o.exited && o.status) {
+			signal_begin(j, "failed", p);
+			json_kv_u64(j, "exit_code", o.status);
+			json_object_end(j);
+		}
+	}
+	json_array_end(j);
+}
+
+static void write_agent(struct json *j, const struct report_agent *a)
+{
+	json_key(j, "agent");
+	json_object_begin(j);
+	json_kv_u64(j, "dropped", report_dropped(a));
+	json_kv_u64(j, "kernel_drops", a->kernel_drops);
+	json_kv_u64(j, "ring_drops", a->ring_drops);
+	json_kv_u64(j, "ring_resets", a->ring_resets);
+	json_kv_u64(j, "ring_bytes_discarded", a->ring_bytes_discarded);
+	json_kv_u64(j, "decode_errors", a->decode_errors);
+	json_key(j, "decode_errors_by_reason");
+	json_object_begin(j);
+	for (int e = DECODE_OK + 1; e < DECODE_ERR_COUNT; e++)
+		json_kv_u64(j, decode_error_name((enum decode_error)e), a->decode_by_error[e]);
+	json_object_end(j);
+	json_kv_u64(j, "table_full", a->table_full);
+	json_kv_u64(j, "no_memory", a->no_memory);
+	json_kv_u64(j, "records", a->records);
+	json_kv_u64(j, "records_copied", a->records_copied);
+	json_kv_u64(j, "max_processes", a->max_processes);
+	json_kv_u64(j, "processes_evicted", a->processes_evicted);
+	json_kv_u64(j, "execs_dropped", a->execs_dropped);
+	json_kv_u64(j, "argv_dropped", a->argv_dropped);
+	json_kv_u64(j, "oom_unmatched", a->oom_unmatched);
+	json_kv_bool(j, "end_record", a->end_record);
+	json_kv_bool(j, "collector_lost", a->collector_lost);
+	json_kv_bool(j, "control_end", a->control_end);
+	json_kv_bool(j, "interrupted", a->interrupted);
+	json_object_end(j);
+}
+
+int report_json(struct obuf *o, struct proctab *t, const struct report_input *in)
+{
+	struct members m;
+	struct json j;
+	int err = collect(t, &m);
+
+	if (err)
+		return err;
+	json_init(&j, o);
+	json_object_begin(&j);
+	json_kv_string(&j, "schema", REPORT_SCHEMA);
+	json_key(&j, "command");
+	json_array_begin(&j);
+	for (size_t i = 0; i < in->ncommand; i++)
+		json_string(&j, in->command[i]);
+	json_array_end(&j);
+	json_key(&j, "exit_code");
+	if (in->exit_known)
+		json_i64(&j, in->exit_code);
+	else
+		json_null(&j);
+	json_kv_u64(&j, "start_ns", in->start_ns);
+	json_kv_u64_or_null(&j, "end_ns", in->end_known, in->end_ns);
+	write_agent(&j, &in->agent);
+	json_key(&j, "processes");
+	json_array_begin(&j);
+	for (size_t i = 0; i < m.n; i++)
+		write_process(&j, m.v[i], in);
+	json_array_end(&j);
+	json_key(&j, "steps");
+	json_array_begin(&j); /* steps come with step detection (issue 4) */
+	json_array_end(&j);
+	write_signals(&j, &m);
+	json_object_end(&j);
+	obuf_putc(o, '\n');
+	free(m.v);
+	return o->err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Text helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+const char *report_signal_name(unsigned sig, char *buf, size_t size)
+{
+	static const char *const names[] = {
+		[1] = "SIGHUP", [2] = "SIGINT", [3] = "SIGQUIT", [4] = "SIGILL", [5] = "SIGTRAP", [6] = "SIGABRT",
+		[7] = "SIGBUS", [8] = "SIGFPE", [9] = "SIGKILL", [10] = "SIGUSR1", [11] = "SIGSEGV",
+		[12] = "SIGUSR2", [13] = "SIGPIPE", [14] = "SIGALRM", [15] = "SIGTERM", [16] = "SIGSTKFLT",
+		[17] = "SIGCHLD", [18] = "SIGCONT", [19] = "SIGSTOP", [20] = "SIGTSTP", [21] = "SIGTTIN",
+		[22] = "SIGTTOU", [23] = "SIGURG", [24] = "SIGXCPU", [25] = "SIGXFSZ", [26] = "SIGVTALRM",
+		[27] = "SIGPROF", [28] = "SIGWINCH", [29] = "SIGIO", [30] = "SIGPWR", [31] = "SIGSYS",
+	};
+
+	if (sig < sizeof(names) / sizeof(names[0]) && names[sig])
+		return names[sig];
+	if (sig >= 34 && sig <= 64)
+		snprintf(buf, size, "SIGRTMIN+%u", sig - 34);
+	else
+		snprintf(buf, size, "signal %u", sig);
+	return buf;
+}
+
+void report_format_duration(uint64_t ns, char *buf, size_t size)
+{
+	const uint64_t ms = 1000000ULL, s = 1000 * ms;
+
+	if (ns < ms)
+		snprintf(buf, size, "%lluus", (unsigned long long)(ns / 1000));
+	else if (ns < s)
+		snprintf(buf, size, "%llums", (unsigned long long)(ns / ms));
+	else if (ns < 60 * s)
+		snprintf(buf, size, "%llu.%02llus", (unsigned long long)(ns / s),
+			 (unsigned long long)(ns % s / (10 * ms)));
+	else if (ns < 3600 * s)
+		snprintf(buf, size, "%llum%02llus", (unsigned long long)(ns / (60 * s)),
+			 (unsigned long long)(ns / s % 60));
+	else
+		snprintf(buf, size, "%lluh%02llum", (unsigned long long)(ns / (3600 * s)),
+			 (unsigned long long)(ns / (60 * s) % 60));
+}
+
+void report_format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	uint64_t scale = 1024;
+	unsigned u = 0;
+
+	if (bytes < 1024) {
+		snprintf(buf, size, "%lluB", (unsigned long long)bytes);
+		return;
+	}
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes / scale >= 1024) {
+		scale *= 1024;
+		u++;
+	}
+	/* One decimal, computed without overflow: whole part, then tenths of the remainder. */
+	snprintf(buf, size, "%llu.%llu%s", (unsigned long long)(bytes / scale),
+		 (unsigned long long)(bytes % scale / (scale / 10 + 1)), units[u]);
+}
+
+/*
+ * Text that came from a process (tool names, the command) goes to a
+ * terminal or a log: control characters, C1 controls and broken UTF-8
+ * become '?', so a hostile argv cannot drive the terminal or forge lines.
+ * Length of the printable sequence at p, or 0 when it must be replaced.
+ */
+static size_t safe_len(const unsigned char *p)
+{
+	size_t n = json_utf8_len(p, strnlen((const char *)p, 4));
+
+	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+		return 0; /* C1 control */
+	if (n == 1 && (p[0] < 0x20 || p[0] == 0x7f))
+		return 0;
+	return n;
+}
+
+/* At most max bytes. */
+static size_t put_safe_text(struct obuf *o, const char *s, size_t max)
+{
+	size_t out = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && out < max;) {
+		size_t n = safe_len(p);
+
+		if (n == 0 || out + n > max) {
+			obuf_putc(o, '?');
+			out++;
+			p++;
+			continue;
+		}
+		obuf_put(o, (const char *)p, n);
+		out += n;
+		p += n;
+	}
+	return out;
+}
+
+void report_safe_text(char *dst, size_t size, const char *src)
+{
+	size_t out = 0;
+
+	if (size == 0)
+		return;
+	for (const unsigned char *p = (const unsigned char *)src; *p && out + 1 < size;) {
+		size_t n = safe_len(p);
+
+		if (n == 0) {
+			dst[out++] = '?';
+			p++;
+			continue;
+		}
+		if (out + n + 1 > size)
+			break;
+		memcpy(dst + out, p, n);
+		out += n;
+		p += n;
+	}
+	dst[out] = 0;
+}
+
+static void pad(struct obuf *o, size_t have, size_t width)
+{
+	for (; have < width; have++)
+		obuf_putc(o, ' ');
+}
+
+/* ------------------------------------------------------------------ */
+/* Summary                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Status text and a grouping class (exit status, 256 + signal, OOM, still running). */
+static int status_text(const struct proc *p, char *buf, size_t size)
+{
+	struct outcome o = outcome_of(p);
+	char sig[24];
+
+	if (o.oom) {
+		snprintf(buf, size, "OOM-KILLED");
+		return 1000;
+	}
+	if (!o.exited) {
+		snprintf(buf, size, "running");
+		return 2000;
+	}
+	if (o.signal) {
+		snprintf(buf, size, "KILLED %s%s", report_signal_name(o.signal, sig, sizeof(sig)),
+			 o.core ? " (core)" : "");
+		return 256 + (int)o.signal;
+	}
+	if (o.status)
+		snprintf(buf, size, "FAILED exit %u", o.status);
+	else
+		snprintf(buf, size, "exit 0");
+	return (int)o.status;
+}
+
+struct tree {
+	const struct members *m;
+	long *parent, *first_child, *next_sibling;
+};
+
+/* Find each member's parent among the members, children in start order. */
+static int tree_build(struct tree *tr, const struct members *m, const struct proctab *t)
+{
+	long *last;
+
+	tr->m = m;
+	tr->parent = calloc(m->n, sizeof(long));
+	tr->first_child = calloc(m->n, sizeof(long));
+	tr->next_sibling = calloc(m->n, sizeof(long));
+	last = calloc(m->n, sizeof(long));
+	if (!tr->parent || !tr->first_child || !tr->next_sibling || !last) {
+		free(last);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc *pp = proctab_parent(t, m->v[i]);
+		struct proc *const *hit = NULL;
+
+		tr->first_child[i] = tr->next_sibling[i] = -1;
+		tr->parent[i] = -1;
+		if (pp)
+			hit = bsearch(&pp, m->v, m->n, sizeof(*m->v), by_start);
+		if (hit && (size_t)(hit - m->v) != i)
+			tr->parent[i] = hit - m->v;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		long p = tr->parent[i];
+
+		if (p < 0)
+			continue;
+		if (tr->first_child[p] < 0)
+			tr->first_child[p] = (long)i;
+		else
+			tr->next_sibling[last[p]] = (long)i;
+		last[p] = (long)i;
+	}
+	free(last);
+	return 0;
+}
+
+static void tree_free(struct tree *tr)
+{
+	free(tr->parent);
+	free(tr->first_child);
+	free(tr->next_sibling);
+}
+
+#define SUMMARY_MAX_INDENT 12 /* levels; deeper processes line up at this depth */
+
+struct line {
+	long idx;      /* member index */
+	unsigned depth;
+	size_t hidden; /* > 0: a "... N more" line for idx's group */
+};
+
+struct summary {
+	struct obuf *o;
+	const struct report_input *in;
+	struct tree tr;
+	struct line *stack;
+	size_t top, lines, shown;
+};
+
+static void print_process(struct summary *s, const struct line *l)
+{
+	const struct proc *p = s->tr.m->v[l->idx];
+	struct outcome o = outcome_of(p);
+	char st[48], a[24], b[24], c[24], d[24], e[24];
+	unsigned indent = l->depth > SUMMARY_MAX_INDENT ? SUMMARY_MAX_INDENT : l->depth;
+	const char *tool = tool_of(p);
+	size_t w;
+
+	obuf_printf(s->o, "%*s%-8u ", (int)(2 * indent), "", (unsigned)p->tgid);
+	w = put_safe_text(s->o, tool ? tool : "?", 30 - 2 * indent);
+	pad(s->o, w, 31 - 2 * indent);
+	status_text(p, st, sizeof(st));
+	if (!o.exited) {
+		obuf_printf(s->o, "%9s %9s %10s %10s %10s  %s\n", "-", "-", "-", "-", "-", st);
+		return;
+	}
+	report_format_duration(p->exit.hdr.ts_ns - p->start_ns, a, sizeof(a));
+	report_format_duration(p->exit.runtime_ns, b, sizeof(b));
+	report_format_bytes(p->exit.maxrss_bytes, c, sizeof(c));
+	report_format_bytes(p->exit.read_bytes, d, sizeof(d));
+	report_format_bytes(p->exit.write_bytes, e, sizeof(e));
+	if (p->exit.hdr.ts_ns < p->start_ns)
+		snprintf(a, sizeof(a), "?");
+	obuf_printf(s->o, "%9s %9s %10s %10s %10s  %s\n", a, b, c, d, e, st);
+}
+
+static void print_collapsed(struct summary *s, const struct line *l)
+{
+	const struct proc *p = s->tr.m->v[l->idx];
+	const char *tool = tool_of(p);
+	char st[48];
+
+	status_text(p, st, sizeof(st));
+	obuf_printf(s->o, "%*s... %zu more `", (int)(2 * (l->depth > SUMMARY_MAX_INDENT ? SUMMARY_MAX_INDENT : l->depth)), "", l->hidden);
+	put_safe_text(s->o, tool ? tool : "?", 60);
+	obuf_printf(s->o, "` (%s)\n", st);
+}
+
+#define GROUPS_MAX 64
+
+struct group {
+	const char *tool;
+	int klass;
+	size_t total, seen;
+};
+
+static struct group *group_of(struct group *g, size_t *ng, const struct proc *p)
+{
+	const char *tool = tool_of(p);
+	char st[48];
+	int klass = status_text(p, st, sizeof(st));
+
+	tool = tool ? tool : "";
+	for (size_t i = 0; i < *ng; i++)
+		if (g[i].klass == klass && !strcmp(g[i].tool, tool))
+			return &g[i];
+	if (*ng == GROUPS_MAX)
+		return NULL; /* too many kinds of siblings to group: show them */
+	g[*ng] = (struct group){ .tool = tool, .klass = klass };
+	return &g[(*ng)++];
+}
+
+/* Push the lines for node's children (reverse order: the stack pops the first first). */
+static void push_children(struct summary *s, long node, unsigned depth)
+{
+	struct group groups[GROUPS_MAX];
+	size_t ng = 0, start = s->top;
+	const struct tree *tr = &s->tr;
+
+	for (long c = tr->first_child[node]; c >= 0; c = tr->next_sibling[c]) {
+		struct group *g = group_of(groups, &ng, tr->m->v[c]);
+
+		if (g)
+			g->total++;
+	}
+	for (long c = tr->first_child[node]; c >= 0; c = tr->next_sibling[c]) {
+		struct group *g = group_of(groups, &ng, tr->m->v[c]);
+		struct line l = { .idx = c, .depth = depth };
+
+		if (g && g->total > SUMMARY_COLLAPSE_MIN && g->seen++ >= SUMMARY_COLLAPSE_SHOW) {
+			if (g->seen - 1 != SUMMARY_COLLAPSE_SHOW)
+				continue;
+			l.hidden = g->total - SUMMARY_COLLAPSE_SHOW;
+		}
+		s->stack[s->top++] = l;
+	}
+	/* Reverse what was pushed, so the first child is on top. */
+	for (size_t i = start, j = s->top; i + 1 < j; i++, j--) {
+		struct line tmp = s->stack[i];
+
+		s->stack[i] = s->stack[j - 1];
+		s->stack[j - 1] = tmp;
+	}
+}
+
+static void print_tree(struct summary *s)
+{
+	const struct members *m = s->tr.m;
+
+	/* Roots: members whose parent is not a member, pushed last-first. */
+	for (size_t i = m->n; i-- > 0;)
+		if (s->tr.parent[i] < 0)
+			s->stack[s->top++] = (struct line){ .idx = (long)i };
+	while (s->top > 0) {
+		struct line l = s->stack[--s->top];
+
+		if (s->lines >= SUMMARY_MAX_LINES)
+			break;
+		s->lines++;
+		if (l.hidden) {
+			print_collapsed(s, &l);
+			continue;
+		}
+		print_process(s, &l);
+		s->shown++;
+		push_children(s, l.idx, l.depth + 1);
+	}
+	if (s->shown < m->n && s->lines >= SUMMARY_MAX_LINES)
+		obuf_printf(s->o, "... the summary stops here: %zu processes in all, every one is in the JSON report\n",
+			    m->n);
+}
+
+struct totals {
+	size_t procs, failed, killed, oom, running;
+	uint64_t user_ns, sys_ns, read, write;
+	const struct proc *peak;
+};
+
+static struct totals totals_of(const struct members *m)
+{
+	struct totals t = { .procs = m->n };
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct proc *p = m->v[i];
+		struct outcome o = outcome_of(p);
+
+		if (o.oom)
+			t.oom++;
+		if (!o.exited) {
+			t.running++;
+			continue;
+		}
+		t.killed += o.signal && !o.oom;
+		t.failed += !o.signal && o.status;
+		t.user_ns = add_sat(t.user_ns, o.user_ns);
+		t.sys_ns = add_sat(t.sys_ns, o.sys_ns);
+		t.read = add_sat(t.read, p->exit.read_bytes);
+		t.write = add_sat(t.write, p->exit.write_bytes);
+		if (!t.peak || p->exit.maxrss_bytes > t.peak->exit.maxrss_bytes)
+			t.peak = p;
+	}
+	return t;
+}
+
+static void print_header(struct summary *s)
+{
+	const struct report_input *in = s->in;
+	char dur[24];
+
+	obuf_puts(s->o, "tracer: ");
+	for (size_t i = 0, w = 0; i < in->ncommand && w < 200; i++) {
+		w += put_safe_text(s->o, in->command[i], 200 - w);
+		if (i + 1 < in->ncommand)
+			obuf_putc(s->o, ' ');
+	}
+	if (in->exit_known)
+		obuf_printf(s->o, " -- exit %d", in->exit_code);
+	if (in->end_known && in->end_ns >= in->start_ns) {
+		report_format_duration(in->end_ns - in->start_ns, dur, sizeof(dur));
+		obuf_printf(s->o, " after %s", dur);
+	}
+	obuf_puts(s->o, "\n");
+	obuf_printf(s->o, "%-8s %-30s %9s %9s %10s %10s %10s  %s\n", "PID", "TOOL", "WALL", "CPU", "PEAK RSS",
+		    "READ", "WRITE", "STATUS");
+}
+
+static void print_totals(struct summary *s, const struct members *m)
+{
+	struct totals t = totals_of(m);
+	const struct report_agent *a = &s->in->agent;
+	char u[24], y[24], r[24], w[24], pk[24];
+	uint64_t dropped = report_dropped(a);
+
+	report_format_duration(t.user_ns, u, sizeof(u));
+	report_format_duration(t.sys_ns, y, sizeof(y));
+	report_format_bytes(t.read, r, sizeof(r));
+	report_format_bytes(t.write, w, sizeof(w));
+	obuf_printf(s->o, "totals: %zu processes (%zu failed, %zu killed, %zu OOM-killed%s", t.procs, t.failed,
+		    t.killed, t.oom, t.running ? ", " : "");
+	if (t.running)
+		obuf_printf(s->o, "%zu without an exit record", t.running);
+	obuf_printf(s->o, "); CPU user %s, sys %s; read %s, write %s", u, y, r, w);
+	if (t.peak) {
+		const char *tool = tool_of(t.peak);
+
+		report_format_bytes(t.peak->exit.maxrss_bytes, pk, sizeof(pk));
+		obuf_printf(s->o, "; peak RSS %s (pid %u ", pk, (unsigned)t.peak->tgid);
+		put_safe_text(s->o, tool ? tool : "?", 40);
+		obuf_puts(s->o, ")");
+	}
+	obuf_puts(s->o, "\n");
+	if (dropped == 0 && !a->collector_lost) {
+		obuf_puts(s->o, "agent: no record lost\n");
+		return;
+	}
+	obuf_printf(s->o, "WARNING: %llu RECORDS WERE LOST (kernel %llu, ring %llu, ring resets %llu, undecodable %llu, "
+		    "table full %llu, no memory %llu): the figures above are incomplete\n",
+		    (unsigned long long)dropped, (unsigned long long)a->kernel_drops, (unsigned long long)a->ring_drops,
+		    (unsigned long long)a->ring_resets, (unsigned long long)a->decode_errors,
+		    (unsigned long long)a->table_full, (unsigned long long)a->no_memory);
+	if (a->collector_lost)
+		obuf_puts(s->o, "WARNING: THE COLLECTOR STOPPED WITHOUT ITS END RECORD: the trace may be cut short\n");
+}
+
+int report_summary(struct obuf *o, struct proctab *t, const struct report_input *in)
+{
+	struct summary s = { .o = o, .in = in };
+	struct members m;
+	int err = collect(t, &m);
+
+	if (err)
+		return err;
+	print_header(&s);
+	if (m.n) {
+		err = tree_build(&s.tr, &m, t);
+		s.stack = err ? NULL : malloc(2 * m.n * sizeof(*s.stack));
+		if (!err && s.stack)
+			print_tree(&s);
+		else
+			err = -ENOMEM;
+		free(s.stack);
+		tree_free(&s.tr);
+	} else {
+		obuf_puts(o, "(no process of the command was seen)\n");
+	}
+	print_totals(&s, &m);
+	free(m.v);
+	return err ? err : o->err;
+}

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer-processor as a whole, under its real sandbox: this test plays the
+ * collector (a real ring, handed over on a real socket) and tracer run (the
+ * report, summary, ready and control descriptors), and checks what the
+ * processor writes and how it ends. A processor that made a system call
+ * outside its seccomp allowlist would die of SIGSYS and fail these tests.
+ *
+ * As root the processor runs as nobody, as tracer run starts it; otherwise
+ * as the caller. Needs build/tracer-processor (make all): skips without it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "decode.h"
+#include "encode.h"
+#include "handover.h"
+#include "ring.h"
+
+#define NOBODY 65534
+#define ROOT_PID 4242
+#define WAIT_MS 20000
+
+static char processor_bin[PATH_MAX];
+
+struct harness {
+	char dir[64], sock[128];
+	struct ring_producer p;
+	bool producer_live;
+	int lfd, conn;
+	int report_fd, summary_fd, stderr_fd;
+	int ready_r, control_w;
+	pid_t pid;
+	uid_t consumer_uid;
+};
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static int find_processor(void)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *const rel[] = { "/../tracer-processor", "/../../tracer-processor" };
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	for (int i = 0; i < 2; i++) {
+		snprintf(processor_bin, sizeof(processor_bin), "%s%s", self, rel[i]);
+		if (access(processor_bin, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static char *read_all(int fd)
+{
+	struct stat st;
+	char *buf;
+	ssize_t n;
+
+	assert_int_equal(fstat(fd, &st), 0);
+	buf = calloc(1, (size_t)st.st_size + 1);
+	assert_non_null(buf);
+	n = pread(fd, buf, (size_t)st.st_size, 0);
+	assert_int_equal(n, st.st_size);
+	return buf;
+}
+
+static void dump_stderr(const struct harness *h)
+{
+	char *e = read_all(h->stderr_fd);
+
+	fprintf(stderr, "--- processor stderr ---\n%s------------------------\n", e);
+	free(e);
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Start the processor with the standard run-mode options plus extra ones (NULL-terminated). */
+static void harness_start(struct harness *h, bool run_mode, const char *const *extra)
+{
+	int ready[2], control[2];
+	char uid[16], root[16], start[24], rep[16], sum[16], rdy[16], ctl[16];
+	const char *argv[40];
+	size_t n = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->conn = -1;
+	snprintf(h->dir, sizeof(h->dir), "/tmp/tracer-proc-test-XXXXXX");
+	assert_non_null(mkdtemp(h->dir));
+	assert_int_equal(chmod(h->dir, 0755), 0); /* nobody must reach the socket */
+	snprintf(h->sock, sizeof(h->sock), "%s/c.sock", h->dir);
+	h->lfd = handover_listen(h->sock, 0666);
+	assert_true(h->lfd >= 0);
+	assert_int_equal(ring_producer_create(&h->p, 16, 99), 0);
+	h->producer_live = true;
+	h->report_fd = memfd_create("report", 0);
+	h->summary_fd = memfd_create("summary", 0);
+	h->stderr_fd = memfd_create("stderr", MFD_CLOEXEC);
+	assert_true(h->report_fd >= 0 && h->summary_fd >= 0 && h->stderr_fd >= 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(control, O_CLOEXEC), 0);
+	h->consumer_uid = geteuid() == 0 ? NOBODY : geteuid();
+	snprintf(uid, sizeof(uid), "%u", (unsigned)h->consumer_uid);
+	snprintf(root, sizeof(root), "%d", ROOT_PID);
+	snprintf(start, sizeof(start), "%llu", (unsigned long long)realtime_ns());
+	snprintf(rep, sizeof(rep), "%d", h->report_fd);
+	snprintf(sum, sizeof(sum), "%d", h->summary_fd);
+	snprintf(rdy, sizeof(rdy), "%d", ready[1]);
+	snprintf(ctl, sizeof(ctl), "%d", control[0]);
+	argv[n++] = processor_bin;
+	argv[n++] = "--socket";
+	argv[n++] = h->sock;
+	argv[n++] = "--producer-uid";
+	argv[n++] = geteuid() == 0 ? "0" : uid;
+	argv[n++] = "--user";
+	argv[n++] = uid;
+	argv[n++] = "--ready-fd";
+	argv[n++] = rdy;
+	if (run_mode) {
+		const char *const run[] = { "--root-pid", root, "--start-ns", start, "--report-fd", rep,
+					    "--summary-fd", sum, "--control-fd", ctl };
+
+		for (size_t i = 0; i < sizeof(run) / sizeof(run[0]); i++)
+			argv[n++] = run[i];
+	}
+	for (; extra && *extra; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	h->pid = fork();
+	assert_true(h->pid >= 0);
+	if (h->pid == 0) {
+		fcntl(ready[1], F_SETFD, 0);
+		fcntl(control[0], F_SETFD, 0);
+		dup2(h->stderr_fd, STDERR_FILENO);
+		execv(processor_bin, (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	close(ready[1]);
+	close(control[0]);
+	h->ready_r = ready[0];
+	h->control_w = control[1];
+}
+
+/* Accept the processor's connection, hand it the ring, wait for "ready". */
+static void harness_attach(struct harness *h)
+{
+	struct pollfd p = { .fd = h->lfd, .events = POLLIN };
+	char buf[8] = { 0 };
+
+	if (poll(&p, 1, WAIT_MS) != 1) {
+		dump_stderr(h);
+		fail_msg("the processor did not connect");
+	}
+	h->conn = accept4(h->lfd, NULL, NULL, SOCK_CLOEXEC);
+	assert_true(h->conn >= 0);
+	assert_int_equal(ring_handover_send(h->conn, &h->p, h->consumer_uid), 0);
+	p = (struct pollfd){ .fd = h->ready_r, .events = POLLIN };
+	if (poll(&p, 1, WAIT_MS) != 1 || read(h->ready_r, buf, sizeof(buf)) != 6 || strcmp(buf, "ready\n")) {
+		dump_stderr(h);
+		fail_msg("the processor did not say ready");
+	}
+}
+
+/* Write a record, waiting (up to WAIT_MS) for the processor to make room: this test loses nothing. */
+static void put(struct harness *h, unsigned type, const void *rec, size_t len)
+{
+	for (int waited = 0; !ring_has_room(&h->p, (uint32_t)len); waited++) {
+		if (waited >= WAIT_MS * 10) {
+			dump_stderr(h);
+			fail_msg("the processor stopped reading the ring");
+		}
+		ring_notify(&h->p);
+		usleep(100);
+	}
+	assert_int_equal(ring_write(&h->p, type, rec, (uint32_t)len), 0);
+	ring_notify(&h->p);
+}
+
+static void put_exec(struct harness *h, uint64_t ts, uint32_t tgid, uint32_t ppid, uint64_t start, const char *path,
+		     const char *const *args)
+{
+	_Alignas(8) unsigned char buf[DECODE_MAX_LEN];
+	size_t n = encode_exec(buf, sizeof(buf), ts, tgid, ppid, start, path, args);
+
+	assert_true(n > 0);
+	put(h, TR_EXEC, buf, n);
+}
+
+static void put_fork(struct harness *h, uint64_t ts, uint32_t parent, uint64_t pstart, uint32_t child)
+{
+	struct tr_fork f = encode_fork(ts, parent, pstart, child, ts);
+
+	put(h, TR_FORK, &f, sizeof(f));
+}
+
+static void put_exit(struct harness *h, uint64_t ts, uint32_t tgid, uint64_t start, uint32_t ppid, uint32_t raw)
+{
+	struct tr_exit x = encode_exit(ts, tgid, start, ppid, raw);
+
+	put(h, TR_EXIT, &x, sizeof(x));
+}
+
+static void put_end(struct harness *h)
+{
+	struct tr_end e = encode_end(ring_now_ns(), 1);
+
+	put(h, TR_END, &e, sizeof(e));
+}
+
+static void send_control(struct harness *h, const char *line)
+{
+	assert_int_equal(write(h->control_w, line, strlen(line)), (ssize_t)strlen(line));
+}
+
+/* Wait for the processor to end; returns its wait status. */
+static int harness_wait(struct harness *h)
+{
+	int status = 0;
+
+	for (int ms = 0; ms < WAIT_MS; ms += 5) {
+		pid_t w = waitpid(h->pid, &status, WNOHANG);
+
+		if (w == h->pid)
+			return status;
+		usleep(5000);
+	}
+	kill(h->pid, SIGKILL);
+	waitpid(h->pid, &status, 0);
+	dump_stderr(h);
+	fail_msg("the processor did not stop");
+	return status;
+}
+
+static void assert_exited_cleanly(struct harness *h, int status)
+{
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		dump_stderr(h);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+			fail_msg("the processor made a system call outside its seccomp allowlist (SIGSYS)");
+		fail_msg("the processor ended with status %#x", status);
+	}
+}
+
+static void harness_close_producer(struct harness *h)
+{
+	if (h->conn >= 0)
+		close(h->conn);
+	h->conn = -1;
+	if (h->producer_live)
+		ring_producer_destroy(&h->p);
+	h->producer_live = false;
+}
+
+static void harness_free(struct harness *h)
+{
+	harness_close_producer(h);
+	close(h->lfd);
+	close(h->report_fd);
+	close(h->summary_fd);
+	close(h->stderr_fd);
+	close(h->ready_r);
+	if (h->control_w >= 0)
+		close(h->control_w);
+	unlink(h->sock);
+	rmdir(h->dir);
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("missing: %s\nin: %.2000s", needle, hay);
+}
+
+/* The root (sh) runs samtools sort, which fails with 3, and many short `true`s. */
+static void play_a_run(struct harness *h, unsigned n_true)
+{
+	static const char *const a_sh[] = { "sh", "-c", "samtools sort x; true", NULL };
+	static const char *const a_sort[] = { "samtools", "sort", "x.bam", NULL };
+	static const char *const a_true[] = { "true", NULL };
+	struct tr_counters c = encode_counters(1, 0, 1); /* the kernel lost one exit record */
+
+	put_exec(h, 1100, ROOT_PID, 1, 1000, "/bin/sh", a_sh);
+	put_exec(h, 1150, 7777, 1, 1150, "/usr/sbin/cron", NULL); /* not ours */
+	put_fork(h, 1200, ROOT_PID, 1000, ROOT_PID + 1);
+	put_exec(h, 1210, ROOT_PID + 1, ROOT_PID, 1200, "/usr/bin/samtools", a_sort);
+	put_exit(h, 1300, ROOT_PID + 1, 1200, ROOT_PID, 3 << 8);
+	for (unsigned i = 0; i < n_true; i++) {
+		uint32_t pid = 10000 + i;
+		uint64_t t = 2000 + 10 * (uint64_t)i;
+
+		put_fork(h, t, ROOT_PID, 1000, pid);
+		put_exec(h, t + 1, pid, ROOT_PID, t, "/bin/true", a_true);
+		put_exit(h, t + 2, pid, t, ROOT_PID, 0);
+	}
+	put_exit(h, 900000, ROOT_PID, 1000, 1, 3 << 8);
+	put(h, TR_COUNTERS, &c, sizeof(c));
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void processor_reports_a_run_from_inside_its_sandbox(void **state)
+{
+	const char *const cmd[] = { "--", "sh", "-c", "samtools sort x; true", NULL };
+	struct harness h;
+	char *report, *summary;
+
+	(void)state;
+	harness_start(&h, true, cmd);
+	harness_attach(&h);
+	play_a_run(&h, 600); /* enough processes for large allocations and sorting */
+	put_end(&h);
+	send_control(&h, "end 3 1800000000000000000\n");
+	assert_exited_cleanly(&h, harness_wait(&h));
+	report = read_all(h.report_fd);
+	summary = read_all(h.summary_fd);
+	assert_contains(report, "{\"schema\":\"tracer.run.v1\",\"command\":[\"sh\",\"-c\",\"samtools sort x; true\"],"
+				"\"exit_code\":3,");
+	assert_contains(report, "\"end_ns\":1800000000000000000,\"agent\":{\"dropped\":1,\"kernel_drops\":1,");
+	assert_contains(report, "\"end_record\":true,\"collector_lost\":false,\"control_end\":true,\"interrupted\":false");
+	assert_contains(report, "\"pid\":4243,\"ppid\":4242,");
+	assert_contains(report, "\"tool\":\"samtools sort\",\"step\":null,\"exit_code\":3,");
+	assert_contains(report, "{\"kind\":\"failed\",\"pid\":4243,\"step\":null,\"tool\":\"samtools sort\",\"exit_code\":3}");
+	assert_contains(report, "\"pid\":10599,");
+	assert_true(strstr(report, "cron") == NULL);
+	assert_contains(summary, "FAILED exit 3");
+	assert_contains(summary, "... 598 more `true` (exit 0)");
+	assert_contains(summary, "WARNING: 1 RECORDS WERE LOST");
+	free(report);
+	free(summary);
+	harness_free(&h);
+}
+
+static void processor_runs_unprivileged_under_seccomp(void **state)
+{
+	struct harness h;
+	char path[64], *status;
+	int fd;
+
+	(void)state;
+	harness_start(&h, true, NULL);
+	harness_attach(&h);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)h.pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	{
+		char buf[8192] = { 0 };
+		char want[64];
+
+		assert_true(read(fd, buf, sizeof(buf) - 1) > 0);
+		status = buf;
+		snprintf(want, sizeof(want), "Uid:\t%u\t%u\t%u", (unsigned)h.consumer_uid, (unsigned)h.consumer_uid,
+			 (unsigned)h.consumer_uid);
+		assert_contains(status, want);
+		assert_contains(status, "CapEff:\t0000000000000000");
+		assert_contains(status, "CapPrm:\t0000000000000000");
+		assert_contains(status, "NoNewPrivs:\t1");
+		assert_contains(status, "Seccomp:\t2");
+	}
+	close(fd);
+	put_end(&h);
+	send_control(&h, "end 0 1\n");
+	assert_exited_cleanly(&h, harness_wait(&h));
+	harness_free(&h);
+}
+
+static void processor_notes_a_collector_that_went_away(void **state)
+{
+	struct harness h;
+	char *report;
+
+	(void)state;
+	harness_start(&h, true, NULL);
+	harness_attach(&h);
+	play_a_run(&h, 3);
+	harness_close_producer(&h); /* no end record: the collector died */
+	usleep(200000);
+	send_control(&h, "end 3 5\n");
+	assert_exited_cleanly(&h, harness_wait(&h));
+	report = read_all(h.report_fd);
+	assert_contains(report, "\"end_record\":false,\"collector_lost\":true,\"control_end\":true");
+	assert_contains(report, "\"pid\":10002,"); /* everything published before it died is there */
+	free(report);
+	harness_free(&h);
+}
+
+static void processor_writes_what_it_has_on_sigterm(void **state)
+{
+	struct harness h;
+	char *report, *summary;
+
+	(void)state;
+	harness_start(&h, true, NULL);
+	harness_attach(&h);
+	play_a_run(&h, 2);
+	usleep(200000);
+	assert_int_equal(kill(h.pid, SIGTERM), 0);
+	assert_exited_cleanly(&h, harness_wait(&h));
+	report = read_all(h.report_fd);
+	summary = read_all(h.summary_fd);
+	assert_contains(report, "\"exit_code\":null,");
+	assert_contains(report, "\"end_ns\":null,");
+	assert_contains(report, "\"interrupted\":true");
+	assert_contains(report, "\"pid\":10001,");
+	assert_contains(summary, "FAILED exit 3");
+	free(report);
+	free(summary);
+	harness_free(&h);
+}
+
+static void processor_ignores_a_malformed_control_line(void **state)
+{
+	struct harness h;
+	char *report, *err;
+
+	(void)state;
+	harness_start(&h, true, NULL);
+	harness_attach(&h);
+	send_control(&h, "end 300 12\n"); /* status out of range */
+	put_end(&h);
+	assert_exited_cleanly(&h, harness_wait(&h));
+	report = read_all(h.report_fd);
+	err = read_all(h.stderr_fd);
+	assert_contains(report, "\"exit_code\":null,");
+	assert_contains(report, "\"control_end\":false");
+	assert_contains(err, "<3>unexpected input on the control fd");
+	free(report);
+	free(err);
+	harness_free(&h);
+}
+
+static void processor_counts_hostile_records_and_carries_on(void **state)
+{
+	struct harness h;
+	unsigned char junk[600];
+	const unsigned types[] = { TR_EXEC, TR_FORK, TR_EXIT, TR_OOM, TR_COUNTERS, TR_END };
+	uint64_t x = 88172645463325252ULL;
+	char *report;
+
+	(void)state;
+	harness_start(&h, true, NULL);
+	harness_attach(&h);
+	for (int i = 0; i < 300; i++) {
+		uint32_t len;
+
+		for (size_t k = 0; k < sizeof(junk); k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			junk[k] = (unsigned char)x;
+		}
+		len = (uint32_t)(x % sizeof(junk));
+		/* Never a valid version: every one of them must be refused. */
+		junk[2] = 0xee;
+		put(&h, types[i % 6], junk, len);
+	}
+	play_a_run(&h, 1);
+	put_end(&h);
+	send_control(&h, "end 3 9\n");
+	assert_exited_cleanly(&h, harness_wait(&h));
+	report = read_all(h.report_fd);
+	assert_contains(report, "\"decode_errors\":300,");
+	assert_contains(report, "\"pid\":4243,");
+	free(report);
+	harness_free(&h);
+}
+
+static void processor_without_a_root_logs_each_finished_process(void **state)
+{
+	struct harness h;
+	char *err;
+
+	(void)state;
+	harness_start(&h, false, NULL);
+	harness_attach(&h);
+	play_a_run(&h, 1);
+	put_end(&h);
+	assert_exited_cleanly(&h, harness_wait(&h));
+	err = read_all(h.stderr_fd);
+	assert_contains(err, "<7>exit pid=4243 ppid=4242 tool=samtools sort status=3 signal=0");
+	assert_contains(err, "<7>exit pid=10000 ppid=4242 tool=true status=0");
+	assert_contains(err, "daemon mode");
+	free(err);
+	harness_free(&h);
+}
+
+static void processor_refuses_bad_options(void **state)
+{
+	const char *const cases[][6] = {
+		{ "--root-pid", "5", NULL },                         /* no socket, no report fd */
+		{ "--socket", "/x", "--root-pid", "5", NULL },       /* no report fd */
+		{ "--socket", "/x", "--report-fd", "9", NULL },      /* a report without a root */
+		{ "--socket", "/x", "--max-processes", "0", NULL },
+		{ "--socket", "/x", "--root-pid", "-1", "--report-fd" },
+		{ "--socket", "/x", "--ready-fd", "+3", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[8] = { processor_bin };
+		int status;
+		pid_t pid;
+
+		for (size_t k = 0; k < 6 && cases[i][k]; k++)
+			argv[k + 1] = cases[i][k];
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, STDERR_FILENO);
+			execv(processor_bin, (char *const *)(uintptr_t)argv);
+			_exit(127);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
+			fail_msg("case %zu: status %#x, want exit 2", i, status);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(processor_reports_a_run_from_inside_its_sandbox),
+		cmocka_unit_test(processor_runs_unprivileged_under_seccomp),
+		cmocka_unit_test(processor_notes_a_collector_that_went_away),
+		cmocka_unit_test(processor_writes_what_it_has_on_sigterm),
+		cmocka_unit_test(processor_ignores_a_malformed_control_line),
+		cmocka_unit_test(processor_counts_hostile_records_and_carries_on),
+		cmocka_unit_test(processor_without_a_root_logs_each_finished_process),
+		cmocka_unit_test(processor_refuses_bad_options),
+	};
+
+	if (find_processor()) {
+		fprintf(stderr, "skipped: no tracer-processor next to the test binaries: run 'make all' first\n");
+		return 77;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

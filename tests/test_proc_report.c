@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The run report and the summary, from a small synthetic process table:
+ * valid JSON, exactly the DESIGN.md fields in order, null for what is not
+ * measured, the root's tree only, signals for failures, kills and OOM
+ * kills, every loss counted in "dropped"; a summary that marks failures,
+ * collapses repeated siblings, stays bounded and cannot drive a terminal.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "decode.h"
+#include "encode.h"
+#include "proctab.h"
+#include "report.h"
+
+#define ROOT 100
+#define T0 1000ULL                      /* monotonic ns of the root's start */
+#define REAL 1700000000000000000ULL     /* realtime offset */
+
+static struct decoded dec;
+
+/* ---- a tiny JSON validator (RFC 8259 grammar, UTF-8 well-formedness) ---- */
+
+struct jp {
+	const char *s;
+	size_t n, i;
+	int depth;
+};
+
+static bool jvalue(struct jp *p);
+
+static void jws(struct jp *p)
+{
+	while (p->i < p->n && strchr(" \t\r\n", p->s[p->i]) && p->s[p->i])
+		p->i++;
+}
+
+static bool jlit(struct jp *p, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (p->n - p->i < n || memcmp(p->s + p->i, lit, n))
+		return false;
+	p->i += n;
+	return true;
+}
+
+static bool jstring(struct jp *p)
+{
+	if (p->i >= p->n || p->s[p->i] != '"')
+		return false;
+	for (p->i++; p->i < p->n;) {
+		unsigned char c = (unsigned char)p->s[p->i];
+		int more;
+
+		if (c == '"') {
+			p->i++;
+			return true;
+		}
+		if (c < 0x20)
+			return false;
+		if (c == '\\') {
+			if (++p->i >= p->n)
+				return false;
+			c = (unsigned char)p->s[p->i++];
+			if (c == 'u') {
+				for (int k = 0; k < 4; k++, p->i++)
+					if (p->i >= p->n || !strchr("0123456789abcdefABCDEF", p->s[p->i]) || !p->s[p->i])
+						return false;
+			} else if (!c || !strchr("\"\\/bfnrt", c)) {
+				return false;
+			}
+			continue;
+		}
+		more = c < 0x80 ? 0 : c >= 0xf0 && c <= 0xf4 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 && c < 0xe0 ? 1 : -1;
+		if (more < 0)
+			return false;
+		p->i++;
+		for (int k = 0; k < more; k++, p->i++)
+			if (p->i >= p->n || ((unsigned char)p->s[p->i] & 0xc0) != 0x80)
+				return false;
+	}
+	return false;
+}
+
+static bool jnumber(struct jp *p)
+{
+	size_t start = p->i;
+
+	if (p->i < p->n && p->s[p->i] == '-')
+		p->i++;
+	if (p->i >= p->n || p->s[p->i] < '0' || p->s[p->i] > '9')
+		return false;
+	if (p->s[p->i] == '0')
+		p->i++;
+	else
+		while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+			p->i++;
+	return p->i > start;
+}
+
+static bool jcontainer(struct jp *p, char open, char close, bool object)
+{
+	if (p->s[p->i] != open || ++p->depth > 64)
+		return false;
+	p->i++;
+	jws(p);
+	if (p->i < p->n && p->s[p->i] == close) {
+		p->i++;
+		p->depth--;
+		return true;
+	}
+	for (;;) {
+		jws(p);
+		if (object) {
+			if (!jstring(p))
+				return false;
+			jws(p);
+			if (p->i >= p->n || p->s[p->i++] != ':')
+				return false;
+		}
+		if (!jvalue(p))
+			return false;
+		jws(p);
+		if (p->i >= p->n)
+			return false;
+		if (p->s[p->i] == ',') {
+			p->i++;
+			continue;
+		}
+		if (p->s[p->i++] != close)
+			return false;
+		p->depth--;
+		return true;
+	}
+}
+
+static bool jvalue(struct jp *p)
+{
+	jws(p);
+	if (p->i >= p->n)
+		return false;
+	switch (p->s[p->i]) {
+	case '{': return jcontainer(p, '{', '}', true);
+	case '[': return jcontainer(p, '[', ']', false);
+	case '"': return jstring(p);
+	case 't': return jlit(p, "true");
+	case 'f': return jlit(p, "false");
+	case 'n': return jlit(p, "null");
+	default: return jnumber(p);
+	}
+}
+
+static void assert_valid_json(const char *s, size_t n)
+{
+	struct jp p = { .s = s, .n = n };
+
+	if (!jvalue(&p))
+		fail_msg("invalid JSON near byte %zu: ...%.60s", p.i, s + (p.i > 20 ? p.i - 20 : 0));
+	jws(&p);
+	if (p.i != n)
+		fail_msg("trailing bytes after the JSON value at %zu", p.i);
+}
+
+static void validator_refuses_broken_json(void **state)
+{
+	const char *bad[] = { "{", "{\"a\":}", "[1,]", "\"\x01\"", "\"\xff\"", "{\"a\":1}}", "tru", "[01x]", "\"\\q\"" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct jp p = { .s = bad[i], .n = strlen(bad[i]) };
+		bool ok = jvalue(&p);
+
+		jws(&p);
+		assert_false(ok && p.i == p.n);
+	}
+}
+
+/* ---- building the table ---------------------------------------------- */
+
+static struct proctab *table(uint32_t max)
+{
+	struct proctab *t = malloc(sizeof(*t));
+
+	assert_non_null(t);
+	assert_int_equal(proctab_init(t, max, ROOT, 1), 0);
+	return t;
+}
+
+static void table_free(struct proctab *t)
+{
+	proctab_free(t);
+	free(t);
+}
+
+static void do_exec(struct proctab *t, uint64_t ts, uint32_t tgid, uint32_t ppid, uint64_t start, const char *path,
+		    const char *const *args)
+{
+	_Alignas(8) unsigned char buf[DECODE_MAX_LEN];
+	size_t n = encode_exec(buf, sizeof(buf), ts, tgid, ppid, start, path, args);
+
+	assert_true(n > 0);
+	assert_int_equal(decode_record(&dec, TR_EXEC, buf, (uint32_t)n), 0);
+	assert_int_equal(proctab_exec(t, &dec.u.exec, ts, NULL), 0);
+}
+
+static void do_fork(struct proctab *t, uint64_t ts, uint32_t parent, uint64_t pstart, uint32_t child)
+{
+	struct tr_fork f = encode_fork(ts, parent, pstart, child, ts);
+
+	assert_int_equal(proctab_fork(t, &f, ts), 0);
+}
+
+static void do_exit(struct proctab *t, uint64_t ts, uint32_t tgid, uint64_t start, uint32_t ppid, uint32_t raw)
+{
+	struct tr_exit x = encode_exit(ts, tgid, start, ppid, raw);
+
+	assert_int_equal(proctab_exit(t, &x, ts, NULL), 0);
+}
+
+static const char *const CMD[] = { "bash", "run.sh" };
+
+/*
+ *   100 bash run.sh            exit 0
+ *   ├── 101 samtools sort      exit 3
+ *   │   └── 104 (fork of 101)  orphaned to a subreaper (99), exit 0
+ *   ├── 102 (fork, no exec)    SIGSEGV, core
+ *   ├── 103 python3 hog.py     OOM-killed
+ *   ├── 105 sleep              never exits
+ *   └── 106 weird argv         exit 0
+ *   300 cron                   not in the tree
+ */
+static struct proctab *sample_table(void)
+{
+	static const char *const a_root[] = { "bash", "run.sh", NULL };
+	static const char *const a_sort[] = { "samtools", "sort", "in.bam", NULL };
+	static const char *const a_hog[] = { "python3", "hog.py", NULL };
+	static const char *const a_sleep[] = { "sleep", "1000", NULL };
+	static const char *const a_weird[] = { "echo", "q\"uote", "ctl\x1b[31m\x01", "bad\xff\xfe", NULL };
+	struct proctab *t = table(64);
+	struct tr_oom oom = encode_oom(5000, 103, 4096, 8192);
+
+	do_exec(t, 1100, ROOT, 99, T0, "/bin/bash", a_root);
+	do_fork(t, 1200, ROOT, T0, 101);
+	do_exec(t, 1210, 101, ROOT, 1200, "/usr/bin/samtools", a_sort);
+	do_fork(t, 1300, 101, 1200, 104);
+	do_exit(t, 2000, 101, 1200, ROOT, 3 << 8);
+	do_exit(t, 2500, 104, 1300, 99, 0);
+	do_fork(t, 1400, ROOT, T0, 102);
+	do_exit(t, 3000, 102, 1400, ROOT, 11 | 0x80);
+	do_fork(t, 1500, ROOT, T0, 103);
+	do_exec(t, 1510, 103, ROOT, 1500, "/usr/bin/python3", a_hog);
+	assert_int_equal(proctab_oom(t, &oom, 5000), 0);
+	do_exit(t, 5001, 103, 1500, ROOT, 9);
+	do_fork(t, 1600, ROOT, T0, 105);
+	do_exec(t, 1610, 105, ROOT, 1600, "/bin/sleep", a_sleep);
+	do_fork(t, 1700, ROOT, T0, 106);
+	do_exec(t, 1710, 106, ROOT, 1700, "/bin/echo", a_weird);
+	do_exit(t, 1800, 106, 1700, ROOT, 0);
+	do_exec(t, 1250, 300, 1, 1250, "/usr/sbin/cron", NULL);
+	do_exit(t, 9000, ROOT, T0, 99, 0);
+	return t;
+}
+
+static struct report_input sample_input(void)
+{
+	struct report_input in = {
+		.command = CMD,
+		.ncommand = 2,
+		.exit_known = true,
+		.exit_code = 0,
+		.start_ns = REAL + 900,
+		.end_known = true,
+		.end_ns = REAL + 9500,
+		.mono_to_real_ns = REAL,
+	};
+
+	in.agent.max_processes = 64;
+	in.agent.end_record = true;
+	in.agent.control_end = true;
+	return in;
+}
+
+/* The report of t as a NUL-terminated string (caller frees), checked to be valid JSON. */
+static char *json_of(struct proctab *t, const struct report_input *in)
+{
+	struct obuf o;
+
+	obuf_init_mem(&o, 64 << 20);
+	assert_int_equal(report_json(&o, t, in), 0);
+	assert_valid_json(o.buf, o.len);
+	obuf_putc(&o, 0);
+	return o.buf;
+}
+
+static char *summary_of(struct proctab *t, const struct report_input *in)
+{
+	struct obuf o;
+
+	obuf_init_mem(&o, 64 << 20);
+	assert_int_equal(report_summary(&o, t, in), 0);
+	obuf_putc(&o, 0);
+	return o.buf;
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("missing: %s", needle);
+}
+
+static void assert_lacks(const char *hay, const char *needle)
+{
+	if (strstr(hay, needle))
+		fail_msg("unexpected: %s", needle);
+}
+
+/* ---- the JSON report ------------------------------------------------- */
+
+static void report_is_valid_json_with_the_run_fields(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_true(!strncmp(j, "{\"schema\":\"tracer.run.v1\",\"command\":[\"bash\",\"run.sh\"],\"exit_code\":0,"
+			     "\"start_ns\":1700000000000000900,\"end_ns\":1700000000000009500,\"agent\":{\"dropped\":0,",
+			     strlen("{\"schema\":\"tracer.run.v1\",\"command\":[\"bash\",\"run.sh\"],\"exit_code\":0,"
+				    "\"start_ns\":1700000000000000900,\"end_ns\":1700000000000009500,\"agent\":{\"dropped\":0,")));
+	assert_contains(j, "\"steps\":[]");
+	assert_int_equal(j[strlen(j) - 1], '\n');
+	free(j);
+	table_free(t);
+}
+
+static void report_lists_the_roots_tree_only(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	for (int pid = 100; pid <= 106; pid++) {
+		char frag[32];
+
+		snprintf(frag, sizeof(frag), "{\"pid\":%d,", pid);
+		assert_contains(j, frag);
+	}
+	assert_lacks(j, "\"pid\":300");
+	assert_lacks(j, "cron");
+	free(j);
+	table_free(t);
+}
+
+static void process_has_the_design_fields_in_order_then_extras(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_contains(j, "{\"pid\":101,\"ppid\":100,\"start_ns\":1700000000000001200,\"end_ns\":1700000000000002000,"
+			   "\"exe\":\"/usr/bin/samtools\",\"argv\":[\"samtools\",\"sort\",\"in.bam\"],\"cwd\":null,"
+			   "\"tool\":\"samtools sort\",\"step\":null,\"exit_code\":3,\"signal\":0,\"core_dumped\":false,"
+			   "\"oom_killed\":false,\"cpu_user_ns\":3000000,\"cpu_sys_ns\":1000000,"
+			   "\"peak_rss_bytes\":1048576,\"read_bytes\":4096,\"write_bytes\":8192,\"rchar\":100,"
+			   "\"wchar\":200,\"net_tx_bytes\":null,\"net_rx_bytes\":null,\"container_id\":null,"
+			   "\"cgroup\":null,\"files\":null,\"cgroup_id\":7,");
+	assert_contains(j, "\"ppid_source\":\"fork\",\"exe_inherited\":false,");
+	assert_contains(j, "\"cpu_ns\":4000000,\"cancelled_write_bytes\":0,");
+	assert_contains(j, "\"voluntary_ctxt_switches\":0,\"involuntary_ctxt_switches\":0,\"minor_faults\":0,"
+			   "\"major_faults\":0,\"run_delay_ns\":0,\"threads\":1");
+	free(j);
+	table_free(t);
+}
+
+static void every_process_carries_every_design_field(void **state)
+{
+	static const char *const keys[] = { "pid", "ppid", "start_ns", "end_ns", "exe", "argv", "cwd", "tool",
+					    "step", "exit_code", "signal", "core_dumped", "oom_killed",
+					    "cpu_user_ns", "cpu_sys_ns", "peak_rss_bytes", "read_bytes",
+					    "write_bytes", "rchar", "wchar", "net_tx_bytes", "net_rx_bytes",
+					    "container_id", "cgroup", "files" };
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in), *procs = strstr(j, "\"processes\":["), *end = strstr(j, "\"steps\":");
+	int seen = 0;
+
+	(void)state;
+	for (char *p = strstr(procs, "{\"pid\":"); p && p < end; p = strstr(p + 1, "{\"pid\":")) {
+		char *next = strstr(p + 1, "{\"pid\":"), *at = p;
+
+		if (!next || next > end)
+			next = end;
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			char quoted[40], *hit;
+
+			snprintf(quoted, sizeof(quoted), "\"%s\":", keys[k]);
+			hit = strstr(at, quoted);
+			if (!hit || hit > next)
+				fail_msg("process #%d: %s missing or out of order", seen, keys[k]);
+			else
+				at = hit;
+		}
+		seen++;
+	}
+	assert_int_equal(seen, 7);
+	free(j);
+	table_free(t);
+}
+
+static void unmeasured_fields_are_null_never_zero(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	/* 105 never exited: nothing of its exit is known */
+	assert_contains(j, "{\"pid\":105,\"ppid\":100,\"start_ns\":1700000000000001600,\"end_ns\":null,"
+			   "\"exe\":\"/bin/sleep\",\"argv\":[\"sleep\",\"1000\"],\"cwd\":null,\"tool\":\"sleep\","
+			   "\"step\":null,\"exit_code\":null,\"signal\":null,\"core_dumped\":null,\"oom_killed\":false,"
+			   "\"cpu_user_ns\":null,\"cpu_sys_ns\":null,\"peak_rss_bytes\":null,\"read_bytes\":null,"
+			   "\"write_bytes\":null,\"rchar\":null,\"wchar\":null,");
+	assert_lacks(j, "\"net_tx_bytes\":0");
+	assert_lacks(j, "\"files\":[");
+	assert_lacks(j, "\"cwd\":\"");
+	free(j);
+	table_free(t);
+}
+
+static void io_fields_are_null_when_the_kernel_has_no_io_accounting(void **state)
+{
+	struct proctab *t = table(8);
+	struct report_input in = sample_input();
+	struct tr_exit x = encode_exit(2000, ROOT, T0, 1, 0);
+	char *j;
+
+	(void)state;
+	x.flags = TR_EXIT_NO_IO_ACCOUNTING | TR_EXIT_NO_SCHED_INFO;
+	assert_int_equal(proctab_exit(t, &x, 2000, NULL), 0);
+	j = json_of(t, &in);
+	assert_contains(j, "\"read_bytes\":null,\"write_bytes\":null,\"rchar\":null,\"wchar\":null,");
+	assert_contains(j, "\"run_delay_ns\":null");
+	assert_contains(j, "\"peak_rss_bytes\":1048576,"); /* the rest is still measured */
+	free(j);
+	table_free(t);
+}
+
+static void argv_dropped_by_the_image_budget_is_null_and_flagged(void **state)
+{
+	static const char *const a[] = { "samtools", "sort", "in.bam", NULL };
+	struct proctab *t = table(8);
+	struct report_input in = sample_input();
+	char *j;
+
+	(void)state;
+	t->image_budget = 0;
+	do_exec(t, 1100, ROOT, 99, T0, "/usr/bin/samtools", a);
+	in.agent.argv_dropped = t->st.argv_dropped;
+	j = json_of(t, &in);
+	assert_contains(j, "\"exe\":\"/usr/bin/samtools\",\"argv\":null,\"cwd\":null,\"tool\":\"samtools sort\",");
+	assert_contains(j, "\"argv_truncated\":true");
+	assert_contains(j, "\"argv_dropped\":1");
+	free(j);
+	table_free(t);
+}
+
+static void killed_process_has_no_exit_code_but_its_signal(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_contains(j, "\"exit_code\":null,\"signal\":11,\"core_dumped\":true,\"oom_killed\":false,");
+	assert_contains(j, "\"exit_code\":null,\"signal\":9,\"core_dumped\":false,\"oom_killed\":true,");
+	free(j);
+	table_free(t);
+}
+
+static void forked_child_without_exec_reports_its_parents_image_as_inherited(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_contains(j, "{\"pid\":102,\"ppid\":100,\"start_ns\":1700000000000001400,\"end_ns\":1700000000000003000,"
+			   "\"exe\":\"/bin/bash\",\"argv\":[\"bash\",\"run.sh\"],\"cwd\":null,\"tool\":\"run.sh\",");
+	assert_contains(j, "\"ppid_source\":\"fork\",\"exe_inherited\":true,");
+	free(j);
+	table_free(t);
+}
+
+static void orphan_is_reported_under_its_original_parent(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_contains(j, "{\"pid\":104,\"ppid\":101,");
+	free(j);
+	table_free(t);
+}
+
+static void hostile_argv_bytes_are_escaped_in_the_report(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_contains(j, "\"argv\":[\"echo\",\"q\\\"uote\",\"ctl\\u001b[31m\\u0001\",\"bad\xef\xbf\xbd\xef\xbf\xbd\"]");
+	free(j);
+	table_free(t);
+}
+
+static void signals_list_failures_kills_and_oom_kills(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in);
+
+	(void)state;
+	assert_contains(j, "\"signals\":[{\"kind\":\"failed\",\"pid\":101,\"step\":null,\"tool\":\"samtools sort\","
+			   "\"exit_code\":3},{\"kind\":\"killed\",\"pid\":102,\"step\":null,\"tool\":\"run.sh\","
+			   "\"signal\":11,\"core_dumped\":true},{\"kind\":\"oom_kill\",\"pid\":103,\"step\":null,"
+			   "\"tool\":\"hog.py\",\"anon_rss_kb\":4096,\"total_vm_kb\":8192,\"file_rss_kb\":0,"
+			   "\"shmem_rss_kb\":0}]}");
+	free(j);
+	table_free(t);
+}
+
+static void run_without_an_end_line_has_null_exit_code_and_end(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j;
+
+	(void)state;
+	in.exit_known = in.end_known = false;
+	in.agent.interrupted = true;
+	j = json_of(t, &in);
+	assert_contains(j, "\"exit_code\":null,\"start_ns\":1700000000000000900,\"end_ns\":null,");
+	assert_contains(j, "\"interrupted\":true");
+	free(j);
+	table_free(t);
+}
+
+static void empty_table_gives_an_empty_valid_report(void **state)
+{
+	struct proctab *t = table(4);
+	struct report_input in = sample_input();
+	char *j = json_of(t, &in), *s;
+
+	(void)state;
+	assert_contains(j, "\"processes\":[],\"steps\":[],\"signals\":[]}");
+	s = summary_of(t, &in);
+	assert_contains(s, "no process of the command was seen");
+	free(s);
+	free(j);
+	table_free(t);
+}
+
+/* ---- losses ------------------------------------------------------------ */
+
+static void dropped_counts_every_cause(void **state)
+{
+	struct report_agent a = { .kernel_drops = 1, .ring_drops = 20, .ring_resets = 300, .decode_errors = 4000,
+				  .table_full = 50000, .no_memory = 600000 };
+
+	(void)state;
+	assert_int_equal(report_dropped(&a), 654321);
+	a.kernel_drops = UINT64_MAX - 5;
+	assert_int_equal(report_dropped(&a), UINT64_MAX); /* saturates, never wraps to a small number */
+}
+
+static void agent_breaks_dropped_down_by_cause(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *j;
+
+	(void)state;
+	in.agent.kernel_drops = 2;
+	in.agent.ring_drops = 3;
+	in.agent.decode_errors = 1;
+	in.agent.decode_by_error[DECODE_ERR_LENGTH] = 1;
+	j = json_of(t, &in);
+	assert_contains(j, "\"agent\":{\"dropped\":6,\"kernel_drops\":2,\"ring_drops\":3,\"ring_resets\":0,"
+			   "\"ring_bytes_discarded\":0,\"decode_errors\":1,\"decode_errors_by_reason\":{\"type\":0,"
+			   "\"length\":1,");
+	free(j);
+	table_free(t);
+}
+
+/* ---- the summary ---------------------------------------------------- */
+
+static void summary_marks_failures_kills_and_oom(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *s = summary_of(t, &in);
+
+	(void)state;
+	assert_contains(s, "tracer: bash run.sh -- exit 0 after");
+	assert_contains(s, "FAILED exit 3");
+	assert_contains(s, "KILLED SIGSEGV (core)");
+	assert_contains(s, "OOM-KILLED");
+	assert_contains(s, "running");
+	assert_contains(s, "\n100      run.sh");
+	assert_contains(s, "\n  101      samtools sort");
+	assert_contains(s, "\n    104      samtools sort"); /* grandchild, inherited image */
+	assert_contains(s, "totals: 7 processes (1 failed, 1 killed, 1 OOM-killed, 1 without an exit record)");
+	assert_contains(s, "agent: no record lost");
+	assert_lacks(s, "cron");
+	free(s);
+	table_free(t);
+}
+
+static void summary_warns_loudly_about_lost_records(void **state)
+{
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	char *s;
+
+	(void)state;
+	in.agent.kernel_drops = 5;
+	in.agent.collector_lost = true;
+	s = summary_of(t, &in);
+	assert_contains(s, "WARNING: 5 RECORDS WERE LOST (kernel 5,");
+	assert_contains(s, "WARNING: THE COLLECTOR STOPPED WITHOUT ITS END RECORD");
+	free(s);
+	table_free(t);
+}
+
+static void summary_cannot_drive_the_terminal(void **state)
+{
+	struct proctab *t = table(8);
+	struct report_input in = sample_input();
+	static const char *const evil[] = { "\x1b]0;pwned\x07", NULL };
+	static const char *const cmd[] = { "x\x1b[2J", "\xc2\x9b" "31m" };
+	char *s;
+
+	(void)state;
+	do_exec(t, 1100, ROOT, 99, T0, "/bin/\x1b[31mevil", evil);
+	in.command = cmd;
+	s = summary_of(t, &in);
+	assert_lacks(s, "\x1b");
+	assert_lacks(s, "\x07");
+	assert_lacks(s, "\xc2\x9b"); /* C1 CSI */
+	assert_contains(s, "x?[2J");
+	free(s);
+	table_free(t);
+}
+
+static void summary_collapses_repeated_siblings(void **state)
+{
+	static const char *const a_true[] = { "true", NULL };
+	static const char *const a_false[] = { "false", NULL };
+	struct proctab *t = table(256);
+	struct report_input in = sample_input();
+	char *s;
+	uint32_t pid = 200;
+
+	(void)state;
+	do_exec(t, 1100, ROOT, 99, T0, "/bin/sh", NULL);
+	for (int i = 0; i < 100; i++, pid++) {
+		do_fork(t, 2000 + pid, ROOT, T0, pid);
+		do_exec(t, 2000 + pid, pid, ROOT, 2000 + pid, "/bin/true", a_true);
+		do_exit(t, 3000 + pid, pid, 2000 + pid, ROOT, 0);
+	}
+	for (int i = 0; i < 3; i++, pid++) {
+		do_fork(t, 2000 + pid, ROOT, T0, pid);
+		do_exec(t, 2000 + pid, pid, ROOT, 2000 + pid, "/bin/false", a_false);
+		do_exit(t, 3000 + pid, pid, 2000 + pid, ROOT, 1 << 8);
+	}
+	s = summary_of(t, &in);
+	assert_contains(s, "\n  200      true");
+	assert_contains(s, "\n  201      true");
+	assert_lacks(s, "\n  202      true");
+	assert_contains(s, "\n  ... 98 more `true` (exit 0)\n");
+	/* Three failures of one kind are few enough to show each. */
+	assert_contains(s, "\n  300      false");
+	assert_contains(s, "\n  302      false");
+	free(s);
+	table_free(t);
+}
+
+static void summary_of_a_huge_tree_stays_bounded(void **state)
+{
+	struct proctab *t = table(6000);
+	struct report_input in = sample_input();
+	char *s, *j;
+	size_t lines = 0;
+
+	(void)state;
+	do_exec(t, 1100, ROOT, 99, T0, "/bin/sh", NULL);
+	/* A chain 5000 deep: no collapsing possible, every level differs. */
+	for (uint32_t i = 0; i < 5000; i++)
+		do_fork(t, 2000 + i, i ? 1000 + i - 1 : ROOT, i ? 2000 + i - 1 : T0, 1000 + i);
+	s = summary_of(t, &in);
+	for (char *p = s; *p; p++)
+		lines += *p == '\n';
+	assert_true(lines <= SUMMARY_MAX_LINES + 6);
+	assert_contains(s, "the summary stops here: 5001 processes in all");
+	j = json_of(t, &in);
+	assert_contains(j, "{\"pid\":5999,");
+	free(j);
+	free(s);
+	table_free(t);
+}
+
+/* ---- formatting helpers ------------------------------------------------ */
+
+static void durations_bytes_and_signals_read_naturally(void **state)
+{
+	char b[32];
+
+	(void)state;
+	report_format_duration(999, b, sizeof(b));
+	assert_string_equal(b, "0us");
+	report_format_duration(1500000, b, sizeof(b));
+	assert_string_equal(b, "1ms");
+	report_format_duration(3210000000ULL, b, sizeof(b));
+	assert_string_equal(b, "3.21s");
+	report_format_duration(62 * 1000000000ULL, b, sizeof(b));
+	assert_string_equal(b, "1m02s");
+	report_format_duration(7322 * 1000000000ULL, b, sizeof(b));
+	assert_string_equal(b, "2h02m");
+	report_format_bytes(512, b, sizeof(b));
+	assert_string_equal(b, "512B");
+	report_format_bytes(1536, b, sizeof(b));
+	assert_string_equal(b, "1.4KiB"); /* tenths truncated */
+	report_format_bytes(3ULL << 30, b, sizeof(b));
+	assert_string_equal(b, "3.0GiB");
+	report_format_bytes(UINT64_MAX, b, sizeof(b));
+	assert_string_equal(b, "15.9EiB");
+	assert_string_equal(report_signal_name(11, b, sizeof(b)), "SIGSEGV");
+	assert_string_equal(report_signal_name(9, b, sizeof(b)), "SIGKILL");
+	assert_string_equal(report_signal_name(35, b, sizeof(b)), "SIGRTMIN+1");
+	assert_string_equal(report_signal_name(0, b, sizeof(b)), "signal 0");
+	assert_string_equal(report_signal_name(127, b, sizeof(b)), "signal 127");
+}
+
+static void safe_text_replaces_what_a_terminal_would_obey(void **state)
+{
+	char b[16];
+
+	(void)state;
+	report_safe_text(b, sizeof(b), "a\nb\x1b" "c\xc3\xa9");
+	assert_string_equal(b, "a?b?c\xc3\xa9");
+	report_safe_text(b, 4, "abcdef");
+	assert_string_equal(b, "abc");
+	report_safe_text(b, 3, "a\xc3\xa9");
+	assert_string_equal(b, "a"); /* a character is never cut in half */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(validator_refuses_broken_json),
+		cmocka_unit_test(report_is_valid_json_with_the_run_fields),
+		cmocka_unit_test(report_lists_the_roots_tree_only),
+		cmocka_unit_test(process_has_the_design_fields_in_order_then_extras),
+		cmocka_unit_test(every_process_carries_every_design_field),
+		cmocka_unit_test(unmeasured_fields_are_null_never_zero),
+		cmocka_unit_test(io_fields_are_null_when_the_kernel_has_no_io_accounting),
+		cmocka_unit_test(argv_dropped_by_the_image_budget_is_null_and_flagged),
+		cmocka_unit_test(killed_process_has_no_exit_code_but_its_signal),
+		cmocka_unit_test(forked_child_without_exec_reports_its_parents_image_as_inherited),
+		cmocka_unit_test(orphan_is_reported_under_its_original_parent),
+		cmocka_unit_test(hostile_argv_bytes_are_escaped_in_the_report),
+		cmocka_unit_test(signals_list_failures_kills_and_oom_kills),
+		cmocka_unit_test(run_without_an_end_line_has_null_exit_code_and_end),
+		cmocka_unit_test(empty_table_gives_an_empty_valid_report),
+		cmocka_unit_test(dropped_counts_every_cause),
+		cmocka_unit_test(agent_breaks_dropped_down_by_cause),
+		cmocka_unit_test(summary_marks_failures_kills_and_oom),
+		cmocka_unit_test(summary_warns_loudly_about_lost_records),
+		cmocka_unit_test(summary_cannot_drive_the_terminal),
+		cmocka_unit_test(summary_collapses_repeated_siblings),
+		cmocka_unit_test(summary_of_a_huge_tree_stays_bounded),
+		cmocka_unit_test(durations_bytes_and_signals_read_naturally),
+		cmocka_unit_test(safe_text_replaces_what_a_terminal_would_obey),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
