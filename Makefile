@@ -53,7 +53,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
             cppcheck procps util-linux
 
-.PHONY: all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
+.PHONY: demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
 BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer
 
@@ -164,6 +164,12 @@ bench-overhead: all $(BUILD)/bench/spawn
 	bench/overhead.sh $(BUILD)
 
 # ---- everything CI runs -----------------------------------------------
+# The README's first command: a small real pipeline under tracer run.
+demo: all
+	@if [ "$$(id -u)" != 0 ]; then echo "make demo needs root (tracer run loads BPF programs): sudo make demo" >&2; exit 1; fi
+	$(BUILD)/tracer run --json $(BUILD)/demo-report.json -- demo/pipeline.sh
+	@echo "the full report (schema tracer.run.v1) is in $(BUILD)/demo-report.json"
+
 # End-to-end tests: the real binaries on the real kernel (root and BPF needed; they say why they skip).
 e2e: all
 	@tests/e2e/run.sh $(BUILD)
