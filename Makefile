@@ -31,7 +31,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
 
 SHM_SRC  := shm/ring.c shm/handover.c
-SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h)
+SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h processor/*.h cli/*.h collector/*.h)
 COLLECTOR_SRC := collector/main.c collector/sandbox.c common/priv.c
 # processor/: every module but main.c goes into a library the unit tests link too.
 PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c))

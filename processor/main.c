@@ -11,8 +11,9 @@
  *      (end-of-file: the collector is gone) and SIGTERM/SIGINT
  *   5. run mode: write the JSON report and the summary, exit 0
  *
- * Nothing is opened after step 2: every file descriptor it writes to or
- * reads from was handed to it on the command line and checked before.
+ * From step 3 on nothing can be opened: every file descriptor it reads or
+ * writes was handed to it on the command line (and checked at start-up) or
+ * came from steps 1-2.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,7 @@
 #define END_RECORD_WAIT_NS 10000000000ULL /* after tracer run's end line, how long the collector may take */
 #define HEARTBEAT_STALE_NS 10000000000ULL
 #define CONTROL_LINE_MAX 64
+#define DRAIN_MAX 16384 /* records per batch, so a busy ring cannot delay the control fd and signals */
 
 #define KNOWN_TYPES                                                                                     \
 	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_COUNTERS) | \
@@ -264,12 +266,15 @@ static int attach(struct loop *l)
 		return -1;
 	}
 	err = ring_handover_recv(l->conn_fd, &l->ring, l->o->producer_uid, KNOWN_TYPES, HANDOVER_TIMEOUT_MS);
-	if (err) {
-		fprintf(stderr, "<3>no ring from the collector at %s: %s%s\n", l->o->socket_path, strerror(-err),
-			err == -EPERM ? " (the collector does not run as --producer-uid, or refused our uid: "
-					"check its --consumer-uid)" : "");
-		return -1;
-	}
+	if (err == -EPERM)
+		fprintf(stderr, "<3>the socket %s is not served by uid %u: pass the collector's uid with --producer-uid\n",
+			l->o->socket_path, (unsigned)l->o->producer_uid);
+	else if (err == -ECONNRESET)
+		fprintf(stderr, "<3>the collector at %s closed the connection without a ring: it serves only its "
+				"--consumer-uid, and we run as uid %u\n", l->o->socket_path, (unsigned)getuid());
+	else if (err)
+		fprintf(stderr, "<3>no ring from the collector at %s: %s\n", l->o->socket_path, strerror(-err));
+	return err ? -1 : 0;
 	return 0;
 }
 
@@ -327,7 +332,7 @@ static size_t drain(struct loop *l)
 	size_t n = 0;
 	int rc;
 
-	while ((rc = ring_next(&l->ring, &v)) != 0) {
+	while (n < DRAIN_MAX && (rc = ring_next(&l->ring, &v)) != 0) {
 		struct proc *exited = NULL;
 
 		n++;

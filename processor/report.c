@@ -279,6 +279,7 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 	json_kv_u64_or_null(j, "major_faults", o->exited, p->exit.maj_flt);
 	json_kv_u64_or_null(j, "run_delay_ns", sched, p->exit.run_delay_ns);
 	json_kv_u64_or_null(j, "threads", o->exited, p->exit.nr_threads);
+	json_kv_bool_or_null(j, "threads_truncated", o->exited, (p->exit.flags & TR_EXIT_THREADS_TRUNCATED) != 0);
 	write_earlier_execs(j, p, in);
 }
 
@@ -659,10 +660,11 @@ static void print_collapsed(struct summary *s, const struct line *l)
 {
 	const struct proc *p = s->tr.m->v[l->idx];
 	const char *tool = tool_of(p);
+	unsigned indent = l->depth > SUMMARY_MAX_INDENT ? SUMMARY_MAX_INDENT : l->depth;
 	char st[48];
 
 	status_text(p, st, sizeof(st));
-	obuf_printf(s->o, "%*s... %zu more `", (int)(2 * (l->depth > SUMMARY_MAX_INDENT ? SUMMARY_MAX_INDENT : l->depth)), "", l->hidden);
+	obuf_printf(s->o, "%*s... %zu more `", (int)(2 * indent), "", l->hidden);
 	put_safe_text(s->o, tool ? tool : "?", 60);
 	obuf_printf(s->o, "` (%s)\n", st);
 }

@@ -35,6 +35,7 @@ max_len_for() {
 	case $1 in
 	fuzz_ring_consumer) echo 70000 ;; # prefix + a 16 KiB data region, four times over
 	fuzz_ring_producer) echo 16384 ;; # ~2000 operations of a few bytes each
+	fuzz_proc_records) echo 16384 ;;  # several records, up to a full 4.7 KiB exec
 	*) echo 4096 ;;
 	esac
 }

@@ -122,6 +122,19 @@ static void records_of_one_lifetime_fill_one_entry(void **state)
 	table_free(t);
 }
 
+static void second_exit_record_of_a_lifetime_replaces_the_first(void **state)
+{
+	struct proctab *t = table(16, 0);
+
+	(void)state;
+	/* Two threads racing out can both send an exit (kernels before 6.16): one exit is kept. */
+	assert_int_equal(do_exit(t, 20, 7, 5, 1, 0), 0);
+	assert_int_equal(do_exit(t, 21, 7, 5, 1, 0), 0);
+	assert_int_equal(t->used, 1);
+	assert_int_equal(get(t, 7, 5)->exit.hdr.ts_ns, 21);
+	table_free(t);
+}
+
 /* ---- ordering and losses ------------------------------------------- */
 
 static void exit_before_fork_gives_one_entry_with_the_fork_parent(void **state)
@@ -574,6 +587,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reused_pid_gives_two_entries),
 		cmocka_unit_test(records_of_one_lifetime_fill_one_entry),
+		cmocka_unit_test(second_exit_record_of_a_lifetime_replaces_the_first),
 		cmocka_unit_test(exit_before_fork_gives_one_entry_with_the_fork_parent),
 		cmocka_unit_test(lost_fork_record_falls_back_to_the_exec_ppid),
 		cmocka_unit_test(lost_fork_and_exec_records_fall_back_to_the_exit_ppid),

@@ -380,7 +380,7 @@ static void process_has_the_design_fields_in_order_then_extras(void **state)
 	assert_contains(j, "\"ppid_source\":\"fork\",\"exe_inherited\":false,");
 	assert_contains(j, "\"cpu_ns\":4000000,\"cancelled_write_bytes\":0,");
 	assert_contains(j, "\"voluntary_ctxt_switches\":0,\"involuntary_ctxt_switches\":0,\"minor_faults\":0,"
-			   "\"major_faults\":0,\"run_delay_ns\":0,\"threads\":1");
+			   "\"major_faults\":0,\"run_delay_ns\":0,\"threads\":1,\"threads_truncated\":false");
 	free(j);
 	table_free(t);
 }
@@ -448,11 +448,12 @@ static void io_fields_are_null_when_the_kernel_has_no_io_accounting(void **state
 	char *j;
 
 	(void)state;
-	x.flags = TR_EXIT_NO_IO_ACCOUNTING | TR_EXIT_NO_SCHED_INFO;
+	x.flags = TR_EXIT_NO_IO_ACCOUNTING | TR_EXIT_NO_SCHED_INFO | TR_EXIT_THREADS_TRUNCATED;
 	assert_int_equal(proctab_exit(t, &x, 2000, NULL), 0);
 	j = json_of(t, &in);
 	assert_contains(j, "\"read_bytes\":null,\"write_bytes\":null,\"rchar\":null,\"wchar\":null,");
 	assert_contains(j, "\"run_delay_ns\":null");
+	assert_contains(j, "\"threads_truncated\":true"); /* more than 256 threads: the sums are partial */
 	assert_contains(j, "\"peak_rss_bytes\":1048576,"); /* the rest is still measured */
 	free(j);
 	table_free(t);
