@@ -22,7 +22,7 @@
 #include <linux/types.h>
 #endif
 
-#define RECORDS_VERSION 1
+#define RECORDS_VERSION 2
 
 /* Record types: also the shared-memory ring's record types (16..63). */
 enum tr_type {
@@ -30,7 +30,10 @@ enum tr_type {
 	TR_FORK = 17,     /* struct tr_fork */
 	TR_EXIT = 18,     /* struct tr_exit */
 	TR_OOM = 19,      /* struct tr_oom */
-	TR_KERNEL_TYPES_END = 20,
+	TR_CGROUP = 20,   /* struct tr_cgroup, variable length: a cgroup's path, once per id */
+	TR_SAMPLE = 21,   /* struct tr_sample: a live process's cumulative counters */
+	TR_FILE = 22,     /* struct tr_file, variable length: a file a process opened */
+	TR_KERNEL_TYPES_END = 23,
 	/* Written by the collector itself. */
 	TR_COUNTERS = 32, /* struct tr_counters */
 	TR_END = 33,      /* struct tr_end: the collector is stopping; nothing follows */
@@ -40,6 +43,10 @@ enum tr_type {
 #define TR_COMM_LEN 16
 #define TR_PATH_MAX 512  /* bytes of the executable path kept (NUL included) */
 #define TR_ARGV_MAX 4096 /* bytes of the argument area kept */
+#define TR_CWD_MAX 1024  /* bytes of the working directory kept (NUL included) */
+#define TR_ENV_MAX 1024  /* bytes of allowlisted KEY=VALUE strings kept */
+#define TR_CGROUP_PATH_MAX 1024 /* bytes of a cgroup path kept (NUL included) */
+#define TR_FILE_PATH_MAX 1024   /* bytes of an opened file's path kept (NUL included) */
 
 struct tr_hdr {
 	__u16 type;    /* enum tr_type */
@@ -52,11 +59,18 @@ struct tr_hdr {
 #define TR_EXEC_ARGV_TRUNCATED 0x1 /* argv_len < argv_true_len */
 #define TR_EXEC_PATH_TRUNCATED 0x2
 #define TR_EXEC_ARGV_FAULT 0x4     /* the argument area could not be read */
+#define TR_EXEC_CWD_TRUNCATED 0x8  /* cwd deeper or longer than kept: its leading part is missing */
+#define TR_EXEC_ENV_TRUNCATED 0x10 /* more allowlisted values than TR_ENV_MAX, or the scan stopped early */
+#define TR_EXEC_EXCLUDED 0x20      /* the new image matched an exclude rule: nothing more about this process */
 
 /*
- * sched_process_exec: the process replaced its image. Followed by
- * path_len bytes of path (NUL-terminated) and argv_len bytes of the
- * argument area (NUL-separated strings), in that order.
+ * sched_process_exec: the process replaced its image. Followed by, in
+ * this order: path_len bytes of path (NUL-terminated), argv_len bytes of
+ * the argument area (NUL-separated strings), cwd_len bytes of the working
+ * directory (absolute, NUL-terminated; cwd_len 0 if unknown) and env_len
+ * bytes of allowlisted environment strings ("KEY=VALUE", each
+ * NUL-terminated; only keys on the collector's allowlist, nothing else of
+ * the environment ever leaves the kernel).
  */
 struct tr_exec {
 	struct tr_hdr hdr;
@@ -68,12 +82,17 @@ struct tr_exec {
 	__u32 flags;         /* TR_EXEC_* */
 	__u64 start_ns;      /* task start time of the process */
 	__u64 cgroup_id;     /* cgroup v2 id (0 where v2 is not mounted) */
+	__u64 cgroup_v1_id;  /* id of its cgroup in the v1 memory hierarchy (0 if none) */
+	__u32 mnt_ns;        /* mount namespace inode number */
+	__u32 pid_ns;        /* pid namespace inode number */
 	__u32 path_len;      /* bytes of path that follow, NUL included */
 	__u32 argv_len;      /* bytes of argv that follow */
 	__u32 argv_true_len; /* size of the whole argument area */
+	__u32 cwd_len;       /* bytes of cwd that follow, NUL included (0: unknown) */
+	__u32 env_len;       /* bytes of allowlisted environment strings that follow */
 	__u32 pad;
 	char comm[TR_COMM_LEN];
-	/* char path[path_len]; char argv[argv_len]; */
+	/* char path[path_len]; char argv[argv_len]; char cwd[cwd_len]; char env[env_len]; */
 };
 
 /* sched_process_fork of a new process (threads are not reported). */
@@ -119,11 +138,24 @@ struct tr_exit {
 	__u32 nr_threads;      /* threads still listed in the group at exit, this one included */
 	__u32 flags;           /* TR_EXIT_* */
 	char comm[TR_COMM_LEN]; /* the process's (its leader's) name, not the thread's */
+	/* From the per-process state the programs keep (zero if the process was not traced). */
+	__u64 net_tx_bytes;    /* bytes sent on AF_INET/AF_INET6 sockets */
+	__u64 net_rx_bytes;    /* bytes received on AF_INET/AF_INET6 sockets */
+	__u64 iowait_ns;       /* time its threads slept uninterruptibly waiting for I/O (in_iowait) */
+	__u64 blocked_ns;      /* time its threads slept uninterruptibly for any other reason */
+	__u64 net_wait_ns;     /* time its threads spent inside blocking network calls */
+	__u64 cgroup_v1_id;    /* v1 memory cgroup id at exit (0 if none) */
+	__u32 files_dropped;   /* files not reported: per-process bound reached */
+	__u32 state_flags;     /* TR_PSTATE_* */
 };
 
 #define TR_EXIT_NO_IO_ACCOUNTING 0x1 /* kernel built without task I/O accounting */
 #define TR_EXIT_NO_SCHED_INFO 0x2    /* kernel built without CONFIG_SCHED_INFO */
 #define TR_EXIT_THREADS_TRUNCATED 0x4 /* more than 256 threads listed: the rest not summed */
+
+/* Per-process state flags (tr_exit.state_flags, tr_sample.state_flags). */
+#define TR_PSTATE_TRACED 0x1      /* the programs keep state for it (net, waits, files, samples) */
+#define TR_PSTATE_PREEXISTING 0x2 /* already running when tracing started: no fork/exec seen */
 
 /* oom/mark_victim: the OOM killer chose this process. Memory figures in KiB. */
 struct tr_oom {
@@ -138,6 +170,87 @@ struct tr_oom {
 	__s32 oom_score_adj;
 	__u32 pad;
 	__u64 trigger_cgroup_id; /* cgroup v2 id of the task that hit the limit */
+	/* The memory cgroup whose limit was hit (the current task's), where known. */
+	__u64 memcg_id;          /* its cgroup id in the hierarchy that has the memory controller */
+	__u64 memcg_limit_bytes; /* its limit (memory.max / memory.limit_in_bytes); 0 if unknown */
+	__u64 memcg_usage_bytes; /* its usage when the victim was chosen */
+	__u32 memcg_v1;          /* 1: memcg_id is in the v1 memory hierarchy; 0: in v2 */
+	__u32 pad2;
+};
+
+/*
+ * The path of a cgroup, sent once per (hierarchy, id) the first time a
+ * record names it (exec, sample, OOM), so that a container that lived
+ * for a millisecond still resolves. Followed by path_len bytes: the path
+ * relative to the hierarchy's root ("/system.slice/docker-<id>.scope"),
+ * NUL-terminated.
+ */
+struct tr_cgroup {
+	struct tr_hdr hdr;
+	__u64 id;
+	__u32 v1;        /* 0: the default (v2) hierarchy; 1: the v1 memory hierarchy */
+	__u32 path_len;  /* bytes that follow, NUL included */
+	__u32 flags;     /* TR_CGROUP_TRUNCATED */
+	__u32 pad;
+	/* char path[path_len]; */
+};
+
+#define TR_CGROUP_TRUNCATED 0x1 /* deeper or longer than kept: its leading part is missing */
+
+/*
+ * A live process's cumulative counters, sent from the kernel at most once
+ * per sample interval per process, when one of its threads leaves a CPU
+ * (and from a per-CPU timer for threads that never do). A process that
+ * does not run sends nothing: idle processes cost nothing. The processor
+ * turns consecutive samples into rates.
+ */
+struct tr_sample {
+	struct tr_hdr hdr;
+	__u32 tgid;
+	__u32 ppid;
+	__u64 start_ns;
+	__u64 runtime_ns;      /* precise CPU time so far, all threads */
+	__u64 utime_ns;
+	__u64 stime_ns;
+	__u64 rss_bytes;       /* resident now: anon + file + shmem */
+	__u64 hiwater_rss_bytes; /* peak resident so far (this image) */
+	__u64 read_bytes;
+	__u64 write_bytes;
+	__u64 rchar;
+	__u64 wchar;
+	__u64 net_tx_bytes;
+	__u64 net_rx_bytes;
+	__u64 iowait_ns;
+	__u64 blocked_ns;
+	__u64 net_wait_ns;
+	__u64 run_delay_ns;    /* summed over its listed threads */
+	__u64 cgroup_id;
+	__u32 uid;
+	__u32 nr_threads;
+	__u32 state_flags;     /* TR_PSTATE_* */
+	__u32 flags;           /* TR_EXIT_* meaning the same for the sums */
+	char comm[TR_COMM_LEN];
+};
+
+/* Modes of struct tr_file. */
+#define TR_FILE_READ 0x1
+#define TR_FILE_WRITE 0x2
+#define TR_FILE_TRUNCATED 0x100 /* path deeper or longer than kept: its leading part is missing */
+
+/*
+ * A regular file a traced process opened, once per (process, file, mode)
+ * (deduplicated in the kernel; at most a bounded number per process).
+ * Followed by path_len bytes of the absolute path, NUL-terminated. Paths
+ * and modes only: never contents.
+ */
+struct tr_file {
+	struct tr_hdr hdr;
+	__u32 tgid;
+	__u32 mode;     /* TR_FILE_READ | TR_FILE_WRITE, | TR_FILE_TRUNCATED */
+	__u64 start_ns;
+	__u32 path_len; /* bytes that follow, NUL included */
+	__u32 pad;
+	/* char path[path_len]; */
 };
 
 /* Loss and liveness counters, written by the collector every second. */
@@ -158,14 +271,19 @@ struct tr_end {
 };
 
 _Static_assert(sizeof(struct tr_hdr) == 16, "tr_hdr layout");
-_Static_assert(sizeof(struct tr_exec) == 88, "tr_exec layout");
+_Static_assert(sizeof(struct tr_exec) == 112, "tr_exec layout");
 _Static_assert(sizeof(struct tr_fork) == 48, "tr_fork layout");
-_Static_assert(sizeof(struct tr_exit) == 200, "tr_exit layout");
-_Static_assert(sizeof(struct tr_oom) == 80, "tr_oom layout");
+_Static_assert(sizeof(struct tr_exit) == 256, "tr_exit layout");
+_Static_assert(sizeof(struct tr_oom) == 112, "tr_oom layout");
+_Static_assert(sizeof(struct tr_cgroup) == 40, "tr_cgroup layout");
+_Static_assert(sizeof(struct tr_sample) == 192, "tr_sample layout");
+_Static_assert(sizeof(struct tr_file) == 40, "tr_file layout");
 _Static_assert(sizeof(struct tr_counters) == 16 + 8 * (TR_KERNEL_TYPES_END + 64 + 2), "tr_counters layout");
 _Static_assert(sizeof(struct tr_end) == 32, "tr_end layout");
 _Static_assert(__builtin_offsetof(struct tr_exit, runtime_ns) == 64, "tr_exit offsets");
-_Static_assert(__builtin_offsetof(struct tr_exec, comm) == 72, "tr_exec offsets");
+_Static_assert(__builtin_offsetof(struct tr_exit, net_tx_bytes) == 200, "tr_exit offsets");
+_Static_assert(__builtin_offsetof(struct tr_exec, comm) == 96, "tr_exec offsets");
+_Static_assert(__builtin_offsetof(struct tr_sample, comm) == 176, "tr_sample offsets");
 _Static_assert(TR_TYPES_END <= 64, "record types fit the ring's type space");
 
 #endif /* TRACER_RECORDS_H */
