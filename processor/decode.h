@@ -20,8 +20,8 @@
 
 #include "records.h"
 
-/* Largest valid payload: an exec record with a full path and argument area. */
-#define DECODE_MAX_LEN (sizeof(struct tr_exec) + TR_PATH_MAX + TR_ARGV_MAX)
+/* Largest valid payload: an exec record with every variable part full. */
+#define DECODE_MAX_LEN (sizeof(struct tr_exec) + TR_PATH_MAX + TR_ARGV_MAX + TR_CWD_MAX + TR_ENV_MAX)
 
 /* pid_max can never exceed this (PID_MAX_LIMIT on 64-bit kernels). */
 #define DECODE_PID_LIMIT (4u * 1024 * 1024)
@@ -35,6 +35,10 @@ enum decode_error {
 	DECODE_ERR_PATH,     /* exec path empty, too long, or not NUL-terminated exactly at its end */
 	DECODE_ERR_ARGV,     /* argv_len above TR_ARGV_MAX or above argv_true_len */
 	DECODE_ERR_PID,      /* a pid of 0 or above DECODE_PID_LIMIT */
+	DECODE_ERR_CWD,      /* exec cwd too long, not absolute or not NUL-terminated exactly at its end */
+	DECODE_ERR_ENV,      /* exec environment strings too long, not NUL-terminated, or not KEY=VALUE */
+	DECODE_ERR_CGROUP,   /* cgroup path empty, too long, not absolute or not NUL-terminated at its end */
+	DECODE_ERR_FILE,     /* file path or mode invalid */
 	DECODE_ERR_COUNT,
 };
 
@@ -45,7 +49,24 @@ struct decoded_exec {
 	uint32_t path_len; /* strlen(path) */
 	const char *argv;  /* argv_len bytes of NUL-separated strings, followed by a NUL */
 	uint32_t argv_len;
+	const char *cwd;   /* NUL-terminated, "" when unknown */
+	uint32_t cwd_len;  /* strlen(cwd) */
+	const char *env;   /* env_len bytes of NUL-terminated KEY=VALUE strings */
+	uint32_t env_len;
 	char comm[TR_COMM_LEN + 1];
+};
+
+/* A cgroup or file record: the fixed part and its path (NUL-terminated, in the private copy). */
+struct decoded_cgroup {
+	struct tr_cgroup rec;
+	const char *path;
+	uint32_t path_len; /* strlen(path) */
+};
+
+struct decoded_file {
+	struct tr_file rec;
+	const char *path;
+	uint32_t path_len; /* strlen(path) */
 };
 
 struct decoded {
@@ -57,11 +78,16 @@ struct decoded {
 		struct tr_fork fork;
 		struct tr_exit exit;
 		struct tr_oom oom;
+		struct decoded_cgroup cgroup;
+		struct tr_sample sample;
+		struct decoded_file file;
 		struct tr_counters counters;
 		struct tr_end end;
 	} u;
 	/* The private copy of the payload, plus a NUL after it. */
 	_Alignas(8) unsigned char buf[DECODE_MAX_LEN + 1];
+	/* An exec's argument area with a NUL after it (in buf, cwd follows it). */
+	char argv_copy[TR_ARGV_MAX + 1];
 };
 
 /*

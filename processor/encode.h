@@ -29,20 +29,26 @@ static inline void encode_comm(char comm[TR_COMM_LEN], const char *name)
 
 /*
  * An exec record into buf (cap bytes): path, then the NULL-terminated args
- * as NUL-separated strings. Returns its length, 0 if it does not fit.
- * comm is the basename of path, as the kernel would have it.
+ * as NUL-separated strings, then cwd (NULL: unknown) and the
+ * NULL-terminated "KEY=VALUE" env strings (NULL: none). Returns its
+ * length, 0 if it does not fit. comm is the basename of path, as the
+ * kernel would have it.
  */
-static inline size_t encode_exec(void *buf, size_t cap, uint64_t ts_ns, uint32_t tgid, uint32_t ppid, uint64_t start_ns,
-				 const char *path, const char *const *args)
+static inline size_t encode_exec_ctx(void *buf, size_t cap, uint64_t ts_ns, uint32_t tgid, uint32_t ppid,
+				     uint64_t start_ns, const char *path, const char *const *args, const char *cwd,
+				     const char *const *env)
 {
 	struct tr_exec e;
-	size_t plen = strlen(path) + 1, alen = 0, off;
+	size_t plen = strlen(path) + 1, alen = 0, clen = cwd ? strlen(cwd) + 1 : 0, elen = 0, off;
 	const char *slash = strrchr(path, '/');
 	unsigned char *b = buf;
 
 	for (const char *const *a = args; a && *a; a++)
 		alen += strlen(*a) + 1;
-	if (plen > TR_PATH_MAX || alen > TR_ARGV_MAX || sizeof(e) + plen + alen > cap)
+	for (const char *const *a = env; a && *a; a++)
+		elen += strlen(*a) + 1;
+	if (plen > TR_PATH_MAX || alen > TR_ARGV_MAX || clen > TR_CWD_MAX || elen > TR_ENV_MAX ||
+	    sizeof(e) + plen + alen + clen + elen > cap)
 		return 0;
 	memset(&e, 0, sizeof(e));
 	e.hdr = encode_hdr(TR_EXEC, ts_ns);
@@ -56,6 +62,8 @@ static inline size_t encode_exec(void *buf, size_t cap, uint64_t ts_ns, uint32_t
 	e.path_len = (__u32)plen;
 	e.argv_len = (__u32)alen;
 	e.argv_true_len = (__u32)alen;
+	e.cwd_len = (__u32)clen;
+	e.env_len = (__u32)elen;
 	encode_comm(e.comm, slash ? slash + 1 : path);
 	memcpy(b, &e, sizeof(e));
 	memcpy(b + sizeof(e), path, plen);
@@ -66,7 +74,81 @@ static inline size_t encode_exec(void *buf, size_t cap, uint64_t ts_ns, uint32_t
 		memcpy(b + off, *a, n);
 		off += n;
 	}
+	if (cwd) {
+		memcpy(b + off, cwd, clen);
+		off += clen;
+	}
+	for (const char *const *a = env; a && *a; a++) {
+		size_t n = strlen(*a) + 1;
+
+		memcpy(b + off, *a, n);
+		off += n;
+	}
 	return off;
+}
+
+static inline size_t encode_exec(void *buf, size_t cap, uint64_t ts_ns, uint32_t tgid, uint32_t ppid, uint64_t start_ns,
+				 const char *path, const char *const *args)
+{
+	return encode_exec_ctx(buf, cap, ts_ns, tgid, ppid, start_ns, path, args, NULL, NULL);
+}
+
+/* A sample of process (tgid, start_ns): the counters given, everything else zero. */
+static inline struct tr_sample encode_sample(uint64_t ts_ns, uint32_t tgid, uint64_t start_ns, uint32_t ppid,
+					     uint64_t runtime_ns, uint64_t rss_bytes, uint64_t rchar)
+{
+	struct tr_sample s;
+
+	memset(&s, 0, sizeof(s));
+	s.hdr = encode_hdr(TR_SAMPLE, ts_ns);
+	s.tgid = tgid;
+	s.ppid = ppid;
+	s.start_ns = start_ns;
+	s.runtime_ns = runtime_ns;
+	s.rss_bytes = rss_bytes;
+	s.hiwater_rss_bytes = rss_bytes;
+	s.rchar = rchar;
+	s.uid = 1000;
+	s.nr_threads = 1;
+	s.state_flags = TR_PSTATE_TRACED;
+	return s;
+}
+
+/* A path record (TR_FILE or TR_CGROUP) into buf: fixed part then path. Returns its length, 0 if too big. */
+static inline size_t encode_file(void *buf, size_t cap, uint64_t ts_ns, uint32_t tgid, uint64_t start_ns, uint32_t mode,
+				 const char *path)
+{
+	struct tr_file f;
+	size_t plen = strlen(path) + 1;
+
+	if (plen > TR_FILE_PATH_MAX || sizeof(f) + plen > cap)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.hdr = encode_hdr(TR_FILE, ts_ns);
+	f.tgid = tgid;
+	f.start_ns = start_ns;
+	f.mode = mode;
+	f.path_len = (__u32)plen;
+	memcpy(buf, &f, sizeof(f));
+	memcpy((unsigned char *)buf + sizeof(f), path, plen);
+	return sizeof(f) + plen;
+}
+
+static inline size_t encode_cgroup(void *buf, size_t cap, uint64_t ts_ns, uint64_t id, uint32_t v1, const char *path)
+{
+	struct tr_cgroup c;
+	size_t plen = strlen(path) + 1;
+
+	if (plen > TR_CGROUP_PATH_MAX || sizeof(c) + plen > cap)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr = encode_hdr(TR_CGROUP, ts_ns);
+	c.id = id;
+	c.v1 = v1;
+	c.path_len = (__u32)plen;
+	memcpy(buf, &c, sizeof(c));
+	memcpy((unsigned char *)buf + sizeof(c), path, plen);
+	return sizeof(c) + plen;
 }
 
 static inline struct tr_fork encode_fork(uint64_t ts_ns, uint32_t parent, uint64_t parent_start, uint32_t child,

@@ -121,7 +121,7 @@ static struct proc_image *image_new(struct proctab *t, const struct decoded_exec
 
 	if (tool_len == 0)
 		tool_len = (size_t)snprintf(tool, sizeof(tool), "%s", e->comm) % sizeof(tool);
-	size = sizeof(*im) + e->path_len + 1 + argv_len + 1 + tool_len + 1;
+	size = sizeof(*im) + e->path_len + 1 + argv_len + 1 + tool_len + 1 + e->cwd_len + 1 + e->env_len;
 	if (t->image_bytes + size > t->image_budget) {
 		size -= argv_len;
 		argv_len = argc = 0;
@@ -139,6 +139,8 @@ static struct proc_image *image_new(struct proctab *t, const struct decoded_exec
 		.path_len = e->path_len,
 		.argv_len = argv_len,
 		.tool_len = (uint32_t)tool_len,
+		.cwd_len = e->cwd_len,
+		.env_len = e->env_len,
 		.bytes = (uint32_t)size,
 		.ts_ns = ts_ns,
 	};
@@ -152,7 +154,28 @@ static struct proc_image *image_new(struct proctab *t, const struct decoded_exec
 	d += argv_len + 1;
 	memcpy(d, tool, tool_len);
 	d[tool_len] = 0;
+	d += tool_len + 1;
+	memcpy(d, e->cwd, e->cwd_len);
+	d[e->cwd_len] = 0;
+	d += e->cwd_len + 1;
+	memcpy(d, e->env, e->env_len);
 	return im;
+}
+
+const char *proc_image_env(const struct proc_image *im, const char *key)
+{
+	const char *env = proc_image_envs(im);
+	size_t klen = strlen(key);
+
+	for (uint32_t off = 0; off < im->env_len;) {
+		const char *kv = env + off;
+		size_t n = strnlen(kv, im->env_len - off);
+
+		if (n > klen && memcmp(kv, key, klen) == 0 && kv[klen] == '=')
+			return kv + klen + 1;
+		off += (uint32_t)n + 1;
+	}
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -166,6 +189,8 @@ int proctab_init(struct proctab *t, uint32_t max, uint32_t root_pid, uint64_t se
 	memset(t, 0, sizeof(*t));
 	if (max == 0 || max > PROCTAB_MAX_LIMIT)
 		return -EINVAL;
+	if (intern_init(&t->strings, PROCTAB_STRING_BUDGET, seed))
+		return -ENOMEM;
 	while (nb < max)
 		nb <<= 1;
 	/* calloc: pages are only touched (made resident) as entries are used. */
@@ -182,6 +207,7 @@ int proctab_init(struct proctab *t, uint32_t max, uint32_t root_pid, uint64_t se
 	t->root_pid = root_pid;
 	t->grace_ns = PROCTAB_DEFAULT_GRACE_NS;
 	t->image_budget = PROCTAB_IMAGE_BUDGET;
+	t->series_budget = PROCTAB_SERIES_BUDGET;
 	return 0;
 }
 
@@ -190,6 +216,11 @@ static void release_entry(struct proctab *t, struct proc *p)
 	image_put(t, p->image);
 	for (uint32_t i = 0; i < p->n_earlier; i++)
 		image_put(t, p->earlier[i]);
+	for (uint32_t i = 0; i < p->n_files; i++)
+		intern_put(&t->strings, p->files[i].path);
+	t->files_bytes -= (uint64_t)p->files_cap * sizeof(*p->files);
+	free(p->files);
+	series_free(p->series, &t->series_bytes);
 }
 
 void proctab_free(struct proctab *t)
@@ -199,6 +230,8 @@ void proctab_free(struct proctab *t)
 	free(t->procs);
 	free(t->key_heads);
 	free(t->tgid_heads);
+	if (t->strings.buckets)
+		intern_free(&t->strings);
 	t->procs = NULL;
 	t->key_heads = t->tgid_heads = NULL;
 	t->max = t->used = t->high_water = 0;
@@ -327,6 +360,33 @@ static void set_comm(struct proc *p, const char comm[TR_COMM_LEN])
 	p->comm[TR_COMM_LEN] = 0;
 }
 
+/*
+ * p made progress at ts: a gap since the last progress of at least
+ * stall_after_ns is a stall (its longest one is kept).
+ */
+static void progress(const struct proctab *t, struct proc *p, uint64_t ts)
+{
+	if (p->progress_ts_ns && ts > p->progress_ts_ns && t->stall_after_ns) {
+		uint64_t gap = ts - p->progress_ts_ns;
+
+		if (gap >= t->stall_after_ns) {
+			p->stalls++;
+			if (gap > p->stall_ns) {
+				p->stall_ns = gap;
+				p->stall_start_ns = p->progress_ts_ns;
+			}
+		}
+	}
+	if (ts > p->progress_ts_ns)
+		p->progress_ts_ns = ts;
+}
+
+bool proctab_stalled_now(const struct proctab *t, const struct proc *p, uint64_t now_ns)
+{
+	return t->stall_after_ns && !(p->flags & (PROC_F_EXIT | PROC_F_EXCLUDED)) && p->progress_ts_ns &&
+	       now_ns > p->progress_ts_ns && now_ns - p->progress_ts_ns >= t->stall_after_ns;
+}
+
 /* ------------------------------------------------------------------ */
 /* Records                                                            */
 /* ------------------------------------------------------------------ */
@@ -368,6 +428,14 @@ int proctab_exec(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns
 	p->uid = e->rec.uid;
 	p->gid = e->rec.gid;
 	p->cgroup_id = e->rec.cgroup_id;
+	p->cgroup_v1_id = e->rec.cgroup_v1_id;
+	p->mnt_ns = e->rec.mnt_ns;
+	p->pid_ns = e->rec.pid_ns;
+	if ((e->rec.flags & TR_EXEC_EXCLUDED) && !(p->flags & PROC_F_EXCLUDED)) {
+		p->flags |= PROC_F_EXCLUDED;
+		t->st.excluded++;
+	}
+	progress(t, p, ts_ns);
 	set_comm(p, e->rec.comm);
 	im = image_new(t, e, ts_ns);
 	if (!im) {
@@ -390,6 +458,7 @@ int proctab_fork(struct proctab *t, const struct tr_fork *f, uint64_t ts_ns)
 	touch(t, c, ts_ns);
 	c->flags |= PROC_F_FORK;
 	c->fork_ts_ns = ts_ns;
+	progress(t, c, ts_ns);
 	c->ppid = f->parent_tgid;
 	c->parent_start_ns = f->parent_start_ns;
 	c->parent_start_known = true;
@@ -443,6 +512,11 @@ int proctab_exit(struct proctab *t, const struct tr_exit *x, uint64_t ts_ns, str
 	p->exit = *x;
 	p->flags |= PROC_F_EXIT;
 	p->cgroup_id = x->cgroup_id;
+	p->cgroup_v1_id = x->cgroup_v1_id;
+	p->state_flags = x->state_flags;
+	if (x->files_dropped > p->files_dropped)
+		p->files_dropped = x->files_dropped;
+	progress(t, p, x->hdr.ts_ns);
 	set_comm(p, x->comm);
 	if (!(p->flags & PROC_F_OOM))
 		take_pending_oom(t, p, x);
@@ -459,6 +533,10 @@ int proctab_oom(struct proctab *t, const struct tr_oom *o, uint64_t ts_ns)
 		.shmem_rss_kb = o->shmem_rss_kb,
 		.pgtables_kb = o->pgtables_kb,
 		.oom_score_adj = o->oom_score_adj,
+		.memcg_v1 = o->memcg_v1,
+		.memcg_id = o->memcg_id,
+		.memcg_limit_bytes = o->memcg_limit_bytes,
+		.memcg_usage_bytes = o->memcg_usage_bytes,
 	};
 	struct proc *p = find_alive_at(t, o->pid, ts_ns);
 	struct pending_oom *slot;
@@ -476,6 +554,97 @@ int proctab_oom(struct proctab *t, const struct tr_oom *o, uint64_t ts_ns)
 		t->st.oom_unmatched++;
 	slot->pid = o->pid;
 	slot->info = info;
+	return 0;
+}
+
+int proctab_sample(struct proctab *t, const struct tr_sample *s, uint64_t ts_ns)
+{
+	struct series_point pt;
+	struct proc *p;
+	bool moved;
+
+	note_time(t, ts_ns);
+	p = get_or_create(t, s->tgid, s->start_ns, NULL);
+	if (!p)
+		return -ENOSPC;
+	touch(t, p, ts_ns);
+	t->st.samples++;
+	set_parent_from_ppid(t, p, s->ppid, PARENT_FROM_SAMPLE);
+	if (!(p->flags & (PROC_F_FORK | PROC_F_EXEC)) && (s->state_flags & TR_PSTATE_PREEXISTING))
+		p->flags |= PROC_F_PREEXISTING;
+	if (!(p->flags & PROC_F_UID)) {
+		p->uid = s->uid;
+		p->flags |= PROC_F_UID;
+	}
+	if (!p->comm[0])
+		set_comm(p, s->comm);
+	if (!p->cgroup_id)
+		p->cgroup_id = s->cgroup_id;
+	p->state_flags = s->state_flags;
+	series_point_from_sample(&pt, s);
+	moved = !p->series || !p->series->samples || series_progressed(&p->series->last, &pt);
+	if (moved)
+		progress(t, p, pt.ts_ns);
+	if (!series_add(&p->series, &pt, &t->series_bytes, t->series_budget))
+		t->st.series_dropped++;
+	return 0;
+}
+
+/* The file array of p with room for one more, or false (bound or memory). */
+static bool files_room(struct proctab *t, struct proc *p)
+{
+	uint32_t ncap;
+	struct proc_file *nf;
+
+	if (p->n_files < p->files_cap)
+		return true;
+	if (p->files_cap >= PROC_MAX_FILES)
+		return false;
+	ncap = p->files_cap ? p->files_cap * 2 : 8;
+	nf = realloc(p->files, (size_t)ncap * sizeof(*nf));
+	if (!nf)
+		return false;
+	t->files_bytes += (uint64_t)(ncap - p->files_cap) * sizeof(*nf);
+	p->files = nf;
+	p->files_cap = ncap;
+	return true;
+}
+
+int proctab_file(struct proctab *t, const struct decoded_file *f, uint64_t ts_ns)
+{
+	struct proc *p;
+	const char *path;
+	uint32_t mode = f->rec.mode & (TR_FILE_READ | TR_FILE_WRITE);
+
+	note_time(t, ts_ns);
+	t->st.files++;
+	p = get_or_create(t, f->rec.tgid, f->rec.start_ns, NULL);
+	if (!p) {
+		t->st.files_dropped++;
+		return -ENOSPC;
+	}
+	touch(t, p, ts_ns);
+	path = intern_get(&t->strings, f->path, f->path_len);
+	if (!path) {
+		p->files_dropped++;
+		t->st.files_dropped++;
+		return -ENOMEM;
+	}
+	/* Interned: one pointer per distinct path. The kernel sends each (file, mode) once. */
+	for (uint32_t i = 0; i < p->n_files; i++) {
+		if (p->files[i].path == path) {
+			p->files[i].mode |= mode;
+			intern_put(&t->strings, path);
+			return 0;
+		}
+	}
+	if (!files_room(t, p)) {
+		intern_put(&t->strings, path);
+		p->files_dropped++;
+		t->st.files_dropped++;
+		return -ENOSPC;
+	}
+	p->files[p->n_files++] = (struct proc_file){ .path = path, .mode = mode };
 	return 0;
 }
 

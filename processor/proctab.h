@@ -27,7 +27,9 @@
 #include <stdint.h>
 
 #include "decode.h"
+#include "intern.h"
 #include "records.h"
+#include "series.h"
 #include "tool.h"
 
 #define PROCTAB_DEFAULT_MAX 65536u
@@ -36,6 +38,9 @@
 #define PROC_PENDING_OOMS 16          /* OOM victims not yet matched to a process */
 #define PROC_TGID_WALK_MAX 256        /* entries looked at when resolving a pid to a process */
 #define PROCTAB_IMAGE_BUDGET (64u << 20) /* bytes of exec images (path, argv, tool) held at most */
+#define PROCTAB_SERIES_BUDGET (64u << 20) /* bytes of sample series held at most */
+#define PROCTAB_STRING_BUDGET (32u << 20) /* bytes of interned file and cgroup paths held at most */
+#define PROC_MAX_FILES 1024u             /* files kept per process (the kernel's default bound too) */
 
 /* Flag of struct proc_image, beside the TR_EXEC_* flags: the argument area was not kept (budget). */
 #define PROC_IMAGE_ARGV_DROPPED 0x100
@@ -49,9 +54,11 @@ struct proc_image {
 	uint32_t path_len;      /* strlen(path) */
 	uint32_t argv_len;      /* bytes of the argument area kept */
 	uint32_t tool_len;
+	uint32_t cwd_len;       /* strlen(cwd); 0: unknown */
+	uint32_t env_len;       /* bytes of allowlisted KEY=VALUE strings, each NUL-terminated */
 	uint32_t bytes;         /* allocated size, counted in the table's image budget */
 	uint64_t ts_ns;         /* exec time, CLOCK_MONOTONIC */
-	char data[];            /* path NUL, argument area NUL, tool NUL */
+	char data[];            /* path NUL, argument area NUL, tool NUL, cwd NUL, env strings */
 };
 
 static inline const char *proc_image_path(const struct proc_image *im)
@@ -70,8 +77,24 @@ static inline const char *proc_image_tool(const struct proc_image *im)
 	return im->data + im->path_len + 1 + im->argv_len + 1;
 }
 
+/* The working directory at exec ("" when unknown). */
+static inline const char *proc_image_cwd(const struct proc_image *im)
+{
+	return proc_image_tool(im) + im->tool_len + 1;
+}
+
+/* The allowlisted environment strings ("KEY=VALUE", each NUL-terminated), env_len bytes. */
+static inline const char *proc_image_envs(const struct proc_image *im)
+{
+	return proc_image_cwd(im) + im->cwd_len + 1;
+}
+
+/* The value of allowlisted environment key `key` in the image, or NULL. */
+const char *proc_image_env(const struct proc_image *im, const char *key);
+
 enum proc_parent_src {
 	PARENT_UNKNOWN = 0,
+	PARENT_FROM_SAMPLE, /* ppid of a sample: the parent now, maybe after re-parenting */
 	PARENT_FROM_EXIT, /* ppid of the exit record: may already be a re-parenting */
 	PARENT_FROM_EXEC, /* ppid of the exec record */
 	PARENT_FROM_FORK, /* the fork record: the original parent, exactly */
@@ -84,13 +107,26 @@ enum proc_parent_src {
 #define PROC_F_OOM 0x10       /* chosen by the OOM killer */
 #define PROC_F_INHERITED 0x20 /* image is its parent's, copied at fork (no exec of its own) */
 #define PROC_F_UID 0x40       /* uid/gid known */
+#define PROC_F_PREEXISTING 0x80 /* running before tracing started (no fork or exec of it seen) */
+#define PROC_F_EXCLUDED 0x100 /* its image matched an exclude rule in the kernel: nothing more comes */
 
 struct proc_oom {
 	uint64_t ts_ns;
 	uint64_t total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb, pgtables_kb;
 	int32_t oom_score_adj;
-	uint32_t pad;
+	uint32_t memcg_v1;
+	uint64_t memcg_id;
+	uint64_t memcg_limit_bytes;
+	uint64_t memcg_usage_bytes;
 };
+
+/* A file a process opened: interned path, modes TR_FILE_READ | TR_FILE_WRITE. */
+struct proc_file {
+	const char *path;
+	uint32_t mode;
+};
+
+struct proc_series; /* series.h */
 
 struct proc {
 	uint32_t tgid;
@@ -103,7 +139,20 @@ struct proc {
 	uint8_t memo;               /* tree walk state, valid for memo_gen */
 	uint64_t parent_start_ns;
 	uint32_t uid, gid;
-	uint64_t cgroup_id;
+	uint64_t cgroup_id;         /* v2 */
+	uint64_t cgroup_v1_id;      /* v1 memory hierarchy, 0 if none */
+	uint32_t mnt_ns, pid_ns;
+	uint32_t step;              /* its step: index + 1 in the step table, 0 for none (steps.h) */
+	uint32_t n_files;
+	uint32_t files_cap;
+	uint32_t files_dropped;     /* files the kernel or the file budget did not report */
+	struct proc_file *files;    /* files it opened, deduplicated by path (modes merged) */
+	struct proc_series *series; /* samples over time, NULL until its first sample */
+	uint64_t progress_ts_ns;    /* last time it was seen making progress (fork, exec, sample, exit) */
+	uint64_t stall_start_ns;    /* its longest time without progress of at least stall_after_ns */
+	uint64_t stall_ns;
+	uint32_t stalls;            /* times it went stall_after_ns or longer without progress */
+	uint32_t state_flags;       /* TR_PSTATE_* from its newest sample or exit */
 	uint64_t fork_ts_ns;
 	uint64_t last_ts_ns;        /* newest record about it */
 	struct proc_image *image;   /* the current image, NULL if none known */
@@ -131,6 +180,11 @@ struct proctab_stats {
 	uint64_t execs_dropped;  /* earlier images not kept (per-process limit or image budget) */
 	uint64_t argv_dropped;   /* images kept without their argument area (image budget) */
 	uint64_t oom_unmatched;  /* OOM records whose victim never showed up (pending slots reused) */
+	uint64_t samples;        /* sample records applied */
+	uint64_t series_dropped; /* samples whose point was not kept (series budget) */
+	uint64_t files;          /* file records applied */
+	uint64_t files_dropped;  /* files not kept (per-process bound, string budget, unknown process) */
+	uint64_t excluded;       /* processes the kernel's exclude rules stopped reporting */
 };
 
 struct proctab {
@@ -149,6 +203,11 @@ struct proctab {
 	uint64_t full_sweep_ts;     /* newest_ts of the last sweep forced by a full table */
 	uint64_t image_bytes;       /* bytes of images allocated now */
 	uint64_t image_budget;      /* PROCTAB_IMAGE_BUDGET unless changed before use */
+	uint64_t series_bytes;      /* bytes of sample series allocated now */
+	uint64_t series_budget;     /* PROCTAB_SERIES_BUDGET unless changed before use */
+	uint64_t files_bytes;       /* bytes of per-process file arrays allocated now */
+	uint64_t stall_after_ns;    /* no progress for this long is a stall (0: never) */
+	struct intern strings;      /* file and cgroup paths */
 	uint32_t memo_gen;
 	unsigned pending_next;
 	struct pending_oom pending[PROC_PENDING_OOMS];
@@ -167,6 +226,11 @@ int proctab_exec(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns
 int proctab_fork(struct proctab *t, const struct tr_fork *f, uint64_t ts_ns);
 int proctab_exit(struct proctab *t, const struct tr_exit *x, uint64_t ts_ns, struct proc **out);
 int proctab_oom(struct proctab *t, const struct tr_oom *o, uint64_t ts_ns);
+int proctab_sample(struct proctab *t, const struct tr_sample *s, uint64_t ts_ns);
+int proctab_file(struct proctab *t, const struct decoded_file *f, uint64_t ts_ns);
+
+/* Is p alive (no exit record) and without progress since `now - stall_after_ns`? */
+bool proctab_stalled_now(const struct proctab *t, const struct proc *p, uint64_t now_ns);
 
 struct proc *proctab_lookup(const struct proctab *t, uint32_t tgid, uint64_t start_ns);
 

@@ -5,12 +5,21 @@
 
 int session_init(struct session *s, uint32_t max_procs, uint32_t root_pid, uint64_t seed)
 {
+	int err;
+
 	memset(&s->st, 0, sizeof(s->st));
-	return proctab_init(&s->tab, max_procs, root_pid, seed);
+	err = proctab_init(&s->tab, max_procs, root_pid, seed);
+	if (err)
+		return err;
+	err = cgtab_init(&s->cgroups, CGTAB_DEFAULT_MAX, &s->tab.strings);
+	if (err)
+		proctab_free(&s->tab);
+	return err;
 }
 
 void session_free(struct session *s)
 {
+	cgtab_free(&s->cgroups);
 	proctab_free(&s->tab);
 }
 
@@ -54,6 +63,12 @@ int session_record(struct session *s, unsigned type, const void *payload, uint32
 	case TR_OOM:
 		s->st.oom_records++;
 		return proctab_oom(&s->tab, &d->u.oom, d->ts_ns);
+	case TR_SAMPLE: return proctab_sample(&s->tab, &d->u.sample, d->ts_ns);
+	case TR_FILE: return proctab_file(&s->tab, &d->u.file, d->ts_ns);
+	case TR_CGROUP:
+		s->st.cgroup_records++;
+		return cgtab_add(&s->cgroups, d->u.cgroup.rec.v1, d->u.cgroup.rec.id, d->u.cgroup.path,
+				 d->u.cgroup.path_len);
 	case TR_COUNTERS:
 		take_counters(s, &d->u.counters);
 		return 0;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgtab.h"
 #include "decode.h"
 #include "proctab.h"
 
@@ -22,12 +23,14 @@ struct session_stats {
 	uint64_t records_copied;                    /* latest TR_COUNTERS / TR_END: records the collector copied */
 	uint64_t counters_seen;
 	uint64_t oom_records;
+	uint64_t cgroup_records;
 	bool end_seen;                              /* TR_END read: nothing follows */
 	uint32_t end_reason;
 };
 
 struct session {
 	struct proctab tab;
+	struct cgtab cgroups;
 	struct session_stats st;
 	struct decoded dec; /* scratch: the current record's private copy */
 };

@@ -94,8 +94,8 @@ static void exec_record_with_empty_argv_decodes(void **state)
 static void exec_record_of_the_largest_size_decodes(void **state)
 {
 	_Alignas(8) unsigned char buf[DECODE_MAX_LEN];
-	char path[TR_PATH_MAX], arg[TR_ARGV_MAX];
-	const char *args[] = { arg, NULL };
+	char path[TR_PATH_MAX], arg[TR_ARGV_MAX], cwd[TR_CWD_MAX], env[TR_ENV_MAX];
+	const char *args[] = { arg, NULL }, *envs[] = { env, NULL };
 
 	(void)state;
 	memset(path, 'p', sizeof(path) - 1);
@@ -103,10 +103,18 @@ static void exec_record_of_the_largest_size_decodes(void **state)
 	path[sizeof(path) - 1] = 0;
 	memset(arg, 'a', sizeof(arg) - 1);
 	arg[sizeof(arg) - 1] = 0;
-	assert_int_equal(encode_exec(buf, sizeof(buf), 1, 42, 41, 900, path, args), DECODE_MAX_LEN);
+	memset(cwd, 'c', sizeof(cwd) - 1);
+	cwd[0] = '/';
+	cwd[sizeof(cwd) - 1] = 0;
+	memset(env, 'v', sizeof(env) - 1);
+	memcpy(env, "TRACER_RUN_ID=", 14);
+	env[sizeof(env) - 1] = 0;
+	assert_int_equal(encode_exec_ctx(buf, sizeof(buf), 1, 42, 41, 900, path, args, cwd, envs), DECODE_MAX_LEN);
 	assert_int_equal(decode_exact(TR_EXEC, buf, DECODE_MAX_LEN), 0);
 	assert_int_equal(d.u.exec.path_len, TR_PATH_MAX - 1);
 	assert_int_equal(d.u.exec.argv_len, TR_ARGV_MAX);
+	assert_int_equal(d.u.exec.cwd_len, TR_CWD_MAX - 1);
+	assert_int_equal(d.u.exec.env_len, TR_ENV_MAX);
 }
 
 static void truncated_last_argument_is_kept_and_terminated(void **state)
@@ -166,7 +174,7 @@ static void payload_is_read_once_into_a_private_copy(void **state)
 static void unknown_types_are_refused(void **state)
 {
 	_Alignas(8) unsigned char buf[DECODE_MAX_LEN] = { 0 };
-	const unsigned types[] = { 0, 1, 2, 15, TR_KERNEL_TYPES_END, 21, 31, TR_TYPES_END, 63, 64, 1000 };
+	const unsigned types[] = { 0, 1, 2, 15, TR_KERNEL_TYPES_END, 24, 31, TR_TYPES_END, 63, 64, 1000 };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Issue 4's records in the processor: exec context (cwd, allowlisted env),
+ * cgroup paths, samples (series, peaks, stalls) and files - decoded as
+ * untrusted bytes, applied to the table, bounded, and freed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "encode.h"
+#include "session.h"
+
+#define SEC 1000000000ULL
+
+static const char *const ARGS[] = { "bash", ".command.run", NULL };
+
+static struct session *new_session(uint64_t stall_after_ns)
+{
+	struct session *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	assert_int_equal(session_init(s, 1024, 0, 1), 0);
+	s->tab.stall_after_ns = stall_after_ns;
+	return s;
+}
+
+static void end_session(struct session *s)
+{
+	session_free(s);
+	free(s);
+}
+
+/* Feed a record through a heap copy of exactly its size (ASan sees any overread). */
+static int feed(struct session *s, unsigned type, const void *rec, size_t len)
+{
+	void *copy = malloc(len);
+	int rc;
+
+	assert_non_null(copy);
+	memcpy(copy, rec, len);
+	rc = session_record(s, type, copy, (uint32_t)len, NULL);
+	free(copy);
+	return rc;
+}
+
+static void exec_keeps_cwd_and_allowlisted_env(void **state)
+{
+	static unsigned char buf[DECODE_MAX_LEN];
+	const char *env[] = { "TRACER_RUN_ID=run-7", "SLURM_JOB_ID=12345", NULL };
+	struct session *s = new_session(0);
+	size_t n = encode_exec_ctx(buf, sizeof(buf), 10, 100, 1, 5, "/bin/bash", ARGS, "/data/work/ab/cdef01", env);
+	struct proc *p;
+
+	(void)state;
+	assert_int_equal(feed(s, TR_EXEC, buf, n), 0);
+	p = proctab_lookup(&s->tab, 100, 5);
+	assert_non_null(p);
+	assert_string_equal(proc_image_cwd(p->image), "/data/work/ab/cdef01");
+	assert_string_equal(proc_image_env(p->image, "TRACER_RUN_ID"), "run-7");
+	assert_string_equal(proc_image_env(p->image, "SLURM_JOB_ID"), "12345");
+	assert_null(proc_image_env(p->image, "SLURM_JOB"));
+	assert_null(proc_image_env(p->image, "HOME"));
+	assert_string_equal(proc_image_tool(p->image), ".command.run");
+	end_session(s);
+}
+
+static void exec_with_bad_cwd_or_env_is_refused(void **state)
+{
+	static unsigned char buf[DECODE_MAX_LEN];
+	const char *no_eq[] = { "JUSTAKEY", NULL }, *no_key[] = { "=value", NULL };
+	struct session *s = new_session(0);
+	size_t n;
+
+	(void)state;
+	n = encode_exec_ctx(buf, sizeof(buf), 10, 100, 1, 5, "/bin/x", ARGS, "relative/dir", NULL);
+	assert_int_equal(feed(s, TR_EXEC, buf, n), -EBADMSG);
+	assert_int_equal(s->dec.error, DECODE_ERR_CWD);
+	n = encode_exec_ctx(buf, sizeof(buf), 10, 100, 1, 5, "/bin/x", ARGS, "/ok", no_eq);
+	assert_int_equal(feed(s, TR_EXEC, buf, n), -EBADMSG);
+	assert_int_equal(s->dec.error, DECODE_ERR_ENV);
+	n = encode_exec_ctx(buf, sizeof(buf), 10, 100, 1, 5, "/bin/x", ARGS, "/ok", no_key);
+	assert_int_equal(feed(s, TR_EXEC, buf, n), -EBADMSG);
+	/* The env area must end with its NUL: cut the last byte and shift the length. */
+	n = encode_exec_ctx(buf, sizeof(buf), 10, 100, 1, 5, "/bin/x", ARGS, "/ok", (const char *[]){ "A=b", NULL });
+	((struct tr_exec *)(void *)buf)->env_len--;
+	assert_int_equal(feed(s, TR_EXEC, buf, n - 1), -EBADMSG);
+	assert_int_equal(s->dec.error, DECODE_ERR_ENV);
+	assert_int_equal(s->st.decode_errors, 4);
+	end_session(s);
+}
+
+static void cgroup_paths_are_kept_by_hierarchy_and_id(void **state)
+{
+	unsigned char buf[256];
+	struct session *s = new_session(0);
+	size_t n;
+
+	(void)state;
+	n = encode_cgroup(buf, sizeof(buf), 1, 77, 0, "/system.slice/docker-abc.scope");
+	assert_int_equal(feed(s, TR_CGROUP, buf, n), 0);
+	n = encode_cgroup(buf, sizeof(buf), 1, 77, 1, "/docker/abc");
+	assert_int_equal(feed(s, TR_CGROUP, buf, n), 0);
+	assert_string_equal(cgtab_path(&s->cgroups, 0, 77), "/system.slice/docker-abc.scope");
+	assert_string_equal(cgtab_path(&s->cgroups, 1, 77), "/docker/abc");
+	assert_null(cgtab_path(&s->cgroups, 0, 78));
+	/* Not absolute, unknown hierarchy: refused. */
+	n = encode_cgroup(buf, sizeof(buf), 1, 79, 0, "docker/abc");
+	assert_int_equal(feed(s, TR_CGROUP, buf, n), -EBADMSG);
+	n = encode_cgroup(buf, sizeof(buf), 1, 79, 2, "/x");
+	assert_int_equal(feed(s, TR_CGROUP, buf, n), -EBADMSG);
+	assert_null(cgtab_path(&s->cgroups, 0, 79));
+	end_session(s);
+}
+
+static void files_merge_modes_by_path_and_are_bounded(void **state)
+{
+	unsigned char buf[256];
+	struct session *s = new_session(0);
+	struct proc *p;
+	char path[64];
+	size_t n;
+
+	(void)state;
+	n = encode_file(buf, sizeof(buf), 1, 100, 5, TR_FILE_READ, "/data/in.fq");
+	assert_int_equal(feed(s, TR_FILE, buf, n), 0);
+	n = encode_file(buf, sizeof(buf), 2, 100, 5, TR_FILE_WRITE, "/data/out.bam");
+	assert_int_equal(feed(s, TR_FILE, buf, n), 0);
+	n = encode_file(buf, sizeof(buf), 3, 100, 5, TR_FILE_WRITE, "/data/in.fq");
+	assert_int_equal(feed(s, TR_FILE, buf, n), 0);
+	p = proctab_lookup(&s->tab, 100, 5);
+	assert_non_null(p);
+	assert_int_equal(p->n_files, 2);
+	assert_string_equal(p->files[0].path, "/data/in.fq");
+	assert_int_equal(p->files[0].mode, TR_FILE_READ | TR_FILE_WRITE);
+	assert_int_equal(p->files[1].mode, TR_FILE_WRITE);
+	for (unsigned i = 0; i < PROC_MAX_FILES + 10; i++) {
+		snprintf(path, sizeof(path), "/tmp/f%u", i);
+		n = encode_file(buf, sizeof(buf), 4 + i, 100, 5, TR_FILE_READ, path);
+		feed(s, TR_FILE, buf, n);
+	}
+	assert_int_equal(p->n_files, PROC_MAX_FILES);
+	assert_int_equal(p->files_dropped, 12);
+	/* Bad modes and relative paths are refused. */
+	n = encode_file(buf, sizeof(buf), 9, 100, 5, 0, "/x");
+	assert_int_equal(feed(s, TR_FILE, buf, n), -EBADMSG);
+	n = encode_file(buf, sizeof(buf), 9, 100, 5, 0x40 | TR_FILE_READ, "/x");
+	assert_int_equal(feed(s, TR_FILE, buf, n), -EBADMSG);
+	n = encode_file(buf, sizeof(buf), 9, 100, 5, TR_FILE_READ, "x");
+	assert_int_equal(feed(s, TR_FILE, buf, n), -EBADMSG);
+	end_session(s);
+}
+
+static void samples_build_a_bounded_series_with_peaks(void **state)
+{
+	struct session *s = new_session(0);
+	struct proc *p;
+
+	(void)state;
+	/* One CPU busy for 1000 s, RSS growing, then a burst of two CPUs. */
+	for (uint64_t i = 0; i <= 1000; i++) {
+		struct tr_sample sm = encode_sample(i * SEC, 100, 5, 1, i * SEC, (i + 1) << 20, i * 4096);
+
+		assert_int_equal(feed(s, TR_SAMPLE, &sm, sizeof(sm)), 0);
+	}
+	struct tr_sample burst = encode_sample(1001 * SEC, 100, 5, 1, 1002 * SEC, 10 << 20, 1000 * 4096);
+
+	assert_int_equal(feed(s, TR_SAMPLE, &burst, sizeof(burst)), 0);
+	p = proctab_lookup(&s->tab, 100, 5);
+	assert_non_null(p->series);
+	assert_true(p->series->n <= SERIES_MAX_POINTS);
+	assert_true(p->series->n >= SERIES_MAX_POINTS / 2);
+	assert_int_equal(p->series->samples, 1002);
+	assert_int_equal(p->series->points[0].ts_ns, 0);
+	assert_int_equal(p->series->points[p->series->n - 1].ts_ns, 1001 * SEC);
+	for (uint32_t i = 1; i < p->series->n; i++)
+		assert_true(p->series->points[i].ts_ns > p->series->points[i - 1].ts_ns);
+	assert_int_equal(p->series->peaks.cpu_millicores, 2000);
+	assert_int_equal(p->series->peaks.rss_bytes, 1001ULL << 20);
+	assert_true(s->tab.series_bytes <= series_bytes(SERIES_MAX_POINTS));
+	end_session(s);
+	(void)0;
+}
+
+static void series_over_budget_keep_peaks_and_count(void **state)
+{
+	struct session *s = new_session(0);
+
+	(void)state;
+	s->tab.series_budget = series_bytes(SERIES_FIRST_CAP); /* room for one process's first points */
+	for (uint32_t pid = 100; pid < 103; pid++)
+		for (uint64_t i = 0; i < 6; i++) {
+			struct tr_sample sm = encode_sample(i * SEC, pid, 5, 1, i * SEC, 1 << 20, 0);
+
+			feed(s, TR_SAMPLE, &sm, sizeof(sm));
+		}
+	assert_true(s->tab.series_bytes <= s->tab.series_budget);
+	assert_true(s->tab.st.series_dropped > 0);
+	end_session(s);
+}
+
+static void gaps_without_progress_are_stalls(void **state)
+{
+	unsigned char buf[1024];
+	struct session *s = new_session(3 * SEC);
+	struct tr_exit x;
+	struct proc *p;
+	size_t n = encode_exec(buf, sizeof(buf), 1 * SEC, 100, 1, 5, "/bin/cat", (const char *[]){ "cat", "fifo", NULL });
+	struct tr_sample a = encode_sample(1 * SEC + 1000, 100, 5, 1, 1000000, 1 << 20, 0);
+	/* Same counters 2 s later: a sample that shows no progress does not end the gap. */
+	struct tr_sample b = encode_sample(3 * SEC, 100, 5, 1, 1000000, 1 << 20, 0);
+	struct tr_sample c = encode_sample(9 * SEC, 100, 5, 1, 2000000, 1 << 20, 100);
+
+	(void)state;
+	assert_int_equal(feed(s, TR_EXEC, buf, n), 0);
+	feed(s, TR_SAMPLE, &a, sizeof(a));
+	feed(s, TR_SAMPLE, &b, sizeof(b));
+	p = proctab_lookup(&s->tab, 100, 5);
+	assert_true(proctab_stalled_now(&s->tab, p, 5 * SEC));
+	assert_false(proctab_stalled_now(&s->tab, p, 3 * SEC));
+	feed(s, TR_SAMPLE, &c, sizeof(c));
+	assert_int_equal(p->stalls, 1);
+	assert_int_equal(p->stall_start_ns, 1 * SEC + 1000);
+	assert_int_equal(p->stall_ns, 8 * SEC - 1000);
+	x = (struct tr_exit){ .hdr = encode_hdr(TR_EXIT, 10 * SEC), .pid = 100, .tgid = 100, .ppid = 1, .start_ns = 5 };
+	assert_int_equal(feed(s, TR_EXIT, &x, sizeof(x)), 0);
+	assert_int_equal(p->stalls, 1); /* 1 s from the last progress to the exit: no stall */
+	assert_false(proctab_stalled_now(&s->tab, p, 100 * SEC));
+	end_session(s);
+}
+
+static void interned_strings_are_shared_and_released(void **state)
+{
+	struct intern in;
+	const char *a, *b, *c;
+
+	(void)state;
+	assert_int_equal(intern_init(&in, 1 << 20, 3), 0);
+	a = intern_get(&in, "/ref/genome.fa", 14);
+	b = intern_get(&in, "/ref/genome.fa.extra", 14);
+	c = intern_get(&in, "/ref/other.fa", 13);
+	assert_ptr_equal(a, b);
+	assert_ptr_not_equal(a, c);
+	assert_int_equal(in.count, 2);
+	intern_put(&in, a);
+	assert_int_equal(in.count, 2);
+	intern_put(&in, b);
+	intern_put(&in, c);
+	assert_int_equal(in.count, 0);
+	assert_int_equal(in.bytes, 0);
+	/* Over the budget: refused, nothing held. */
+	in.budget = 8;
+	assert_null(intern_get(&in, "/a/long/path", 12));
+	/* Many strings: the buckets grow and every string is found again. */
+	in.budget = 1 << 24;
+	for (unsigned i = 0; i < 5000; i++) {
+		char s[32];
+		int len = snprintf(s, sizeof(s), "/p/%u", i);
+
+		assert_non_null(intern_get(&in, s, (size_t)len));
+	}
+	assert_true(in.mask + 1 >= 4096);
+	assert_int_equal(in.count, 5000);
+	intern_free(&in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exec_keeps_cwd_and_allowlisted_env),
+		cmocka_unit_test(exec_with_bad_cwd_or_env_is_refused),
+		cmocka_unit_test(cgroup_paths_are_kept_by_hierarchy_and_id),
+		cmocka_unit_test(files_merge_modes_by_path_and_are_bounded),
+		cmocka_unit_test(samples_build_a_bounded_series_with_peaks),
+		cmocka_unit_test(series_over_budget_keep_peaks_and_count),
+		cmocka_unit_test(gaps_without_progress_are_stalls),
+		cmocka_unit_test(interned_strings_are_shared_and_released),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
