@@ -26,6 +26,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,14 +57,22 @@ struct run {
 	int status_r;            /* the reaper's report: CMD's raw wait status */
 	int control_w;           /* to the processor: the end line */
 	int report_fd, summary_fd;
+	const char *stall_after;   /* passed to the processor as given (validated here) */
+	const char *io_wait_after;
+	const char *net_wait_after;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracer run [--json FILE] -- CMD [ARGS...]\n"
+	fprintf(f, "usage: tracer run [--json FILE] [--stall-after S] [--io-wait-after S] [--net-wait-after S]\n"
+		   "                  -- CMD [ARGS...]\n"
 		   "Runs CMD (as the sudo user when started through sudo), traces it and every\n"
 		   "process it starts, prints a summary and exits with CMD's status.\n"
-		   "  --json FILE   write the run report (schema tracer.run.v1) to FILE\n");
+		   "  --json FILE          write the run report (schema tracer.run.v1) to FILE\n"
+		   "  --stall-after S      a live process with no CPU and no I/O progress for S seconds\n"
+		   "                       is reported stalled (default 300)\n"
+		   "  --io-wait-after S    report processes that waited S seconds or more for I/O (default 10)\n"
+		   "  --net-wait-after S   ... or spent S seconds or more in network calls (default 30)\n");
 }
 
 static uint64_t realtime_ns(void)
@@ -74,10 +83,29 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Seconds as the processor takes them: digits, optionally a dot and up to 9 more. */
+static const char *seconds_arg(const char *opt, const char *v, bool zero_ok)
+{
+	const char *dot = strchr(v, '.');
+	size_t whole = dot ? (size_t)(dot - v) : strlen(v);
+	bool ok = whole > 0 && whole <= 8 && strspn(v, "0123456789") == whole &&
+		  (!dot || (dot[1] && strlen(dot + 1) <= 9 && strspn(dot + 1, "0123456789") == strlen(dot + 1)));
+
+	if (ok && !zero_ok && strspn(v, "0.") == strlen(v))
+		ok = false;
+	if (!ok)
+		fprintf(stderr, "tracer run: %s wants a number of seconds such as 60 or 2.5%s, not '%s'\n", opt,
+			zero_ok ? " (0 turns it off)" : "", v);
+	return ok ? v : NULL;
+}
+
 static int parse_args(int argc, char **argv, struct run *r)
 {
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, 'j' },
+		{ "stall-after", required_argument, NULL, 's' },
+		{ "io-wait-after", required_argument, NULL, 'i' },
+		{ "net-wait-after", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +115,18 @@ static int parse_args(int argc, char **argv, struct run *r)
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': r->json_path = optarg; break;
+		case 's':
+			if (!(r->stall_after = seconds_arg("--stall-after", optarg, false)))
+				return -1;
+			break;
+		case 'i':
+			if (!(r->io_wait_after = seconds_arg("--io-wait-after", optarg, true)))
+				return -1;
+			break;
+		case 'n':
+			if (!(r->net_wait_after = seconds_arg("--net-wait-after", optarg, true)))
+				return -1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -313,14 +353,17 @@ static int start_processor(struct run *r)
 	char bin[PATH_MAX + 32], root[16], start[24], rep[16], sum[16], rdy[16], ctl[16];
 	const char *fixed[] = { bin, "--socket", r->sock, "--producer-uid", "0", "--user", PROCESSOR_USER,
 			  "--root-pid", root, "--start-ns", start, "--report-fd", rep, "--summary-fd", sum,
-			  "--ready-fd", rdy, "--control-fd", ctl, "--" };
+			  "--ready-fd", rdy, "--control-fd", ctl };
+	const char *const optional[][2] = { { "--stall-after", r->stall_after },
+					    { "--io-wait-after", r->io_wait_after },
+					    { "--net-wait-after", r->net_wait_after } };
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), ncmd = 0;
 	int ready[2], control[2], keep[4], err;
 	const char **argv;
 
 	while (r->cmd[ncmd])
 		ncmd++;
-	argv = calloc(nfixed + ncmd + 1, sizeof(*argv));
+	argv = calloc(nfixed + 2 * 3 + 1 + ncmd + 1, sizeof(*argv));
 	if (!argv || pipe2(ready, O_CLOEXEC) || pipe2(control, O_CLOEXEC))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/tracer-processor", r->bindir);
@@ -331,6 +374,12 @@ static int start_processor(struct run *r)
 	snprintf(rdy, sizeof(rdy), "%d", ready[1]);
 	snprintf(ctl, sizeof(ctl), "%d", control[0]);
 	memcpy(argv, fixed, sizeof(fixed));
+	for (size_t i = 0; i < 3; i++)
+		if (optional[i][1]) {
+			argv[nfixed++] = optional[i][0];
+			argv[nfixed++] = optional[i][1];
+		}
+	argv[nfixed++] = "--";
 	for (size_t i = 0; i < ncmd; i++)
 		argv[nfixed + i] = r->cmd[i];
 	keep[0] = r->report_fd;

@@ -45,8 +45,10 @@
 #define DRAIN_MAX 16384 /* records per batch, so a busy ring cannot delay the control fd and signals */
 
 #define KNOWN_TYPES                                                                                     \
-	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_COUNTERS) | \
-	 (1ULL << TR_END))
+	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_CGROUP) | \
+	 (1ULL << TR_SAMPLE) | (1ULL << TR_FILE) | (1ULL << TR_COUNTERS) | (1ULL << TR_END))
+#define DEFAULT_STALL_AFTER_NS (300ULL * 1000000000ULL) /* five minutes */
+#define STALL_CHECK_INTERVAL_NS 1000000000ULL
 
 /*
  * What the loop may do after start-up, and nothing more: no open, no
@@ -76,6 +78,9 @@ struct options {
 	uint64_t start_ns;
 	int report_fd, summary_fd, ready_fd, control_fd;
 	uint32_t max_processes;
+	uint64_t stall_after_ns;
+	uint64_t io_wait_after_ns;
+	uint64_t net_wait_after_ns;
 	const char *const *command;
 	size_t ncommand;
 };
@@ -98,6 +103,7 @@ struct loop {
 	char control_buf[CONTROL_LINE_MAX];
 	size_t control_len;
 	uint64_t next_sweep;
+	uint64_t next_stall_check;
 	uint64_t mono_to_real;
 };
 
@@ -110,10 +116,13 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tracer-processor --socket PATH [--producer-uid UID] [--user NAME|UID]\n"
 		"                        [--root-pid PID --report-fd FD [--summary-fd FD] [--start-ns NS]]\n"
-		"                        [--ready-fd FD] [--control-fd FD] [--max-processes N] [-- CMD ARGS...]\n"
+		"                        [--ready-fd FD] [--control-fd FD] [--max-processes N]\n"
+		"                        [--stall-after S] [--io-wait-after S] [--net-wait-after S] [-- CMD ARGS...]\n"
 		"Attaches to tracer-collector's ring on PATH (the collector must run as UID, default 0),\n"
 		"drops to NAME (default nobody) and decodes every record. With --root-pid, reports on\n"
-		"that process and its descendants when the run ends (control line \"end STATUS NS\").\n");
+		"that process and its descendants when the run ends (control line \"end STATUS NS\").\n"
+		"A live process with no CPU and no I/O progress for S seconds (default 300) is stalled;\n"
+		"--io-wait-after (default 10) and --net-wait-after (default 30) flag long waits.\n");
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -128,6 +137,33 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	if (errno || *end || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+/* Seconds, with up to 9 decimals ("2", "0.5"), to ns; at most a year. */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	const char *dot = strchr(s, '.');
+	char whole[24];
+	uint64_t sec, frac = 0, scale = 100000000ULL;
+	size_t n = dot ? (size_t)(dot - s) : strlen(s);
+
+	if (n == 0 || n >= sizeof(whole))
+		return -1;
+	memcpy(whole, s, n);
+	whole[n] = 0;
+	if (parse_u64(whole, 366ULL * 86400, &sec))
+		return -1;
+	if (dot) {
+		if (!dot[1] || strlen(dot + 1) > 9)
+			return -1;
+		for (const char *c = dot + 1; *c; c++, scale /= 10) {
+			if (*c < '0' || *c > '9')
+				return -1;
+			frac += (uint64_t)(*c - '0') * scale;
+		}
+	}
+	*ns = sec * 1000000000ULL + frac;
 	return 0;
 }
 
@@ -166,6 +202,9 @@ static int parse_option(int c, struct options *o)
 			return -1;
 		o->max_processes = (uint32_t)v;
 		return 0;
+	case 'A': return parse_seconds(optarg, &o->stall_after_ns) || o->stall_after_ns == 0 ? -1 : 0;
+	case 'I': return parse_seconds(optarg, &o->io_wait_after_ns);
+	case 'N': return parse_seconds(optarg, &o->net_wait_after_ns);
 	case 'R': return parse_fd(optarg, &o->report_fd);
 	case 'S': return parse_fd(optarg, &o->summary_fd);
 	case 'f': return parse_fd(optarg, &o->ready_fd);
@@ -188,13 +227,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "ready-fd", required_argument, NULL, 'f' },
 		{ "control-fd", required_argument, NULL, 'c' },
 		{ "max-processes", required_argument, NULL, 'm' },
+		{ "stall-after", required_argument, NULL, 'A' },
+		{ "io-wait-after", required_argument, NULL, 'I' },
+		{ "net-wait-after", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	*o = (struct options){ .user = "nobody", .report_fd = -1, .summary_fd = -1, .ready_fd = -1,
-			       .control_fd = -1, .max_processes = PROCTAB_DEFAULT_MAX };
+			       .control_fd = -1, .max_processes = PROCTAB_DEFAULT_MAX,
+			       .stall_after_ns = DEFAULT_STALL_AFTER_NS, .io_wait_after_ns = REPORT_DEFAULT_IO_WAIT_NS,
+			       .net_wait_after_ns = REPORT_DEFAULT_NET_WAIT_NS };
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1)
 		if (parse_option(c, o))
 			goto bad;
@@ -455,6 +499,40 @@ static bool finished(struct loop *l)
 	return source_done && control_done;
 }
 
+/*
+ * Say so as soon as a process stalls, not only in the report: live
+ * processes without progress for --stall-after, that are not waiting for
+ * a live child of their own (the child is the one to look at). Once each.
+ */
+static void warn_stalls(uint64_t now)
+{
+	struct proctab *t = &session.tab;
+	bool *has_child = calloc(t->high_water ? t->high_water : 1, sizeof(*has_child));
+
+	if (!has_child)
+		return;
+	if (t->root_pid)
+		proctab_mark_tree(t);
+	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p)) {
+		struct proc *parent = (p->flags & PROC_F_EXIT) ? NULL : proctab_parent(t, p);
+
+		if (parent)
+			has_child[parent - t->procs] = true;
+	}
+	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p)) {
+		char tool[TOOL_NAME_MAX];
+
+		if ((t->root_pid && !p->in_tree) || (p->flags & PROC_F_STALL_WARNED) || has_child[p - t->procs] ||
+		    !proctab_stalled_now(t, p, now))
+			continue;
+		p->flags |= PROC_F_STALL_WARNED;
+		report_safe_text(tool, sizeof(tool), p->image ? proc_image_tool(p->image) : p->comm);
+		fprintf(stderr, "<4>stalled: pid %u (%s) has made no CPU or I/O progress for %llu s\n", (unsigned)p->tgid,
+			tool, (unsigned long long)((now - p->progress_ts_ns) / 1000000000ULL));
+	}
+	free(has_child);
+}
+
 static void housekeeping(struct loop *l, uint64_t now)
 {
 	uint64_t hb = ring_consumer_peer_heartbeat(&l->ring);
@@ -463,6 +541,10 @@ static void housekeeping(struct loop *l, uint64_t now)
 	if (now >= l->next_sweep) {
 		proctab_sweep(&session.tab);
 		l->next_sweep = now + SWEEP_INTERVAL_NS;
+	}
+	if (now >= l->next_stall_check) {
+		warn_stalls(now);
+		l->next_stall_check = now + STALL_CHECK_INTERVAL_NS;
 	}
 	if (!l->stale_warned && !session.st.end_seen && ring_heartbeat_stale(hb, now, HEARTBEAT_STALE_NS)) {
 		fprintf(stderr, "<4>the collector's heartbeat is more than %llu s old: it may be stuck\n",
@@ -510,6 +592,10 @@ static void fill_report_input(const struct loop *l, struct report_input *in)
 	in->end_known = l->control_end;
 	in->end_ns = l->control_end_ns;
 	in->mono_to_real_ns = l->mono_to_real;
+	in->cgroups = &session.cgroups;
+	in->stall_after_ns = l->o->stall_after_ns;
+	in->io_wait_after_ns = l->o->io_wait_after_ns;
+	in->net_wait_after_ns = l->o->net_wait_after_ns;
 	/*
 	 * Ring losses: the in-band markers, or the producer's own totals when
 	 * they say more (drops not yet reported in-band when it stopped).
@@ -576,6 +662,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "<3>cannot allocate a table of %u processes: lower --max-processes\n", o.max_processes);
 		return 1;
 	}
+	session.tab.stall_after_ns = o.stall_after_ns;
 	/* Privileges go first, then the ring, then every system call the loop does not need. */
 	if (drop_privileges(&loop) || attach(&loop) || priv_seccomp_allow(processor_syscalls))
 		return 1;

@@ -109,6 +109,7 @@ enum proc_parent_src {
 #define PROC_F_UID 0x40       /* uid/gid known */
 #define PROC_F_PREEXISTING 0x80 /* running before tracing started (no fork or exec of it seen) */
 #define PROC_F_EXCLUDED 0x100 /* its image matched an exclude rule in the kernel: nothing more comes */
+#define PROC_F_STALL_WARNED 0x200 /* its stall was logged while it lasted */
 
 struct proc_oom {
 	uint64_t ts_ns;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report.h"
+#include "report_ctx.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,6 +30,11 @@ void report_agent_from_session(struct report_agent *a, const struct session *s)
 	a->execs_dropped = t->st.execs_dropped;
 	a->argv_dropped = t->st.argv_dropped;
 	a->oom_unmatched = t->st.oom_unmatched;
+	a->samples = t->st.samples;
+	a->series_dropped = t->st.series_dropped;
+	a->files_dropped = t->st.files_dropped;
+	a->cgroups_dropped = s->cgroups.dropped;
+	a->excluded = t->st.excluded;
 	a->max_processes = t->max;
 	a->end_record = s->st.end_seen;
 }
@@ -221,6 +227,7 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 				const struct report_input *in)
 {
 	bool io = o->exited && !(p->exit.flags & TR_EXIT_NO_IO_ACCOUNTING);
+	struct proc_waits w = report_waits(p);
 
 	json_kv_u64(j, "pid", p->tgid);
 	json_kv_u64_or_null(j, "ppid", p->parent_src != PARENT_UNKNOWN, p->ppid);
@@ -232,7 +239,7 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 		write_args(j, p->image);
 	else
 		json_null(j);
-	json_kv_null(j, "cwd");
+	json_kv_string(j, "cwd", p->image && p->image->cwd_len ? proc_image_cwd(p->image) : NULL);
 	json_kv_string(j, "tool", tool_of(p));
 	json_kv_null(j, "step");
 	json_kv_u64_or_null(j, "exit_code", o->exited && o->signal == 0, o->status);
@@ -246,11 +253,29 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 	json_kv_u64_or_null(j, "write_bytes", io, p->exit.write_bytes);
 	json_kv_u64_or_null(j, "rchar", io, p->exit.rchar);
 	json_kv_u64_or_null(j, "wchar", io, p->exit.wchar);
-	json_kv_null(j, "net_tx_bytes");
-	json_kv_null(j, "net_rx_bytes");
+	json_kv_u64_or_null(j, "net_tx_bytes", w.known, w.net_tx_bytes);
+	json_kv_u64_or_null(j, "net_rx_bytes", w.known, w.net_rx_bytes);
 	json_kv_null(j, "container_id");
-	json_kv_null(j, "cgroup");
-	json_kv_null(j, "files");
+	json_kv_string(j, "cgroup", report_cgroup_path(p, in->cgroups));
+	report_write_files(j, p);
+}
+
+static void write_context_fields(struct json *j, const struct proc *p, const struct report_input *in)
+{
+	struct proc_waits w = report_waits(p);
+	const char *v1 = in->cgroups ? cgtab_path(in->cgroups, 1, p->cgroup_v1_id) : NULL;
+
+	json_kv_string(j, "cgroup_v1_memory", v1);
+	json_kv_u64_or_null(j, "mnt_ns", p->mnt_ns != 0, p->mnt_ns);
+	json_kv_u64_or_null(j, "pid_ns", p->pid_ns != 0, p->pid_ns);
+	json_kv_bool(j, "preexisting", (p->flags & PROC_F_PREEXISTING) != 0);
+	json_kv_bool(j, "excluded", (p->flags & PROC_F_EXCLUDED) != 0);
+	json_kv_u64_or_null(j, "iowait_ns", w.known, w.iowait_ns);
+	json_kv_u64_or_null(j, "blocked_ns", w.known && (p->flags & PROC_F_EXIT), w.blocked_ns);
+	json_kv_u64_or_null(j, "net_wait_ns", w.known && (p->flags & PROC_F_EXIT), w.net_wait_ns);
+	json_kv_u64(j, "files_dropped", p->files_dropped);
+	json_kv_u64_or_null(j, "longest_stall_ns", in->stall_after_ns != 0, p->stall_ns);
+	report_write_series(j, p, in->mono_to_real_ns);
 }
 
 static void write_extra_fields(struct json *j, const struct proc *p, const struct outcome *o,
@@ -280,6 +305,7 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 	json_kv_u64_or_null(j, "run_delay_ns", sched, p->exit.run_delay_ns);
 	json_kv_u64_or_null(j, "threads", o->exited, p->exit.nr_threads);
 	json_kv_bool_or_null(j, "threads_truncated", o->exited, (p->exit.flags & TR_EXIT_THREADS_TRUNCATED) != 0);
+	write_context_fields(j, p, in);
 	write_earlier_execs(j, p, in);
 }
 
@@ -293,43 +319,113 @@ static void write_process(struct json *j, const struct proc *p, const struct rep
 	json_object_end(j);
 }
 
-static void signal_begin(struct json *j, const char *kind, const struct proc *p)
+static void signal_begin(struct json *j, const char *kind, const struct proc *p, const struct report_input *in)
 {
 	json_object_begin(j);
 	json_kv_string(j, "kind", kind);
 	json_kv_u64(j, "pid", p->tgid);
 	json_kv_null(j, "step");
 	json_kv_string(j, "tool", tool_of(p));
+	json_kv_string(j, "cgroup", report_cgroup_path(p, in->cgroups));
 }
 
-/* oom_kill for OOM victims; killed for other deaths by signal; failed for non-zero exits. */
-static void write_signals(struct json *j, const struct members *m)
+/*
+ * A process waiting for a child is not stalled: its longest stall counts
+ * only when none of its children was alive at any time during it (a
+ * stalled child is reported itself). Returns, indexed by table slot, which
+ * processes' stalls do not count; NULL when memory is short (then every
+ * stall counts). Linear.
+ */
+static bool *stalls_with_live_children(struct proctab *t, const struct members *m)
 {
+	bool *busy = calloc(t->high_water ? t->high_water : 1, sizeof(*busy));
+
+	for (size_t i = 0; busy && i < m->n; i++) {
+		const struct proc *c = m->v[i];
+		const struct proc *parent = proctab_parent(t, c);
+		uint64_t c_start = c->fork_ts_ns ? c->fork_ts_ns : c->start_ns;
+		uint64_t c_end = (c->flags & PROC_F_EXIT) ? c->exit.hdr.ts_ns : UINT64_MAX;
+
+		if (parent && parent->stalls && c_start <= parent->stall_start_ns + parent->stall_ns &&
+		    c_end >= parent->stall_start_ns)
+			busy[parent - t->procs] = true;
+	}
+	return busy;
+}
+
+static void write_wait_signals(struct json *j, const struct proc *p, const struct report_input *in, bool stall)
+{
+	struct proc_waits w = report_waits(p);
+
+	if (stall) {
+		signal_begin(j, "stalled", p, in);
+		json_kv_u64(j, "start_ns", to_real(in, p->stall_start_ns));
+		json_kv_u64(j, "duration_ns", p->stall_ns);
+		json_kv_u64(j, "stall_after_ns", in->stall_after_ns);
+		json_kv_bool(j, "still_alive", (p->flags & PROC_F_EXIT) == 0);
+		json_kv_u64(j, "times", p->stalls);
+		json_object_end(j);
+	}
+	if (w.known && in->io_wait_after_ns && w.iowait_ns >= in->io_wait_after_ns) {
+		signal_begin(j, "io_wait", p, in);
+		json_kv_u64(j, "iowait_ns", w.iowait_ns);
+		json_object_end(j);
+	}
+	if (w.known && in->net_wait_after_ns && w.net_wait_ns >= in->net_wait_after_ns) {
+		signal_begin(j, "net_wait", p, in);
+		json_kv_u64(j, "net_wait_ns", w.net_wait_ns);
+		json_object_end(j);
+	}
+}
+
+/*
+ * oom_kill for OOM victims; killed for other deaths by signal; failed for
+ * non-zero exits; stalled, io_wait and net_wait from the waits measured.
+ */
+static void write_signals(struct json *j, struct proctab *t, const struct members *m, const struct report_input *in,
+			  uint64_t now_mono)
+{
+	bool *busy = stalls_with_live_children(t, m);
+
 	json_key(j, "signals");
 	json_array_begin(j);
 	for (size_t i = 0; i < m->n; i++) {
-		const struct proc *p = m->v[i];
+		struct proc *p = m->v[i];
 		struct outcome o = outcome_of(p);
+		bool stall;
 
+		/* A process still alive at the end: its current gap counts too. */
+		if (proctab_stalled_now(t, p, now_mono) && now_mono - p->progress_ts_ns > p->stall_ns) {
+			p->stall_start_ns = p->progress_ts_ns;
+			p->stall_ns = now_mono - p->progress_ts_ns;
+			p->stalls++;
+		}
+		stall = in->stall_after_ns && p->stalls && !(busy && busy[p - t->procs]);
 		if (o.oom) {
-			signal_begin(j, "oom_kill", p);
+			signal_begin(j, "oom_kill", p, in);
 			json_kv_u64(j, "anon_rss_kb", p->oom.anon_rss_kb);
 			json_kv_u64(j, "total_vm_kb", p->oom.total_vm_kb);
 			json_kv_u64(j, "file_rss_kb", p->oom.file_rss_kb);
 			json_kv_u64(j, "shmem_rss_kb", p->oom.shmem_rss_kb);
+			json_kv_string(j, "memcg", in->cgroups ? cgtab_path(in->cgroups, p->oom.memcg_v1, p->oom.memcg_id)
+							       : NULL);
+			json_kv_u64_or_null(j, "memcg_limit_bytes", p->oom.memcg_limit_bytes != 0, p->oom.memcg_limit_bytes);
+			json_kv_u64_or_null(j, "memcg_usage_bytes", p->oom.memcg_usage_bytes != 0, p->oom.memcg_usage_bytes);
 			json_object_end(j);
 		} else if (o.exited && o.signal) {
-			signal_begin(j, "killed", p);
+			signal_begin(j, "killed", p, in);
 			json_kv_u64(j, "signal", o.signal);
 			json_kv_bool(j, "core_dumped", o.core);
 			json_object_end(j);
 		} else if (o.exited && o.status) {
-			signal_begin(j, "failed", p);
+			signal_begin(j, "failed", p, in);
 			json_kv_u64(j, "exit_code", o.status);
 			json_object_end(j);
 		}
+		write_wait_signals(j, p, in, stall);
 	}
 	json_array_end(j);
+	free(busy);
 }
 
 static void write_agent(struct json *j, const struct report_agent *a)
@@ -356,6 +452,11 @@ static void write_agent(struct json *j, const struct report_agent *a)
 	json_kv_u64(j, "execs_dropped", a->execs_dropped);
 	json_kv_u64(j, "argv_dropped", a->argv_dropped);
 	json_kv_u64(j, "oom_unmatched", a->oom_unmatched);
+	json_kv_u64(j, "samples", a->samples);
+	json_kv_u64(j, "series_dropped", a->series_dropped);
+	json_kv_u64(j, "files_dropped", a->files_dropped);
+	json_kv_u64(j, "cgroups_dropped", a->cgroups_dropped);
+	json_kv_u64(j, "excluded", a->excluded);
 	json_kv_bool(j, "end_record", a->end_record);
 	json_kv_bool(j, "collector_lost", a->collector_lost);
 	json_kv_bool(j, "control_end", a->control_end);
@@ -395,7 +496,7 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 	json_key(&j, "steps");
 	json_array_begin(&j); /* steps come with step detection (issue 4) */
 	json_array_end(&j);
-	write_signals(&j, &m);
+	write_signals(&j, t, &m, in, t->newest_ts);
 	json_object_end(&j);
 	obuf_putc(o, '\n');
 	free(m.v);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgtab.h"
 #include "decode.h"
 #include "json.h"
 #include "proctab.h"
@@ -39,6 +40,11 @@ struct report_agent {
 	uint64_t execs_dropped;        /* earlier images not kept (per-process limit, image budget) */
 	uint64_t argv_dropped;         /* argument areas not kept (image budget) */
 	uint64_t oom_unmatched;
+	uint64_t samples;              /* sample records applied */
+	uint64_t series_dropped;       /* samples whose point was not kept (series budget) */
+	uint64_t files_dropped;        /* file records not kept (bounds, budget) */
+	uint64_t cgroups_dropped;      /* cgroup paths not kept (bounds, budget) */
+	uint64_t excluded;             /* processes the kernel's exclude rules stopped reporting */
 	uint32_t max_processes;
 	bool collector_lost;           /* the collector went away without an end record */
 	bool end_record;               /* the collector's end record arrived */
@@ -55,8 +61,15 @@ struct report_input {
 	bool end_known;
 	uint64_t end_ns;               /* CLOCK_REALTIME */
 	uint64_t mono_to_real_ns;      /* add to CLOCK_MONOTONIC (mod 2^64) for CLOCK_REALTIME */
+	const struct cgtab *cgroups;   /* cgroup paths by id; NULL: none known */
+	uint64_t stall_after_ns;       /* signals: no progress this long is "stalled" (0: off) */
+	uint64_t io_wait_after_ns;     /* signals: this much I/O wait in one process is "io_wait" (0: off) */
+	uint64_t net_wait_after_ns;    /* signals: this much time in network calls is "net_wait" (0: off) */
 	struct report_agent agent;
 };
+
+#define REPORT_DEFAULT_IO_WAIT_NS (10ULL * 1000000000ULL)
+#define REPORT_DEFAULT_NET_WAIT_NS (30ULL * 1000000000ULL)
 
 /* Fill the parts of the agent figures the session knows. */
 void report_agent_from_session(struct report_agent *a, const struct session *s);

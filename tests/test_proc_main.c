@@ -349,7 +349,7 @@ static void processor_reports_a_run_from_inside_its_sandbox(void **state)
 	assert_contains(report, "\"end_record\":true,\"collector_lost\":false,\"control_end\":true,\"interrupted\":false");
 	assert_contains(report, "\"pid\":4243,\"ppid\":4242,");
 	assert_contains(report, "\"tool\":\"samtools sort\",\"step\":null,\"exit_code\":3,");
-	assert_contains(report, "{\"kind\":\"failed\",\"pid\":4243,\"step\":null,\"tool\":\"samtools sort\",\"exit_code\":3}");
+	assert_contains(report, "{\"kind\":\"failed\",\"pid\":4243,\"step\":null,\"tool\":\"samtools sort\",\"cgroup\":null,\"exit_code\":3}");
 	assert_contains(report, "\"pid\":10599,");
 	assert_true(strstr(report, "cron") == NULL);
 	assert_contains(summary, "FAILED exit 3");

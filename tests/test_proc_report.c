@@ -537,10 +537,11 @@ static void signals_list_failures_kills_and_oom_kills(void **state)
 
 	(void)state;
 	assert_contains(j, "\"signals\":[{\"kind\":\"failed\",\"pid\":101,\"step\":null,\"tool\":\"samtools sort\","
-			   "\"exit_code\":3},{\"kind\":\"killed\",\"pid\":102,\"step\":null,\"tool\":\"run.sh\","
-			   "\"signal\":11,\"core_dumped\":true},{\"kind\":\"oom_kill\",\"pid\":103,\"step\":null,"
-			   "\"tool\":\"hog.py\",\"anon_rss_kb\":4096,\"total_vm_kb\":8192,\"file_rss_kb\":0,"
-			   "\"shmem_rss_kb\":0}]}");
+			   "\"cgroup\":null,\"exit_code\":3},{\"kind\":\"killed\",\"pid\":102,\"step\":null,"
+			   "\"tool\":\"run.sh\",\"cgroup\":null,\"signal\":11,\"core_dumped\":true},"
+			   "{\"kind\":\"oom_kill\",\"pid\":103,\"step\":null,\"tool\":\"hog.py\",\"cgroup\":null,"
+			   "\"anon_rss_kb\":4096,\"total_vm_kb\":8192,\"file_rss_kb\":0,\"shmem_rss_kb\":0,"
+			   "\"memcg\":null,\"memcg_limit_bytes\":null,\"memcg_usage_bytes\":null}]}");
 	free(j);
 	table_free(t);
 }

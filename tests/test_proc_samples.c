@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "encode.h"
+#include "report.h"
 #include "session.h"
 
 #define SEC 1000000000ULL
@@ -271,6 +272,92 @@ static void interned_strings_are_shared_and_released(void **state)
 	intern_free(&in);
 }
 
+static char *report_of(struct session *s, uint64_t stall_after_ns)
+{
+	struct report_input in = { .exit_known = true, .cgroups = &s->cgroups, .stall_after_ns = stall_after_ns,
+				   .io_wait_after_ns = REPORT_DEFAULT_IO_WAIT_NS };
+	struct obuf o;
+
+	report_agent_from_session(&in.agent, s);
+	obuf_init_mem(&o, 1 << 20);
+	assert_int_equal(report_json(&o, &s->tab, &in), 0);
+	obuf_putc(&o, 0);
+	assert_int_equal(o.err, 0);
+	return o.buf;
+}
+
+static void assert_has(const char *hay, const char *needle)
+{
+	if (!strstr(hay, needle))
+		fail_msg("missing: %s\nin: %.3000s", needle, hay);
+}
+
+static void assert_hasnt(const char *hay, const char *needle)
+{
+	if (strstr(hay, needle))
+		fail_msg("unexpected: %s", needle);
+}
+
+/*
+ * bash (root) waits 8 s for cat, which is blocked on a FIFO: cat is
+ * stalled, bash is not (its child was alive all along). Context fields
+ * reach the report: cwd, cgroup path, files with modes, series, waits.
+ */
+static void report_shows_context_files_series_and_the_stalled_leaf(void **state)
+{
+	static unsigned char buf[DECODE_MAX_LEN];
+	const char *const dir = "/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope";
+	struct session *s = calloc(1, sizeof(*s));
+	struct tr_fork f = encode_fork(1 * SEC + 10, 100, 5, 101, 6);
+	struct tr_sample a = encode_sample(1 * SEC + 20, 101, 6, 100, 500000, 2 << 20, 10);
+	struct tr_sample b = encode_sample(9 * SEC, 101, 6, 100, 900000, 3 << 20, 4096);
+	struct tr_exit x1 = { .hdr = encode_hdr(TR_EXIT, 9 * SEC + 100), .pid = 101, .tgid = 101, .ppid = 100,
+			      .start_ns = 6, .cgroup_id = 77, .state_flags = TR_PSTATE_TRACED, .net_tx_bytes = 5,
+			      .net_rx_bytes = 7, .iowait_ns = 11 * SEC };
+	struct tr_exit x0 = { .hdr = encode_hdr(TR_EXIT, 9 * SEC + 200), .pid = 100, .tgid = 100, .ppid = 1,
+			      .start_ns = 5, .cgroup_id = 77, .state_flags = TR_PSTATE_TRACED };
+	char *j;
+	size_t n;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(session_init(s, 64, 100, 1), 0);
+	s->tab.stall_after_ns = 3 * SEC;
+	n = encode_cgroup(buf, sizeof(buf), 1 * SEC, 77, 0, dir);
+	assert_int_equal(feed(s, TR_CGROUP, buf, n), 0);
+	n = encode_exec_ctx(buf, sizeof(buf), 1 * SEC, 100, 1, 5, "/bin/bash", (const char *[]){ "bash", "run.sh", NULL },
+			    "/w", NULL);
+	assert_int_equal(feed(s, TR_EXEC, buf, n), 0);
+	assert_int_equal(feed(s, TR_FORK, &f, sizeof(f)), 0);
+	n = encode_exec_ctx(buf, sizeof(buf), 1 * SEC + 15, 101, 100, 6, "/bin/cat", (const char *[]){ "cat", "fifo", NULL },
+			    "/w", NULL);
+	assert_int_equal(feed(s, TR_EXEC, buf, n), 0);
+	n = encode_file(buf, sizeof(buf), 1 * SEC + 16, 101, 6, TR_FILE_READ, "/w/fifo.txt");
+	assert_int_equal(feed(s, TR_FILE, buf, n), 0);
+	n = encode_file(buf, sizeof(buf), 1 * SEC + 17, 101, 6, TR_FILE_WRITE, "/w/out");
+	assert_int_equal(feed(s, TR_FILE, buf, n), 0);
+	assert_int_equal(feed(s, TR_SAMPLE, &a, sizeof(a)), 0);
+	assert_int_equal(feed(s, TR_SAMPLE, &b, sizeof(b)), 0);
+	assert_int_equal(feed(s, TR_EXIT, &x1, sizeof(x1)), 0);
+	assert_int_equal(feed(s, TR_EXIT, &x0, sizeof(x0)), 0);
+	j = report_of(s, 3 * SEC);
+	assert_has(j, "\"cwd\":\"/w\"");
+	assert_has(j, "\"net_tx_bytes\":5,\"net_rx_bytes\":7,\"container_id\":");
+	assert_has(j, dir);
+	assert_has(j, "\"files\":[{\"path\":\"/w/fifo.txt\",\"mode\":\"r\"},{\"path\":\"/w/out\",\"mode\":\"w\"}]");
+	assert_has(j, "\"series\":{\"samples\":2,");
+	assert_has(j, "\"rss_bytes\":[2097152,3145728]");
+	assert_has(j, "{\"kind\":\"stalled\",\"pid\":101,");
+	assert_hasnt(j, "{\"kind\":\"stalled\",\"pid\":100,");
+	assert_has(j, "{\"kind\":\"io_wait\",\"pid\":101,");
+	free(j);
+	/* Without a stall threshold there is no stall. */
+	j = report_of(s, 0);
+	assert_hasnt(j, "\"kind\":\"stalled\"");
+	free(j);
+	end_session(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +369,7 @@ int main(void)
 		cmocka_unit_test(series_over_budget_keep_peaks_and_count),
 		cmocka_unit_test(gaps_without_progress_are_stalls),
 		cmocka_unit_test(interned_strings_are_shared_and_released),
+		cmocka_unit_test(report_shows_context_files_series_and_the_stalled_leaf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

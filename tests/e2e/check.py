@@ -38,7 +38,7 @@ TOP_KEYS = {
     "start_ns": (INT,), "end_ns": (INT,), "agent": (dict,),
     "processes": (LIST,), "steps": (LIST,), "signals": (LIST,),
 }
-SIGNAL_KINDS = {"oom_kill", "stalled", "io_wait", "killed", "failed"}
+SIGNAL_KINDS = {"oom_kill", "stalled", "io_wait", "net_wait", "killed", "failed"}
 
 
 class Failures:

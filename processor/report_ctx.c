@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "report_ctx.h"
+
+#include <stddef.h>
+#include <string.h>
+
+struct proc_waits report_waits(const struct proc *p)
+{
+	struct proc_waits w = { 0 };
+
+	if ((p->flags & PROC_F_EXIT) && (p->exit.state_flags & TR_PSTATE_TRACED)) {
+		w = (struct proc_waits){
+			.known = true,
+			.net_tx_bytes = p->exit.net_tx_bytes,
+			.net_rx_bytes = p->exit.net_rx_bytes,
+			.iowait_ns = p->exit.iowait_ns,
+			.blocked_ns = p->exit.blocked_ns,
+			.net_wait_ns = p->exit.net_wait_ns,
+		};
+	} else if (p->series && p->series->samples) {
+		/* Still running (or its exit was lost): the newest sample is the best known. */
+		w.known = true;
+		w.net_tx_bytes = p->series->last.net_tx_bytes;
+		w.net_rx_bytes = p->series->last.net_rx_bytes;
+		w.iowait_ns = p->series->last.iowait_ns;
+	}
+	return w;
+}
+
+const char *report_cgroup_path(const struct proc *p, const struct cgtab *cg)
+{
+	const char *v2 = cg ? cgtab_path(cg, 0, p->cgroup_id) : NULL;
+	const char *v1 = cg ? cgtab_path(cg, 1, p->cgroup_v1_id) : NULL;
+
+	/* On a hybrid host the v2 tree often holds only systemd's view; containers live in v1 then. */
+	if (v2 && strcmp(v2, "/") != 0)
+		return v2;
+	return v1 ? v1 : v2;
+}
+
+static const char *mode_name(uint32_t mode)
+{
+	switch (mode & (TR_FILE_READ | TR_FILE_WRITE)) {
+	case TR_FILE_READ: return "r";
+	case TR_FILE_WRITE: return "w";
+	default: return "rw";
+	}
+}
+
+void report_write_files(struct json *j, const struct proc *p)
+{
+	bool traced = (p->state_flags & TR_PSTATE_TRACED) || p->n_files;
+
+	json_key(j, "files");
+	if (!traced) {
+		json_null(j);
+		return;
+	}
+	json_array_begin(j);
+	for (uint32_t i = 0; i < p->n_files; i++) {
+		json_object_begin(j);
+		json_kv_string(j, "path", p->files[i].path);
+		json_kv_string(j, "mode", mode_name(p->files[i].mode));
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+#define SERIES_COLUMN(j, name, s, field)                       \
+	do {                                                   \
+		json_key(j, name);                             \
+		json_array_begin(j);                           \
+		for (uint32_t i_ = 0; i_ < (s)->n; i_++)       \
+			json_u64(j, (s)->points[i_].field);    \
+		json_array_end(j);                             \
+	} while (0)
+
+void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_real_ns)
+{
+	const struct proc_series *s = p->series;
+
+	json_key(j, "series");
+	if (!s || s->n == 0) {
+		json_null(j);
+	} else {
+		json_object_begin(j);
+		json_kv_u64(j, "samples", s->samples);
+		json_key(j, "t_ns");
+		json_array_begin(j);
+		for (uint32_t i = 0; i < s->n; i++)
+			json_u64(j, s->points[i].ts_ns + mono_to_real_ns);
+		json_array_end(j);
+		SERIES_COLUMN(j, "cpu_ns", s, runtime_ns);
+		SERIES_COLUMN(j, "rss_bytes", s, rss_bytes);
+		SERIES_COLUMN(j, "read_bytes", s, read_bytes);
+		SERIES_COLUMN(j, "write_bytes", s, write_bytes);
+		SERIES_COLUMN(j, "rchar", s, rchar);
+		SERIES_COLUMN(j, "wchar", s, wchar);
+		SERIES_COLUMN(j, "net_tx_bytes", s, net_tx_bytes);
+		SERIES_COLUMN(j, "net_rx_bytes", s, net_rx_bytes);
+		SERIES_COLUMN(j, "iowait_ns", s, iowait_ns);
+		json_object_end(j);
+	}
+	json_key(j, "peaks");
+	if (!s || s->samples == 0) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	json_kv_u64(j, "rss_bytes", s->peaks.rss_bytes > p->exit.maxrss_bytes ? s->peaks.rss_bytes : p->exit.maxrss_bytes);
+	json_kv_u64(j, "cpu_millicores", s->peaks.cpu_millicores);
+	json_kv_u64(j, "read_bytes_per_s", s->peaks.read_bps);
+	json_kv_u64(j, "write_bytes_per_s", s->peaks.write_bps);
+	json_kv_u64(j, "net_tx_bytes_per_s", s->peaks.net_tx_bps);
+	json_kv_u64(j, "net_rx_bytes_per_s", s->peaks.net_rx_bps);
+	json_object_end(j);
+}
