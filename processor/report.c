@@ -353,79 +353,113 @@ static bool *stalls_with_live_children(struct proctab *t, const struct members *
 	return busy;
 }
 
-static void write_wait_signals(struct json *j, const struct proc *p, const struct report_input *in, bool stall)
+enum sig_kind { SIGK_OOM, SIGK_KILLED, SIGK_FAILED, SIGK_STALLED, SIGK_IO_WAIT, SIGK_NET_WAIT };
+
+static const char *const sig_kind_names[] = { "oom_kill", "killed", "failed", "stalled", "io_wait", "net_wait" };
+
+struct sig_entry {
+	enum sig_kind kind;
+	struct proc *p;
+};
+
+struct sig_list {
+	struct sig_entry *v;
+	size_t n;
+};
+
+/*
+ * The run's signals, in process start order: oom_kill for OOM victims;
+ * killed for other deaths by signal; failed for non-zero exits; stalled,
+ * io_wait and net_wait from the waits measured. At most 4 per process.
+ */
+static int collect_signals(struct proctab *t, const struct members *m, const struct report_input *in,
+			   struct sig_list *out)
 {
+	bool *busy = stalls_with_live_children(t, m);
+	uint64_t now = t->newest_ts;
+
+	out->n = 0;
+	out->v = malloc((m->n ? m->n : 1) * 4 * sizeof(*out->v));
+	if (!out->v) {
+		free(busy);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		struct proc *p = m->v[i];
+		struct outcome o = outcome_of(p);
+		struct proc_waits w = report_waits(p);
+
+		/* A process still alive at the end: its current gap counts too. */
+		if (proctab_stalled_now(t, p, now) && now - p->progress_ts_ns > p->stall_ns) {
+			p->stall_start_ns = p->progress_ts_ns;
+			p->stall_ns = now - p->progress_ts_ns;
+			p->stalls++;
+		}
+		if (o.oom)
+			out->v[out->n++] = (struct sig_entry){ SIGK_OOM, p };
+		else if (o.exited && o.signal)
+			out->v[out->n++] = (struct sig_entry){ SIGK_KILLED, p };
+		else if (o.exited && o.status)
+			out->v[out->n++] = (struct sig_entry){ SIGK_FAILED, p };
+		if (in->stall_after_ns && p->stalls && !(busy && busy[p - t->procs]))
+			out->v[out->n++] = (struct sig_entry){ SIGK_STALLED, p };
+		if (w.known && in->io_wait_after_ns && w.iowait_ns >= in->io_wait_after_ns)
+			out->v[out->n++] = (struct sig_entry){ SIGK_IO_WAIT, p };
+		if (w.known && in->net_wait_after_ns && w.net_wait_ns >= in->net_wait_after_ns)
+			out->v[out->n++] = (struct sig_entry){ SIGK_NET_WAIT, p };
+	}
+	free(busy);
+	return 0;
+}
+
+static void write_signal(struct json *j, const struct sig_entry *e, const struct report_input *in)
+{
+	const struct proc *p = e->p;
+	struct outcome o = outcome_of(p);
 	struct proc_waits w = report_waits(p);
 
-	if (stall) {
-		signal_begin(j, "stalled", p, in);
+	signal_begin(j, sig_kind_names[e->kind], p, in);
+	switch (e->kind) {
+	case SIGK_OOM:
+		json_kv_u64(j, "anon_rss_kb", p->oom.anon_rss_kb);
+		json_kv_u64(j, "total_vm_kb", p->oom.total_vm_kb);
+		json_kv_u64(j, "file_rss_kb", p->oom.file_rss_kb);
+		json_kv_u64(j, "shmem_rss_kb", p->oom.shmem_rss_kb);
+		json_kv_string(j, "memcg", in->cgroups ? cgtab_path(in->cgroups, p->oom.memcg_v1, p->oom.memcg_id) : NULL);
+		json_kv_u64_or_null(j, "memcg_limit_bytes", p->oom.memcg_limit_bytes != 0, p->oom.memcg_limit_bytes);
+		json_kv_u64_or_null(j, "memcg_usage_bytes", p->oom.memcg_usage_bytes != 0, p->oom.memcg_usage_bytes);
+		break;
+	case SIGK_KILLED:
+		json_kv_u64(j, "signal", o.signal);
+		json_kv_bool(j, "core_dumped", o.core);
+		break;
+	case SIGK_FAILED:
+		json_kv_u64(j, "exit_code", o.status);
+		break;
+	case SIGK_STALLED:
 		json_kv_u64(j, "start_ns", to_real(in, p->stall_start_ns));
 		json_kv_u64(j, "duration_ns", p->stall_ns);
 		json_kv_u64(j, "stall_after_ns", in->stall_after_ns);
 		json_kv_bool(j, "still_alive", (p->flags & PROC_F_EXIT) == 0);
 		json_kv_u64(j, "times", p->stalls);
-		json_object_end(j);
-	}
-	if (w.known && in->io_wait_after_ns && w.iowait_ns >= in->io_wait_after_ns) {
-		signal_begin(j, "io_wait", p, in);
+		break;
+	case SIGK_IO_WAIT:
 		json_kv_u64(j, "iowait_ns", w.iowait_ns);
-		json_object_end(j);
-	}
-	if (w.known && in->net_wait_after_ns && w.net_wait_ns >= in->net_wait_after_ns) {
-		signal_begin(j, "net_wait", p, in);
+		break;
+	case SIGK_NET_WAIT:
 		json_kv_u64(j, "net_wait_ns", w.net_wait_ns);
-		json_object_end(j);
+		break;
 	}
+	json_object_end(j);
 }
 
-/*
- * oom_kill for OOM victims; killed for other deaths by signal; failed for
- * non-zero exits; stalled, io_wait and net_wait from the waits measured.
- */
-static void write_signals(struct json *j, struct proctab *t, const struct members *m, const struct report_input *in,
-			  uint64_t now_mono)
+static void write_signals(struct json *j, const struct sig_list *sl, const struct report_input *in)
 {
-	bool *busy = stalls_with_live_children(t, m);
-
 	json_key(j, "signals");
 	json_array_begin(j);
-	for (size_t i = 0; i < m->n; i++) {
-		struct proc *p = m->v[i];
-		struct outcome o = outcome_of(p);
-		bool stall;
-
-		/* A process still alive at the end: its current gap counts too. */
-		if (proctab_stalled_now(t, p, now_mono) && now_mono - p->progress_ts_ns > p->stall_ns) {
-			p->stall_start_ns = p->progress_ts_ns;
-			p->stall_ns = now_mono - p->progress_ts_ns;
-			p->stalls++;
-		}
-		stall = in->stall_after_ns && p->stalls && !(busy && busy[p - t->procs]);
-		if (o.oom) {
-			signal_begin(j, "oom_kill", p, in);
-			json_kv_u64(j, "anon_rss_kb", p->oom.anon_rss_kb);
-			json_kv_u64(j, "total_vm_kb", p->oom.total_vm_kb);
-			json_kv_u64(j, "file_rss_kb", p->oom.file_rss_kb);
-			json_kv_u64(j, "shmem_rss_kb", p->oom.shmem_rss_kb);
-			json_kv_string(j, "memcg", in->cgroups ? cgtab_path(in->cgroups, p->oom.memcg_v1, p->oom.memcg_id)
-							       : NULL);
-			json_kv_u64_or_null(j, "memcg_limit_bytes", p->oom.memcg_limit_bytes != 0, p->oom.memcg_limit_bytes);
-			json_kv_u64_or_null(j, "memcg_usage_bytes", p->oom.memcg_usage_bytes != 0, p->oom.memcg_usage_bytes);
-			json_object_end(j);
-		} else if (o.exited && o.signal) {
-			signal_begin(j, "killed", p, in);
-			json_kv_u64(j, "signal", o.signal);
-			json_kv_bool(j, "core_dumped", o.core);
-			json_object_end(j);
-		} else if (o.exited && o.status) {
-			signal_begin(j, "failed", p, in);
-			json_kv_u64(j, "exit_code", o.status);
-			json_object_end(j);
-		}
-		write_wait_signals(j, p, in, stall);
-	}
+	for (size_t i = 0; i < sl->n; i++)
+		write_signal(j, &sl->v[i], in);
 	json_array_end(j);
-	free(busy);
 }
 
 static void write_agent(struct json *j, const struct report_agent *a)
@@ -466,6 +500,7 @@ static void write_agent(struct json *j, const struct report_agent *a)
 
 int report_json(struct obuf *o, struct proctab *t, const struct report_input *in)
 {
+	struct sig_list sl = { 0 };
 	struct members m;
 	struct json j;
 	int err = collect(t, &m);
@@ -496,7 +531,11 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 	json_key(&j, "steps");
 	json_array_begin(&j); /* steps come with step detection (issue 4) */
 	json_array_end(&j);
-	write_signals(&j, t, &m, in, t->newest_ts);
+	if (collect_signals(t, &m, in, &sl) == 0)
+		write_signals(&j, &sl, in);
+	else
+		o->err = -ENOMEM;
+	free(sl.v);
 	json_object_end(&j);
 	obuf_putc(o, '\n');
 	free(m.v);
@@ -946,6 +985,59 @@ static void print_totals(struct summary *s, const struct members *m)
 		obuf_puts(s->o, "WARNING: THE COLLECTOR STOPPED WITHOUT ITS END RECORD: the trace may be cut short\n");
 }
 
+#define SUMMARY_MAX_SIGNALS 20
+
+/* One line per signal (the first SUMMARY_MAX_SIGNALS), after the tree. */
+static void print_signals(struct summary *s, struct proctab *t, const struct members *m)
+{
+	struct sig_list sl;
+	char d[24], sig[24];
+
+	if (collect_signals(t, m, s->in, &sl))
+		return;
+	if (sl.n)
+		obuf_printf(s->o, "signals: %zu\n", sl.n);
+	for (size_t i = 0; i < sl.n && i < SUMMARY_MAX_SIGNALS; i++) {
+		const struct proc *p = sl.v[i].p;
+		struct outcome oc = outcome_of(p);
+		struct proc_waits w = report_waits(p);
+		const char *tool = tool_of(p);
+
+		obuf_printf(s->o, "  %-9s pid %u ", sig_kind_names[sl.v[i].kind], (unsigned)p->tgid);
+		put_safe_text(s->o, tool ? tool : "?", 40);
+		switch (sl.v[i].kind) {
+		case SIGK_OOM:
+			report_format_bytes(p->oom.memcg_limit_bytes, d, sizeof(d));
+			obuf_printf(s->o, ": killed by the OOM killer%s%s", p->oom.memcg_limit_bytes ? ", memory limit " : "",
+				    p->oom.memcg_limit_bytes ? d : "");
+			break;
+		case SIGK_KILLED:
+			obuf_printf(s->o, ": killed by %s", report_signal_name(oc.signal, sig, sizeof(sig)));
+			break;
+		case SIGK_FAILED:
+			obuf_printf(s->o, ": exit %u", oc.status);
+			break;
+		case SIGK_STALLED:
+			report_format_duration(p->stall_ns, d, sizeof(d));
+			obuf_printf(s->o, ": no CPU or I/O progress for %s%s", d,
+				    (p->flags & PROC_F_EXIT) ? "" : " (still alive)");
+			break;
+		case SIGK_IO_WAIT:
+			report_format_duration(w.iowait_ns, d, sizeof(d));
+			obuf_printf(s->o, ": waited %s for I/O", d);
+			break;
+		case SIGK_NET_WAIT:
+			report_format_duration(w.net_wait_ns, d, sizeof(d));
+			obuf_printf(s->o, ": spent %s in network calls", d);
+			break;
+		}
+		obuf_puts(s->o, "\n");
+	}
+	if (sl.n > SUMMARY_MAX_SIGNALS)
+		obuf_printf(s->o, "  ... %zu more in the JSON report\n", sl.n - SUMMARY_MAX_SIGNALS);
+	free(sl.v);
+}
+
 int report_summary(struct obuf *o, struct proctab *t, const struct report_input *in)
 {
 	struct summary s = { .o = o, .in = in };
@@ -967,6 +1059,7 @@ int report_summary(struct obuf *o, struct proctab *t, const struct report_input 
 	} else {
 		obuf_puts(o, "(no process of the command was seen)\n");
 	}
+	print_signals(&s, t, &m);
 	print_totals(&s, &m);
 	free(m.v);
 	return err ? err : o->err;
