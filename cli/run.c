@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -444,8 +445,26 @@ static int write_json(struct run *r)
 }
 
 /* After CMD's tree is gone: stop the collector (it drains), let the processor write the report. */
+static uint64_t tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
+}
+
+/*
+ * tracer's own cost, from the kernel's accounting of its two helpers (BPF
+ * program time is charged to the traced tasks, not here: see
+ * docs/benchmarks.md for how it is measured).
+ */
+static void print_agent_cost(const struct rusage *c, const struct rusage *p)
+{
+	fprintf(stderr, "tracer: own cost: collector cpu %.3f s, peak rss %ld KiB; processor cpu %.3f s, peak rss %ld KiB\n",
+		(double)(tv_ns(c->ru_utime) + tv_ns(c->ru_stime)) / 1e9, c->ru_maxrss,
+		(double)(tv_ns(p->ru_utime) + tv_ns(p->ru_stime)) / 1e9, p->ru_maxrss);
+}
+
 static int finish(struct run *r, int status)
 {
+	struct rusage cru, pru;
 	char line[64];
 	int st, len, err = 0;
 
@@ -454,16 +473,18 @@ static int finish(struct run *r, int status)
 		err = -1;
 	close(r->control_w);
 	kill(r->collector, SIGTERM);
-	if (waitpid(r->collector, &st, 0) != r->collector || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (wait4(r->collector, &st, 0, &cru) != r->collector || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "tracer: the collector did not stop cleanly (status %#x)\n", st);
 		err = -1;
 	}
-	if (waitpid(r->processor, &st, 0) != r->processor || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (wait4(r->processor, &st, 0, &pru) != r->processor || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "tracer: the processor failed (status %#x): no report\n", st);
 		return -1;
 	}
 	if (copy_out(r->summary_fd, STDERR_FILENO))
 		err = -1;
+	if (!err)
+		print_agent_cost(&cru, &pru);
 	if (r->json_path && write_json(r))
 		err = -1;
 	return err;
