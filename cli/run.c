@@ -61,6 +61,7 @@ struct run {
 	const char *stall_after;   /* passed to the processor as given (validated here) */
 	const char *io_wait_after;
 	const char *net_wait_after;
+	const char *max_processes;
 };
 
 static void usage(FILE *f)
@@ -73,7 +74,9 @@ static void usage(FILE *f)
 		   "  --stall-after S      a live process with no CPU and no I/O progress for S seconds\n"
 		   "                       is reported stalled (default 300)\n"
 		   "  --io-wait-after S    report processes that waited S seconds or more for I/O (default 10)\n"
-		   "  --net-wait-after S   ... or spent S seconds or more in network calls (default 30)\n");
+		   "  --net-wait-after S   ... or spent S seconds or more in network calls (default 30)\n"
+		   "  --max-processes N    processes the report can hold (default 65536; more are counted\n"
+		   "                       in agent.table_full); about 600 bytes each\n");
 }
 
 static uint64_t realtime_ns(void)
@@ -107,6 +110,7 @@ static int parse_args(int argc, char **argv, struct run *r)
 		{ "stall-after", required_argument, NULL, 's' },
 		{ "io-wait-after", required_argument, NULL, 'i' },
 		{ "net-wait-after", required_argument, NULL, 'n' },
+		{ "max-processes", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -127,6 +131,15 @@ static int parse_args(int argc, char **argv, struct run *r)
 		case 'n':
 			if (!(r->net_wait_after = seconds_arg("--net-wait-after", optarg, true)))
 				return -1;
+			break;
+		case 'm':
+			if (strspn(optarg, "0123456789") != strlen(optarg) || strlen(optarg) > 7 || atol(optarg) < 1 ||
+			    atol(optarg) > 4194304) {
+				fprintf(stderr, "tracer run: --max-processes wants a number from 1 to 4194304, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			r->max_processes = optarg;
 			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
@@ -357,14 +370,15 @@ static int start_processor(struct run *r)
 			  "--ready-fd", rdy, "--control-fd", ctl };
 	const char *const optional[][2] = { { "--stall-after", r->stall_after },
 					    { "--io-wait-after", r->io_wait_after },
-					    { "--net-wait-after", r->net_wait_after } };
+					    { "--net-wait-after", r->net_wait_after },
+					    { "--max-processes", r->max_processes } };
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), ncmd = 0;
 	int ready[2], control[2], keep[4], err;
 	const char **argv;
 
 	while (r->cmd[ncmd])
 		ncmd++;
-	argv = calloc(nfixed + 2 * 3 + 1 + ncmd + 1, sizeof(*argv));
+	argv = calloc(nfixed + 2 * 4 + 1 + ncmd + 1, sizeof(*argv));
 	if (!argv || pipe2(ready, O_CLOEXEC) || pipe2(control, O_CLOEXEC))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/tracer-processor", r->bindir);
@@ -375,7 +389,7 @@ static int start_processor(struct run *r)
 	snprintf(rdy, sizeof(rdy), "%d", ready[1]);
 	snprintf(ctl, sizeof(ctl), "%d", control[0]);
 	memcpy(argv, fixed, sizeof(fixed));
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < 4; i++)
 		if (optional[i][1]) {
 			argv[nfixed++] = optional[i][0];
 			argv[nfixed++] = optional[i][1];
