@@ -36,6 +36,8 @@ struct interp {
 	const char *const *long_code;
 	const char *const *long_module;
 	const char *const *long_script;
+	const char *const *word_arg;      /* whole-token single-dash options taking the next argument (-encoding) */
+	const char *const *word_code;     /* whole-token single-dash options followed by inline code */
 };
 
 #define LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -152,6 +154,45 @@ static const struct subcmd subcmds[] = {
 	{ "gsutil", 0, LIST("-o", "-h", "-u") },
 	{ "az", 0, NULL },
 	{ "terraform", 0, NULL },
+	/* Bioinformatics and data tools with subcommands. */
+	{ "bamtools", 0, NULL },
+	{ "seqtk", 0, NULL },
+	{ "taxonkit", 0, NULL },
+	{ "nanopolish", 0, NULL },
+	{ "pod5", 0, NULL },
+	{ "dorado", 0, NULL },
+	{ "modkit", 0, NULL },
+	{ "whatshap", 0, NULL },
+	{ "isoseq", NAME_VERSIONED, NULL }, /* isoseq3 */
+	{ "mash", 0, NULL },
+	{ "sourmash", 0, NULL },
+	{ "skani", 0, NULL },
+	{ "gfatools", 0, NULL },
+	{ "ivar", 0, NULL },
+	{ "nextclade", 0, NULL },
+	{ "augur", 0, NULL },
+	{ "checkm", 0, NULL },
+	{ "gtdbtk", 0, NULL },
+	{ "qiime", 0, NULL },
+	{ "trimmomatic", 0, NULL },
+	{ "snpEff", 0, LIST("-c", "-config", "-dataDir") },
+	{ "SnpSift", 0, NULL },
+	{ "varscan", 0, NULL },
+	/* Workflow runners whose first argument is a subcommand (snakemake and cwltool take files). */
+	{ "cromwell", 0, NULL },
+	{ "womtool", 0, NULL },
+	{ "miniwdl", 0, NULL },
+	{ "nf-test", 0, NULL },
+	/* Storage, VCS and model tools. */
+	{ "gh", 0, LIST("-R", "--repo") },
+	{ "hg", 0, LIST("-R", "--repository", "--cwd", "--config") },
+	{ "svn", 0, NULL },
+	{ "rclone", 0, LIST("--config") },
+	{ "s3cmd", 0, LIST("-c", "--config") },
+	{ "azcopy", 0, NULL },
+	{ "pixi", 0, NULL },
+	{ "huggingface-cli", 0, NULL },
+	{ "ollama", 0, NULL },
 };
 
 /*
@@ -167,6 +208,13 @@ static const struct {
 	{ "org.broadinstitute.hellbender.", "gatk" },
 	{ "picard.", "picard" },
 	{ "com.fulcrumgenomics.", "fgbio" },
+	{ "org.usadellab.trimmomatic.", "trimmomatic" },
+	{ "VarScan", "varscan" }, /* VarScan.v2.4.6.jar */
+	{ "net.sf.varscan.", "varscan" },
+	{ "SnpSift", "SnpSift" },
+	{ "snpEff", "snpEff" },
+	{ "cromwell", "cromwell" },
+	{ "womtool", "womtool" },
 };
 
 #define SUBCMD_MAX 48 /* longer "subcommands" are file names or data, not subcommands */
@@ -212,22 +260,77 @@ static bool name_matches(const char *name, const char *base, unsigned flags)
 	return true;
 }
 
-static const struct interp *find_interp(const char *name)
+/* An interpreter of the extra tables, made into a table entry: its one-letter options as letter sets. */
+struct interp_buf {
+	struct interp in;
+	char arg[64];
+	char code[64];
+};
+
+static void letters(const char *const *opts, char *set, size_t size)
+{
+	size_t n = 0;
+
+	for (; opts && *opts; opts++)
+		if ((*opts)[0] == '-' && (*opts)[1] && (*opts)[1] != '-' && !(*opts)[2] && n + 1 < size)
+			set[n++] = (*opts)[1];
+	set[n] = 0;
+}
+
+static const struct interp *find_interp(const struct tool_extra *x, const char *name, struct interp_buf *buf)
 {
 	if (name[0] == '-') /* a login shell: argv[0] "-bash" */
 		name++;
+	for (size_t i = 0; x && i < x->n_interps; i++) {
+		const struct tool_interp_rule *r = &x->interps[i];
+
+		if (!tool_glob(r->name, name))
+			continue;
+		letters(r->value_opts, buf->arg, sizeof(buf->arg));
+		letters(r->code_opts, buf->code, sizeof(buf->code));
+		/* One list serves each form: "--x" entries only ever compare equal to "--x" arguments. */
+		buf->in = (struct interp){
+			.name = r->name, .kind = INTERP_GENERIC, .arg = buf->arg, .code = buf->code,
+			.long_arg = r->value_opts, .long_code = r->code_opts,
+			.word_arg = r->value_opts, .word_code = r->code_opts,
+		};
+		return &buf->in;
+	}
 	for (size_t i = 0; i < sizeof(interps) / sizeof(interps[0]); i++)
 		if (name_matches(name, interps[i].name, interps[i].flags))
 			return &interps[i];
 	return NULL;
 }
 
-static const struct subcmd *find_subcmd(const char *name)
+bool tool_is_shell(const char *name)
 {
+	static const char *const shells[] = { "bash", "sh", "dash", "ash", "zsh", "ksh", "mksh", NULL };
+
+	if (name[0] == '-')
+		name++;
+	return in_list(shells, name, strlen(name));
+}
+
+/* A subcommand tool: the name to report it by, and its global options that take a value. */
+struct subcmd_match {
+	const char *name;
+	unsigned flags;
+	const char *const *global_arg;
+};
+
+static bool find_subcmd(const struct tool_extra *x, const char *name, struct subcmd_match *m)
+{
+	for (size_t i = 0; x && i < x->n_subcmds; i++)
+		if (tool_glob(x->subcmds[i].name, name)) {
+			*m = (struct subcmd_match){ .name = name, .global_arg = x->subcmds[i].value_opts };
+			return true;
+		}
 	for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
-		if (name_matches(name, subcmds[i].name, subcmds[i].flags))
-			return &subcmds[i];
-	return NULL;
+		if (name_matches(name, subcmds[i].name, subcmds[i].flags)) {
+			*m = (struct subcmd_match){ subcmds[i].name, subcmds[i].flags, subcmds[i].global_arg };
+			return true;
+		}
+	return false;
 }
 
 static bool looks_like_subcommand(const char *s)
@@ -341,6 +444,10 @@ static struct found scan_generic(const struct interp *in, const char *const *arg
 		if (a[0] == '-' && a[1] == '-') {
 			if (scan_long(in, argv, argc, &i, &f))
 				return f;
+		} else if (a[0] == '-' && in_list(in->word_code, a, strlen(a))) {
+			return f;
+		} else if (a[0] == '-' && in_list(in->word_arg, a, strlen(a))) {
+			i++; /* its value */
 		} else if (opt) {
 			if (scan_short(in, argv, argc, &i, &f))
 				return f;
@@ -384,7 +491,7 @@ static struct found scan_java(const char *const *argv, size_t argc)
 /* ------------------------------------------------------------------ */
 
 /* The subcommand after argv[from..]: the first non-option, past the global options' values. */
-static const char *find_subcommand(const struct subcmd *s, const char *const *argv, size_t argc, size_t from)
+static const char *find_subcommand(const struct subcmd_match *s, const char *const *argv, size_t argc, size_t from)
 {
 	for (size_t i = from; i < argc; i++) {
 		const char *a = argv[i];
@@ -399,19 +506,20 @@ static const char *find_subcommand(const struct subcmd *s, const char *const *ar
 	return NULL;
 }
 
-/* The subcommand tool a name stands for: itself, a jar's stem, or an alias. */
-static const struct subcmd *subcmd_for(const char *name, size_t n)
+/* The subcommand tool a name stands for: itself, a jar's stem, or an alias. stem: scratch, kept while *m is used. */
+static bool subcmd_for(const struct tool_extra *x, const char *name, size_t n, char stem[TOOL_NAME_MAX],
+		       struct subcmd_match *m)
 {
-	char stem[TOOL_NAME_MAX];
-
-	if (n >= sizeof(stem))
-		return NULL;
+	if (n >= TOOL_NAME_MAX)
+		return false;
 	memcpy(stem, name, n);
 	stem[n] = 0;
+	if (find_subcmd(x, stem, m)) /* the extra tables may name anything, even an alias's prefix */
+		return true;
 	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
 		if (!strncmp(stem, aliases[i].prefix, strlen(aliases[i].prefix)))
-			return find_subcmd(aliases[i].tool);
-	if (n > 4 && !strcmp(stem + n - 4, ".jar")) {
+			return find_subcmd(x, aliases[i].tool, m);
+	if (n > 4 && !memcmp(name + n - 4, ".jar", 4)) {
 		stem[n - 4] = 0;
 		/* picard-2.27.5.jar: a version after a dash */
 		for (char *dash = strchr(stem, '-'); dash; dash = strchr(dash + 1, '-'))
@@ -419,24 +527,26 @@ static const struct subcmd *subcmd_for(const char *name, size_t n)
 				*dash = 0;
 				break;
 			}
+		return find_subcmd(x, stem, m);
 	}
-	return find_subcmd(stem);
+	return false;
 }
 
 /* name (not NUL-terminated, n bytes) ran with argv[from..]: name it, with its subcommand if it has one. */
-static size_t name_with_subcommand(const char *name, size_t n, const char *const *argv, size_t argc, size_t from,
-				   char *out, size_t size)
+static size_t name_with_subcommand(const struct tool_extra *x, const char *name, size_t n, const char *const *argv,
+				   size_t argc, size_t from, char *out, size_t size)
 {
-	const struct subcmd *s = subcmd_for(name, n);
-	const char *sub = s ? find_subcommand(s, argv, argc, from) : NULL;
+	char stem[TOOL_NAME_MAX];
+	struct subcmd_match m;
+	const char *sub = subcmd_for(x, name, n, stem, &m) ? find_subcommand(&m, argv, argc, from) : NULL;
 
 	if (sub)
-		return emit(out, size, s->name, strlen(s->name), sub);
+		return emit(out, size, m.name, strlen(m.name), sub);
 	return emit(out, size, name, n, NULL);
 }
 
-static size_t name_interpreted(const struct interp *in, const char *self, const char *const *argv, size_t argc,
-			       char *out, size_t size)
+static size_t name_interpreted(const struct tool_extra *x, const struct interp *in, const char *self,
+			       const char *const *argv, size_t argc, char *out, size_t size)
 {
 	struct found f = in->kind == INTERP_JAVA ? scan_java(argv, argc) : scan_generic(in, argv, argc);
 	const char *v;
@@ -446,11 +556,11 @@ static size_t name_interpreted(const struct interp *in, const char *self, const 
 		v = tool_basename(f.value);
 		if (!*v)
 			break;
-		return name_with_subcommand(v, strlen(v), argv, argc, f.next, out, size);
+		return name_with_subcommand(x, v, strlen(v), argv, argc, f.next, out, size);
 	case FOUND_MODULE:
 		/* java -m module/main.Class: the module; python -m pkg.mod: the module as written */
 		v = f.value;
-		return name_with_subcommand(v, strcspn(v, "/"), argv, argc, f.next, out, size);
+		return name_with_subcommand(x, v, strcspn(v, "/"), argv, argc, f.next, out, size);
 	case FOUND_R_CMD:
 		return emit(out, size, "R CMD", 5, f.value);
 	case FOUND_NONE:
@@ -461,19 +571,130 @@ static size_t name_interpreted(const struct interp *in, const char *self, const 
 
 size_t tool_name(const char *exe, const char *const *argv, size_t argc, char *out, size_t size)
 {
+	return tool_name_with(NULL, exe, argv, argc, out, size);
+}
+
+size_t tool_name_with(const struct tool_extra *x, const char *exe, const char *const *argv, size_t argc, char *out,
+		      size_t size)
+{
 	const char *arg0 = argc > 0 ? tool_basename(argv[0]) : "";
 	const char *self = exe && *tool_basename(exe) ? tool_basename(exe) : arg0;
 	const struct interp *in;
+	struct interp_buf buf;
 
 	/*
 	 * argv[0] first: a script started through its #! line has the script
 	 * as exe and the interpreter as argv[0] (binfmt_script rewrites argv).
 	 */
-	in = argc > 0 && *arg0 ? find_interp(arg0) : NULL;
+	in = argc > 0 && *arg0 ? find_interp(x, arg0, &buf) : NULL;
 	if (in)
-		return name_interpreted(in, arg0[0] == '-' ? arg0 + 1 : arg0, argv, argc, out, size);
-	in = *self ? find_interp(self) : NULL;
+		return name_interpreted(x, in, arg0[0] == '-' ? arg0 + 1 : arg0, argv, argc, out, size);
+	in = *self ? find_interp(x, self, &buf) : NULL;
 	if (in)
-		return name_interpreted(in, self[0] == '-' ? self + 1 : self, argv, argc, out, size);
-	return name_with_subcommand(self, strlen(self), argv, argc, 1, out, size);
+		return name_interpreted(x, in, self[0] == '-' ? self + 1 : self, argv, argc, out, size);
+	return name_with_subcommand(x, self, strlen(self), argv, argc, 1, out, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Globs                                                              */
+/* ------------------------------------------------------------------ */
+
+/* A class member at *pp: a byte, or an escaped one (\c); *pp moves past it. */
+static unsigned char class_byte(const char **pp)
+{
+	const char *p = *pp;
+
+	if (*p == '\\' && p[1])
+		p++;
+	*pp = p + 1;
+	return (unsigned char)*p;
+}
+
+/* The class at p ('[' excluded) against c: *matched, and the pattern after ']'; NULL if the class never closes. */
+static const char *glob_class(const char *p, unsigned char c, bool *matched)
+{
+	bool neg = *p == '!' || *p == '^', hit = false;
+
+	if (neg)
+		p++;
+	for (bool first = true; *p && (first || *p != ']'); first = false) {
+		unsigned char lo = class_byte(&p), hi = lo;
+
+		if (*p == '-' && p[1] && p[1] != ']') {
+			p++;
+			hi = class_byte(&p);
+		}
+		if (c >= lo && c <= hi)
+			hit = true;
+	}
+	if (*p != ']')
+		return NULL;
+	*matched = hit != neg;
+	return p + 1;
+}
+
+/* One pattern element at *pp against c: true if it matches; *pp moves past it. */
+static bool glob_one(const char **pp, unsigned char c)
+{
+	const char *p = *pp;
+	bool matched;
+	const char *after;
+
+	switch (*p) {
+	case '?':
+		*pp = p + 1;
+		return true;
+	case '[':
+		after = glob_class(p + 1, c, &matched);
+		if (after) {
+			*pp = after;
+			return matched;
+		}
+		*pp = p + 1; /* no closing ']': a literal '[' */
+		return c == '[';
+	case '\\':
+		if (p[1]) {
+			*pp = p + 2;
+			return c == (unsigned char)p[1];
+		}
+		*pp = p + 1;
+		return c == '\\';
+	default:
+		*pp = p + 1;
+		return c == (unsigned char)*p;
+	}
+}
+
+bool tool_glob(const char *pattern, const char *s)
+{
+	/*
+	 * The classic single-backtrack matcher: on a mismatch, resume after the
+	 * last '*' with one more byte of s swallowed by it. Earlier stars never
+	 * need revisiting (a later star can absorb whatever they would), so the
+	 * work is bounded by len(pattern) * len(s).
+	 */
+	const char *p = pattern, *star_p = NULL, *star_s = NULL;
+
+	while (*s) {
+		if (*p == '*') {
+			while (*p == '*')
+				p++;
+			if (!*p)
+				return true;
+			star_p = p;
+			star_s = s;
+			continue;
+		}
+		if (*p && glob_one(&p, (unsigned char)*s)) {
+			s++;
+			continue;
+		}
+		if (!star_p)
+			return false;
+		p = star_p;
+		s = ++star_s;
+	}
+	while (*p == '*')
+		p++;
+	return !*p;
 }

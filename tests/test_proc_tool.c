@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdbool.h>
+
 #include <cmocka.h>
 
 #include "tool.h"
@@ -88,6 +90,19 @@ static void subcommand_tools_are_named_with_their_subcommand(void **state)
 		{ "/usr/local/go/bin/go", { "go", "test", "./..." }, "go test" },
 		{ "/usr/bin/nextflow", { "nextflow", "run", "main.nf" }, "nextflow run" },
 		{ "/usr/bin/salmon", { "salmon", "quant", "-i", "idx" }, "salmon quant" },
+		/* added with step detection: more tools people run with a subcommand */
+		{ "/usr/bin/seqtk", { "seqtk", "seq", "-a", "x.fq" }, "seqtk seq" },
+		{ "/usr/bin/bamtools", { "bamtools", "convert", "-format", "bed" }, "bamtools convert" },
+		{ "/opt/ont/bin/dorado", { "dorado", "basecaller", "hac", "pod5s/" }, "dorado basecaller" },
+		{ "/usr/bin/modkit", { "modkit", "pileup", "in.bam", "out.bed" }, "modkit pileup" },
+		{ "/usr/bin/isoseq3", { "isoseq3", "refine", "a.bam" }, "isoseq refine" },
+		{ "/usr/bin/mash", { "mash", "sketch", "-o", "ref", "ref.fa" }, "mash sketch" },
+		{ "/usr/bin/nextclade", { "nextclade", "run", "-D", "data" }, "nextclade run" },
+		{ "/usr/bin/qiime", { "qiime", "tools", "import" }, "qiime tools" },
+		{ "/usr/bin/gh", { "gh", "-R", "o/r", "pr", "list" }, "gh pr" },
+		{ "/usr/bin/rclone", { "rclone", "--config", "/x", "copy", "a", "b" }, "rclone copy" },
+		{ "/usr/local/bin/miniwdl", { "miniwdl", "run", "wf.wdl" }, "miniwdl run" },
+		{ "/usr/bin/python3", { "python3", "/usr/bin/whatshap", "phase", "-o", "x" }, "whatshap phase" },
 	};
 
 	(void)state;
@@ -235,8 +250,14 @@ static void java_is_named_by_its_jar_or_main_class(void **state)
 		{ "/usr/bin/java", { "java", "-Dsamjdk.compression_level=2", "-jar",
 				     "/gatk/gatk-package-4.5.0.0-local.jar", "HaplotypeCaller", "-R", "r.fa" },
 		  "gatk HaplotypeCaller" },
-		{ "/usr/bin/java", { "java", "-jar", "/opt/trimmomatic-0.39.jar", "PE", "a.fq" }, "trimmomatic-0.39.jar" },
-		{ "/usr/bin/java", { "java", "-jar", "/opt/snpEff.jar", "ann", "GRCh38" }, "snpEff.jar" },
+		{ "/usr/bin/java", { "java", "-jar", "/opt/trimmomatic-0.39.jar", "PE", "a.fq" }, "trimmomatic PE" },
+		{ "/usr/bin/java", { "java", "-jar", "/opt/snpEff.jar", "ann", "GRCh38" }, "snpEff ann" },
+		{ "/usr/bin/java", { "java", "-jar", "/opt/snpEff.jar", "-c", "snpEff.config", "ann", "x" }, "snpEff ann" },
+		{ "/usr/bin/java", { "java", "-jar", "VarScan.v2.4.6.jar", "mpileup2snp", "x" }, "varscan mpileup2snp" },
+		{ "/usr/bin/java", { "java", "-jar", "/opt/cromwell-86.jar", "run", "wf.wdl" }, "cromwell run" },
+		{ "/usr/bin/java", { "java", "-cp", "t.jar", "org.usadellab.trimmomatic.Trimmomatic", "SE", "a" },
+		  "trimmomatic SE" },
+		{ "/usr/bin/java", { "java", "-jar", "/opt/unknown-1.0.jar", "PE" }, "unknown-1.0.jar" },
 		{ "/usr/bin/java", { "java", "-cp", "/a.jar:/b.jar", "org.example.Main", "x" }, "org.example.Main" },
 		{ "/usr/bin/java", { "java", "-cp", "picard.jar", "picard.cmdline.PicardCommandLine", "SortSam" },
 		  "picard SortSam" },
@@ -265,6 +286,131 @@ static void output_is_truncated_to_the_buffer(void **state)
 	assert_int_equal(strlen(big), TOOL_NAME_MAX - 1);
 }
 
+static void extra_tables_add_interpreters_and_subcommand_tools(void **state)
+{
+	static const char *const tcl_value[] = { "-encoding", NULL };
+	static const char *const awk_value[] = { "-v", "-F", NULL };
+	static const char *const mytool_value[] = { "-c", "--config", NULL };
+	static const char *const code[] = { "-e", "--eval", NULL };
+	static const struct tool_interp_rule interps[] = {
+		{ "tclsh*", tcl_value, NULL },
+		{ "gawk", awk_value, code },
+	};
+	static const struct tool_subcmd_rule subcmds[] = {
+		{ "mytool", mytool_value },
+		{ "samtools", NULL }, /* overrides the built-in entry: no global options */
+	};
+	static const struct tool_extra extra = { interps, 2, subcmds, 2 };
+	static const struct {
+		const char *exe;
+		const char *argv[8];
+		const char *want;
+	} cases[] = {
+		{ "/usr/bin/tclsh8.6", { "tclsh8.6", "-encoding", "utf-8", "build.tcl", "x" }, "build.tcl" },
+		{ "/usr/bin/tclsh8.6", { "tclsh8.6" }, "tclsh8.6" },
+		{ "/usr/bin/gawk", { "gawk", "-v", "x=1", "-F", ",", "prog.awk" }, "prog.awk" },
+		{ "/usr/bin/gawk", { "gawk", "-vx=1", "-e", "{print}", "f" }, "gawk" },
+		{ "/usr/bin/gawk", { "gawk", "--eval=1" }, "gawk" },
+		{ "/opt/bin/mytool", { "mytool", "-c", "cfg", "run", "x" }, "mytool run" },
+		{ "/opt/bin/mytool", { "mytool", "--config", "cfg", "build" }, "mytool build" },
+		{ "/opt/bin/mytool", { "mytool", "--config=cfg", "build" }, "mytool build" },
+		{ "/usr/bin/python3", { "python3", "/opt/bin/mytool", "test" }, "mytool test" },
+		{ "/usr/bin/java", { "java", "-jar", "mytool-2.1.jar", "sub" }, "mytool sub" },
+		{ "/usr/bin/samtools", { "samtools", "sort", "x" }, "samtools sort" },
+		{ "/usr/bin/grep", { "grep", "x" }, "grep" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[TOOL_NAME_MAX];
+		size_t argc = 0;
+
+		while (cases[i].argv[argc])
+			argc++;
+		tool_name_with(&extra, cases[i].exe, cases[i].argv, argc, out, sizeof(out));
+		if (strcmp(out, cases[i].want))
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, out, cases[i].want);
+	}
+	/* Without the extra tables they are unknown. */
+	{
+		const char *argv[] = { "mytool", "run", NULL };
+		char out[TOOL_NAME_MAX];
+
+		tool_name_with(NULL, "/opt/bin/mytool", argv, 2, out, sizeof(out));
+		assert_string_equal(out, "mytool");
+	}
+}
+
+static void glob_matches_stars_classes_and_escapes(void **state)
+{
+	static const struct {
+		const char *pattern, *s;
+		bool match;
+	} cases[] = {
+		{ "*", "", true },
+		{ "*", "/usr/bin/x", true },
+		{ "", "", true },
+		{ "", "a", false },
+		{ "a", "", false },
+		{ "/usr/*/samtools", "/usr/local/bin/samtools", true }, /* '*' crosses '/' */
+		{ "python3.?", "python3.9", true },
+		{ "python3.?", "python3.11", false },
+		{ "python3.*", "python3.11", true },
+		{ "*.py", "align.py", true },
+		{ "*.py", "align.pyc", false },
+		{ "a*b*c", "aXXbYYc", true },
+		{ "a*b*c", "aXXbYY", false },
+		{ "[abc]x", "bx", true },
+		{ "[abc]x", "dx", false },
+		{ "[a-c]", "b", true },
+		{ "[!a-c]", "b", false },
+		{ "[!a-c]", "z", true },
+		{ "[^a]", "b", true },
+		{ "[]]", "]", true },
+		{ "[a-]", "-", true },
+		{ "[\\]]", "]", true },
+		{ "\\*", "*", true },
+		{ "\\*", "x", false },
+		{ "[abc", "[abc", true }, /* no closing bracket: literal */
+		{ "x\\", "x\\", true },
+		{ "**a**", "bab", true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (tool_glob(cases[i].pattern, cases[i].s) != cases[i].match)
+			fail_msg("case %zu: \"%s\" on \"%s\": want %s", i, cases[i].pattern, cases[i].s,
+				 cases[i].match ? "match" : "no match");
+}
+
+static void glob_takes_polynomial_time_on_hostile_strings(void **state)
+{
+	static char s[4097], pattern[256];
+
+	(void)state;
+	/* a*a*a*...*b against aaaa...: exponential for a naive backtracking matcher */
+	memset(s, 'a', sizeof(s) - 1);
+	for (size_t i = 0; i + 2 < sizeof(pattern) - 1; i += 2) {
+		pattern[i] = 'a';
+		pattern[i + 1] = '*';
+	}
+	pattern[sizeof(pattern) - 2] = 'b';
+	for (int k = 0; k < 50; k++)
+		assert_false(tool_glob(pattern, s));
+}
+
+static void shells_are_recognised_by_name(void **state)
+{
+	(void)state;
+	assert_true(tool_is_shell("bash"));
+	assert_true(tool_is_shell("-bash"));
+	assert_true(tool_is_shell("sh"));
+	assert_true(tool_is_shell("dash"));
+	assert_false(tool_is_shell("bash5"));
+	assert_false(tool_is_shell("run.sh"));
+	assert_false(tool_is_shell(""));
+}
+
 static void basename_is_what_follows_the_last_slash(void **state)
 {
 	(void)state;
@@ -289,6 +435,10 @@ int main(void)
 		cmocka_unit_test(java_is_named_by_its_jar_or_main_class),
 		cmocka_unit_test(output_is_truncated_to_the_buffer),
 		cmocka_unit_test(basename_is_what_follows_the_last_slash),
+		cmocka_unit_test(extra_tables_add_interpreters_and_subcommand_tools),
+		cmocka_unit_test(glob_matches_stars_classes_and_escapes),
+		cmocka_unit_test(glob_takes_polynomial_time_on_hostile_strings),
+		cmocka_unit_test(shells_are_recognised_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
