@@ -34,6 +34,7 @@
 #define M_LINK 0x80000000u          /* on the walk's path; low bits: index + 1 of the child below */
 #define M_ENGINE_SHIFT 28           /* 3 bits: enum eng */
 #define M_BODY (1u << 27)           /* inside a Nextflow task's .command.sh */
+#define M_ECHILD (1u << 26)         /* started by an engine: its exit maxrss is partly the engine's */
 #define M_STEP_MASK ((1u << 26) - 1) /* step index + 1, or M_LOST */
 #define M_LOST M_STEP_MASK          /* would have started a step: the table was full */
 
@@ -750,8 +751,8 @@ static uint32_t assign(struct steps *s, struct build *b, const struct proc *p, c
 		st = c.slurm_job ? start_slurm(s, b, p, &c) : pkind == K_SLURM ? pstep : 0;
 		return memo(self, false, st);
 	}
-	/* 8. Nextflow's other children and cwltool's helpers are the engine's own work. */
-	if (pengine == E_NEXTFLOW || (pengine == E_CWLTOOL && c.cwl_internal))
+	/* 8. An engine's other children (Snakemake's solver, cwltool's JavaScript) are its own work. */
+	if (real_engine(pengine))
 		return memo(E_NONE, false, pkind == K_SLURM ? pstep : 0);
 	/* 9. A SLURM job step. */
 	if (c.slurm_job)
@@ -759,8 +760,8 @@ static uint32_t assign(struct steps *s, struct build *b, const struct proc *p, c
 	/* 10. Inside a step: stay. */
 	if (pstep)
 		return memo(self, false, pstep);
-	/* 11. Generic: a child subtree of the traced command or of an engine. */
-	if (pengine != E_NONE)
+	/* 11. Generic: a child subtree of the traced command. */
+	if (pengine == E_ROOT)
 		return memo(self, false, start_new(s, b, p, STEP_ENGINE_GENERIC, K_GENERIC, "proc-", NULL));
 	return memo(self, false, 0);
 }
@@ -806,7 +807,8 @@ static void walk(struct steps *s, struct build *b, struct proc *p)
 	for (;;) {
 		uint32_t next = cur->step & ~M_LINK;
 
-		cur->step = assign(s, b, cur, par, lost_root);
+		cur->step = assign(s, b, cur, par, lost_root) |
+			    (par && real_engine(memo_engine(par->step)) ? M_ECHILD : 0);
 		lost_root = false;
 		if (!next)
 			break;
@@ -939,7 +941,7 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		if (x->hdr.ts_ns > st->end_ns)
 			st->end_ns = x->hdr.ts_ns;
 		add_sat(&st->cpu_ns, x->runtime_ns);
-		if (x->maxrss_bytes > st->peak_rss_bytes)
+		if (!(m & M_ECHILD) && x->maxrss_bytes > st->peak_rss_bytes)
 			st->peak_rss_bytes = x->maxrss_bytes;
 		if (x->flags & TR_EXIT_NO_IO_ACCOUNTING)
 			st->io_partial = true;
@@ -951,6 +953,23 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		add_sat(&st->net_rx_bytes, x->net_rx_bytes);
 	} else {
 		st->running++;
+	}
+	/*
+	 * An engine starts its children with vfork or posix_spawn: until exec
+	 * they run in the engine's memory, and the kernel carries that peak
+	 * across exec into the child's maxrss (wait4 reports the same). So a
+	 * child of Snakemake's python or Nextflow's JVM counts with its sampled
+	 * resident set only.
+	 */
+	if (m & M_ECHILD) {
+		uint64_t rss = p->series ? p->series->peaks.rss_bytes : 0;
+
+		if (p->series && p->series->last.rss_bytes > rss)
+			rss = p->series->last.rss_bytes;
+		if (rss > st->peak_rss_bytes)
+			st->peak_rss_bytes = rss;
+		if (!p->series)
+			st->peak_rss_partial = true;
 	}
 	/* Tools: the work, not the plumbing (docs). */
 	if (plumbing_tool(tool) || real_engine(memo_engine(m)) || (st->has_body && !body))

@@ -78,7 +78,8 @@ struct step {
 	uint64_t end_ns;       /* latest exit, CLOCK_MONOTONIC; 0 if none exited (see running) */
 	/* Sums over the processes that exited (the kernel's figures at exit, saturating). */
 	uint64_t cpu_ns;
-	uint64_t peak_rss_bytes; /* the largest single process's peak: not the sum of concurrent ones */
+	uint64_t peak_rss_bytes; /* the largest single process's peak: not the sum of concurrent ones (docs) */
+	bool peak_rss_partial; /* a process an engine started was never sampled: its peak is not in it */
 	uint64_t read_bytes, write_bytes, rchar, wchar;
 	uint64_t net_tx_bytes, net_rx_bytes;
 	bool io_partial;       /* an exited process had no I/O accounting: the I/O sums are partial */

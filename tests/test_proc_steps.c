@@ -240,6 +240,7 @@ static void step_figures_sum_its_processes(void **state)
 	assert_int_equal(st->running, 0);
 	assert_int_equal(st->cpu_ns, 100 + 3000 + 700);
 	assert_int_equal(st->peak_rss_bytes, 90 << 20); /* the largest process's, not a sum */
+	assert_true(st->peak_rss_partial);               /* the job's shell, started by snakemake, was not sampled */
 	assert_int_equal(st->read_bytes, 3 * 4096);
 	assert_int_equal(st->write_bytes, 3 * 8192);
 	assert_int_equal(st->rchar, 300);
@@ -249,6 +250,29 @@ static void step_figures_sum_its_processes(void **state)
 	assert_int_equal(st->start_ns, starts[103]);
 	assert_int_equal(st->end_ns, P(103)->exit.hdr.ts_ns);
 	assert_false(st->io_partial);
+	world_end();
+}
+
+static void peak_memory_of_an_engines_child_comes_from_its_samples(void **state)
+{
+	struct tr_sample smp;
+
+	(void)state;
+	world(1024, ROOT, 0);
+	snakemake_run();
+	/* job 3's shell exec'd samtools sort: its exit maxrss (20 MiB) may be snakemake's python */
+	build();
+	assert_int_equal(step_of(106)->peak_rss_bytes, 0);
+	assert_true(step_of(106)->peak_rss_partial);
+	assert_int_equal(step_of(102)->peak_rss_bytes, 0);
+	/* a sample of it says what it really held */
+	smp = encode_sample(++clk, 106, starts[106], 101, 50, 12 << 20, 0);
+	assert_int_equal(proctab_sample(T, &smp, clk), 0);
+	build();
+	assert_int_equal(step_of(106)->peak_rss_bytes, 12 << 20);
+	assert_false(step_of(106)->peak_rss_partial);
+	/* a process its shell forked counts with its exit maxrss */
+	assert_int_equal(step_of(104)->peak_rss_bytes, 90 << 20);
 	world_end();
 }
 
@@ -308,17 +332,21 @@ static void snakemake_job_runner_names_the_step_by_its_rule(void **state)
 	world_end();
 }
 
-static void snakemake_child_that_is_not_a_job_shell_is_a_generic_step(void **state)
+static void snakemake_child_that_is_not_a_job_belongs_to_no_step(void **state)
 {
 	(void)state;
 	world(1024, ROOT, 0);
 	exec_in(ROOT, "/p", NO_ENV, "/usr/bin/snakemake", ARGV("/usr/bin/python3", "/usr/bin/snakemake", "-c1"));
-	run(ROOT, 101, "/p", NO_ENV, "/usr/bin/git", ARGV("git", "rev-parse", "HEAD"));
+	/* the scheduler's ILP solver, as snakemake 7.21 runs it through PuLP (seen on a real run) */
+	run(ROOT, 101, "/tmp", NO_ENV, "/usr/bin/cbc", ARGV("/usr/bin/cbc", "/tmp/x-pulp.mps", "branch", "printingOptions",
+							 "all", "solution", "/tmp/x-pulp.sol"));
+	run(101, 102, "/tmp", NO_ENV, "/usr/bin/true", ARGV("true"));
+	run(ROOT, 103, "/p", NO_ENV, "/usr/bin/bash", ARGV("/usr/bin/bash", "-c", "set -euo pipefail;  gzip x"));
 	build();
 	assert_int_equal(S.n, 1);
-	assert_int_equal(step_of(101)->engine, STEP_ENGINE_GENERIC);
-	assert_string_equal(step_of(101)->name, "git rev-parse");
-	assert_string_equal(step_of(101)->id, "proc-101");
+	assert_null(step_of(101));
+	assert_null(step_of(102));
+	assert_non_null(step_of(103));
 	world_end();
 }
 
@@ -859,7 +887,8 @@ int main(void)
 		cmocka_unit_test(step_figures_sum_its_processes),
 		cmocka_unit_test(unfinished_step_counts_its_running_processes),
 		cmocka_unit_test(snakemake_job_runner_names_the_step_by_its_rule),
-		cmocka_unit_test(snakemake_child_that_is_not_a_job_shell_is_a_generic_step),
+		cmocka_unit_test(snakemake_child_that_is_not_a_job_belongs_to_no_step),
+		cmocka_unit_test(peak_memory_of_an_engines_child_comes_from_its_samples),
 		cmocka_unit_test(nextflow_tasks_are_one_step_per_work_directory),
 		cmocka_unit_test(nextflow_task_without_a_launcher_is_still_a_task),
 		cmocka_unit_test(nextflow_work_directory_falls_back_to_argv_then_environment),
