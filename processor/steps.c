@@ -122,7 +122,11 @@ static void strings_reset(struct steps *s)
 	s->string_bytes = 0;
 }
 
-/* A copy of p[0..n) with control characters as '?', NUL-terminated; NULL (counted) past the budget. */
+/*
+ * A copy of p[0..n), NUL-terminated; NULL (counted) past the budget. Bytes
+ * as they came (keys are compared with what processes carry): the report
+ * escapes what it writes.
+ */
 static const char *str_keep(struct steps *s, const char *p, size_t n)
 {
 	struct steps_chunk *c = s->chunks;
@@ -142,8 +146,7 @@ static const char *str_keep(struct steps *s, const char *p, size_t n)
 		s->chunks = c;
 	}
 	d = c->data + c->used;
-	for (size_t i = 0; i < n; i++)
-		d[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+	memcpy(d, p, n);
 	d[n] = 0;
 	c->used += n + 1;
 	return d;

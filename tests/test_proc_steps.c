@@ -760,6 +760,9 @@ static void long_cwd_and_argv_and_missing_images_are_handled(void **state)
 	exec_in(ROOT, "/p", NO_ENV, "/bin/bash", ARGV("bash", "x.sh"));
 	run(ROOT, 101, cwd, NO_ENV, "/bin/bash", ARGV("bash", "-ue", ".command.run", arg));
 	run(ROOT, 102, "/p", ENV(step), "/usr/bin/x", ARGV("x", arg, arg));
+	/* a name with control characters: kept as it came (the report escapes), still one step */
+	run(ROOT, 104, "/p", ENV("TRACER_STEP=a\tb\x1b[31m"), "/usr/bin/x", ARGV("x"));
+	run(ROOT, 105, "/p", ENV("TRACER_STEP=a\tb\x1b[31m"), "/usr/bin/y", ARGV("y"));
 	/* a process known only from its exit record (its exec was lost), a child of the root */
 	x = encode_exit(++clk, 103, 5000, ROOT, 0);
 	starts[103] = 5000;
@@ -770,6 +773,8 @@ static void long_cwd_and_argv_and_missing_images_are_handled(void **state)
 	assert_int_equal(strlen(step_of(102)->id), STEP_NAME_MAX - 1);
 	assert_non_null(step_of(103));
 	assert_string_equal(step_of(103)->name, "proc"); /* its comm */
+	assert_same_step(104, 105);
+	assert_string_equal(step_of(104)->id, "a\tb\x1b[31m");
 	world_end();
 }
 
