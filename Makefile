@@ -32,12 +32,18 @@ FUZZ_SMOKE_SECONDS ?= 10
 
 SHM_SRC  := shm/ring.c shm/handover.c
 SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h processor/*.h cli/*.h collector/*.h)
-COLLECTOR_SRC := collector/main.c collector/sandbox.c common/priv.c
+COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c
+# The kernel programs' tests (tests/test_bpf_*.c) load them through the collector's own loader.
+BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # processor/: every module but main.c goes into a library the unit tests link too.
 PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
-BPF_PROGS := lifecycle
-BPF_SKELS := $(BPF_PROGS:%=$(BUILD)/bpf/%.skel.h)
+# bpf/*.bpf.c are linked into one object (they share maps), one skeleton: tracer.skel.h.
+# shared.bpf.c defines the shared maps and must come first: libbpf 1.1's
+# linker cannot relocate a map used by an earlier object that declares it extern.
+BPF_OBJS := $(BUILD)/bpf/shared.bpf.o \
+            $(filter-out %/shared.bpf.o,$(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(wildcard bpf/*.bpf.c)))
+BPF_SKELS := $(BUILD)/bpf/tracer.skel.h
 BPFTOOL  ?= bpftool
 BTF      ?= /sys/kernel/btf/vmlinux
 
@@ -65,13 +71,18 @@ $(BUILD)/bpf/vmlinux.h: $(BTF)
 	@echo "  BTF     $@"
 	$(Q)$(BPFTOOL) btf dump file $(BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c include/records.h $(BUILD)/bpf/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) include/records.h include/kernel_rules.h \
+		$(BUILD)/bpf/vmlinux.h
 	@echo "  BPF     $<"
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I$(BUILD)/bpf -Iinclude -c -o $@ $<
 
-$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+$(BUILD)/bpf/tracer.o: $(BPF_OBJS)
+	@echo "  BPFLINK $@"
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(BUILD)/bpf/tracer.skel.h: $(BUILD)/bpf/tracer.o
 	@echo "  SKEL    $@"
-	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) gen skeleton $< name tracer_bpf > $@.tmp && mv $@.tmp $@
 
 # ---- the collector ------------------------------------------------------
 $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o): $(BPF_SKELS)
@@ -119,6 +130,21 @@ $(BUILD)/asan/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/asan/obj/%.o)
 	$(Q)$(AR) rcs $@ $^
 
 # ---- tests ------------------------------------------------------------
+$(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BPF_TEST_SRC:%.c=$(BUILD)/asan/obj/%.o): $(BPF_SKELS)
+BPF_TEST_OBJS := $(patsubst tests/%.c,%.o,$(wildcard tests/test_bpf_*.c)) bpf_harness.o
+$(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/tests/%): $(BPF_SKELS)
+
+$(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS) -lbpf -lelf -lz
+
+$(BUILD)/asan/tests/test_bpf_%: $(BUILD)/asan/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/asan/obj/%.o) \
+		$(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS) -lbpf -lelf -lz
+
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/test_%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

@@ -1,58 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Process lifecycle: exec, fork (processes only), exit (last thread only,
- * with the kernel's own totals) and OOM victims. Tracepoints only: they are
- * a stable interface, and this is what every supported kernel offers.
- * Record layouts: include/records.h. Every failed ring-buffer write is
+ * Process lifecycle: exec (with its context: working directory, cgroups,
+ * namespaces, allowlisted environment), fork (processes only), exit (last
+ * thread only, with the kernel's own totals and the per-process state) and
+ * OOM victims. Tracepoints only: they are a stable interface, and this is
+ * what every supported kernel offers. Every failed ring-buffer write is
  * counted per record type in `drop_counts`, which the collector reports.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-
-#include "records.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
-/* Set by the loader before load. */
-const volatile __u64 page_size = 4096;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized by the loader */
-} events SEC(".maps");
-
-/*
- * Failed ring-buffer writes by record type. A global (.bss), so the
- * collector reads it through libbpf's memory mapping: no bpf() syscall
- * after it has dropped its privileges.
- */
-__u64 drop_counts[TR_KERNEL_TYPES_END];
-
-/*
- * Exits wait here, keyed by thread id, for the thread's final context
- * switch: only then has the scheduler charged its last slice of CPU (a
- * short process may never have been charged at all at sched_process_exit).
- * Set by the loader when the sched_switch hook could be loaded.
- */
-const volatile bool exit_at_switch = false;
-
-#define TASK_DEAD_STATE 0x80 /* TASK_DEAD in every kernel since 4.14 */
-
-struct pending_exit {
-	struct tr_exit rec;
-	__u64 thread_runtime_ns; /* this thread's figures when the record was built */
-	__u64 thread_utime_ns;
-	__u64 thread_stime_ns;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, struct pending_exit);
-} pending_exits SEC(".maps");
+#include "tracer.bpf.h"
+#include "paths.bpf.h"
+#include "proc.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -61,82 +18,171 @@ struct {
 	__type(value, struct pending_exit);
 } exit_scratch SEC(".maps");
 
-/* An exec record is too big for the BPF stack: build it per CPU, then copy out its used part. */
-struct exec_buf {
-	struct tr_exec e;
-	/* Twice the kept sizes: offsets and lengths are masked with 2^n - 1 for the verifier. */
-	char data[2 * TR_PATH_MAX + 2 * TR_ARGV_MAX];
-};
+/*
+ * The environment scan's bounds: the cost of an exec must not grow with a
+ * huge environment. Past them the record says TR_EXEC_ENV_TRUNCATED.
+ */
+#define ENV_SCAN_STRINGS 256
+#define ENV_SCAN_BYTES 32768
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct exec_buf);
-} exec_scratch SEC(".maps");
-
-static __always_inline void count_drop(__u32 type)
+/*
+ * Does the string at data[pos] of this CPU's exec buffer start with an
+ * allowlisted "KEY="? A global function of its own, so that the verifier
+ * checks its loops once, not once per string of the scan.
+ */
+__attribute__((noinline)) int env_allowed(__u32 pos)
 {
-	if (type < TR_KERNEL_TYPES_END)
-		__sync_fetch_and_add(&drop_counts[type], 1);
+	const struct tr_kernel_rules *r = active_rules();
+	__u32 zero = 0;
+	struct exec_buf *b = bpf_map_lookup_elem(&exec_scratch, &zero);
+	const char *s;
+	__u64 first;
+
+	if (!b)
+		return 0;
+	s = b->data + (pos & EXEC_MASK);
+	first = *(const __u64 *)s;
+	for (int k = 0; k < TR_RULES_ENV_MAX; k++) {
+		const struct tr_env_key *key;
+		__u64 diff = 0;
+
+		if (k >= r->n_env)
+			break;
+		key = &r->env[k];
+		/* Most strings differ from every key in their first 8 bytes: one compare each. */
+		if ((first & key->mask[0]) != key->word[0])
+			continue;
+		/* Masks are zero past the key: comparing every word is comparing the key. */
+		for (int w = 1; w < TR_RULES_ENV_WORDS; w++)
+			diff |= (*(const __u64 *)(s + 8 * w) & key->mask[w]) ^ key->word[w];
+		if (!diff)
+			return 1;
+	}
+	return 0;
 }
 
 /*
- * Waking the collector costs an interrupt (microseconds in a VM) per
- * record. It polls every COLLECTOR_POLL_MS anyway, so wake it only when the
- * buffer is filling up (a quarter full).
+ * Copy the allowlisted "KEY=VALUE" strings of the environment [p, end) to
+ * this CPU's exec buffer at data[off]. Each string is read once, into the
+ * place it would have in the record: kept by advancing the length, dropped
+ * by not advancing (the bytes left behind are never sent). Returns the
+ * length kept. A global function: checked once by the verifier.
  */
-static __always_inline __u64 wakeup_flags(void)
+__attribute__((noinline)) int read_env(__u32 off, __u64 p, __u64 end)
 {
-	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+	const struct tr_kernel_rules *r = active_rules();
+	struct exec_buf *b;
+	__u64 start = p;
+	__u32 len = 0, zero = 0;
+	bool cont = false;
 
-	return avail >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	b = bpf_map_lookup_elem(&exec_scratch, &zero);
+	if (!b || !r->n_env)
+		return 0;
+	for (int i = 0; i < ENV_SCAN_STRINGS && p < end && p - start < ENV_SCAN_BYTES; i++) {
+		__u32 pos = (off + len) & EXEC_MASK;
+		bool was_cont = cont;
+		long n = bpf_probe_read_user_str(b->data + pos, ENV_READ_MAX, (void *)p);
+
+		if (n <= 0) {
+			b->e.flags |= TR_EXEC_ENV_TRUNCATED;
+			return len;
+		}
+		/* A full read may have stopped inside the string: the rest is read as a continuation. */
+		cont = n == ENV_READ_MAX;
+		p += cont ? n - 1 : n;
+		if (was_cont || !env_allowed(pos))
+			continue;
+		if (cont || len + n > TR_ENV_MAX)
+			b->e.flags |= TR_EXEC_ENV_TRUNCATED;
+		else
+			len += n;
+	}
+	if (p < end)
+		b->e.flags |= TR_EXEC_ENV_TRUNCATED;
+	return len;
 }
 
-static __always_inline void fill_hdr(struct tr_hdr *h, __u16 type)
+/* The working directory into b->data at off; its length (NUL included), 0 if unknown. */
+static __always_inline __u32 read_cwd(struct exec_buf *b, __u32 off, struct task_struct *task)
 {
-	h->type = type;
-	h->version = RECORDS_VERSION;
-	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
+	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+	struct path pwd = BPF_CORE_READ(fs, pwd), root = BPF_CORE_READ(fs, root);
+	__u32 zero = 0, pos, len;
+	struct path_scratch *ps;
+	int r;
+
+	if (!fs)
+		return 0;
+	r = dentry_path(0, (__u64)pwd.dentry, (__u64)pwd.mnt, (__u64)root.dentry, (__u64)root.mnt);
+	pos = PATH_POS(r);
+	ps = bpf_map_lookup_elem(&path_scratch, &zero);
+	if (!ps || !path_pos_valid(pos))
+		return 0;
+	if (r & PATH_TRUNCATED)
+		b->e.flags |= TR_EXEC_CWD_TRUNCATED;
+	len = path_len(pos);
+	bpf_probe_read_kernel(b->data + (off & EXEC_MASK), len & PATH_MASK, ps->buf + (pos & PATH_MASK));
+	return len;
 }
 
-/* Start time of the process (its group leader): with the tgid, names one process lifetime. */
-static __always_inline __u64 process_start(struct task_struct *t)
+/* Inode number of the task's pid namespace (the one its pid lives in, not its children's). */
+static __always_inline __u32 pid_ns_inum(struct task_struct *task)
 {
-	return BPF_CORE_READ(t, group_leader, start_time);
+	struct pid *pid = BPF_CORE_READ(task, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid *up;
+
+	if (!pid || level > 32)
+		return 0;
+	up = (struct upid *)((char *)pid + bpf_core_field_offset(struct pid, numbers) +
+			     level * bpf_core_type_size(struct upid));
+	return BPF_CORE_READ(up, ns, ns.inum);
 }
 
 SEC("tracepoint/sched/sched_process_exec")
 int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = current_task();
 	__u64 id = bpf_get_current_pid_tgid(), ug = bpf_get_current_uid_gid();
+	struct kernfs_node *cg2, *cg1;
 	unsigned long arg_start, arg_end;
-	__u32 zero = 0, true_len;
-	__u64 path_len, argv_len, size;
+	__u32 zero = 0, tgid = id >> 32, true_len, flags;
+	__u64 path_len, argv_len, cwd_len, env_len, size, start = process_start(task);
+	struct tr_pstate *st, fresh = {};
 	struct exec_buf *b;
 	long n;
 
+	st = pstate_of(tgid, start);
+	if (!st) {
+		if (trace_subtree)
+			return 0;
+		/* Daemon mode: a process new to us (its fork was not seen). */
+		fresh.start_ns = start;
+		fresh.last_sample_ns = bpf_ktime_get_ns();
+		if (bpf_map_update_elem(&pstates, &tgid, &fresh, BPF_ANY))
+			count_drop(TR_DROP_STATE);
+		st = bpf_map_lookup_elem(&pstates, &tgid);
+		if (!st)
+			st = &fresh;
+	}
+	if (st->flags & PS_EXCLUDED)
+		return 0;
 	b = bpf_map_lookup_elem(&exec_scratch, &zero);
 	if (!b)
 		return 0;
+	__builtin_memset(&b->e, 0, sizeof(b->e));
 	fill_hdr(&b->e.hdr, TR_EXEC);
 	b->e.pid = (__u32)id;
-	b->e.tgid = id >> 32;
+	b->e.tgid = tgid;
 	b->e.ppid = BPF_CORE_READ(task, real_parent, tgid);
 	b->e.uid = (__u32)ug;
 	b->e.gid = ug >> 32;
-	b->e.flags = 0;
-	b->e.start_ns = process_start(task);
-	b->e.cgroup_id = bpf_get_current_cgroup_id();
-	b->e.pad = 0;
+	b->e.start_ns = start;
 	bpf_get_current_comm(b->e.comm, sizeof(b->e.comm));
 
 	/* The path as execve() was given it, from the tracepoint's own record. */
-	n = bpf_probe_read_kernel_str(b->data, TR_PATH_MAX,
-				      (void *)ctx + (ctx->__data_loc_filename & 0xFFFF));
+	n = bpf_probe_read_kernel_str(b->data, TR_PATH_MAX, (void *)ctx + (ctx->__data_loc_filename & 0xFFFF));
 	if (n <= 0) {
 		b->data[0] = 0;
 		n = 1;
@@ -144,6 +190,29 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (n >= TR_PATH_MAX)
 		b->e.flags |= TR_EXEC_PATH_TRUNCATED;
 	path_len = n > TR_PATH_MAX ? TR_PATH_MAX : (__u32)n;
+	b->e.path_len = path_len;
+
+	flags = rules_decide(st->flags, 1);
+	st->flags = flags;
+	if (flags & PS_EXCLUDED) {
+		/* The path says what was excluded; nothing else of it (or its descendants) is sent. */
+		b->e.flags |= TR_EXEC_EXCLUDED;
+		if (bpf_ringbuf_output(&events, b, (sizeof(b->e) + path_len) & 1023, wakeup_flags()))
+			count_drop(TR_EXEC);
+		return 0;
+	}
+	if (!(flags & TR_PSTATE_TRACED))
+		return 0;
+
+	cg2 = cgroup_v2_kn(task);
+	cg1 = cgroup_v1_kn(task);
+	b->e.cgroup_id = bpf_get_current_cgroup_id();
+	b->e.cgroup_v1_id = kn_id(cg1);
+	b->e.mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	b->e.pid_ns = pid_ns_inum(task);
+	/* Paths of its cgroups go first, so the processor can resolve the ids when the exec arrives. */
+	send_cgroup(b->e.cgroup_id, 0, (__u64)cg2, 0);
+	send_cgroup(b->e.cgroup_v1_id, 1, (__u64)cg1, 0);
 
 	/* argv: the new image's argument area, NUL-separated strings. */
 	arg_start = BPF_CORE_READ(task, mm, arg_start);
@@ -163,11 +232,16 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 		b->e.flags |= TR_EXEC_ARGV_FAULT;
 		argv_len = 0;
 	}
-	b->e.path_len = path_len;
 	b->e.argv_len = argv_len;
 	b->e.argv_true_len = true_len;
 
-	size = sizeof(b->e) + path_len + argv_len;
+	cwd_len = read_cwd(b, path_len + argv_len, task);
+	b->e.cwd_len = cwd_len;
+	env_len = read_env(path_len + argv_len + cwd_len, BPF_CORE_READ(task, mm, env_start),
+			   BPF_CORE_READ(task, mm, env_end));
+	b->e.env_len = env_len;
+
+	size = sizeof(b->e) + path_len + argv_len + cwd_len + env_len;
 	if (size > sizeof(*b)) /* cannot happen; tells the verifier */
 		return 0;
 	if (bpf_ringbuf_output(&events, b, size, wakeup_flags()))
@@ -175,93 +249,47 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	return 0;
 }
 
-/* raw tracepoint: the child task is an argument, so threads can be told from processes. */
+/*
+ * raw tracepoint: the child task is an argument, so threads can be told
+ * from processes. Runs before the child does: its state (inherited from the
+ * parent) is in place before any event of its own.
+ */
 SEC("raw_tp/sched_process_fork")
 int handle_fork(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct task_struct *parent = (struct task_struct *)ctx->args[0];
 	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 ptgid = bpf_get_current_pid_tgid() >> 32, ctgid;
+	struct tr_pstate *pst, cst = {};
 	struct tr_fork *r;
 
 	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
 		return 0; /* a new thread, not a new process */
+	pst = pstate_current(parent, ptgid);
+	if (!pst)
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	cst.start_ns = BPF_CORE_READ(child, start_time); /* the child leads its group */
+	cst.last_sample_ns = bpf_ktime_get_ns();         /* first sample one interval after birth */
+	cst.flags = pst->flags & (TR_PSTATE_TRACED | PS_EXCLUDED | PS_NOT_INCLUDED);
+	if (bpf_map_update_elem(&pstates, &ctgid, &cst, BPF_ANY))
+		count_drop(TR_DROP_STATE);
+	if (!(pst->flags & TR_PSTATE_TRACED))
+		return 0;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count_drop(TR_FORK);
 		return 0;
 	}
 	fill_hdr(&r->hdr, TR_FORK);
-	r->parent_tgid = BPF_CORE_READ(parent, tgid);
-	r->child_tgid = BPF_CORE_READ(child, tgid);
+	r->parent_tgid = ptgid;
+	r->child_tgid = ctgid;
 	r->parent_start_ns = process_start(parent);
-	r->child_start_ns = BPF_CORE_READ(child, start_time); /* the child leads its group */
+	r->child_start_ns = cst.start_ns;
 	r->uid = (__u32)bpf_get_current_uid_gid();
 	r->pad = 0;
 	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;
-}
-
-#define MAX_THREADS_SUMMED 256
-
-/* Per-thread counters, summed over the process like the kernel's thread_group_cputime(). */
-static __always_inline void add_thread(struct tr_exit *r, struct task_struct *t, bool io)
-{
-	r->utime_ns += BPF_CORE_READ(t, utime);
-	r->stime_ns += BPF_CORE_READ(t, stime);
-	r->runtime_ns += BPF_CORE_READ(t, se.sum_exec_runtime);
-	r->nvcsw += BPF_CORE_READ(t, nvcsw);
-	r->nivcsw += BPF_CORE_READ(t, nivcsw);
-	r->min_flt += BPF_CORE_READ(t, min_flt);
-	r->maj_flt += BPF_CORE_READ(t, maj_flt);
-	if (!io)
-		return;
-	r->read_bytes += BPF_CORE_READ(t, ioac.read_bytes);
-	r->write_bytes += BPF_CORE_READ(t, ioac.write_bytes);
-	r->cancelled_write_bytes += BPF_CORE_READ(t, ioac.cancelled_write_bytes);
-	r->rchar += BPF_CORE_READ(t, ioac.rchar);
-	r->wchar += BPF_CORE_READ(t, ioac.wchar);
-	r->syscr += BPF_CORE_READ(t, ioac.syscr);
-	r->syscw += BPF_CORE_READ(t, ioac.syscw);
-}
-
-/*
- * Totals of the process: what threads already released left in
- * signal_struct, plus every thread still on the group's list (this one, a
- * zombie leader, threads still on their way out).
- */
-static __always_inline void sum_process(struct tr_exit *r, struct signal_struct *sig)
-{
-	bool io = bpf_core_field_exists(sig->ioac);
-	struct list_head *head = &sig->thread_head, *node;
-	unsigned long off = bpf_core_field_offset(struct task_struct, thread_node);
-
-	r->utime_ns = BPF_CORE_READ(sig, utime);
-	r->stime_ns = BPF_CORE_READ(sig, stime);
-	r->runtime_ns = BPF_CORE_READ(sig, sum_sched_runtime);
-	r->nvcsw = BPF_CORE_READ(sig, nvcsw);
-	r->nivcsw = BPF_CORE_READ(sig, nivcsw);
-	r->min_flt = BPF_CORE_READ(sig, min_flt);
-	r->maj_flt = BPF_CORE_READ(sig, maj_flt);
-	if (io) {
-		r->read_bytes = BPF_CORE_READ(sig, ioac.read_bytes);
-		r->write_bytes = BPF_CORE_READ(sig, ioac.write_bytes);
-		r->cancelled_write_bytes = BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
-		r->rchar = BPF_CORE_READ(sig, ioac.rchar);
-		r->wchar = BPF_CORE_READ(sig, ioac.wchar);
-		r->syscr = BPF_CORE_READ(sig, ioac.syscr);
-		r->syscw = BPF_CORE_READ(sig, ioac.syscw);
-	} else {
-		r->flags |= TR_EXIT_NO_IO_ACCOUNTING;
-	}
-	node = BPF_CORE_READ(sig, thread_head.next);
-	for (int i = 0; i < MAX_THREADS_SUMMED; i++) {
-		if (!node || node == head)
-			return;
-		add_thread(r, (struct task_struct *)((char *)node - off), io);
-		r->nr_threads++;
-		node = BPF_CORE_READ(node, next);
-	}
-	r->flags |= TR_EXIT_THREADS_TRUNCATED;
 }
 
 /* Did this thread's exit end the process? The tracepoint says so itself from 6.16. */
@@ -277,14 +305,43 @@ static __always_inline bool group_dead(struct trace_event_raw_sched_process_exit
 	return BPF_CORE_READ(sig, live.counter) == 0;
 }
 
+/*
+ * The process's state goes into its exit record and is deleted. Returns
+ * its state flags, or 0 when no exit record is to be sent.
+ */
+static __always_inline __u32 take_state(struct tr_exit *r, struct task_struct *task, __u32 tgid)
+{
+	struct tr_pstate *st = pstate_of(tgid, r->start_ns);
+	__u32 flags;
+
+	if (!st) {
+		/* Daemon mode: a process that was running before tracing started and never seen since. */
+		if (trace_subtree)
+			return 0;
+		flags = rules_decide(TR_PSTATE_PREEXISTING, 0);
+		return flags & TR_PSTATE_TRACED ? flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING) : 0;
+	}
+	flags = st->flags;
+	r->net_tx_bytes = st->net_tx;
+	r->net_rx_bytes = st->net_rx;
+	r->iowait_ns = st->iowait_ns;
+	r->blocked_ns = st->blocked_ns;
+	r->net_wait_ns = st->net_wait_ns;
+	r->files_dropped = st->files_dropped;
+	bpf_map_delete_elem(&pstates, &tgid);
+	return flags & TR_PSTATE_TRACED ? flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING) : 0;
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *task = current_task();
 	struct signal_struct *sig = BPF_CORE_READ(task, signal);
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 zero = 0, tid = (__u32)id;
+	__u32 zero = 0, tid = (__u32)id, tgid = id >> 32;
+	struct kernfs_node *cg1;
 	struct pending_exit *pe;
+	struct totals tot = {};
 	struct tr_exit *r;
 
 	if (!group_dead(ctx, sig))
@@ -294,20 +351,42 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 		return 0;
 	r = &pe->rec;
 	__builtin_memset(pe, 0, sizeof(*pe));
+	r->start_ns = process_start(task);
+	r->state_flags = take_state(r, task, tgid);
+	if (!r->state_flags)
+		return 0;
 	fill_hdr(&r->hdr, TR_EXIT);
 	r->pid = tid;
-	r->tgid = id >> 32;
+	r->tgid = tgid;
 	r->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	r->exit_code = BPF_CORE_READ(task, exit_code);
-	r->start_ns = process_start(task);
 	r->cgroup_id = bpf_get_current_cgroup_id();
-	sum_process(r, sig);
+	cg1 = cgroup_v1_kn(task);
+	r->cgroup_v1_id = kn_id(cg1);
+	send_cgroup(r->cgroup_id, 0, (__u64)cgroup_v2_kn(task), 0);
+	send_cgroup(r->cgroup_v1_id, 1, (__u64)cg1, 0);
+	sum_process(&tot, sig);
+	r->utime_ns = tot.utime;
+	r->stime_ns = tot.stime;
+	r->runtime_ns = tot.runtime;
+	r->read_bytes = tot.read_bytes;
+	r->write_bytes = tot.write_bytes;
+	r->cancelled_write_bytes = tot.cancelled_write_bytes;
+	r->rchar = tot.rchar;
+	r->wchar = tot.wchar;
+	r->syscr = tot.syscr;
+	r->syscw = tot.syscw;
+	r->nvcsw = tot.nvcsw;
+	r->nivcsw = tot.nivcsw;
+	r->min_flt = tot.min_flt;
+	r->maj_flt = tot.maj_flt;
+	r->nr_threads = tot.nr_threads;
+	r->flags = tot.flags;
 	/* do_exit() has folded the final mm's high-water mark into signal->maxrss. */
 	r->maxrss_bytes = BPF_CORE_READ(sig, maxrss) * page_size;
-	if (bpf_core_field_exists(task->sched_info))
+	/* The last thread's only: released threads' run delay is not kept anywhere. */
+	if (!(tot.flags & TR_EXIT_NO_SCHED_INFO))
 		r->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
-	else
-		r->flags |= TR_EXIT_NO_SCHED_INFO;
 	BPF_CORE_READ_STR_INTO(&r->comm, task, group_leader, comm);
 	pe->thread_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
 	pe->thread_utime_ns = BPF_CORE_READ(task, utime);
@@ -319,57 +398,70 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	return 0;
 }
 
-/*
- * The dying thread's last context switch: add what the scheduler charged
- * it since sched_process_exit, then send the exit. Every other switch
- * returns after one comparison.
- */
-SEC("raw_tp/sched_switch")
-int handle_switch(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct task_struct *prev = (struct task_struct *)ctx->args[1];
-	struct pending_exit *pe;
-	__u32 tid;
+/* page_counter's "no limit" (PAGE_COUNTER_MAX = LONG_MAX / PAGE_SIZE on 64-bit). */
+#define MEMCG_DEPTH_MAX 8
 
-	if ((unsigned int)ctx->args[3] != TASK_DEAD_STATE)
-		return 0;
-	tid = BPF_CORE_READ(prev, pid);
-	pe = bpf_map_lookup_elem(&pending_exits, &tid);
-	if (!pe)
-		return 0;
-	pe->rec.runtime_ns += BPF_CORE_READ(prev, se.sum_exec_runtime) - pe->thread_runtime_ns;
-	pe->rec.utime_ns += BPF_CORE_READ(prev, utime) - pe->thread_utime_ns;
-	pe->rec.stime_ns += BPF_CORE_READ(prev, stime) - pe->thread_stime_ns;
-	if (bpf_ringbuf_output(&events, &pe->rec, sizeof(pe->rec), wakeup_flags()))
-		count_drop(TR_EXIT);
-	bpf_map_delete_elem(&pending_exits, &tid);
-	return 0;
+/*
+ * The memory cgroup whose limit was hit: the current task (the one that
+ * hit it) is in it or below it, so the nearest ancestor-or-self with a
+ * limit. memory.max on v2 and memory.limit_in_bytes on v1 are both
+ * memcg->memory.max.
+ */
+static __always_inline void oom_memcg(struct tr_oom *r, struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = memory_css(task), *own = css;
+	__u64 unlimited = 0x7fffffffffffffffULL / page_size;
+	struct mem_cgroup *memcg;
+
+	for (int i = 0; i < MEMCG_DEPTH_MAX && css; i++) {
+		__u64 max;
+
+		memcg = (struct mem_cgroup *)((char *)css - bpf_core_field_offset(struct mem_cgroup, css));
+		max = BPF_CORE_READ(memcg, memory.max);
+		if (max < unlimited) {
+			r->memcg_limit_bytes = max * page_size;
+			r->memcg_usage_bytes = BPF_CORE_READ(memcg, memory.usage.counter) * page_size;
+			break;
+		}
+		css = BPF_CORE_READ(css, parent);
+	}
+	if (!r->memcg_limit_bytes)
+		css = own; /* no limit anywhere: a global OOM; name the task's own memory cgroup */
+	if (!css)
+		return;
+	r->memcg_v1 = css_on_v1(css);
+	r->memcg_id = BPF_CORE_READ(css, cgroup, kn, id);
+	send_cgroup(r->memcg_id, r->memcg_v1, (__u64)BPF_CORE_READ(css, cgroup, kn), 0);
 }
 
 SEC("tracepoint/oom/mark_victim")
 int handle_oom(struct trace_event_raw_mark_victim *ctx)
 {
-	struct tr_oom *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	struct task_struct *task = current_task();
+	struct tr_oom h = {}, *r;
 
+	fill_hdr(&h.hdr, TR_OOM);
+	h.pid = ctx->pid; /* the victim: not the current task */
+	/* The memory figures joined the tracepoint in 5.x/6.x; older kernels give the pid only. */
+	if (bpf_core_field_exists(ctx->total_vm)) {
+		h.total_vm_kb = BPF_CORE_READ(ctx, total_vm);
+		h.anon_rss_kb = BPF_CORE_READ(ctx, anon_rss);
+		h.file_rss_kb = BPF_CORE_READ(ctx, file_rss);
+		h.shmem_rss_kb = BPF_CORE_READ(ctx, shmem_rss);
+		h.pgtables_kb = BPF_CORE_READ(ctx, pgtables);
+		h.oom_score_adj = BPF_CORE_READ(ctx, oom_score_adj);
+	}
+	if (bpf_core_field_exists(ctx->uid))
+		h.uid = BPF_CORE_READ(ctx, uid);
+	h.trigger_cgroup_id = bpf_get_current_cgroup_id();
+	send_cgroup(h.trigger_cgroup_id, 0, (__u64)cgroup_v2_kn(task), 0);
+	oom_memcg(&h, task);
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count_drop(TR_OOM);
 		return 0;
 	}
-	__builtin_memset(r, 0, sizeof(*r));
-	fill_hdr(&r->hdr, TR_OOM);
-	r->pid = ctx->pid; /* the victim: not the current task */
-	/* The memory figures joined the tracepoint in 5.x/6.x; older kernels give the pid only. */
-	if (bpf_core_field_exists(ctx->total_vm)) {
-		r->total_vm_kb = BPF_CORE_READ(ctx, total_vm);
-		r->anon_rss_kb = BPF_CORE_READ(ctx, anon_rss);
-		r->file_rss_kb = BPF_CORE_READ(ctx, file_rss);
-		r->shmem_rss_kb = BPF_CORE_READ(ctx, shmem_rss);
-		r->pgtables_kb = BPF_CORE_READ(ctx, pgtables);
-		r->oom_score_adj = BPF_CORE_READ(ctx, oom_score_adj);
-	}
-	if (bpf_core_field_exists(ctx->uid))
-		r->uid = BPF_CORE_READ(ctx, uid);
-	r->trigger_cgroup_id = bpf_get_current_cgroup_id();
+	__builtin_memcpy(r, &h, sizeof(h));
 	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;
 }

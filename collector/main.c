@@ -2,11 +2,12 @@
 /*
  * tracer-collector: the only privileged part of tracer. Its whole life:
  *
- *   1. load and attach the BPF programs            (needs CAP_BPF, CAP_PERFMON / root)
+ *   1. read the rules; load and attach the BPF programs  (needs CAP_BPF, CAP_PERFMON / root)
  *   2. create the shared-memory ring and listen    (collector.sock, for the processor)
  *   3. drop every privilege, install seccomp       (sandbox.c, one function)
  *   4. loop: copy BPF ring-buffer records into the shared ring, hand the ring
  *      to a (re)connecting processor, write counters and a heartbeat
+ *      and, on SIGHUP, reread the rules into the programs' memory (no bpf())
  *   5. on SIGTERM: drain, write the end record, detach, exit
  *
  * It parses nothing it did not produce, opens no network socket, and
@@ -15,25 +16,21 @@
  */
 #include <errno.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "handover.h"
-#include "lifecycle.skel.h"
+#include "load.h"
 #include "records.h"
 #include "ring.h"
 #include "sandbox.h"
@@ -51,12 +48,14 @@ struct options {
 	const char *user;      /* drop to this user (name or uid) */
 	uid_t consumer_uid;    /* only this uid receives the ring */
 	unsigned ring_order;
-	unsigned kernel_buffer_mib;
 	int ready_fd;          /* write "ready\n" here once serving, -1: none */
+	const char *rules;     /* --rules FILE, or NULL */
+	struct load_options load;
 };
 
 struct collector {
-	struct lifecycle_bpf *skel;
+	struct bpf_state bpf;
+	struct rules_file rules;
 	struct ring_buffer *krb;
 	struct ring_producer ring;
 	int listen_fd;
@@ -70,9 +69,12 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: tracer-collector --socket PATH --consumer-uid UID [--user NAME]\n"
 		   "                        [--ring-order N] [--kernel-buffer-mib N] [--ready-fd FD]\n"
+		   "                        [--trace-pid PID] [--sample-interval-ms MS] [--rules FILE]\n"
 		   "Loads tracer's BPF programs, then serves the shared-memory ring on PATH to the\n"
 		   "processor running as UID. Must start as root; runs as NAME (default uid "
-		   COLLECTOR_DEFAULT_USER ") after.\n");
+		   COLLECTOR_DEFAULT_USER ") after.\n"
+		   "--trace-pid: only PID and its descendants are traced. --rules: filter rules and\n"
+		   "environment keys (docs/security.md), reread on SIGHUP. MS: 100..60000 (1000).\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -93,6 +95,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "ring-order", required_argument, NULL, 'r' },
 		{ "kernel-buffer-mib", required_argument, NULL, 'k' },
 		{ "ready-fd", required_argument, NULL, 'f' },
+		{ "trace-pid", required_argument, NULL, 'p' },
+		{ "sample-interval-ms", required_argument, NULL, 'i' },
+		{ "rules", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,7 +105,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	int c;
 
 	*o = (struct options){ .user = COLLECTOR_DEFAULT_USER, .consumer_uid = (uid_t)-1, .ring_order = RING_DEFAULT_ORDER,
-			       .kernel_buffer_mib = 16, .ready_fd = -1 };
+			       .ready_fd = -1, .load = { .kernel_buffer_mib = 16, .sample_interval_ms = 1000 } };
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->socket_path = optarg; break;
@@ -119,13 +124,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 			/* A power of two number of MiB, as the BPF ring buffer needs. */
 			if (parse_uint(optarg, 1024, &v) || v == 0 || (v & (v - 1)))
 				goto bad;
-			o->kernel_buffer_mib = (unsigned)v;
+			o->load.kernel_buffer_mib = (unsigned)v;
 			break;
 		case 'f':
 			if (parse_uint(optarg, 65535, &v))
 				goto bad;
 			o->ready_fd = (int)v;
 			break;
+		case 'p':
+			if (parse_uint(optarg, 0x7fffffff, &v) || v == 0)
+				goto bad;
+			o->load.trace_pid = (pid_t)v;
+			break;
+		case 'i':
+			if (parse_uint(optarg, SAMPLE_INTERVAL_MAX_MS, &v) || v < SAMPLE_INTERVAL_MIN_MS)
+				goto bad;
+			o->load.sample_interval_ms = (unsigned)v;
+			break;
+		case 'R': o->rules = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
 		}
@@ -136,78 +152,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 bad:
 	usage(stderr);
 	return -1;
-}
-
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	fputs(level == LIBBPF_WARN ? "<4>libbpf: " : "<6>libbpf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
-}
-
-/* libbpf attaches tracepoints through tracefs: mount it where it belongs if nobody has. */
-static int ensure_tracefs(void)
-{
-	struct stat st;
-
-	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
-		return 0;
-	if (mount("tracefs", "/sys/kernel/tracing", "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		fprintf(stderr, "<3>tracefs is not mounted and mounting it failed (%s): "
-				"run 'mount -t tracefs tracefs /sys/kernel/tracing' as root\n", strerror(errno));
-		return -1;
-	}
-	fprintf(stderr, "<5>mounted tracefs at /sys/kernel/tracing\n");
-	return 0;
-}
-
-/* Open and load the programs; with at_switch, exits wait for the dying thread's last switch. */
-static int open_and_load(struct collector *col, const struct options *o, bool at_switch)
-{
-	int err;
-
-	col->skel = lifecycle_bpf__open();
-	if (!col->skel)
-		return -errno;
-	col->skel->rodata->page_size = (__u64)sysconf(_SC_PAGESIZE);
-	col->skel->rodata->exit_at_switch = at_switch;
-	if (!at_switch)
-		bpf_program__set_autoload(col->skel->progs.handle_switch, false);
-	err = bpf_map__set_max_entries(col->skel->maps.events, o->kernel_buffer_mib << 20);
-	if (!err)
-		err = lifecycle_bpf__load(col->skel);
-	if (err) {
-		lifecycle_bpf__destroy(col->skel);
-		col->skel = NULL;
-	}
-	return err;
-}
-
-static int load_bpf(struct collector *col, const struct options *o)
-{
-	int err;
-
-	libbpf_set_print(libbpf_log);
-	err = open_and_load(col, o, true);
-	if (err == -EACCES || err == -EINVAL) {
-		/* sched_switch has its prev_state argument from 5.18; without it, exits go out at once. */
-		fprintf(stderr, "<4>the sched_switch hook did not load: exit CPU times can be up to one "
-				"scheduler tick short\n");
-		err = open_and_load(col, o, false);
-	}
-	if (err) {
-		fprintf(stderr, "<3>cannot load the BPF programs (%s): see libbpf's messages above. "
-				"tracer needs root, BTF (/sys/kernel/btf/vmlinux) and BPF ring buffers "
-				"(Linux 5.8+)\n", strerror(-err));
-		return -1;
-	}
-	err = lifecycle_bpf__attach(col->skel);
-	if (err) {
-		fprintf(stderr, "<3>cannot attach the BPF programs to their tracepoints: %s\n", strerror(-err));
-		return -1;
-	}
-	return 0;
 }
 
 /*
@@ -242,8 +186,8 @@ static void write_counters(struct collector *col)
 
 	memset(&c, 0, sizeof(c));
 	fill_hdr(&c.hdr, TR_COUNTERS);
-	for (__u32 t = RING_REC_FIRST_USER; t < TR_KERNEL_TYPES_END; t++)
-		c.kernel_drops[t] = __atomic_load_n(&col->skel->bss->drop_counts[t], __ATOMIC_RELAXED);
+	for (__u32 t = 0; t < TR_KERNEL_TYPES_END; t++) /* [TR_DROP_STATE] and the record types */
+		c.kernel_drops[t] = __atomic_load_n(&col->bpf.skel->bss->drop_counts[t], __ATOMIC_RELAXED);
 	memcpy(c.ring_drops, col->ring.drops, sizeof(c.ring_drops));
 	c.records_copied = col->records_copied;
 	c.bad_consumer_pos = col->ring.bad_consumer_pos;
@@ -279,13 +223,14 @@ static int setup_loop(struct collector *col, const struct options *o)
 		generation = ring_now_ns();
 	if (ring_producer_create(&col->ring, o->ring_order, generation))
 		return -1;
-	col->krb = ring_buffer__new(bpf_map__fd(col->skel->maps.events), copy_record, col, NULL);
+	col->krb = ring_buffer__new(bpf_map__fd(col->bpf.skel->maps.events), copy_record, col, NULL);
 	/* Anyone may connect; only consumer_uid gets the ring (SO_PEERCRED in ring_handover_send). */
 	col->listen_fd = handover_listen(o->socket_path, 0666);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGPIPE);
+	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || !col->krb || col->listen_fd < 0)
 		return -1;
 	col->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -302,7 +247,36 @@ static int setup_loop(struct collector *col, const struct options *o)
 	return epoll_ctl(col->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 }
 
-/* The copy loop: no allocation, no parsing, no blocking on the processor. */
+/*
+ * SIGHUP: reread the rules file and publish it into the programs' memory
+ * (a memory copy: no bpf(), nothing detached). A bad file changes nothing.
+ */
+static void reload_rules(struct collector *col)
+{
+	if (!col->rules.path) {
+		fprintf(stderr, "<5>SIGHUP: no --rules file to reread\n");
+	} else if (rules_read(&col->rules)) {
+		fprintf(stderr, "<3>rules file %s not reloaded: the previous rules stay in force\n", col->rules.path);
+	} else {
+		rules_publish(&col->rules, col->bpf.skel->bss->rules, &col->bpf.skel->bss->rules_active);
+		fprintf(stderr, "<6>rules reloaded from %s\n", col->rules.path);
+	}
+}
+
+/* false: a stop signal came. */
+static bool signals_say_go_on(struct collector *col)
+{
+	struct signalfd_siginfo si;
+
+	while (read(col->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGHUP)
+			return false;
+		reload_rules(col);
+	}
+	return true;
+}
+
+/* The copy loop: no allocation, no parsing (but the rules file on SIGHUP), no blocking on the processor. */
 static void run_loop(struct collector *col, uid_t consumer_uid)
 {
 	uint64_t next_counters = 0;
@@ -318,7 +292,7 @@ static void run_loop(struct collector *col, uid_t consumer_uid)
 			return;
 		}
 		for (int i = 0; i < n; i++) {
-			if (evs[i].data.fd == col->signal_fd)
+			if (evs[i].data.fd == col->signal_fd && !signals_say_go_on(col))
 				return;
 			if (evs[i].data.fd == col->listen_fd)
 				accept_processor(col, consumer_uid);
@@ -375,7 +349,9 @@ int main(int argc, char **argv)
 			o.user);
 		return 1;
 	}
-	if (ensure_tracefs() || load_bpf(col, &o))
+	if (rules_init(&col->rules, o.rules))
+		return 1;
+	if (bpf_start(&col->bpf, &o.load, &col->rules))
 		return 1;
 	if (setup_loop(col, &o)) {
 		fprintf(stderr, "<3>cannot set up the ring or the socket %s: %s\n", o.socket_path, strerror(errno));

@@ -6,10 +6,15 @@
 #include <sys/types.h>
 
 #include "priv.h"
+#include "load.h"
 
 /*
- * Everything the collector does after start-up, and nothing more. No open,
- * no socket, no connect, no exec, no kill: the copy loop needs none of them.
+ * Everything the collector does after start-up, and nothing more. No
+ * socket, no connect, no exec, no kill: the copy loop needs none of them.
+ * Rereading the rules file on SIGHUP needs openat, fstat, newfstatat
+ * (its directory, cgroup directories), read and close; openat only with
+ * the exact flags rules.c uses (read-only, no symlink, no blocking), so
+ * nothing can be created, truncated or written through it.
  */
 static const char *const collector_syscalls[] = {
 	"epoll_wait", "epoll_pwait", "epoll_pwait2", /* the loop */
@@ -25,6 +30,11 @@ static const char *const collector_syscalls[] = {
 	NULL,
 };
 
+static const struct priv_arg_rule reload_syscalls[] = {
+	{ "openat", 2, RULES_OPEN_FLAGS },
+	{ NULL, 0, 0 },
+};
+
 int sandbox_collector(const char *user)
 {
 	uid_t uid;
@@ -37,6 +47,6 @@ int sandbox_collector(const char *user)
 	}
 	err = priv_drop(uid, gid);
 	if (!err)
-		err = priv_seccomp_allow(collector_syscalls);
+		err = priv_seccomp_allow_args(collector_syscalls, reload_syscalls);
 	return err;
 }

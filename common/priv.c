@@ -98,6 +98,11 @@ fail:
 
 int priv_seccomp_allow(const char *const *names)
 {
+	return priv_seccomp_allow_args(names, NULL);
+}
+
+int priv_seccomp_allow_args(const char *const *names, const struct priv_arg_rule *rules)
+{
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int err = ctx ? 0 : -ENOMEM;
 
@@ -106,6 +111,12 @@ int priv_seccomp_allow(const char *const *names)
 
 		if (nr != __NR_SCMP_ERROR)
 			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+	for (const struct priv_arg_rule *r = rules; !err && r && r->name; r++) {
+		int nr = seccomp_syscall_resolve_name(r->name);
+
+		if (nr != __NR_SCMP_ERROR)
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_EQ, r->value));
 	}
 	if (!err)
 		err = seccomp_load(ctx);

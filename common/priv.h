@@ -28,6 +28,16 @@ int priv_drop(uid_t uid, gid_t gid);
  */
 int priv_seccomp_allow(const char *const *names);
 
+/* A syscall allowed only when its argument number arg (0-based) equals value. */
+struct priv_arg_rule {
+	const char *name;
+	unsigned arg;
+	unsigned long long value;
+};
+
+/* priv_seccomp_allow, plus the argument-restricted rules (ending with a NULL name; may be NULL). */
+int priv_seccomp_allow_args(const char *const *names, const struct priv_arg_rule *rules);
+
 /* true if the calling process has no capability in any set. */
 bool priv_no_capabilities(void);
 

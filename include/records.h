@@ -253,6 +253,14 @@ struct tr_file {
 	/* char path[path_len]; */
 };
 
+/*
+ * kernel_drops[] is indexed by record type (16..22). Index TR_DROP_STATE,
+ * below every type, counts processes the programs could not keep state for
+ * (their state map was full): records about them are missing (forks,
+ * samples, files, exit figures), so they are losses like the others.
+ */
+#define TR_DROP_STATE 0
+
 /* Loss and liveness counters, written by the collector every second. */
 struct tr_counters {
 	struct tr_hdr hdr;

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A process's totals, summed like the kernel's thread_group_cputime(): what
+ * released threads folded into signal_struct, plus every thread still on
+ * signal->thread_head. Used by the exit record and by samples.
+ */
+#ifndef TRACER_PROC_BPF_H
+#define TRACER_PROC_BPF_H
+
+#include "tracer.bpf.h"
+
+#define MAX_THREADS_SUMMED 256
+
+struct totals {
+	__u64 utime, stime, runtime;
+	__u64 nvcsw, nivcsw, min_flt, maj_flt;
+	__u64 read_bytes, write_bytes, cancelled_write_bytes, rchar, wchar, syscr, syscw;
+	__u64 run_delay; /* summed over the listed threads only: the kernel keeps no per-process sum */
+	__u32 nr_threads;
+	__u32 flags;     /* TR_EXIT_* */
+};
+
+static __always_inline void add_thread(struct totals *r, struct task_struct *t, bool io, bool si)
+{
+	r->utime += BPF_CORE_READ(t, utime);
+	r->stime += BPF_CORE_READ(t, stime);
+	r->runtime += BPF_CORE_READ(t, se.sum_exec_runtime);
+	r->nvcsw += BPF_CORE_READ(t, nvcsw);
+	r->nivcsw += BPF_CORE_READ(t, nivcsw);
+	r->min_flt += BPF_CORE_READ(t, min_flt);
+	r->maj_flt += BPF_CORE_READ(t, maj_flt);
+	if (si)
+		r->run_delay += BPF_CORE_READ(t, sched_info.run_delay);
+	if (!io)
+		return;
+	r->read_bytes += BPF_CORE_READ(t, ioac.read_bytes);
+	r->write_bytes += BPF_CORE_READ(t, ioac.write_bytes);
+	r->cancelled_write_bytes += BPF_CORE_READ(t, ioac.cancelled_write_bytes);
+	r->rchar += BPF_CORE_READ(t, ioac.rchar);
+	r->wchar += BPF_CORE_READ(t, ioac.wchar);
+	r->syscr += BPF_CORE_READ(t, ioac.syscr);
+	r->syscw += BPF_CORE_READ(t, ioac.syscw);
+}
+
+/*
+ * Read without the kernel's lock: a thread released in the very instant
+ * of the read can be counted twice or missed (docs/schema.md).
+ */
+SUBPROG int sum_process(struct totals *r, struct signal_struct *sig)
+{
+	bool io = bpf_core_field_exists(sig->ioac);
+	bool si = bpf_core_field_exists(((struct task_struct *)0)->sched_info);
+	struct list_head *head = &sig->thread_head, *node;
+	unsigned long off = bpf_core_field_offset(struct task_struct, thread_node);
+
+	r->utime = BPF_CORE_READ(sig, utime);
+	r->stime = BPF_CORE_READ(sig, stime);
+	r->runtime = BPF_CORE_READ(sig, sum_sched_runtime);
+	r->nvcsw = BPF_CORE_READ(sig, nvcsw);
+	r->nivcsw = BPF_CORE_READ(sig, nivcsw);
+	r->min_flt = BPF_CORE_READ(sig, min_flt);
+	r->maj_flt = BPF_CORE_READ(sig, maj_flt);
+	if (io) {
+		r->read_bytes = BPF_CORE_READ(sig, ioac.read_bytes);
+		r->write_bytes = BPF_CORE_READ(sig, ioac.write_bytes);
+		r->cancelled_write_bytes = BPF_CORE_READ(sig, ioac.cancelled_write_bytes);
+		r->rchar = BPF_CORE_READ(sig, ioac.rchar);
+		r->wchar = BPF_CORE_READ(sig, ioac.wchar);
+		r->syscr = BPF_CORE_READ(sig, ioac.syscr);
+		r->syscw = BPF_CORE_READ(sig, ioac.syscw);
+	} else {
+		r->flags |= TR_EXIT_NO_IO_ACCOUNTING;
+	}
+	if (!si)
+		r->flags |= TR_EXIT_NO_SCHED_INFO;
+	node = BPF_CORE_READ(sig, thread_head.next);
+	for (int i = 0; i < MAX_THREADS_SUMMED; i++) {
+		if (!node || node == head)
+			return 0;
+		add_thread(r, (struct task_struct *)((char *)node - off), io, si);
+		r->nr_threads++;
+		node = BPF_CORE_READ(node, next);
+	}
+	r->flags |= TR_EXIT_THREADS_TRUNCATED;
+	return 0;
+}
+
+#endif /* TRACER_PROC_BPF_H */

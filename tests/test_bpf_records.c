@@ -1,0 +1,896 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kernel programs on the real kernel, daemon mode (every process
+ * traced, the built-in environment allowlist), sample interval 200 ms:
+ * each test runs a real workload in child processes and checks the records
+ * the programs wrote into the BPF ring buffer. Needs root; skips (77)
+ * without it or without BTF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bpf_harness.h"
+
+#define INTERVAL_MS 200
+#define SECRET "s3cr3t-value-that-must-never-leave-the-kernel"
+
+static pid_t preexisting;  /* started before the programs were loaded, waiting on go_fd */
+static int go_fd = -1;
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+/* This process's cgroup path in the hierarchy named `which` ("" for v2, "memory" for v1), into out. */
+static bool own_cgroup(const char *which, char *out, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		*b = 0;
+		if (strcmp(a + 1, which) == 0) {
+			b[strcspn(b + 1, "\n") + 1] = 0;
+			snprintf(out, len, "%s", b + 1);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The TR_CGROUP record for (id, v1), or NULL. */
+static const struct tr_cgroup *cgroup_record(uint64_t id, uint32_t v1, unsigned *count)
+{
+	const struct tr_cgroup *c, *first = NULL;
+	size_t pos = 0, size;
+
+	*count = 0;
+	while ((c = harness_next(&pos, TR_CGROUP, &size))) {
+		assert_int_equal(size, sizeof(*c) + c->path_len);
+		assert_int_equal(((const char *)(c + 1))[c->path_len - 1], 0);
+		if (c->id == id && c->v1 == v1) {
+			(*count)++;
+			first = first ? first : c;
+		}
+	}
+	return first;
+}
+
+static void path_in_tmp(char *out, size_t len, const char *name)
+{
+	snprintf(out, len, "%s/%s", harness_tmpdir(), name);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void burn_ms(unsigned ms)
+{
+	uint64_t end = now_ns() + ms * 1000000ULL;
+
+	while (now_ns() < end) /* vDSO: no syscall, no switch */
+		;
+}
+
+/* The exec record of tgid with its variable parts located. */
+struct exec_view {
+	struct tr_exec e;
+	const char *path, *argv, *cwd, *env;
+};
+
+static void view_exec(pid_t tgid, struct exec_view *v)
+{
+	size_t size;
+	const struct tr_exec *e = harness_wait_for(TR_EXEC, tgid, 2000, &size);
+
+	if (!e)
+		fail_msg("no exec record for %d", (int)tgid);
+	v->e = *e;
+	assert_int_equal(size, sizeof(*e) + e->path_len + e->argv_len + e->cwd_len + e->env_len);
+	v->path = (const char *)(e + 1);
+	v->argv = v->path + e->path_len;
+	v->cwd = v->argv + e->argv_len;
+	v->env = v->cwd + e->cwd_len;
+}
+
+/* ---- exec ---------------------------------------------------------------------- */
+
+static int exec_true_in(void *dir)
+{
+	static char a0[] = "/bin/true", a1[] = "first-arg";
+	static char e0[] = "HOME=/nowhere", e1[] = "TRACER_RUN_ID=run-42", e2[] = "AWS_SECRET_ACCESS_KEY=" SECRET,
+		    e3[] = "SLURM_JOB_ID=4242", e4[] = "TRACER_RUN_IDX=not-this", e5[] = "TRACER_RUN=nor-this",
+		    e6[] = "PATH=/usr/bin";
+	char *const argv[] = { a0, a1, NULL };
+	char *const envp[] = { e0, e1, e2, e3, e4, e5, e6, NULL };
+
+	if (chdir(dir))
+		return 1;
+	execve(a0, argv, envp);
+	return 127;
+}
+
+/* cwd, namespaces, cgroups, argv and exactly the allowlisted environment strings. */
+static void test_exec_record_has_context_and_only_allowlisted_env(void **state)
+{
+	static const char want_env[] = "TRACER_RUN_ID=run-42\0SLURM_JOB_ID=4242";
+	char dir[PATH_MAX], real[PATH_MAX], cg[PATH_MAX], p[PATH_MAX + 64];
+	struct exec_view v;
+	const struct tr_cgroup *c;
+	unsigned n;
+	pid_t pid;
+
+	(void)state;
+	path_in_tmp(dir, sizeof(dir), "exec-here");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(realpath(dir, real));
+	pid = harness_spawn(exec_true_in, dir);
+	harness_reap(pid);
+	view_exec(pid, &v);
+
+	assert_string_equal(v.path, "/bin/true");
+	assert_int_equal(v.e.argv_len, sizeof("/bin/true\0first-arg"));
+	assert_memory_equal(v.argv, "/bin/true\0first-arg", v.e.argv_len);
+	assert_string_equal(v.cwd, real);
+	assert_int_equal(v.e.cwd_len, strlen(real) + 1);
+	assert_int_equal(v.e.env_len, sizeof(want_env));
+	assert_memory_equal(v.env, want_env, sizeof(want_env));
+	assert_false(v.e.flags & (TR_EXEC_ENV_TRUNCATED | TR_EXEC_CWD_TRUNCATED | TR_EXEC_EXCLUDED));
+	assert_string_equal(v.e.comm, "true");
+	assert_int_equal(v.e.ppid, getpid());
+	assert_int_equal(v.e.mnt_ns, harness_ino("/proc/self/ns/mnt"));
+	assert_int_equal(v.e.pid_ns, harness_ino("/proc/self/ns/pid"));
+
+	if (harness_v2_root()) {
+		assert_true(own_cgroup("", cg, sizeof(cg)));
+		snprintf(p, sizeof(p), "%s%s", harness_v2_root(), cg);
+		assert_int_equal(v.e.cgroup_id, harness_ino(p));
+		c = cgroup_record(v.e.cgroup_id, 0, &n);
+		assert_non_null(c);
+		assert_int_equal(n, 1); /* deduplicated in the kernel: many execs named it */
+		assert_string_equal((const char *)(c + 1), cg);
+	}
+	if (harness_v1_memory()) {
+		assert_true(own_cgroup("memory", cg, sizeof(cg)));
+		snprintf(p, sizeof(p), "/sys/fs/cgroup/memory%s", cg);
+		assert_int_equal(v.e.cgroup_v1_id, harness_ino(p));
+		c = cgroup_record(v.e.cgroup_v1_id, 1, &n);
+		assert_non_null(c);
+		assert_int_equal(n, 1);
+		assert_string_equal((const char *)(c + 1), cg);
+	} else {
+		assert_int_equal(v.e.cgroup_v1_id, 0);
+	}
+	/* Nothing else of the environment left the kernel, in any record. */
+	harness_drain();
+	assert_false(harness_bytes_contain(SECRET));
+	assert_false(harness_bytes_contain("not-this"));
+	assert_false(harness_bytes_contain("nor-this"));
+}
+
+/* In a mount namespace of its own, under a tmpfs mounted there: the path crosses the mount. */
+static int exec_under_mount(void *dir)
+{
+	char sub[PATH_MAX];
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+		return 1;
+	snprintf(sub, sizeof(sub), "%s/inside", (const char *)dir);
+	if (mkdir(sub, 0755))
+		return 2;
+	return exec_true_in(sub);
+}
+
+static void test_exec_cwd_crosses_mounts(void **state)
+{
+	char dir[PATH_MAX], real[PATH_MAX], want[PATH_MAX + 16];
+	struct exec_view v;
+	pid_t pid;
+
+	(void)state;
+	path_in_tmp(dir, sizeof(dir), "mnt");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(realpath(dir, real));
+	pid = harness_spawn(exec_under_mount, dir);
+	harness_reap(pid);
+	view_exec(pid, &v);
+	snprintf(want, sizeof(want), "%s/inside", real);
+	assert_string_equal(v.cwd, want);
+	assert_int_not_equal(v.e.mnt_ns, harness_ino("/proc/self/ns/mnt"));
+}
+
+/* A directory deeper than TR_CWD_MAX: the record keeps its tail and says the head is missing. */
+static void test_exec_cwd_too_long_keeps_tail(void **state)
+{
+	char dir[8192], name[201];
+	struct exec_view v;
+	size_t n;
+	pid_t pid;
+
+	(void)state;
+	memset(name, 'd', 200);
+	name[200] = 0;
+	path_in_tmp(dir, sizeof(dir), "deep");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (int i = 0; i < 7; i++) { /* 7 x 201 bytes: past 1024 */
+		name[0] = (char)('0' + i);
+		n = strlen(dir);
+		snprintf(dir + n, sizeof(dir) - n, "/%s", name);
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	pid = harness_spawn(exec_true_in, dir);
+	harness_reap(pid);
+	view_exec(pid, &v);
+	assert_true(v.e.flags & TR_EXEC_CWD_TRUNCATED);
+	assert_true(v.e.cwd_len <= TR_CWD_MAX);
+	assert_int_equal(v.cwd[0], '/');
+	n = strlen(v.cwd);
+	assert_true(n >= 4 * 201);
+	assert_string_equal(v.cwd, dir + strlen(dir) - n); /* a tail of the real path, at a component */
+}
+
+static int exec_with_env(void *envp)
+{
+	static char a0[] = "/bin/true";
+	char *const argv[] = { a0, NULL };
+
+	execve(a0, argv, envp);
+	return 127;
+}
+
+/* The scan's bounds: strings, bytes kept, and a huge unlisted value skipped correctly. */
+static void test_exec_env_scan_is_bounded(void **state)
+{
+	static char big[10000], v600a[620], v600b[620], late[] = "TRACER_STEP=late", after[] = "TRACER_STEP=after-big";
+	static char many[300][16];
+	char *envp[310];
+	struct exec_view v;
+	pid_t pid;
+	int n = 0;
+
+	(void)state;
+	/* 1: a 10 KB unlisted string (read in pieces), then an allowlisted one: kept, nothing truncated. */
+	snprintf(big, sizeof(big), "BIG=");
+	memset(big + 4, 'x', sizeof(big) - 5);
+	envp[0] = big;
+	envp[1] = after;
+	envp[2] = NULL;
+	pid = harness_spawn(exec_with_env, envp);
+	harness_reap(pid);
+	view_exec(pid, &v);
+	assert_int_equal(v.e.env_len, sizeof(after));
+	assert_string_equal(v.env, after);
+	assert_false(v.e.flags & TR_EXEC_ENV_TRUNCATED);
+
+	/* 2: more than 256 strings: the scan stops, says so, and the late key is not reached. */
+	for (n = 0; n < 300; n++) {
+		snprintf(many[n], sizeof(many[n]), "V%d=x", n);
+		envp[n] = many[n];
+	}
+	envp[n++] = late;
+	envp[n] = NULL;
+	pid = harness_spawn(exec_with_env, envp);
+	harness_reap(pid);
+	view_exec(pid, &v);
+	assert_true(v.e.flags & TR_EXEC_ENV_TRUNCATED);
+	assert_int_equal(v.e.env_len, 0);
+
+	/* 3: allowlisted values beyond TR_ENV_MAX in all: the first kept, the second dropped. */
+	snprintf(v600a, sizeof(v600a), "TRACER_RUN_ID=");
+	memset(v600a + 14, 'a', 600);
+	snprintf(v600b, sizeof(v600b), "TRACER_PIPELINE=");
+	memset(v600b + 16, 'b', 600);
+	envp[0] = v600a;
+	envp[1] = v600b;
+	envp[2] = NULL;
+	pid = harness_spawn(exec_with_env, envp);
+	harness_reap(pid);
+	view_exec(pid, &v);
+	assert_true(v.e.flags & TR_EXEC_ENV_TRUNCATED);
+	assert_int_equal(v.e.env_len, strlen(v600a) + 1);
+	assert_string_equal(v.env, v600a);
+}
+
+/* ---- files --------------------------------------------------------------------- */
+
+static int open_files(void *dir)
+{
+	struct open_how how = { .flags = O_RDONLY };
+	int fd;
+
+	if (chdir(dir))
+		return 1;
+	for (int i = 0; i < 2; i++) { /* twice: reported once */
+		if ((fd = open("r.txt", O_RDONLY)) < 0)
+			return 2;
+		close(fd);
+	}
+	if ((fd = open("w.txt", O_WRONLY | O_CREAT, 0644)) < 0)
+		return 3;
+	close(fd);
+	if ((fd = open("rw.txt", O_RDWR | O_CREAT, 0644)) < 0)
+		return 4;
+	close(fd);
+	if ((fd = (int)syscall(SYS_creat, "c.txt", 0644)) < 0)
+		return 5;
+	close(fd);
+	if ((fd = (int)syscall(SYS_open, "o.txt", O_RDONLY)) < 0)
+		return 6;
+	close(fd);
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, "o2.txt", &how, sizeof(how))) < 0)
+		return 7;
+	close(fd);
+	/* Not regular files: not reported. */
+	if ((fd = open(".", O_RDONLY | O_DIRECTORY)) < 0)
+		return 8;
+	close(fd);
+	if ((fd = open("/dev/null", O_WRONLY)) < 0)
+		return 9;
+	close(fd);
+	if ((fd = open("r.txt", O_PATH)) < 0)
+		return 10;
+	close(fd);
+	return 0;
+}
+
+static void expect_file(pid_t pid, const char *dir, const char *name, unsigned mode)
+{
+	char want[PATH_MAX + 64];
+	const struct tr_file *f;
+	size_t pos = 0, size;
+	unsigned n = 0;
+
+	snprintf(want, sizeof(want), "%s/%s", dir, name);
+	while ((f = harness_next(&pos, TR_FILE, &size))) {
+		if ((pid_t)f->tgid != pid || strcmp((const char *)(f + 1), want))
+			continue;
+		assert_int_equal(size, sizeof(*f) + f->path_len);
+		assert_int_equal(f->path_len, strlen(want) + 1);
+		if (f->mode != mode)
+			fail_msg("%s: mode %#x, expected %#x", want, f->mode, mode);
+		n++;
+	}
+	if (n != 1)
+		fail_msg("%s: %u file records, expected 1", want, n);
+}
+
+static void test_files_opened_once_per_mode_regular_only(void **state)
+{
+	char dir[PATH_MAX], real[PATH_MAX], p[PATH_MAX + 16];
+	const struct tr_exit *e;
+	pid_t pid;
+
+	(void)state;
+	path_in_tmp(dir, sizeof(dir), "files");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(realpath(dir, real));
+	for (const char *const *n = (const char *const[]){ "r.txt", "o.txt", "o2.txt", NULL }; *n; n++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, *n);
+		harness_write_file(p, "data");
+	}
+	pid = harness_spawn(open_files, dir);
+	e = harness_reap(pid);
+	assert_int_equal(e->files_dropped, 0);
+	expect_file(pid, real, "r.txt", TR_FILE_READ);
+	expect_file(pid, real, "w.txt", TR_FILE_WRITE);
+	expect_file(pid, real, "rw.txt", TR_FILE_READ | TR_FILE_WRITE);
+	expect_file(pid, real, "c.txt", TR_FILE_WRITE);
+	expect_file(pid, real, "o.txt", TR_FILE_READ);
+	expect_file(pid, real, "o2.txt", TR_FILE_READ);
+	assert_int_equal(harness_count(TR_FILE, pid), 6); /* not the directory, /dev/null, O_PATH */
+}
+
+#define MANY_FILES 1100
+
+static int open_many(void *dir)
+{
+	char p[PATH_MAX];
+
+	for (int i = 0; i < MANY_FILES; i++) {
+		int fd;
+
+		snprintf(p, sizeof(p), "%s/f%d", (const char *)dir, i);
+		if ((fd = open(p, O_RDONLY)) < 0)
+			return 1;
+		close(fd);
+	}
+	return 0;
+}
+
+static void test_files_bounded_per_process_and_drops_counted(void **state)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 16];
+	const struct tr_exit *e;
+	pid_t pid;
+
+	(void)state;
+	path_in_tmp(dir, sizeof(dir), "many");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (int i = 0; i < MANY_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", dir, i);
+		harness_write_file(p, "");
+	}
+	pid = harness_spawn(open_many, dir);
+	e = harness_reap(pid);
+	assert_int_equal(e->files_dropped, MANY_FILES - 1024);
+	assert_int_equal(harness_count(TR_FILE, pid), 1024);
+}
+
+/* ---- network ------------------------------------------------------------------- */
+
+#define NET_BYTES (8u << 20)
+
+static int tcp_server(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	static char buf[65536];
+	size_t total = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 1;
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		total += (size_t)n;
+	return total == NET_BYTES ? 0 : 2;
+}
+
+static int tcp_client(void *arg)
+{
+	struct sockaddr_in *a = arg;
+	static char buf[65536];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t sent = 0;
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)a, sizeof(*a)))
+		return 1;
+	while (sent < NET_BYTES) {
+		ssize_t n = send(fd, buf, sizeof(buf) < NET_BYTES - sent ? sizeof(buf) : NET_BYTES - sent, 0);
+
+		if (n <= 0)
+			return 2;
+		sent += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+static void test_net_bytes_and_waits_over_loopback_tcp(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct tr_exit srv, cli;
+	pid_t s, c;
+
+	(void)state;
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	s = harness_spawn(tcp_server, &lfd);
+	usleep(100000); /* the server waits in accept(): net_wait_ns */
+	c = harness_spawn(tcp_client, &a);
+	cli = *harness_reap(c);
+	srv = *harness_reap(s);
+	close(lfd);
+	/* Loopback TCP: every byte written is read; the sock tracepoints see exactly the payload. */
+	assert_int_equal(cli.net_tx_bytes, NET_BYTES);
+	assert_int_equal(srv.net_rx_bytes, NET_BYTES);
+	assert_int_equal(cli.net_rx_bytes, 0);
+	assert_int_equal(srv.net_tx_bytes, 0);
+	assert_true(srv.net_wait_ns >= 80000000ULL); /* at least the 100 ms in accept() */
+	assert_true(cli.net_wait_ns > 0);
+	assert_int_equal(srv.state_flags, TR_PSTATE_TRACED);
+}
+
+/* ---- waits and samples ----------------------------------------------------------- */
+
+static int read_fifo(void *path)
+{
+	char c;
+	int fd = open(path, O_RDONLY); /* blocks until the writer comes */
+
+	return fd >= 0 && read(fd, &c, 1) == 1 ? 0 : 1;
+}
+
+/* Idle processes cost nothing: a process blocked on an empty FIFO sends no sample. */
+static void test_blocked_process_sends_no_samples(void **state)
+{
+	char fifo[PATH_MAX];
+	const struct tr_exit *e;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	path_in_tmp(fifo, sizeof(fifo), "fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	pid = harness_spawn(read_fifo, fifo);
+	usleep(7 * INTERVAL_MS * 1000);
+	fd = open(fifo, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	e = harness_reap(pid);
+	assert_int_equal(harness_count(TR_SAMPLE, pid), 0);
+	/* An interruptible sleep is neither I/O wait nor blocked. */
+	assert_int_equal(e->iowait_ns, 0);
+	assert_int_equal(e->blocked_ns, 0);
+}
+
+static int burn(void *arg)
+{
+	burn_ms(*(unsigned *)arg);
+	return 0;
+}
+
+/*
+ * A thread that never leaves its CPU is sampled by the per-CPU timer. To
+ * see that alone, the sched_switch program is detached meanwhile (the
+ * burner's own exit record, parked for its final switch, is then never
+ * sent: the test does not need it).
+ */
+static void test_cpu_bound_process_sampled_by_timer(void **state)
+{
+	struct tracer_bpf *skel = H.bpf.skel;
+	const struct tr_sample *s;
+	uint64_t last_runtime = 0, last_ts = 0, start = 0;
+	unsigned ms = 1200, n = 0;
+	size_t pos = 0, size;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	assert_int_equal(bpf_link__destroy(skel->links.handle_switch), 0);
+	skel->links.handle_switch = NULL;
+	pid = harness_spawn(burn, &ms);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	skel->links.handle_switch = bpf_program__attach(skel->progs.handle_switch);
+	assert_non_null(skel->links.handle_switch);
+	harness_drain();
+	while ((s = harness_next(&pos, TR_SAMPLE, &size))) {
+		if ((pid_t)s->tgid != pid)
+			continue;
+		assert_int_equal(size, sizeof(*s));
+		assert_true(s->runtime_ns > last_runtime);
+		assert_true(s->hdr.ts_ns - last_ts >= (uint64_t)INTERVAL_MS * 1000000 * 15 / 16);
+		assert_true(s->rss_bytes > 0);
+		assert_true(s->hiwater_rss_bytes >= s->rss_bytes);
+		assert_int_equal(s->nr_threads, 1);
+		assert_int_equal(s->state_flags, TR_PSTATE_TRACED);
+		assert_int_equal(s->uid, 0);
+		assert_int_equal(s->ppid, getpid());
+		assert_true(!start || s->start_ns == start);
+		start = s->start_ns;
+		last_runtime = s->runtime_ns;
+		last_ts = s->hdr.ts_ns;
+		n++;
+	}
+	/* 1.2 s at one sample per 200 ms, the first 200 ms after birth. */
+	if (n < 4 || n > 7)
+		fail_msg("%u samples of a 1.2 s CPU burner at %d ms", n, INTERVAL_MS);
+	assert_true(last_runtime >= 700000000ULL);
+}
+
+static int vfork_waits(void *arg)
+{
+	(void)arg;
+	/* The parent sleeps uninterruptibly (TASK_KILLABLE) until the child exits: blocked, not I/O. */
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		usleep(300000);
+		_exit(0);
+	}
+	return pid > 0 && waitpid(pid, NULL, 0) == pid ? 0 : 1;
+}
+
+static int write_and_fsync(void *path)
+{
+	static char buf[1 << 20];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	memset(buf, 'w', sizeof(buf));
+	for (int i = 0; i < 32; i++)
+		if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return 1;
+	return fsync(fd) || close(fd) ? 2 : 0;
+}
+
+static void test_uninterruptible_sleep_split_into_iowait_and_blocked(void **state)
+{
+	char file[PATH_MAX];
+	const struct tr_exit *e;
+
+	(void)state;
+	e = harness_reap(harness_spawn(vfork_waits, NULL));
+	assert_true(e->blocked_ns >= 250000000ULL);
+	assert_true(e->blocked_ns < 2000000000ULL);
+	assert_true(e->iowait_ns < 50000000ULL);
+
+	path_in_tmp(file, sizeof(file), "fsync.dat");
+	e = harness_reap(harness_spawn(write_and_fsync, file));
+	assert_true(e->iowait_ns > 0); /* writeback waits are io_schedule(): in_iowait */
+}
+
+/* ---- a process that was running before the programs were loaded ------------------ */
+
+static void test_preexisting_process_marked_and_sampled(void **state)
+{
+	const struct tr_exit *e;
+	const struct tr_sample *s;
+
+	(void)state;
+	assert_int_equal(write(go_fd, "g", 1), 1);
+	close(go_fd);
+	e = harness_reap(preexisting);
+	assert_int_equal(e->state_flags, TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING);
+	s = harness_find(TR_SAMPLE, preexisting, NULL);
+	assert_non_null(s); /* sampled at its first switch out: no fork seen, no interval started */
+	assert_int_equal(s->state_flags, TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING);
+	assert_null(harness_find(TR_EXEC, preexisting, NULL));
+	assert_null(harness_find(TR_FORK, preexisting, NULL));
+}
+
+/* ---- cgroups ------------------------------------------------------------------------ */
+
+static const char docker_id[] = "4f0a1c2b3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
+
+struct cg_pair {
+	char v2[PATH_MAX + 256], v1[PATH_MAX + 256];
+};
+
+static int join_and_exec(void *arg)
+{
+	struct cg_pair *cg = arg;
+	char p[PATH_MAX + 512], pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	for (int i = 0; i < 2; i++) {
+		const char *dir = i ? cg->v1 : cg->v2;
+		int fd;
+
+		if (!dir[0])
+			continue;
+		snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+		fd = open(p, O_WRONLY);
+		if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+			return 1;
+		close(fd);
+	}
+	static char root[] = "/";
+
+	return exec_true_in(root);
+}
+
+/* A process in cgroups named like a Docker container's: the paths, once each, on v2 and v1. */
+static void test_cgroup_paths_of_a_docker_named_container(void **state)
+{
+	struct cg_pair cg = { { 0 }, { 0 } };
+	char want2[256], want1[256];
+	const struct tr_cgroup *c;
+	struct exec_view v;
+	unsigned n;
+	pid_t pid;
+
+	(void)state;
+	if (harness_v2_root()) {
+		snprintf(want2, sizeof(want2), "/system.slice/docker-%s.scope", docker_id);
+		snprintf(cg.v2, sizeof(cg.v2), "%s/system.slice", harness_v2_root());
+		mkdir(cg.v2, 0755);
+		snprintf(cg.v2, sizeof(cg.v2), "%s%s", harness_v2_root(), want2);
+		assert_int_equal(mkdir(cg.v2, 0755), 0);
+	}
+	if (harness_v1_memory()) {
+		snprintf(want1, sizeof(want1), "/docker/%s", docker_id);
+		mkdir("/sys/fs/cgroup/memory/docker", 0755);
+		snprintf(cg.v1, sizeof(cg.v1), "/sys/fs/cgroup/memory%s", want1);
+		assert_int_equal(mkdir(cg.v1, 0755), 0);
+	}
+	pid = harness_spawn(join_and_exec, &cg);
+	harness_reap(pid);
+	view_exec(pid, &v);
+	if (cg.v2[0]) {
+		assert_int_equal(v.e.cgroup_id, harness_ino(cg.v2));
+		c = cgroup_record(v.e.cgroup_id, 0, &n);
+		assert_non_null(c);
+		assert_int_equal(n, 1);
+		assert_int_equal(c->flags, 0);
+		assert_string_equal((const char *)(c + 1), want2);
+		assert_int_equal(rmdir(cg.v2), 0);
+	}
+	if (cg.v1[0]) {
+		assert_int_equal(v.e.cgroup_v1_id, harness_ino(cg.v1));
+		c = cgroup_record(v.e.cgroup_v1_id, 1, &n);
+		assert_non_null(c);
+		assert_int_equal(n, 1);
+		assert_string_equal((const char *)(c + 1), want1);
+		assert_int_equal(rmdir(cg.v1), 0);
+		rmdir("/sys/fs/cgroup/memory/docker");
+	}
+}
+
+/* ---- OOM -------------------------------------------------------------------------------- */
+
+static int hog(void *dir)
+{
+	char p[PATH_MAX + 32], pid[32];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", (const char *)dir);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	fd = open(p, O_WRONLY);
+	if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+		return 1;
+	close(fd);
+	for (int i = 0; i < 512; i++) { /* 512 MiB against a 32 MiB limit */
+		char *m = malloc(1 << 20);
+
+		if (!m)
+			return 2;
+		memset(m, i, 1 << 20);
+	}
+	return 3;
+}
+
+static void test_oom_names_memory_cgroup_and_its_limit(void **state)
+{
+	const uint64_t limit = 32u << 20;
+	char dir[PATH_MAX + 64], p[PATH_MAX + 128], want[256];
+	const struct tr_cgroup *c;
+	struct tr_oom o;
+	const struct tr_oom *r;
+	bool v1 = harness_v1_memory();
+	unsigned n;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (!v1 && !(harness_v2_root() && access("/sys/fs/cgroup/cgroup.subtree_control", F_OK) == 0)) {
+		fprintf(stderr, "no memory controller to confine a hog: OOM test not run\n");
+		return;
+	}
+	snprintf(want, sizeof(want), "/tracer-bpf-oom.%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s%s", v1 ? "/sys/fs/cgroup/memory" : harness_v2_root(), want);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/%s", dir, v1 ? "memory.limit_in_bytes" : "memory.max");
+	harness_write_file(p, "33554432");
+	pid = harness_spawn(hog, dir);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	r = harness_wait_for(TR_OOM, pid, 2000, NULL);
+	assert_non_null(r);
+	o = *r;
+	assert_int_equal(o.memcg_v1, v1);
+	assert_int_equal(o.memcg_id, harness_ino(dir));
+	assert_int_equal(o.memcg_limit_bytes, limit);
+	assert_true(o.memcg_usage_bytes > limit / 2 && o.memcg_usage_bytes <= limit);
+	assert_true(o.anon_rss_kb > 0);
+	c = cgroup_record(o.memcg_id, v1, &n);
+	assert_non_null(c);
+	assert_string_equal((const char *)(c + 1), want);
+	harness_wait_for(TR_EXIT, pid, 2000, NULL);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+static int fork_child(void *arg)
+{
+	pid_t pid = fork();
+
+	(void)arg;
+	if (pid == 0)
+		_exit(0);
+	return pid > 0 && waitpid(pid, NULL, 0) == pid ? 0 : 1;
+}
+
+static void test_fork_precedes_child_records_and_counters_reach_collector(void **state)
+{
+	const struct tr_fork *f;
+	size_t pos = 0;
+	pid_t pid;
+
+	(void)state;
+	pid = harness_spawn(fork_child, NULL);
+	harness_reap(pid);
+	while ((f = harness_next(&pos, TR_FORK, NULL)))
+		if ((pid_t)f->parent_tgid == pid)
+			break;
+	assert_non_null(f);
+	assert_non_null(harness_wait_for(TR_EXIT, (pid_t)f->child_tgid, 2000, NULL));
+	/* Nothing was lost: the collector's counters (the programs' drop_counts) are all zero. */
+	for (int t = 0; t < TR_KERNEL_TYPES_END; t++)
+		assert_int_equal(H.bpf.skel->bss->drop_counts[t], 0);
+}
+
+/* ---- set-up --------------------------------------------------------------------------- */
+
+static int wait_for_go(void *arg)
+{
+	char c;
+
+	if (read(*(int *)arg, &c, 1) != 1)
+		return 1;
+	burn_ms(300);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	int go[2];
+
+	(void)state;
+	assert_int_equal(pipe(go), 0);
+	preexisting = harness_spawn(wait_for_go, &go[0]);
+	close(go[0]);
+	go_fd = go[1];
+	usleep(50000); /* it is waiting in read() before the programs are there */
+	harness_start(0, INTERVAL_MS, NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	harness_stop();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exec_record_has_context_and_only_allowlisted_env),
+		cmocka_unit_test(test_exec_cwd_crosses_mounts),
+		cmocka_unit_test(test_exec_cwd_too_long_keeps_tail),
+		cmocka_unit_test(test_exec_env_scan_is_bounded),
+		cmocka_unit_test(test_files_opened_once_per_mode_regular_only),
+		cmocka_unit_test(test_files_bounded_per_process_and_drops_counted),
+		cmocka_unit_test(test_net_bytes_and_waits_over_loopback_tcp),
+		cmocka_unit_test(test_blocked_process_sends_no_samples),
+		cmocka_unit_test(test_cpu_bound_process_sampled_by_timer),
+		cmocka_unit_test(test_uninterruptible_sleep_split_into_iowait_and_blocked),
+		cmocka_unit_test(test_preexisting_process_marked_and_sampled),
+		cmocka_unit_test(test_cgroup_paths_of_a_docker_named_container),
+		cmocka_unit_test(test_oom_names_memory_cgroup_and_its_limit),
+		cmocka_unit_test(test_fork_precedes_child_records_and_counters_reach_collector),
+	};
+	const char *why = harness_unavailable();
+
+	if (why) {
+		fprintf(stderr, "%s\n", why);
+		return SKIP_EXIT;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

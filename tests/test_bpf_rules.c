@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The collector's rules on the real kernel: include and exclude rules by
+ * executable name, uid and cgroup, applied in the kernel at exec and
+ * inherited by children; the environment allowlist extended by the file;
+ * rules republished while loaded (the SIGHUP path: a memory copy, no
+ * bpf()); and the file's own checks (owner, mode, file:line errors),
+ * including a reload inside the real collector's sandbox. Needs root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bpf_harness.h"
+
+static char dir[64];            /* this test's own root-owned directory (0755) */
+static char rules_path[128];
+static char incl[128], excl[128]; /* copies of /bin/sh named tracer-incl and tracer-excl */
+
+static void make_copy(const char *from, const char *to)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Publish a new rules file the way the collector does on SIGHUP. */
+static void reload(const char *text)
+{
+	harness_write_file(rules_path, text);
+	assert_int_equal(rules_read(&H.rules), 0);
+	rules_publish(&H.rules, H.bpf.skel->bss->rules, &H.bpf.skel->bss->rules_active);
+}
+
+struct run {
+	char exe[128];
+	char script[PATH_MAX + 256];
+	char env[64];
+};
+
+static int run_shell(void *arg)
+{
+	struct run *r = arg;
+	char dash_c[] = "-c";
+	char *const argv[] = { r->exe, dash_c, r->script, NULL };
+	char *const envp[] = { r->env, NULL };
+
+	execve(r->exe, argv, envp);
+	return 127;
+}
+
+/* Run exe -c script, wait for it, let every record in, return its pid. */
+static pid_t run(const char *exe, const char *script)
+{
+	static struct run r;
+	pid_t pid;
+	int st;
+
+	snprintf(r.exe, sizeof(r.exe), "%s", exe);
+	snprintf(r.script, sizeof(r.script), "%s", script);
+	snprintf(r.env, sizeof(r.env), "MY_JOB_TAG=job-7");
+	pid = harness_spawn(run_shell, &r);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	usleep(150000); /* exits leave at their final switch */
+	harness_drain();
+	return pid;
+}
+
+/* The exec record whose parent is ppid (the first), or NULL. */
+static const struct tr_exec *exec_of_child(pid_t ppid)
+{
+	const struct tr_exec *e;
+	size_t pos = 0;
+
+	while ((e = harness_next(&pos, TR_EXEC, NULL)))
+		if ((pid_t)e->ppid == ppid)
+			return e;
+	return NULL;
+}
+
+static void test_not_included_process_sends_nothing(void **state)
+{
+	pid_t pid;
+
+	(void)state;
+	pid = run("/bin/sh", "/bin/true");
+	for (unsigned t = TR_EXEC; t < TR_KERNEL_TYPES_END; t++)
+		assert_int_equal(harness_count(t, pid), 0);
+	assert_null(exec_of_child(pid));
+}
+
+static void test_included_exe_and_its_descendants_traced_with_file_env(void **state)
+{
+	const struct tr_exec *e, *child;
+	const char *env;
+	pid_t pid;
+
+	(void)state;
+	pid = run(incl, "/bin/true; exit 0");
+	e = harness_find(TR_EXEC, pid, NULL);
+	assert_non_null(e);
+	assert_false(e->flags & TR_EXEC_EXCLUDED);
+	assert_string_equal((const char *)(e + 1), incl);
+	/* env MY_JOB_TAG in the file extends the allowlist. */
+	env = (const char *)(e + 1) + e->path_len + e->argv_len + e->cwd_len;
+	assert_int_equal(e->env_len, sizeof("MY_JOB_TAG=job-7"));
+	assert_string_equal(env, "MY_JOB_TAG=job-7");
+	assert_non_null(harness_find(TR_EXIT, pid, NULL));
+	child = exec_of_child(pid);
+	assert_non_null(child);
+	assert_string_equal((const char *)(child + 1), "/bin/true");
+	assert_non_null(harness_find(TR_EXIT, (pid_t)child->tgid, NULL));
+}
+
+/* One exec record saying so (the path only), then nothing of it or its descendants. */
+static void expect_excluded(const struct tr_exec *e, const char *path)
+{
+	assert_non_null(e);
+	assert_true(e->flags & TR_EXEC_EXCLUDED);
+	assert_string_equal((const char *)(e + 1), path);
+	assert_int_equal(e->argv_len, 0);
+	assert_int_equal(e->cwd_len, 0);
+	assert_int_equal(e->env_len, 0);
+	/* (its fork came before, while it was traced: that record is there) */
+	for (unsigned t = TR_EXIT; t < TR_KERNEL_TYPES_END; t++)
+		assert_int_equal(harness_count(t, (pid_t)e->tgid), 0);
+	assert_int_equal(harness_count(TR_EXEC, (pid_t)e->tgid), 1);
+	assert_null(exec_of_child((pid_t)e->tgid));
+	{
+		const struct tr_fork *f;
+		size_t pos = 0;
+
+		while ((f = harness_next(&pos, TR_FORK, NULL)))
+			assert_int_not_equal(f->parent_tgid, e->tgid);
+	}
+}
+
+static void test_excluded_exe_sends_one_exec_then_nothing(void **state)
+{
+	char script[512];
+	pid_t pid;
+
+	(void)state;
+	snprintf(script, sizeof(script), "%s -c '/bin/true; cat /etc/hostname >/dev/null'; exit 0", excl);
+	pid = run(incl, script);
+	expect_excluded(exec_of_child(pid), excl);
+}
+
+static void test_excluded_uid_at_exec(void **state)
+{
+	const struct tr_exec *e;
+	pid_t pid, setpriv;
+
+	(void)state;
+	pid = run(incl, "setpriv --reuid=54321 --regid=54321 --clear-groups /bin/true; exit 0");
+	e = exec_of_child(pid); /* setpriv itself, as root: traced */
+	assert_non_null(e);
+	assert_false(e->flags & TR_EXEC_EXCLUDED);
+	setpriv = (pid_t)e->tgid;
+	{
+		/* Its second exec, /bin/true as uid 54321, is the excluded one. */
+		size_t pos = 0;
+
+		while ((e = harness_next(&pos, TR_EXEC, NULL)))
+			if ((pid_t)e->tgid == setpriv && (e->flags & TR_EXEC_EXCLUDED))
+				break;
+	}
+	assert_non_null(e);
+	assert_int_equal(e->uid, 54321);
+	assert_string_equal((const char *)(e + 1), "/bin/true");
+	assert_null(harness_find(TR_EXIT, setpriv, NULL));
+}
+
+/* Rules republished while loaded: a cgroup rule excludes a process that moved under that cgroup. */
+static void test_reloaded_cgroup_rule_excludes_descendant_cgroups(void **state)
+{
+	const char *hier[2] = { harness_v2_root(), harness_v1_memory() ? "/sys/fs/cgroup/memory" : NULL };
+	char top[PATH_MAX], inner[PATH_MAX + 16], text[PATH_MAX + 256], script[PATH_MAX + 128];
+
+	(void)state;
+	for (int h = 0; h < 2; h++) {
+		pid_t pid;
+
+		if (!hier[h])
+			continue;
+		snprintf(top, sizeof(top), "%s/tracer-bpf-rules.%d", hier[h], (int)getpid());
+		snprintf(inner, sizeof(inner), "%s/inner", top);
+		assert_int_equal(mkdir(top, 0755), 0);
+		assert_int_equal(mkdir(inner, 0755), 0);
+		snprintf(text, sizeof(text), "include exe tracer-incl\nexclude cgroup %s\nenv MY_JOB_TAG\n", top);
+		reload(text);
+		/* The shell moves itself under the excluded cgroup, then execs: that exec is excluded. */
+		snprintf(script, sizeof(script), "echo $$ > %s/cgroup.procs && exec /bin/true", inner);
+		pid = run(incl, script);
+		{
+			const struct tr_exec *e;
+			size_t pos = 0;
+			bool excluded = false;
+
+			while ((e = harness_next(&pos, TR_EXEC, NULL)))
+				if ((pid_t)e->tgid == pid && (e->flags & TR_EXEC_EXCLUDED))
+					excluded = !strcmp((const char *)(e + 1), "/bin/true");
+			if (!excluded)
+				fail_msg("exec under %s was not excluded", inner);
+		}
+		assert_null(harness_find(TR_EXIT, pid, NULL));
+		assert_int_equal(rmdir(inner), 0);
+		assert_int_equal(rmdir(top), 0);
+	}
+	reload("include exe tracer-incl\nexclude exe tracer-excl\nexclude uid 54321\nenv MY_JOB_TAG\n");
+}
+
+/* rules_read's verdict on a file, and what it said on stderr. */
+static int read_rules(const char *text, mode_t mode, uid_t owner, char *said, size_t len)
+{
+	char log[128];
+	int saved = dup(2), fd, rc;
+	ssize_t n;
+	struct rules_file *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	snprintf(log, sizeof(log), "%s/stderr", dir);
+	harness_write_file(rules_path, text);
+	assert_int_equal(chmod(rules_path, mode), 0);
+	assert_int_equal(chown(rules_path, owner, 0), 0);
+	fd = open(log, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0 && saved >= 0);
+	dup2(fd, 2);
+	rc = rules_init(f, rules_path);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, said, len - 1, 0);
+	said[n > 0 ? n : 0] = 0;
+	close(fd);
+	assert_int_equal(chown(rules_path, 0, 0), 0);
+	assert_int_equal(chmod(rules_path, 0644), 0);
+	free(f);
+	return rc;
+}
+
+static void expect_refused(const char *text, mode_t mode, uid_t owner, const char *want)
+{
+	char said[2048];
+
+	if (read_rules(text, mode, owner, said, sizeof(said)) != -1)
+		fail_msg("accepted: '%s'", text);
+	if (!strstr(said, want))
+		fail_msg("for '%s' the message was '%s', expected it to contain '%s'", text, said, want);
+}
+
+static void test_rules_file_refused_with_file_line_and_remedy(void **state)
+{
+	char where[256], said[2048];
+
+	(void)state;
+	snprintf(where, sizeof(where), "%s:3: ", rules_path);
+	expect_refused("# a comment\n\nfrobnicate exe x\n", 0644, 0, where);
+	expect_refused("exclude exe ok\n\nexclude exe a/b\n", 0644, 0, "without '/'");
+	expect_refused("exclude uid -1\n", 0644, 0, "uid takes a number");
+	expect_refused("exclude cgroup /tmp\n", 0644, 0, "not a cgroup directory");
+	expect_refused("env 1BAD\n", 0644, 0, "letters, digits and _");
+	expect_refused("include\n", 0644, 0, "expected 'exclude|include");
+	expect_refused("exclude comm x\n", 0644, 0, "unknown kind 'comm'");
+	expect_refused("exclude uid 1 2\n", 0644, 0, "expected");
+	/* Only root may be able to change what is hidden. */
+	expect_refused("exclude uid 1\n", 0664, 0, "chmod go-w");
+	expect_refused("exclude uid 1\n", 0644, 1000, "chown root");
+	assert_int_equal(chmod(dir, 0777), 0);
+	expect_refused("exclude uid 1\n", 0644, 0, dir);
+	assert_int_equal(chmod(dir, 0755), 0);
+	/* What is accepted. */
+	assert_int_equal(read_rules("  # indented comment\nexclude uid 7\t\ninclude exe a-b.c_d\nenv X_1\n", 0644, 0,
+				    said, sizeof(said)), 0);
+}
+
+static void test_too_many_rules_refused(void **state)
+{
+	char text[4096] = "", line[64];
+
+	(void)state;
+	for (int i = 0; i <= TR_RULES_PER_KIND; i++) {
+		snprintf(line, sizeof(line), "exclude uid %d\n", i);
+		strcat(text, line);
+	}
+	expect_refused(text, 0644, 0, "at most 16");
+	text[0] = 0;
+	for (int i = 0; i < TR_RULES_ENV_MAX; i++) {
+		snprintf(line, sizeof(line), "env K%d\n", i);
+		strcat(text, line);
+	}
+	expect_refused(text, 0644, 0, "environment keys");
+}
+
+/*
+ * The real collector, sandboxed (uid 65533, no capabilities, seccomp):
+ * SIGHUP rereads the rules inside the sandbox (a forbidden syscall would
+ * kill it), a bad file is refused and the old rules kept, SIGTERM stops it.
+ */
+static void test_collector_reloads_rules_in_its_sandbox(void **state)
+{
+	char sock[128], log[128], said[8192], bin[PATH_MAX];
+	int ready[2], fd, st;
+	pid_t pid;
+	ssize_t n;
+	char c;
+
+	(void)state;
+	snprintf(bin, sizeof(bin), "%s", getenv("TRACER_BUILD") ? getenv("TRACER_BUILD") : "build");
+	strncat(bin, "/tracer-collector", sizeof(bin) - strlen(bin) - 1);
+	if (access(bin, X_OK)) {
+		fprintf(stderr, "%s not built: collector reload not tested\n", bin);
+		return;
+	}
+	snprintf(sock, sizeof(sock), "%s/c.sock", dir);
+	snprintf(log, sizeof(log), "%s/collector.log", dir);
+	harness_write_file(rules_path, "exclude uid 4\n");
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char fdnum[16];
+
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(ready[0]);
+		snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
+		execl(bin, bin, "--socket", sock, "--consumer-uid", "65534", "--rules", rules_path, "--ready-fd", fdnum,
+		      "--trace-pid", "1", (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	assert_true(read(ready[0], &c, 1) == 1); /* loaded, sandboxed, serving */
+	close(ready[0]);
+	harness_write_file(rules_path, "exclude uid 5\nenv ANOTHER_KEY\n");
+	assert_int_equal(kill(pid, SIGHUP), 0);
+	usleep(300000);
+	harness_write_file(rules_path, "exclude uid 5\nnonsense here\n");
+	assert_int_equal(kill(pid, SIGHUP), 0);
+	usleep(300000);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	fd = open(log, O_RDONLY);
+	n = read(fd, said, sizeof(said) - 1);
+	close(fd);
+	said[n > 0 ? n : 0] = 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("the collector ended with status %#x; it said:\n%s", st, said);
+	assert_non_null(strstr(said, "rules reloaded from"));
+	assert_non_null(strstr(said, ":2: expected"));
+	assert_non_null(strstr(said, "the previous rules stay in force"));
+	harness_write_file(rules_path, "include exe tracer-incl\nexclude exe tracer-excl\nexclude uid 54321\n"
+				       "env MY_JOB_TAG\n");
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/var/tmp/tracer-bpf-rules.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(rules_path, sizeof(rules_path), "%s/rules", dir);
+	snprintf(incl, sizeof(incl), "%s/tracer-incl", dir);
+	snprintf(excl, sizeof(excl), "%s/tracer-excl", dir);
+	make_copy("/bin/sh", incl);
+	make_copy("/bin/sh", excl);
+	harness_write_file(rules_path, "# tests/test_bpf_rules.c\n"
+				       "include exe tracer-incl\nexclude exe tracer-excl\nexclude uid 54321\n"
+				       "env MY_JOB_TAG\n");
+	/* This test process is seen first after load, with include rules in force: not included. */
+	harness_start(0, 1000, rules_path);
+	usleep(100000);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	harness_stop();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_included_process_sends_nothing),
+		cmocka_unit_test(test_included_exe_and_its_descendants_traced_with_file_env),
+		cmocka_unit_test(test_excluded_exe_sends_one_exec_then_nothing),
+		cmocka_unit_test(test_excluded_uid_at_exec),
+		cmocka_unit_test(test_reloaded_cgroup_rule_excludes_descendant_cgroups),
+		cmocka_unit_test(test_rules_file_refused_with_file_line_and_remedy),
+		cmocka_unit_test(test_too_many_rules_refused),
+		cmocka_unit_test(test_collector_reloads_rules_in_its_sandbox),
+	};
+	const char *why = harness_unavailable();
+
+	if (why) {
+		fprintf(stderr, "%s\n", why);
+		return SKIP_EXIT;
+	}
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
