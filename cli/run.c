@@ -62,6 +62,8 @@ struct run {
 	const char *io_wait_after;
 	const char *net_wait_after;
 	const char *max_processes;
+	const char *tool_rules;
+	const char *redact_rules;
 };
 
 static void usage(FILE *f)
@@ -76,7 +78,10 @@ static void usage(FILE *f)
 		   "  --io-wait-after S    report processes that waited S seconds or more for I/O (default 10)\n"
 		   "  --net-wait-after S   ... or spent S seconds or more in network calls (default 30)\n"
 		   "  --max-processes N    processes the report can hold (default 65536; more are counted\n"
-		   "                       in agent.table_full); about 600 bytes each\n");
+		   "                       in agent.table_full); about 600 bytes each\n"
+		   "  --tool-rules FILE    name tools with these rules too (docs/processor.md, \"Tool rules\")\n"
+		   "  --redact-rules FILE  redact these options too (docs/processor.md, \"Redaction\");\n"
+		   "                       both files must be readable by the user 'nobody'\n");
 }
 
 static uint64_t realtime_ns(void)
@@ -111,6 +116,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 		{ "io-wait-after", required_argument, NULL, 'i' },
 		{ "net-wait-after", required_argument, NULL, 'n' },
 		{ "max-processes", required_argument, NULL, 'm' },
+		{ "tool-rules", required_argument, NULL, 'T' },
+		{ "redact-rules", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -141,6 +148,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 			}
 			r->max_processes = optarg;
 			break;
+		case 'T': r->tool_rules = optarg; break;
+		case 'X': r->redact_rules = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -371,14 +380,16 @@ static int start_processor(struct run *r)
 	const char *const optional[][2] = { { "--stall-after", r->stall_after },
 					    { "--io-wait-after", r->io_wait_after },
 					    { "--net-wait-after", r->net_wait_after },
-					    { "--max-processes", r->max_processes } };
+					    { "--max-processes", r->max_processes },
+					    { "--tool-rules", r->tool_rules },
+					    { "--redact-rules", r->redact_rules } };
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), ncmd = 0;
 	int ready[2], control[2], keep[4], err;
 	const char **argv;
 
 	while (r->cmd[ncmd])
 		ncmd++;
-	argv = calloc(nfixed + 2 * 4 + 1 + ncmd + 1, sizeof(*argv));
+	argv = calloc(nfixed + 2 * 6 + 1 + ncmd + 1, sizeof(*argv));
 	if (!argv || pipe2(ready, O_CLOEXEC) || pipe2(control, O_CLOEXEC))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/tracer-processor", r->bindir);
@@ -389,7 +400,7 @@ static int start_processor(struct run *r)
 	snprintf(rdy, sizeof(rdy), "%d", ready[1]);
 	snprintf(ctl, sizeof(ctl), "%d", control[0]);
 	memcpy(argv, fixed, sizeof(fixed));
-	for (size_t i = 0; i < 4; i++)
+	for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
 		if (optional[i][1]) {
 			argv[nfixed++] = optional[i][0];
 			argv[nfixed++] = optional[i][1];

@@ -116,7 +116,7 @@ int priv_seccomp_allow_args(const char *const *names, const struct priv_arg_rule
 		int nr = seccomp_syscall_resolve_name(r->name);
 
 		if (nr != __NR_SCMP_ERROR)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_EQ, r->value));
+			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_EQ, r->value, 0));
 	}
 	if (!err)
 		err = seccomp_load(ctx);

@@ -34,7 +34,10 @@
 #include "records.h"
 #include "report.h"
 #include "ring.h"
+#include "redact.h"
 #include "session.h"
+#include "steps.h"
+#include "toolrules.h"
 
 #define HANDOVER_TIMEOUT_MS 10000
 #define LOOP_WAIT_MS 50                 /* longest sleep before the control fd, socket and signals are looked at */
@@ -49,6 +52,7 @@
 	 (1ULL << TR_SAMPLE) | (1ULL << TR_FILE) | (1ULL << TR_COUNTERS) | (1ULL << TR_END))
 #define DEFAULT_STALL_AFTER_NS (300ULL * 1000000000ULL) /* five minutes */
 #define STALL_CHECK_INTERVAL_NS 1000000000ULL
+#define RULES_FILE_MAX (1 << 20) /* bytes of a rules file read at most */
 
 /*
  * What the loop may do after start-up, and nothing more: no open, no
@@ -69,6 +73,18 @@ static const char *const processor_syscalls[] = {
 	NULL,
 };
 
+/*
+ * Rereading the rules files on SIGHUP: openat with exactly the flags
+ * read_rules_file() uses (read-only: nothing can be created, truncated or
+ * written through it). Which files the processor's user may read is up to
+ * the file system; it runs as an unprivileged user of its own.
+ */
+#define RULES_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+static const struct priv_arg_rule processor_arg_syscalls[] = {
+	{ "openat", 2, RULES_OPEN_FLAGS },
+	{ NULL, 0, 0 },
+};
+
 struct options {
 	const char *socket_path;
 	uid_t producer_uid;
@@ -81,6 +97,8 @@ struct options {
 	uint64_t stall_after_ns;
 	uint64_t io_wait_after_ns;
 	uint64_t net_wait_after_ns;
+	const char *tool_rules_path;
+	const char *redact_rules_path;
 	const char *const *command;
 	size_t ncommand;
 };
@@ -107,8 +125,10 @@ struct loop {
 	uint64_t mono_to_real;
 };
 
-/* The one large, long-lived object: here rather than on the stack. */
+/* The large, long-lived objects: here rather than on the stack. */
 static struct session session;
+static struct toolrules tool_rules;
+static struct steps steps;
 static char out_storage[1 << 16];
 
 static void usage(FILE *f)
@@ -117,7 +137,8 @@ static void usage(FILE *f)
 		"usage: tracer-processor --socket PATH [--producer-uid UID] [--user NAME|UID]\n"
 		"                        [--root-pid PID --report-fd FD [--summary-fd FD] [--start-ns NS]]\n"
 		"                        [--ready-fd FD] [--control-fd FD] [--max-processes N]\n"
-		"                        [--stall-after S] [--io-wait-after S] [--net-wait-after S] [-- CMD ARGS...]\n"
+		"                        [--stall-after S] [--io-wait-after S] [--net-wait-after S]\n"
+		"                        [--tool-rules FILE] [--redact-rules FILE] [-- CMD ARGS...]\n"
 		"Attaches to tracer-collector's ring on PATH (the collector must run as UID, default 0),\n"
 		"drops to NAME (default nobody) and decodes every record. With --root-pid, reports on\n"
 		"that process and its descendants when the run ends (control line \"end STATUS NS\").\n"
@@ -205,6 +226,8 @@ static int parse_option(int c, struct options *o)
 	case 'A': return parse_seconds(optarg, &o->stall_after_ns) || o->stall_after_ns == 0 ? -1 : 0;
 	case 'I': return parse_seconds(optarg, &o->io_wait_after_ns);
 	case 'N': return parse_seconds(optarg, &o->net_wait_after_ns);
+	case 'T': o->tool_rules_path = optarg; return 0;
+	case 'X': o->redact_rules_path = optarg; return 0;
 	case 'R': return parse_fd(optarg, &o->report_fd);
 	case 'S': return parse_fd(optarg, &o->summary_fd);
 	case 'f': return parse_fd(optarg, &o->ready_fd);
@@ -230,6 +253,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "stall-after", required_argument, NULL, 'A' },
 		{ "io-wait-after", required_argument, NULL, 'I' },
 		{ "net-wait-after", required_argument, NULL, 'N' },
+		{ "tool-rules", required_argument, NULL, 'T' },
+		{ "redact-rules", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -295,6 +320,104 @@ static uint64_t clock_offset(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Rules files                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The whole of a rules file into a new buffer (NUL-terminated), or a negative errno. */
+static int read_rules_file(const char *path, char **text, size_t *len)
+{
+	int fd = open(path, RULES_OPEN_FLAGS);
+	struct stat st;
+	char *buf = NULL;
+	size_t have = 0;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL; /* a directory, a FIFO that could block us, a device */
+	else if (st.st_size > RULES_FILE_MAX)
+		err = -EFBIG;
+	if (err)
+		goto out;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (have < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + have, (size_t)st.st_size - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) { /* shrank while we read: take what is there */
+			if (n < 0)
+				err = -errno;
+			break;
+		}
+		have += (size_t)n;
+	}
+	buf[have] = 0;
+out:
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*text = buf;
+	*len = have;
+	return 0;
+}
+
+/*
+ * Load (or reload) the tool and redaction rules files. All or nothing per
+ * file: a file with an error leaves the rules in use as they were, and the
+ * message names the file, the line and what is wrong.
+ */
+static int load_rules(const struct options *o)
+{
+	char err[256], *text;
+	size_t len;
+	int rc, failed = 0;
+
+	if (o->tool_rules_path) {
+		rc = read_rules_file(o->tool_rules_path, &text, &len);
+		if (rc) {
+			fprintf(stderr, "<3>cannot read the tool rules %s: %s\n", o->tool_rules_path, strerror(-rc));
+			failed = -1;
+		} else {
+			rc = toolrules_load_as(&tool_rules, o->tool_rules_path, text, len, err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "<3>%s (the tool rules in use are unchanged)\n", err);
+			failed |= rc;
+			free(text);
+		}
+	}
+	if (o->redact_rules_path) {
+		struct redact_rules r;
+
+		redact_rules_init(&r);
+		rc = read_rules_file(o->redact_rules_path, &text, &len);
+		if (rc) {
+			fprintf(stderr, "<3>cannot read the redaction rules %s: %s\n", o->redact_rules_path, strerror(-rc));
+			failed = -1;
+		} else {
+			rc = redact_rules_load(&r, text, len, err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "<3>%s: %s (the redaction rules in use are unchanged)\n", o->redact_rules_path,
+					err);
+			else
+				session.tab.redact = r;
+			failed |= rc;
+			free(text);
+		}
+	}
+	return failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Start-up: attach, sandbox                                          */
 /* ------------------------------------------------------------------ */
 
@@ -337,6 +460,7 @@ static int drop_privileges(struct loop *l)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
 	l->signal_fd = -1;
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) == 0)
@@ -448,10 +572,16 @@ static void read_signal(struct loop *l)
 {
 	struct signalfd_siginfo si;
 
-	if (read(l->signal_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		fprintf(stderr, "<5>signal %u: writing what we have and stopping\n", si.ssi_signo);
-		l->interrupted = true;
+	if (read(l->signal_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	if (si.ssi_signo == SIGHUP) {
+		/* Later execs are named and redacted by the new rules; what was kept stays as it was. */
+		if (load_rules(l->o) == 0 && (l->o->tool_rules_path || l->o->redact_rules_path))
+			fprintf(stderr, "<6>SIGHUP: rules reloaded\n");
+		return;
 	}
+	fprintf(stderr, "<5>signal %u: writing what we have and stopping\n", si.ssi_signo);
+	l->interrupted = true;
 }
 
 /* The collector's connection: it sends nothing after the handover, so readable means end-of-file. */
@@ -578,14 +708,51 @@ static void run_loop(struct loop *l)
 /* The end                                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The command as the report shows it: redacted like every argument area
+ * (the processor's own copy of it came from tracer run, not the kernel,
+ * but it holds the same secrets). Pointers into a static buffer.
+ */
+static const char *const *redacted_command(const struct options *o)
+{
+	static char area[TR_ARGV_MAX * 4], out[sizeof(area)];
+	static const char *argv[TR_ARGV_MAX + 1];
+	size_t len = 0, outlen = 0, n = 0;
+	unsigned nr = 0, flags = 0;
+
+	for (size_t i = 0; i < o->ncommand && i < TR_ARGV_MAX; i++) {
+		size_t l = strlen(o->command[i]) + 1;
+
+		if (len + l > sizeof(area)) {
+			flags = REDACT_TRUNCATED;
+			l = sizeof(area) - len;
+			memcpy(area + len, o->command[i], l);
+			len += l;
+			break;
+		}
+		memcpy(area + len, o->command[i], l);
+		len += l;
+	}
+	if (redact_area(&session.tab.redact, area, len, flags, out, sizeof(out) - 1, &outlen, &nr))
+		outlen = 0;
+	out[outlen] = 0;
+	for (size_t off = 0; off < outlen && n < TR_ARGV_MAX; n++) {
+		argv[n] = out + off;
+		off += strnlen(out + off, outlen - off) + 1;
+	}
+	argv[n] = NULL;
+	return argv;
+}
+
 static void fill_report_input(const struct loop *l, struct report_input *in)
 {
 	const struct ring_consumer *c = &l->ring;
 	uint64_t hdr_drops = __atomic_load_n(&c->hdr->drops_total, __ATOMIC_RELAXED);
 
 	memset(in, 0, sizeof(*in));
-	in->command = l->o->command;
-	in->ncommand = l->o->ncommand;
+	in->command = redacted_command(l->o);
+	for (in->ncommand = 0; in->command[in->ncommand]; in->ncommand++)
+		;
 	in->exit_known = l->control_end;
 	in->exit_code = l->control_exit;
 	in->start_ns = l->o->start_ns;
@@ -633,6 +800,11 @@ static int finish(const struct loop *l)
 
 	fill_report_input(l, &in);
 	if (l->o->root_pid) {
+		proctab_mark_tree(&session.tab);
+		if (steps_build(&steps, &session.tab) == 0)
+			in.steps = &steps;
+		else
+			fprintf(stderr, "<3>not enough memory to find the run's steps: the report has none\n");
 		err |= write_out(l->o->report_fd, &session.tab, &in, report_json, "report");
 		err |= write_out(l->o->summary_fd, &session.tab, &in, report_summary, "summary");
 	}
@@ -663,8 +835,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	session.tab.stall_after_ns = o.stall_after_ns;
+	toolrules_init(&tool_rules);
+	session.tab.tool_rules = &tool_rules;
+	if (steps_init(&steps, 0, seed) || load_rules(&o))
+		return 1;
 	/* Privileges go first, then the ring, then every system call the loop does not need. */
-	if (drop_privileges(&loop) || attach(&loop) || priv_seccomp_allow(processor_syscalls))
+	if (drop_privileges(&loop) || attach(&loop) || priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls))
 		return 1;
 	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
 		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));

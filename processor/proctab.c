@@ -111,11 +111,36 @@ static uint32_t split_args(struct proctab *t, const char *area, uint32_t len)
  * tool is still named from it): what a process ran stays known, memory
  * stays bounded.
  */
+/*
+ * Secrets out of the argument area before anything keeps it or names a
+ * tool from it: the redacted copy, NUL-terminated past its end, in
+ * t->redact_scratch. Never longer than the original.
+ */
+static const char *redacted_args(struct proctab *t, const struct decoded_exec *e, uint32_t *len)
+{
+	unsigned flags = (e->rec.flags & (TR_EXEC_ARGV_TRUNCATED | TR_EXEC_ARGV_FAULT)) ? REDACT_TRUNCATED : 0, n = 0;
+	size_t out = 0;
+
+	if (redact_area(&t->redact, e->argv, e->argv_len, flags, t->redact_scratch, sizeof(t->redact_scratch) - 1, &out,
+			&n) || out > e->argv_len) {
+		*len = 0; /* cannot happen (bounded by the input); never keep what was not redacted */
+		t->redact_scratch[0] = 0;
+		return t->redact_scratch;
+	}
+	t->redact_scratch[out] = 0;
+	t->args_redacted += n;
+	*len = (uint32_t)out;
+	return t->redact_scratch;
+}
+
 static struct proc_image *image_new(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns)
 {
 	char tool[TOOL_NAME_MAX];
-	uint32_t argc = split_args(t, e->argv, e->argv_len), argv_len = e->argv_len, flags = e->rec.flags;
-	size_t tool_len = tool_name(e->path, t->argv_scratch, argc, tool, sizeof(tool)), size;
+	uint32_t argv_len, flags = e->rec.flags;
+	const char *args = redacted_args(t, e, &argv_len);
+	uint32_t argc = split_args(t, args, argv_len);
+	size_t tool_len = t->tool_rules ? toolrules_name(t->tool_rules, e->path, t->argv_scratch, argc, tool, sizeof(tool))
+				       : tool_name(e->path, t->argv_scratch, argc, tool, sizeof(tool)), size;
 	struct proc_image *im;
 	char *d;
 
@@ -149,7 +174,7 @@ static struct proc_image *image_new(struct proctab *t, const struct decoded_exec
 	memcpy(d, e->path, e->path_len);
 	d[e->path_len] = 0;
 	d += e->path_len + 1;
-	memcpy(d, e->argv, argv_len);
+	memcpy(d, args, argv_len);
 	d[argv_len] = 0;
 	d += argv_len + 1;
 	memcpy(d, tool, tool_len);
@@ -191,6 +216,7 @@ int proctab_init(struct proctab *t, uint32_t max, uint32_t root_pid, uint64_t se
 		return -EINVAL;
 	if (intern_init(&t->strings, PROCTAB_STRING_BUDGET, seed))
 		return -ENOMEM;
+	redact_rules_init(&t->redact);
 	while (nb < max)
 		nb <<= 1;
 	/* calloc: pages are only touched (made resident) as entries are used. */

@@ -29,8 +29,10 @@
 #include "decode.h"
 #include "intern.h"
 #include "records.h"
+#include "redact.h"
 #include "series.h"
 #include "tool.h"
+#include "toolrules.h"
 
 #define PROCTAB_DEFAULT_MAX 65536u
 #define PROCTAB_MAX_LIMIT (1u << 22)  /* --max-processes above this is refused */
@@ -209,6 +211,10 @@ struct proctab {
 	uint64_t files_bytes;       /* bytes of per-process file arrays allocated now */
 	uint64_t stall_after_ns;    /* no progress for this long is a stall (0: never) */
 	struct intern strings;      /* file and cgroup paths */
+	const struct toolrules *tool_rules; /* naming rules from the rules file, NULL for the built-ins only */
+	struct redact_rules redact; /* built-ins plus a rules file's: applied to every argument area as it arrives */
+	uint64_t args_redacted;     /* secrets replaced in argument areas */
+	char redact_scratch[TR_ARGV_MAX + 1];
 	uint32_t memo_gen;
 	unsigned pending_next;
 	struct pending_oom pending[PROC_PENDING_OOMS];

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report.h"
+#include "cgctx.h"
 #include "report_ctx.h"
+#include "report_steps.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -164,6 +166,14 @@ static const char *tool_of(const struct proc *p)
 	return p->comm[0] ? p->comm : NULL;
 }
 
+/* The id of p's step, or NULL. */
+static const char *step_id(const struct report_input *in, const struct proc *p)
+{
+	const struct step *s = in->steps ? steps_of(in->steps, p) : NULL;
+
+	return s ? s->id : NULL;
+}
+
 static uint64_t to_real(const struct report_input *in, uint64_t mono_ns)
 {
 	return mono_ns + in->mono_to_real_ns; /* modulo 2^64, so a negative offset works too */
@@ -228,6 +238,8 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 {
 	bool io = o->exited && !(p->exit.flags & TR_EXIT_NO_IO_ACCOUNTING);
 	struct proc_waits w = report_waits(p);
+	struct cgctx cg;
+	bool cg_known = report_cgroup_context(p, in->cgroups, &cg);
 
 	json_kv_u64(j, "pid", p->tgid);
 	json_kv_u64_or_null(j, "ppid", p->parent_src != PARENT_UNKNOWN, p->ppid);
@@ -241,7 +253,7 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 		json_null(j);
 	json_kv_string(j, "cwd", p->image && p->image->cwd_len ? proc_image_cwd(p->image) : NULL);
 	json_kv_string(j, "tool", tool_of(p));
-	json_kv_null(j, "step");
+	json_kv_string(j, "step", step_id(in, p));
 	json_kv_u64_or_null(j, "exit_code", o->exited && o->signal == 0, o->status);
 	json_kv_u64_or_null(j, "signal", o->exited, o->signal);
 	json_kv_bool_or_null(j, "core_dumped", o->exited, o->core);
@@ -255,9 +267,10 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 	json_kv_u64_or_null(j, "wchar", io, p->exit.wchar);
 	json_kv_u64_or_null(j, "net_tx_bytes", w.known, w.net_tx_bytes);
 	json_kv_u64_or_null(j, "net_rx_bytes", w.known, w.net_rx_bytes);
-	json_kv_null(j, "container_id");
+	json_kv_string(j, "container_id", cg_known && cg.container_id[0] ? cg.container_id : NULL);
 	json_kv_string(j, "cgroup", report_cgroup_path(p, in->cgroups));
 	report_write_files(j, p);
+	report_write_cgroup_context(j, &cg, cg_known);
 }
 
 static void write_context_fields(struct json *j, const struct proc *p, const struct report_input *in)
@@ -324,7 +337,7 @@ static void signal_begin(struct json *j, const char *kind, const struct proc *p,
 	json_object_begin(j);
 	json_kv_string(j, "kind", kind);
 	json_kv_u64(j, "pid", p->tgid);
-	json_kv_null(j, "step");
+	json_kv_string(j, "step", step_id(in, p));
 	json_kv_string(j, "tool", tool_of(p));
 	json_kv_string(j, "cgroup", report_cgroup_path(p, in->cgroups));
 }
@@ -528,9 +541,9 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 	for (size_t i = 0; i < m.n; i++)
 		write_process(&j, m.v[i], in);
 	json_array_end(&j);
-	json_key(&j, "steps");
-	json_array_begin(&j); /* steps come with step detection (issue 4) */
-	json_array_end(&j);
+	report_write_steps(&j, in->steps, in->mono_to_real_ns);
+	if (in->steps)
+		report_write_run(&j, in->steps);
 	if (collect_signals(t, &m, in, &sl) == 0)
 		write_signals(&j, &sl, in);
 	else
@@ -1059,6 +1072,7 @@ int report_summary(struct obuf *o, struct proctab *t, const struct report_input 
 	} else {
 		obuf_puts(o, "(no process of the command was seen)\n");
 	}
+	report_print_steps(o, in->steps, SUMMARY_MAX_STEPS);
 	print_signals(&s, t, &m);
 	print_totals(&s, &m);
 	free(m.v);

@@ -18,11 +18,13 @@
 #include "json.h"
 #include "proctab.h"
 #include "session.h"
+#include "steps.h"
 
 #define REPORT_SCHEMA "tracer.run.v1"
 #define SUMMARY_MAX_LINES 400   /* process lines in the summary, then "... N more" */
 #define SUMMARY_COLLAPSE_MIN 5  /* siblings with one tool and status: more than this collapse */
 #define SUMMARY_COLLAPSE_SHOW 2 /* ... of which this many are shown */
+#define SUMMARY_MAX_STEPS 50    /* step lines in the summary, then "... N more" */
 
 /* Everything known about losses and the agent's own state. */
 struct report_agent {
@@ -62,6 +64,7 @@ struct report_input {
 	uint64_t end_ns;               /* CLOCK_REALTIME */
 	uint64_t mono_to_real_ns;      /* add to CLOCK_MONOTONIC (mod 2^64) for CLOCK_REALTIME */
 	const struct cgtab *cgroups;   /* cgroup paths by id; NULL: none known */
+	const struct steps *steps;     /* steps_build() of the same table; NULL: no steps */
 	uint64_t stall_after_ns;       /* signals: no progress this long is "stalled" (0: off) */
 	uint64_t io_wait_after_ns;     /* signals: this much I/O wait in one process is "io_wait" (0: off) */
 	uint64_t net_wait_after_ns;    /* signals: this much time in network calls is "net_wait" (0: off) */

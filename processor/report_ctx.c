@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "cgctx.h"
+
 struct proc_waits report_waits(const struct proc *p)
 {
 	struct proc_waits w = { 0 };
@@ -36,6 +38,39 @@ const char *report_cgroup_path(const struct proc *p, const struct cgtab *cg)
 	if (v2 && strcmp(v2, "/") != 0)
 		return v2;
 	return v1 ? v1 : v2;
+}
+
+bool report_cgroup_context(const struct proc *p, const struct cgtab *cg, struct cgctx *out)
+{
+	const char *v2 = cg ? cgtab_path(cg, 0, p->cgroup_id) : NULL;
+	const char *v1 = cg ? cgtab_path(cg, 1, p->cgroup_v1_id) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (v2 && cgctx_parse(v2, strlen(v2), 0, out) == 0 && (out->container_id[0] || out->slurm_job[0]))
+		return true;
+	if (v1 && cgctx_parse(v1, strlen(v1), 0, out) == 0 && (out->container_id[0] || out->slurm_job[0]))
+		return true;
+	/* Neither names a container or a job: the unit and slice of the v2 path, if any. */
+	if (v2 && cgctx_parse(v2, strlen(v2), 0, out) == 0)
+		return true;
+	return v1 != NULL;
+}
+
+static void kv_nonempty(struct json *j, const char *key, const char *v, bool known)
+{
+	json_kv_string(j, key, known && v[0] ? v : NULL);
+}
+
+void report_write_cgroup_context(struct json *j, const struct cgctx *c, bool known)
+{
+	json_kv_string(j, "container_runtime",
+		       known && c->runtime != CGCTX_RT_NONE && c->container_id[0] ? cgctx_runtime_name(c->runtime) : NULL);
+	kv_nonempty(j, "pod_uid", c->pod_uid, known);
+	json_kv_string(j, "pod_qos", known && c->qos != CGCTX_QOS_NONE ? cgctx_qos_name(c->qos) : NULL);
+	kv_nonempty(j, "slurm_job", c->slurm_job, known);
+	kv_nonempty(j, "slurm_step", c->slurm_step, known);
+	kv_nonempty(j, "slurm_task", c->slurm_task, known);
+	kv_nonempty(j, "systemd_unit", c->unit, known);
 }
 
 static const char *mode_name(uint32_t mode)

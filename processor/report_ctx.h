@@ -32,6 +32,17 @@ const char *report_cgroup_path(const struct proc *p, const struct cgtab *cg);
 
 void report_write_files(struct json *j, const struct proc *p);
 
+/*
+ * What its cgroups say about p (cgctx.c): the v2 path first, then the v1
+ * memory path when the v2 one names no container and no SLURM job. False
+ * when neither path is known.
+ */
+struct cgctx;
+bool report_cgroup_context(const struct proc *p, const struct cgtab *cg, struct cgctx *out);
+
+/* container_runtime, pod_uid, qos, slurm_job, slurm_step, slurm_task, systemd_unit: null when not known. */
+void report_write_cgroup_context(struct json *j, const struct cgctx *c, bool known);
+
 /* "series" (columnar, CLOCK_REALTIME times) and "peaks"; null when it sent no samples. */
 void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_real_ns);
 

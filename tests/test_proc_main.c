@@ -348,8 +348,12 @@ static void processor_reports_a_run_from_inside_its_sandbox(void **state)
 	assert_contains(report, "\"end_ns\":1800000000000000000,\"agent\":{\"dropped\":1,\"kernel_drops\":1,");
 	assert_contains(report, "\"end_record\":true,\"collector_lost\":false,\"control_end\":true,\"interrupted\":false");
 	assert_contains(report, "\"pid\":4243,\"ppid\":4242,");
-	assert_contains(report, "\"tool\":\"samtools sort\",\"step\":null,\"exit_code\":3,");
-	assert_contains(report, "{\"kind\":\"failed\",\"pid\":4243,\"step\":null,\"tool\":\"samtools sort\",\"cgroup\":null,\"exit_code\":3}");
+	/* A child subtree of the command is a (generic) step of its own, named by its tool. */
+	assert_contains(report, "\"tool\":\"samtools sort\",\"step\":\"proc-4243\",\"exit_code\":3,");
+	assert_contains(report, "{\"kind\":\"failed\",\"pid\":4243,\"step\":\"proc-4243\",\"tool\":\"samtools sort\","
+				"\"cgroup\":null,\"exit_code\":3}");
+	assert_contains(report, "\"steps\":[{\"id\":\"proc-4243\",\"name\":\"samtools sort\",\"tools\":[\"samtools sort\"],");
+	assert_contains(summary, "steps: ");
 	assert_contains(report, "\"pid\":10599,");
 	assert_true(strstr(report, "cron") == NULL);
 	assert_contains(summary, "FAILED exit 3");

@@ -376,7 +376,8 @@ static void process_has_the_design_fields_in_order_then_extras(void **state)
 			   "\"oom_killed\":false,\"cpu_user_ns\":3000000,\"cpu_sys_ns\":1000000,"
 			   "\"peak_rss_bytes\":1048576,\"read_bytes\":4096,\"write_bytes\":8192,\"rchar\":100,"
 			   "\"wchar\":200,\"net_tx_bytes\":null,\"net_rx_bytes\":null,\"container_id\":null,"
-			   "\"cgroup\":null,\"files\":null,\"cgroup_id\":7,");
+			   "\"cgroup\":null,\"files\":null,\"container_runtime\":null,\"pod_uid\":null,\"pod_qos\":null,"
+			   "\"slurm_job\":null,\"slurm_step\":null,\"slurm_task\":null,\"systemd_unit\":null,\"cgroup_id\":7,");
 	assert_contains(j, "\"ppid_source\":\"fork\",\"exe_inherited\":false,");
 	assert_contains(j, "\"cpu_ns\":4000000,\"cancelled_write_bytes\":0,");
 	assert_contains(j, "\"voluntary_ctxt_switches\":0,\"involuntary_ctxt_switches\":0,\"minor_faults\":0,"

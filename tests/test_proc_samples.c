@@ -344,6 +344,8 @@ static void report_shows_context_files_series_and_the_stalled_leaf(void **state)
 	assert_has(j, "\"cwd\":\"/w\"");
 	assert_has(j, "\"net_tx_bytes\":5,\"net_rx_bytes\":7,\"container_id\":");
 	assert_has(j, dir);
+	assert_has(j, "\"container_id\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"");
+	assert_has(j, "\"container_runtime\":\"docker\"");
 	assert_has(j, "\"files\":[{\"path\":\"/w/fifo.txt\",\"mode\":\"r\"},{\"path\":\"/w/out\",\"mode\":\"w\"}]");
 	assert_has(j, "\"series\":{\"samples\":2,");
 	assert_has(j, "\"rss_bytes\":[2097152,3145728]");

@@ -410,6 +410,19 @@ def cmd_oom(rep, args, fl):
     for s in ooms:
         if not isinstance(s.get("tool"), str) or not s.get("tool"):
             fl.add(f"oom_kill entry {s}: tool missing or empty")
+        if args.cgroup:
+            if s.get("memcg") != args.cgroup:
+                fl.add(f"oom_kill entry: memcg expected {args.cgroup!r} (the cgroup whose limit was hit), got {s}")
+            if s.get("memcg_limit_bytes") != args.limit:
+                fl.add(f"oom_kill entry: memcg_limit_bytes expected {args.limit}, got {s.get('memcg_limit_bytes')}")
+            if args.cgroup not in (p.get("cgroup"), p.get("cgroup_v1_memory")):
+                fl.add(f"{describe(p)}: its cgroup ({p.get('cgroup')!r}, v1 memory {p.get('cgroup_v1_memory')!r}) "
+                       f"should be {args.cgroup!r}")
+        if args.step:
+            steps = {st.get("id") for st in rep.get("steps") or []}
+            if s.get("step") is None or s.get("step") not in steps or s.get("step") != p.get("step"):
+                fl.add(f"oom_kill entry: step should be the hog's step (one of {sorted(steps)}), got {s.get('step')!r}"
+                       f" (process step {p.get('step')!r})")
     others = [q for q in procs if q["oom_killed"] and q is not p]
     if others:
         fl.add(f"only the hog was OOM-killed, yet the report says so of {[describe(q) for q in others]}")
@@ -551,6 +564,9 @@ def main():
     sp.add_argument("--size", type=int, required=True)
     sp = add("oom", cmd_oom)
     sp.add_argument("--mib", type=int, required=True)
+    sp.add_argument("--cgroup", help="the memory cgroup's path below its hierarchy's root")
+    sp.add_argument("--limit", type=int, help="its limit in bytes (with --cgroup)")
+    sp.add_argument("--step", action="store_true", help="the hog must belong to a step, and so its signal")
     add("orphan", cmd_orphan)
     sp = add("scope", cmd_scope)
     sp.add_argument("outside", help="stdout of the storm that ran outside tracer")

@@ -57,8 +57,9 @@ else
 fi
 echo "cgroup v$v: $cg, limit $limit bytes"
 
-# The shell moves itself into the cgroup, then becomes the hog (same pid).
-tracer_run oom --json "$TMP/oom.json" -- sh -c "echo \$\$ >'$cg/cgroup.procs' && exec '$W' hog $mib"
+# The inner shell moves itself into the cgroup, then becomes the hog (same
+# pid): a child of the command, so it is a step of its own.
+tracer_run oom --json "$TMP/oom.json" -- sh -c "sh -c \"echo \\\$\\\$ >'$cg/cgroup.procs' && exec '$W' hog $mib\"; exit \$?"
 kills=$(oom_kills)
 if [ "$TRACER_RC" = 3 ]; then
 	e2e_fail "setup: the hog touched $mib MiB in $cg limited to $limit bytes: the limit was not enforced"
@@ -68,4 +69,4 @@ fi
 	e2e_fail "setup: the kernel counted no OOM kill in $cg (tracer exit $TRACER_RC)"
 }
 expect_rc "the hog was killed by SIGKILL" 137 oom
-check_report oom "$TMP/oom.json" "$TMP/oom.out" --mib "$mib"
+check_report oom "$TMP/oom.json" "$TMP/oom.out" --mib "$mib" --cgroup "/${cg##*/}" --limit "$limit" --step
