@@ -34,17 +34,21 @@ trap 'echo "$stats_was" > /proc/sys/kernel/bpf_stats_enabled; rm -rf "$tmp"' EXI
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 hz=$(getconf CLK_TCK)
 
-# Total run time (ns) of tracer's BPF programs now loaded.
+# Total run time (ns) of tracer's BPF programs now loaded, except those whose ids are in file $1
+# (the programs loaded before our run: another tracer's).
 bpf_ns() {
 	bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
+old = set(open(sys.argv[1]).read().split()) if len(sys.argv) > 1 else set()
 progs = json.load(sys.stdin)
-print(sum(p.get("run_time_ns", 0) for p in progs if p.get("name", "").startswith("handle_")))'
+print(sum(p.get("run_time_ns", 0) for p in progs
+          if p.get("name", "").startswith("handle_") and str(p.get("id")) not in old))' "$@"
 }
-# CPU ticks (user + system) of the collector and the processor now.
+prog_ids() { bpftool -j prog show 2>/dev/null | python3 -c 'import json,sys; print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))'; }
+# CPU ticks (user + system) now of the collector and the processor of the tracer run with pid $1.
 helper_ticks() {
 	local t=0 pid f
-	for pid in $(pgrep -x tracer-collecto) $(pgrep -x tracer-processo); do
+	for pid in $(pgrep -P "$1" -x tracer-collecto) $(pgrep -P "$1" -x tracer-processo); do
 		f=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
 		t=$((t + ${f% *} + ${f#* }))
 	done
@@ -53,6 +57,7 @@ helper_ticks() {
 now_ns() { date +%s%N; }
 
 # --- idle -------------------------------------------------------------------
+prog_ids >"$tmp/old_progs"
 "$tracer" run -- sh -c "for i in \$(seq 1000); do sleep $((idle_s + 10)) & done; wait" 2>"$tmp/idle.err" &
 runner=$!
 for _ in $(seq 100); do
@@ -60,9 +65,9 @@ for _ in $(seq 100); do
 	sleep 0.2
 done
 sleep 2 # let the start-up burst settle
-t0=$(now_ns) c0=$(helper_ticks) b0=$(bpf_ns)
+t0=$(now_ns) c0=$(helper_ticks "$runner") b0=$(bpf_ns "$tmp/old_progs")
 sleep "$idle_s"
-t1=$(now_ns) c1=$(helper_ticks) b1=$(bpf_ns)
+t1=$(now_ns) c1=$(helper_ticks "$runner") b1=$(bpf_ns "$tmp/old_progs")
 wait "$runner" || true
 python3 - "$t0" "$t1" "$c0" "$c1" "$b0" "$b1" "$hz" <<'PY'
 import sys
@@ -95,7 +100,6 @@ pipeline() { # traced|plain: wall ns on stdout
 pipeline plain >/dev/null # warm the page cache and python's
 for ((i = 0; i < runs; i++)); do
 	pipeline plain >>"$tmp/plain"
-	b0=$(bpf_ns)
 	w=$(pipeline traced)
 	echo "$w" >>"$tmp/traced"
 	# BPF time of the run: the programs are gone once it ends, so read the last value it left.
@@ -121,13 +125,15 @@ print(f"agent.pipeline.dropped {rep['agent']['dropped']} records")
 PY
 
 # BPF time during the pipeline: one more traced run, read just before it ends.
+prog_ids >"$tmp/old_progs"
 rm -rf "$tmp/smk/.snakemake" "$tmp/smk"/*.fa* "$tmp/smk"/*.fq "$tmp/smk"/*.bam*
 s=$(now_ns)
 (cd "$tmp/smk" && "$tracer" run -- sh -c "snakemake -c$ncpu -q >/dev/null 2>&1; bpftool -j prog show > $tmp/progs.json") 2>/dev/null
 e=$(now_ns)
-python3 - "$tmp/progs.json" "$s" "$e" "$ncpu" <<'PY'
+python3 - "$tmp/progs.json" "$s" "$e" "$ncpu" "$tmp/old_progs" <<'PY'
 import json, sys
-progs = json.load(open(sys.argv[1]))
+old = set(open(sys.argv[5]).read().split())
+progs = [p for p in json.load(open(sys.argv[1])) if str(p.get("id")) not in old]
 wall = (int(sys.argv[3]) - int(sys.argv[2])) / 1e9
 ns = sum(p.get("run_time_ns", 0) for p in progs if p.get("name", "").startswith("handle_"))
 print(f"agent.pipeline.bpf_cpu_s {ns / 1e9:.4f} s")

@@ -237,6 +237,31 @@ static void gaps_without_progress_are_stalls(void **state)
 	end_session(s);
 }
 
+/* Daemon mode: a process the kernel first met running (no fork, no exec seen) is marked as such. */
+static void preexisting_processes_are_reported_and_marked(void **state)
+{
+	struct session *s = new_session(0);
+	struct tr_sample sm = encode_sample(5 * SEC, 300, 1, 1, 7 * SEC, 8 << 20, 0);
+	struct tr_fork f = encode_fork(6 * SEC, 300, 1, 301, 6 * SEC);
+	struct proc *p, *c;
+
+	(void)state;
+	sm.state_flags |= TR_PSTATE_PREEXISTING;
+	memcpy(sm.comm, "postgres", 9);
+	assert_int_equal(feed(s, TR_SAMPLE, &sm, sizeof(sm)), 0);
+	assert_int_equal(feed(s, TR_FORK, &f, sizeof(f)), 0);
+	p = proctab_lookup(&s->tab, 300, 1);
+	c = proctab_lookup(&s->tab, 301, 6 * SEC);
+	assert_non_null(p);
+	assert_non_null(c);
+	assert_true(p->flags & PROC_F_PREEXISTING);
+	assert_string_equal(p->comm, "postgres");
+	assert_int_equal(p->ppid, 1);
+	assert_false(c->flags & PROC_F_PREEXISTING); /* its child was seen being born */
+	assert_ptr_equal(proctab_parent(&s->tab, c), p);
+	end_session(s);
+}
+
 static void interned_strings_are_shared_and_released(void **state)
 {
 	struct intern in;
@@ -371,6 +396,7 @@ int main(void)
 		cmocka_unit_test(series_over_budget_keep_peaks_and_count),
 		cmocka_unit_test(gaps_without_progress_are_stalls),
 		cmocka_unit_test(interned_strings_are_shared_and_released),
+		cmocka_unit_test(preexisting_processes_are_reported_and_marked),
 		cmocka_unit_test(report_shows_context_files_series_and_the_stalled_leaf),
 	};
 
