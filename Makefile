@@ -51,7 +51,7 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -lseccomp
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent
+BENCHES  := ring overhead agent kernel
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -191,6 +191,9 @@ bench-overhead: all $(BUILD)/bench/spawn
 
 bench-agent: all $(BUILD)/bench/spawn
 	bench/agent.sh $(BUILD)
+
+bench-kernel: all $(BUILD)/bench/spawn
+	bench/kernel.sh $(BUILD)
 
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.

@@ -53,6 +53,7 @@ compare cpu_burn burn "$burn_ms"
 
 # Per-event cost of each program and the daemons' memory, from inside a traced storm.
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
+bpftool -j prog show > "$tmp/others.json" # programs already loaded (other tracers) are not this run's
 "$tracer" run -- sh -c "
 	$spawn storm $storm_n 2 > /dev/null
 	bpftool -j prog show > $tmp/progs.json
@@ -62,10 +63,13 @@ echo 1 > /proc/sys/kernel/bpf_stats_enabled
 			grep -E '^(RssAnon|RssFile|RssShmem):' /proc/\$p/status | sed \"s/^/\$c /\"
 		done
 	done > $tmp/rss.txt" 2>/dev/null
-python3 - "$tmp/progs.json" "$tmp/rss.txt" <<'PY'
+python3 - "$tmp/progs.json" "$tmp/rss.txt" "$tmp/others.json" <<'PY'
 import json, sys
+others = {p["id"] for p in json.load(open(sys.argv[3]))}
 for p in json.load(open(sys.argv[1])):
-    if p.get("name", "").startswith("handle_") and p.get("run_cnt"):
+    if p["id"] in others:
+        continue
+    if p.get("name", "").startswith(("handle_", "nwe_", "nwx_")) and p.get("run_cnt"):
         print(f"bpf.{p['name']}.ns_per_event {p['run_time_ns'] / p['run_cnt']:.1f} ns")
         print(f"bpf.{p['name']}.events {p['run_cnt']} events")
 # RssAnon: the process's own memory. RssFile: binaries and libraries, and for

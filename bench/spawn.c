@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workloads for the overhead benchmark (bench/overhead.sh):
- *   spawn storm N [WORKERS]   fork+exec /bin/true N times, WORKERS in parallel
+ *   spawn storm N [WORKERS]   fork+exec /bin/true N times, WORKERS in parallel, empty environment
+ *   spawn storm-env N [WORKERS]   the same, /bin/true gets this process's environment
  *   spawn burn MS             spin MS milliseconds of CPU time
  * Each prints its own wall time as "elapsed_ns N" on stdout, so the
  * benchmark measures the workload, not tracer's start-up and report.
@@ -16,11 +17,12 @@
 
 #include "ring.h"
 
-static int storm_worker(long n)
+extern char **environ;
+
+static int storm_worker(long n, char *const *envp)
 {
 	static char name[] = "true";
 	char *const argv[] = { name, NULL };
-	char *const envp[] = { NULL };
 
 	for (long i = 0; i < n; i++) {
 		pid_t pid = fork();
@@ -38,7 +40,7 @@ static int storm_worker(long n)
 	return 0;
 }
 
-static int storm(long n, long workers)
+static int storm(long n, long workers, char *const *envp)
 {
 	int failed = 0;
 
@@ -48,7 +50,7 @@ static int storm(long n, long workers)
 		if (pid < 0)
 			return -1;
 		if (pid == 0)
-			_exit(storm_worker(n / workers + (w < n % workers)) ? 1 : 0);
+			_exit(storm_worker(n / workers + (w < n % workers), envp) ? 1 : 0);
 	}
 	for (long w = 0; w < workers; w++) {
 		int st;
@@ -83,12 +85,16 @@ int main(int argc, char **argv)
 	uint64_t start = ring_now_ns();
 	int rc;
 
+	static char *const no_env[] = { NULL };
+
 	if (argc >= 3 && !strcmp(argv[1], "storm"))
-		rc = storm(atol(argv[2]), argc >= 4 ? atol(argv[3]) : 2);
+		rc = storm(atol(argv[2]), argc >= 4 ? atol(argv[3]) : 2, no_env);
+	else if (argc >= 3 && !strcmp(argv[1], "storm-env"))
+		rc = storm(atol(argv[2]), argc >= 4 ? atol(argv[3]) : 2, environ);
 	else if (argc == 3 && !strcmp(argv[1], "burn"))
 		rc = burn(atol(argv[2]));
 	else {
-		fprintf(stderr, "usage: spawn storm N [WORKERS] | spawn burn MS\n");
+		fprintf(stderr, "usage: spawn storm|storm-env N [WORKERS] | spawn burn MS\n");
 		return 2;
 	}
 	if (rc) {

@@ -270,7 +270,7 @@ int handle_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	ctgid = BPF_CORE_READ(child, tgid);
 	cst.start_ns = BPF_CORE_READ(child, start_time); /* the child leads its group */
-	cst.last_sample_ns = bpf_ktime_get_ns();         /* first sample one interval after birth */
+	cst.last_sample_ns = bpf_ktime_get_ns();                /* first sample one interval after birth */
 	cst.flags = pst->flags & (TR_PSTATE_TRACED | PS_EXCLUDED | PS_NOT_INCLUDED);
 	if (bpf_map_update_elem(&pstates, &ctgid, &cst, BPF_ANY))
 		count_drop(TR_DROP_STATE);

@@ -115,7 +115,7 @@ static __always_inline void maybe_sample(struct tr_pstate *st, __u32 tgid, __u32
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	if (now - st->last_sample_ns < sample_interval_ns - sample_interval_ns / 16)
+	if (now < st->last_sample_ns + sample_interval_ns - sample_interval_ns / 16)
 		return;
 	st->last_sample_ns = now;
 	if (pstate_of(tgid, process_start(current_task())))

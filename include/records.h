@@ -255,9 +255,11 @@ struct tr_file {
 
 /*
  * kernel_drops[] is indexed by record type (16..22). Index TR_DROP_STATE,
- * below every type, counts processes the programs could not keep state for
- * (their state map was full): records about them are missing (forks,
- * samples, files, exit figures), so they are losses like the others.
+ * below every type, counts failed inserts into the programs' per-process
+ * state map (it was full): records about those processes are missing
+ * (forks, samples, files, exit figures), so they are losses like the
+ * others. A process already running when tracing started is retried, and
+ * counted, at each event of its own while the map stays full.
  */
 #define TR_DROP_STATE 0
 
