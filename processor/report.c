@@ -514,6 +514,7 @@ static void write_agent(struct json *j, const struct report_agent *a)
 int report_json(struct obuf *o, struct proctab *t, const struct report_input *in)
 {
 	struct sig_list sl = { 0 };
+	struct step_series *series;
 	struct members m;
 	struct json j;
 	int err = collect(t, &m);
@@ -541,7 +542,9 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 	for (size_t i = 0; i < m.n; i++)
 		write_process(&j, m.v[i], in);
 	json_array_end(&j);
-	report_write_steps(&j, in->steps, in->mono_to_real_ns);
+	series = report_step_series(in->steps, m.v, m.n);
+	report_write_steps(&j, in->steps, series, in->mono_to_real_ns);
+	free(series);
 	if (in->steps)
 		report_write_run(&j, in->steps);
 	if (collect_signals(t, &m, in, &sl) == 0)

@@ -17,7 +17,9 @@
 
 #include "encode.h"
 #include "report.h"
+#include "report_steps.h"
 #include "session.h"
+#include "steps.h"
 
 #define SEC 1000000000ULL
 
@@ -385,6 +387,73 @@ static void report_shows_context_files_series_and_the_stalled_leaf(void **state)
 	end_session(s);
 }
 
+/*
+ * A step's series sums its processes: all of the CPU and I/O they had at
+ * exit is spread over its buckets (nothing lost, nothing counted twice),
+ * and its RSS column sums the processes running side by side.
+ */
+static void step_series_sum_the_step_processes(void **state)
+{
+	static unsigned char buf[DECODE_MAX_LEN];
+	struct session *s = calloc(1, sizeof(*s));
+	struct steps st;
+	struct step_series *ss;
+	struct proc *v[3];
+	uint64_t cpu = 0, io = 0, rss_peak = 0;
+	size_t n;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(session_init(s, 64, 100, 1), 0);
+	n = encode_exec(buf, sizeof(buf), 1 * SEC, 100, 1, 5, "/bin/bash", (const char *[]){ "bash", "run.sh", NULL });
+	assert_int_equal(feed(s, TR_EXEC, buf, n), 0);
+	/* Two children of the root, each a step: 102 runs beside 101. */
+	for (uint32_t c = 101; c <= 102; c++) {
+		struct tr_fork f = encode_fork(1 * SEC + c, 100, 5, c, 1 * SEC + c);
+		struct tr_exit x = { .hdr = encode_hdr(TR_EXIT, 9 * SEC), .pid = c, .tgid = c, .ppid = 100,
+				     .start_ns = 1 * SEC + c, .runtime_ns = 7 * SEC + c, .read_bytes = 1000 * c,
+				     .write_bytes = 5, .maxrss_bytes = 9 << 20 };
+
+		assert_int_equal(feed(s, TR_FORK, &f, sizeof(f)), 0);
+		n = encode_exec(buf, sizeof(buf), 1 * SEC + c + 1, c, 100, 1 * SEC + c, "/usr/bin/bwa",
+				(const char *[]){ "bwa", "mem", "ref.fa", NULL });
+		assert_int_equal(feed(s, TR_EXEC, buf, n), 0);
+		for (uint64_t t = 2; t <= 8; t++) {
+			struct tr_sample sm = encode_sample(t * SEC, c, 1 * SEC + c, 100, (t - 1) * SEC, (c - 100) << 20, 0);
+
+			sm.read_bytes = 100 * t;
+			assert_int_equal(feed(s, TR_SAMPLE, &sm, sizeof(sm)), 0);
+		}
+		assert_int_equal(feed(s, TR_EXIT, &x, sizeof(x)), 0);
+	}
+	proctab_mark_tree(&s->tab);
+	assert_int_equal(steps_init(&st, 0, 1), 0);
+	assert_int_equal(steps_build(&st, &s->tab), 0);
+	assert_int_equal(st.n, 2);
+	v[0] = proctab_lookup(&s->tab, 100, 5);
+	v[1] = proctab_lookup(&s->tab, 101, 1 * SEC + 101);
+	v[2] = proctab_lookup(&s->tab, 102, 1 * SEC + 102);
+	ss = report_step_series(&st, v, 3);
+	assert_non_null(ss);
+	for (uint32_t i = 0; i < st.n; i++) {
+		const struct proc *p = st.v[i].main;
+
+		cpu = io = rss_peak = 0;
+		for (unsigned b = 0; b < STEP_SERIES_BUCKETS; b++) {
+			cpu += ss[i].cpu_ns[b];
+			io += ss[i].io_bytes[b];
+			rss_peak = ss[i].rss_bytes[b] > rss_peak ? ss[i].rss_bytes[b] : rss_peak;
+		}
+		/* Spreading rounds down: within a nanosecond per bucket and segment. */
+		assert_true(cpu <= p->exit.runtime_ns && cpu + 8 * STEP_SERIES_BUCKETS >= p->exit.runtime_ns);
+		assert_true(io <= p->exit.read_bytes + 5 && io + 8 * STEP_SERIES_BUCKETS >= p->exit.read_bytes + 5);
+		assert_int_equal(rss_peak, (uint64_t)(p->tgid - 100) << 20);
+	}
+	free(ss);
+	steps_free(&st);
+	end_session(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +466,7 @@ int main(void)
 		cmocka_unit_test(gaps_without_progress_are_stalls),
 		cmocka_unit_test(interned_strings_are_shared_and_released),
 		cmocka_unit_test(preexisting_processes_are_reported_and_marked),
+		cmocka_unit_test(step_series_sum_the_step_processes),
 		cmocka_unit_test(report_shows_context_files_series_and_the_stalled_leaf),
 	};
 
