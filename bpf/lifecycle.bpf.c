@@ -398,7 +398,6 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	return 0;
 }
 
-/* page_counter's "no limit" (PAGE_COUNTER_MAX = LONG_MAX / PAGE_SIZE on 64-bit). */
 #define MEMCG_DEPTH_MAX 8
 
 /*
@@ -410,25 +409,24 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 static __always_inline void oom_memcg(struct tr_oom *r, struct task_struct *task)
 {
 	struct cgroup_subsys_state *css = memory_css(task), *own = css;
-	__u64 unlimited = 0x7fffffffffffffffULL / page_size;
+	__u64 unlimited = 0x7fffffffffffffffULL / page_size; /* PAGE_COUNTER_MAX on 64-bit: no limit */
 	struct mem_cgroup *memcg;
+	bool limited = false;
 
-	for (int i = 0; i < MEMCG_DEPTH_MAX && css; i++) {
-		__u64 max;
-
+	for (int i = 0; i < MEMCG_DEPTH_MAX && css && !limited; i++) {
 		memcg = (struct mem_cgroup *)((char *)css - bpf_core_field_offset(struct mem_cgroup, css));
-		max = BPF_CORE_READ(memcg, memory.max);
-		if (max < unlimited) {
-			r->memcg_limit_bytes = max * page_size;
-			r->memcg_usage_bytes = BPF_CORE_READ(memcg, memory.usage.counter) * page_size;
-			break;
-		}
-		css = BPF_CORE_READ(css, parent);
+		limited = BPF_CORE_READ(memcg, memory.max) < unlimited;
+		if (!limited)
+			css = BPF_CORE_READ(css, parent);
 	}
-	if (!r->memcg_limit_bytes)
-		css = own; /* no limit anywhere: a global OOM; name the task's own memory cgroup */
+	if (!limited) /* no limit anywhere: a global OOM; name the task's own memory cgroup, limit 0 */
+		css = own;
 	if (!css)
 		return;
+	memcg = (struct mem_cgroup *)((char *)css - bpf_core_field_offset(struct mem_cgroup, css));
+	if (BPF_CORE_READ(memcg, memory.max) < unlimited)
+		r->memcg_limit_bytes = BPF_CORE_READ(memcg, memory.max) * page_size;
+	r->memcg_usage_bytes = BPF_CORE_READ(memcg, memory.usage.counter) * page_size;
 	r->memcg_v1 = css_on_v1(css);
 	r->memcg_id = BPF_CORE_READ(css, cgroup, kn, id);
 	send_cgroup(r->memcg_id, r->memcg_v1, (__u64)BPF_CORE_READ(css, cgroup, kn), 0);

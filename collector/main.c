@@ -10,8 +10,8 @@
  *      and, on SIGHUP, reread the rules into the programs' memory (no bpf())
  *   5. on SIGTERM: drain, write the end record, detach, exit
  *
- * It parses nothing it did not produce, opens no network socket, and
- * allocates nothing in its loop. Its only input from the processor is the
+ * It parses nothing it did not produce but the root-owned rules file
+ * (rules.c), opens no network socket, and allocates nothing in its loop. Its only input from the processor is the
  * consumer position in the ring, which shm/ring.c validates where it reads it.
  */
 #include <errno.h>
