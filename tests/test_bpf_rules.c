@@ -5,11 +5,14 @@
  * inherited by children; the environment allowlist extended by the file;
  * rules republished while loaded (the SIGHUP path: a memory copy, no
  * bpf()); and the file's own checks (owner, mode, file:line errors),
- * including a reload inside the real collector's sandbox. Needs root.
+ * including a reload inside the real collector's sandbox; and the
+ * collector leaving out the programs of a tracepoint the kernel lacks.
+ * Needs root.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -306,6 +310,73 @@ static void test_too_many_rules_refused(void **state)
 	expect_refused(text, 0644, 0, "environment keys");
 }
 
+/* The real collector's binary, or NULL (with a note) when it is not built. */
+static const char *collector_bin(void)
+{
+	static char bin[PATH_MAX];
+
+	snprintf(bin, sizeof(bin), "%s/tracer-collector", getenv("TRACER_BUILD") ? getenv("TRACER_BUILD") : "build");
+	if (access(bin, X_OK) == 0)
+		return bin;
+	fprintf(stderr, "%s not built: the collector binary is not tested here\n", bin);
+	return NULL;
+}
+
+/*
+ * Start the real collector (with the rules file, tracing only pid 1, its
+ * stderr into dir/collector.log) and wait until it is ready: loaded,
+ * sandboxed, serving. hide_sock: in a mount namespace of its own where the
+ * sock tracepoints are hidden under an empty tmpfs, as on a kernel before 6.3.
+ */
+static pid_t start_collector(const char *bin, bool hide_sock)
+{
+	char sock[128], log[128], fdnum[16], c;
+	int ready[2], fd;
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/c.sock", dir);
+	snprintf(log, sizeof(log), "%s/collector.log", dir);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		close(ready[0]);
+		if (hide_sock && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+				  mount("tmpfs", "/sys/kernel/tracing/events/sock", "tmpfs", 0, "size=4k")))
+			_exit(126);
+		snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
+		execl(bin, bin, "--socket", sock, "--consumer-uid", "65534", "--rules", rules_path, "--ready-fd", fdnum,
+		      "--trace-pid", "1", (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	assert_true(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	return pid;
+}
+
+/* Stop it (SIGTERM), check it exited 0, and return what it said. */
+static const char *stop_collector(pid_t pid)
+{
+	static char said[8192];
+	char log[128];
+	ssize_t n;
+	int fd, st;
+
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	snprintf(log, sizeof(log), "%s/collector.log", dir);
+	fd = open(log, O_RDONLY);
+	n = read(fd, said, sizeof(said) - 1);
+	close(fd);
+	said[n > 0 ? n : 0] = 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("the collector ended with status %#x; it said:\n%s", st, said);
+	return said;
+}
+
 /*
  * The real collector, sandboxed (uid 65533, no capabilities, seccomp):
  * SIGHUP rereads the rules inside the sandbox (a forbidden syscall would
@@ -313,58 +384,42 @@ static void test_too_many_rules_refused(void **state)
  */
 static void test_collector_reloads_rules_in_its_sandbox(void **state)
 {
-	char sock[128], log[128], said[8192], bin[PATH_MAX];
-	int ready[2], fd, st;
+	const char *bin = collector_bin(), *said;
 	pid_t pid;
-	ssize_t n;
-	char c;
 
 	(void)state;
-	snprintf(bin, sizeof(bin), "%s", getenv("TRACER_BUILD") ? getenv("TRACER_BUILD") : "build");
-	strncat(bin, "/tracer-collector", sizeof(bin) - strlen(bin) - 1);
-	if (access(bin, X_OK)) {
-		fprintf(stderr, "%s not built: collector reload not tested\n", bin);
+	if (!bin)
 		return;
-	}
-	snprintf(sock, sizeof(sock), "%s/c.sock", dir);
-	snprintf(log, sizeof(log), "%s/collector.log", dir);
 	harness_write_file(rules_path, "exclude uid 4\n");
-	assert_int_equal(pipe(ready), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char fdnum[16];
-
-		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(ready[0]);
-		snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
-		execl(bin, bin, "--socket", sock, "--consumer-uid", "65534", "--rules", rules_path, "--ready-fd", fdnum,
-		      "--trace-pid", "1", (char *)NULL);
-		_exit(127);
-	}
-	close(ready[1]);
-	assert_true(read(ready[0], &c, 1) == 1); /* loaded, sandboxed, serving */
-	close(ready[0]);
+	pid = start_collector(bin, false);
 	harness_write_file(rules_path, "exclude uid 5\nenv ANOTHER_KEY\n");
 	assert_int_equal(kill(pid, SIGHUP), 0);
 	usleep(300000);
 	harness_write_file(rules_path, "exclude uid 5\nnonsense here\n");
 	assert_int_equal(kill(pid, SIGHUP), 0);
 	usleep(300000);
-	assert_int_equal(kill(pid, SIGTERM), 0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	fd = open(log, O_RDONLY);
-	n = read(fd, said, sizeof(said) - 1);
-	close(fd);
-	said[n > 0 ? n : 0] = 0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		fail_msg("the collector ended with status %#x; it said:\n%s", st, said);
+	said = stop_collector(pid);
 	assert_non_null(strstr(said, "rules reloaded from"));
 	assert_non_null(strstr(said, ":2: expected"));
 	assert_non_null(strstr(said, "the previous rules stay in force"));
 	harness_write_file(rules_path, "include exe tracer-incl\nexclude exe tracer-excl\nexclude uid 54321\n"
 				       "env MY_JOB_TAG\n");
+}
+
+/* A kernel without the sock tracepoints (before 6.3): their programs are left out, with a warning each. */
+static void test_collector_leaves_out_programs_of_missing_tracepoints(void **state)
+{
+	const char *bin = collector_bin(), *said;
+
+	(void)state;
+	if (!bin || access("/sys/kernel/tracing/events/sock", F_OK)) {
+		fprintf(stderr, "no collector, or no /sys/kernel/tracing/events/sock to hide: not tested\n");
+		return;
+	}
+	said = stop_collector(start_collector(bin, true));
+	assert_non_null(strstr(said, "<4>this kernel has no tracepoint sock/sock_send_length: handle_net_tx is left out"));
+	assert_non_null(strstr(said, "<4>this kernel has no tracepoint sock/sock_recv_length: handle_net_rx is left out"));
+	assert_non_null(strstr(said, "<6>collecting"));
 }
 
 static int setup(void **state)
@@ -408,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_rules_file_refused_with_file_line_and_remedy),
 		cmocka_unit_test(test_too_many_rules_refused),
 		cmocka_unit_test(test_collector_reloads_rules_in_its_sandbox),
+		cmocka_unit_test(test_collector_leaves_out_programs_of_missing_tracepoints),
 	};
 	const char *why = harness_unavailable();
 
