@@ -273,6 +273,8 @@ static __always_inline struct tr_pstate *pstate_current(struct task_struct *t, _
 	struct tr_pstate *st = bpf_map_lookup_elem(&pstates, &tgid);
 	struct tr_pstate fresh = {};
 
+	if (st && !st->start_ns) /* seeded by the collector (--trace-pid): claimed by its first event */
+		st->start_ns = process_start(t);
 	if (st || trace_subtree)
 		return st;
 	if (BPF_CORE_READ(t, flags) & (PF_KTHREAD_FLAG | PF_EXITING_FLAG))

@@ -166,14 +166,7 @@ int bpf_start(struct bpf_state *b, const struct load_options *o, struct rules_fi
 	start_timers(b, o->sample_interval_ms);
 	return 0;
 fail:
-	bpf_stop(b);
-	return -1;
-}
-
-void bpf_stop(struct bpf_state *b)
-{
-	while (b->n_timers > 0)
-		bpf_link__destroy(b->timers[--b->n_timers]);
-	tracer_bpf__destroy(b->skel);
+	tracer_bpf__destroy(s);
 	b->skel = NULL;
+	return -1;
 }

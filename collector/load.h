@@ -50,9 +50,6 @@ struct bpf_state {
 /* As root: load, publish r->next, seed the traced process, attach, start the timers. 0 or -1 (logged). */
 int bpf_start(struct bpf_state *b, const struct load_options *o, struct rules_file *r);
 
-/* Detach and unload (tests: the sandboxed collector just exits, which does the same). */
-void bpf_stop(struct bpf_state *b);
-
 /* As root, before the sandbox: resolve the file (path may be NULL), find the cgroup hierarchies, read. */
 int rules_init(struct rules_file *f, const char *path);
 

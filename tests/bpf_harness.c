@@ -64,7 +64,10 @@ void harness_stop(void)
 	char cmd[128];
 
 	ring_buffer__free(H.rb);
-	bpf_stop(&H.bpf);
+	/* Detach and unload: the collector never does (it exits, which does the same). */
+	while (H.bpf.n_timers > 0)
+		bpf_link__destroy(H.bpf.timers[--H.bpf.n_timers]);
+	tracer_bpf__destroy(H.bpf.skel);
 	free(H.recs);
 	H.recs = NULL;
 	H.len = H.cap = 0;

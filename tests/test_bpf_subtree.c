@@ -83,6 +83,9 @@ static void test_only_the_seeded_process_and_its_descendants_are_traced(void **s
 {
 	const struct tr_fork *f;
 	const struct tr_exec *e;
+	const struct tr_file *file;
+	const struct tr_exit *x;
+	uint64_t root_start = 0;
 	size_t pos = 0;
 	pid_t other, child = 0, orphan;
 	unsigned forks = 0;
@@ -100,8 +103,10 @@ static void test_only_the_seeded_process_and_its_descendants_are_traced(void **s
 	/* The root's fork of the child, the child's exec of /bin/true, both exits. */
 	while ((f = harness_next(&pos, TR_FORK, NULL))) {
 		assert_true((pid_t)f->parent_tgid != getpid() && (pid_t)f->parent_tgid != other);
-		if ((pid_t)f->parent_tgid == root_pid && !child)
+		if ((pid_t)f->parent_tgid == root_pid && !child) {
 			child = (pid_t)f->child_tgid;
+			root_start = f->parent_start_ns;
+		}
 		forks++;
 	}
 	assert_int_equal(forks, 3); /* child, orphan's parent, orphan */
@@ -109,7 +114,15 @@ static void test_only_the_seeded_process_and_its_descendants_are_traced(void **s
 	assert_non_null(e);
 	assert_string_equal((const char *)(e + 1), "/bin/true");
 	assert_non_null(harness_find(TR_EXIT, child, NULL));
-	assert_non_null(harness_find(TR_FILE, root_pid, NULL));
+	/* The root's state was seeded without a start time: its first event (the fork) claimed it. */
+	file = harness_find(TR_FILE, root_pid, NULL);
+	x = harness_find(TR_EXIT, root_pid, NULL);
+	assert_non_null(file);
+	assert_non_null(x);
+	assert_true(x->start_ns != 0);
+	assert_int_equal(file->start_ns, x->start_ns);
+	assert_int_equal(root_start, x->start_ns);
+	assert_int_equal(x->state_flags, TR_PSTATE_TRACED);
 	assert_non_null(harness_find(TR_FILE, orphan, NULL));
 	/* Nothing about any other process: not the unrelated one, not this test itself. */
 	for (unsigned t = TR_EXEC; t < TR_KERNEL_TYPES_END; t++) {
