@@ -4,9 +4,11 @@
 #    CPU (from /proc, between two points once all are alive) plus BPF program
 #    time (kernel.bpf_stats_enabled), as a share of one core (target <= 1%);
 #  - pipeline: the Snakemake pipeline (bwa, samtools, wgsim) on a larger input,
-#    run RUNS times with and without `tracer run`, interleaved: median wall
-#    time ratio (target <= 1.01) and the agent's CPU (helpers + BPF) as a share
-#    of the machine during the traced runs (target <= 2%);
+#    run RUNS times with and without `tracer run`, interleaved: median ratio of
+#    the pipeline's own wall time (timed inside the command, target <= 1.01),
+#    the same from outside (tracer's start-up and stop included), tracer run's
+#    fixed cost (`tracer run -- true`), and the agent's CPU (helpers + BPF) as
+#    a share of the machine during the traced runs (target <= 2%);
 #  - memory: the processor's peak RSS for an exec storm of 1,000 and of
 #    STORM_BIG (100,000) processes in one run, and the difference per process.
 # Results: one "<metric> <value> <unit>" per line on stdout. Needs root.
@@ -84,39 +86,59 @@ PY
 # --- pipeline ---------------------------------------------------------------
 mkdir "$tmp/smk"
 sed -e "s/-N 2000/-N $reads/" -e 's/range(20000)/range(2000000)/' "$here/../tests/e2e/data/Snakefile" >"$tmp/smk/Snakefile"
-pipeline() { # traced|plain: wall ns on stdout
+# The pipeline timed from inside the command: its own wall time, into $tmp/inner.
+cat >"$tmp/timed.sh" <<EOS
+#!/bin/sh
+s=\$(date +%s%N)
+snakemake -c$ncpu -q >/dev/null 2>&1
+rc=\$?
+echo \$((\$(date +%s%N) - s)) >"$tmp/inner"
+exit \$rc
+EOS
+chmod 755 "$tmp/timed.sh"
+pipeline() { # traced|plain: "outer_ns inner_ns" on stdout
 	rm -rf "$tmp/smk/.snakemake" "$tmp/smk"/*.fa* "$tmp/smk"/*.fq "$tmp/smk"/*.bam*
 	local s e
 	s=$(now_ns)
 	if [ "$1" = traced ]; then
-		(cd "$tmp/smk" && "$tracer" run --json "$tmp/smk.json" -- snakemake -c"$ncpu" -q >/dev/null 2>"$tmp/smk.err")
+		(cd "$tmp/smk" && "$tracer" run --json "$tmp/smk.json" -- "$tmp/timed.sh" 2>"$tmp/smk.err")
 	else
-		(cd "$tmp/smk" && snakemake -c"$ncpu" -q >/dev/null 2>&1)
+		(cd "$tmp/smk" && "$tmp/timed.sh")
 	fi
 	e=$(now_ns)
-	echo $((e - s))
+	echo "$((e - s)) $(cat "$tmp/inner")"
 }
-: >"$tmp/plain" ; : >"$tmp/traced" ; : >"$tmp/cost"
+: >"$tmp/plain" ; : >"$tmp/traced" ; : >"$tmp/cost" ; : >"$tmp/fixed"
 pipeline plain >/dev/null # warm the page cache and python's
 for ((i = 0; i < runs; i++)); do
 	pipeline plain >>"$tmp/plain"
 	w=$(pipeline traced)
 	echo "$w" >>"$tmp/traced"
+	w=${w% *}
+	s=$(now_ns)
+	"$tracer" run -- true 2>/dev/null
+	echo $(($(now_ns) - s)) >>"$tmp/fixed"
 	# BPF time of the run: the programs are gone once it ends, so read the last value it left.
 	grep -o 'collector cpu [0-9.]* s.*processor cpu [0-9.]* s' "$tmp/smk.err" |
 		awk -v w="$w" '{ print $3 + $10, w }' >>"$tmp/cost"
 done
-python3 - "$tmp/plain" "$tmp/traced" "$tmp/cost" "$ncpu" "$tmp/smk.json" <<'PY'
+python3 - "$tmp/plain" "$tmp/traced" "$tmp/cost" "$ncpu" "$tmp/smk.json" "$tmp/fixed" <<'PY'
 import json, statistics, sys
-plain = [int(x) for x in open(sys.argv[1])]
-traced = [int(x) for x in open(sys.argv[2])]
+plain = [list(map(int, l.split())) for l in open(sys.argv[1])]
+traced = [list(map(int, l.split())) for l in open(sys.argv[2])]
 cost = [tuple(map(float, l.split())) for l in open(sys.argv[3])]
 ncpu = int(sys.argv[4])
 rep = json.load(open(sys.argv[5]))
-mp, mt = statistics.median(plain), statistics.median(traced)
-print(f"agent.pipeline.plain_s {mp / 1e9:.3f} s")
-print(f"agent.pipeline.traced_s {mt / 1e9:.3f} s")
-print(f"agent.pipeline.ratio {mt / mp:.4f} ratio")
+fixed = [int(x) for x in open(sys.argv[6])]
+def med(rows, i):
+    return statistics.median(r[i] for r in rows)
+print(f"agent.pipeline.plain_s {med(plain, 1) / 1e9:.3f} s")
+print(f"agent.pipeline.traced_s {med(traced, 1) / 1e9:.3f} s")
+print(f"agent.pipeline.ratio {med(traced, 1) / med(plain, 1):.4f} ratio")
+print(f"agent.pipeline.outer_plain_s {med(plain, 0) / 1e9:.3f} s")
+print(f"agent.pipeline.outer_traced_s {med(traced, 0) / 1e9:.3f} s")
+print(f"agent.pipeline.outer_ratio {med(traced, 0) / med(plain, 0):.4f} ratio")
+print(f"agent.run.fixed_cost_s {statistics.median(fixed) / 1e9:.3f} s")
 share = statistics.median(c / (w / 1e9) / ncpu * 100 for c, w in cost)
 print(f"agent.pipeline.helpers_share_of_machine {share:.3f} %")
 print(f"agent.pipeline.processes {len(rep['processes'])} processes")

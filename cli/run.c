@@ -40,6 +40,7 @@
 
 #define EXIT_TRACER 125          /* tracer itself failed */
 #define READY_TIMEOUT_MS 30000
+#define STOP_TIMEOUT_MS 30000 /* SIGTERM to "stopped": a drain of the kernel buffer, then the end record */
 #define PROCESSOR_USER "nobody"  /* must differ from the collector's uid (65533) */
 
 struct run {
@@ -54,6 +55,7 @@ struct run {
 	uid_t proc_uid;
 	uint64_t start_ns;       /* CLOCK_REALTIME before anything of the run existed */
 	pid_t reaper, cmd_pid, collector, processor;
+	int collector_status_r;  /* the collector's "ready", later its "stopped CPU_NS MAXRSS_KIB" */
 	int go_w;                /* write "g" to let CMD exec */
 	int status_r;            /* the reaper's report: CMD's raw wait status */
 	int control_w;           /* to the processor: the end line */
@@ -319,7 +321,7 @@ static int wait_ready(int fd, const char *what)
 		fprintf(stderr, "tracer: the %s did not start within %d s\n", what, READY_TIMEOUT_MS / 1000);
 		return -1;
 	}
-	n = read(fd, buf, sizeof(buf));
+	n = read(fd, buf, 6); /* no more: the collector says "stopped ..." on the same pipe later */
 	if (n != 6 || memcmp(buf, "ready\n", 6)) {
 		fprintf(stderr, "tracer: the %s failed to start (its messages are above)\n", what);
 		return -1;
@@ -374,7 +376,7 @@ static int start_collector(struct run *r)
 	r->collector = spawn(argv, &ready[1], 1);
 	close(ready[1]);
 	err = r->collector < 0 ? -1 : wait_ready(ready[0], "collector");
-	close(ready[0]);
+	r->collector_status_r = ready[0];
 	return err;
 }
 
@@ -487,16 +489,52 @@ static uint64_t tv_ns(struct timeval tv)
  * program time is charged to the traced tasks, not here: see
  * docs/benchmarks.md for how it is measured).
  */
-static void print_agent_cost(const struct rusage *c, const struct rusage *p)
+static void print_agent_cost(uint64_t collector_cpu_ns, long collector_maxrss, const struct rusage *p)
 {
 	fprintf(stderr, "tracer: own cost: collector cpu %.3f s, peak rss %ld KiB; processor cpu %.3f s, peak rss %ld KiB\n",
-		(double)(tv_ns(c->ru_utime) + tv_ns(c->ru_stime)) / 1e9, c->ru_maxrss,
+		(double)collector_cpu_ns / 1e9, collector_maxrss,
 		(double)(tv_ns(p->ru_utime) + tv_ns(p->ru_stime)) / 1e9, p->ru_maxrss);
+}
+
+/*
+ * The collector's "stopped CPU_NS MAXRSS_KIB" line: everything is in the
+ * ring. Its exit can then take the kernel a second or more (detaching the
+ * programs waits for RCU grace periods), which nobody needs to wait for.
+ * 0, or -1 when it died or hung instead (then it is reaped, or killed).
+ */
+static int collector_stopped(struct run *r, uint64_t *cpu_ns, long *maxrss)
+{
+	struct pollfd p = { .fd = r->collector_status_r, .events = POLLIN };
+	char buf[80];
+	unsigned long long cpu;
+	ssize_t n = 0;
+	int st = 0;
+
+	if (poll(&p, 1, STOP_TIMEOUT_MS) == 1)
+		n = read(r->collector_status_r, buf, sizeof(buf) - 1);
+	close(r->collector_status_r);
+	if (n > 0) {
+		buf[n] = 0;
+		if (sscanf(buf, "stopped %llu %ld", &cpu, maxrss) == 2) {
+			*cpu_ns = cpu;
+			waitpid(r->collector, &st, WNOHANG); /* reaped now if it is already gone; else init will */
+			return 0;
+		}
+	}
+	if (waitpid(r->collector, &st, WNOHANG) == 0) { /* no line and still there: hung */
+		fprintf(stderr, "tracer: the collector did not stop within %d s: killing it\n", STOP_TIMEOUT_MS / 1000);
+		kill(r->collector, SIGKILL);
+		waitpid(r->collector, &st, 0);
+	}
+	fprintf(stderr, "tracer: the collector did not stop cleanly (status %#x)\n", st);
+	return -1;
 }
 
 static int finish(struct run *r, int status)
 {
-	struct rusage cru, pru;
+	struct rusage pru;
+	uint64_t collector_cpu_ns = 0;
+	long collector_maxrss = 0;
 	char line[64];
 	int st, len, err = 0;
 
@@ -505,10 +543,8 @@ static int finish(struct run *r, int status)
 		err = -1;
 	close(r->control_w);
 	kill(r->collector, SIGTERM);
-	if (wait4(r->collector, &st, 0, &cru) != r->collector || !WIFEXITED(st) || WEXITSTATUS(st)) {
-		fprintf(stderr, "tracer: the collector did not stop cleanly (status %#x)\n", st);
+	if (collector_stopped(r, &collector_cpu_ns, &collector_maxrss))
 		err = -1;
-	}
 	if (wait4(r->processor, &st, 0, &pru) != r->processor || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "tracer: the processor failed (status %#x): no report\n", st);
 		return -1;
@@ -516,7 +552,7 @@ static int finish(struct run *r, int status)
 	if (copy_out(r->summary_fd, STDERR_FILENO))
 		err = -1;
 	if (!err)
-		print_agent_cost(&cru, &pru);
+		print_agent_cost(collector_cpu_ns, collector_maxrss, &pru);
 	if (r->json_path && write_json(r))
 		err = -1;
 	return err;
@@ -532,7 +568,7 @@ static void cleanup(struct run *r)
 
 int cmd_run(int argc, char **argv)
 {
-	struct run r = { .report_fd = -1, .summary_fd = -1, .control_w = -1 };
+	struct run r = { .report_fd = -1, .summary_fd = -1, .control_w = -1, .collector_status_r = -1 };
 	int raw = 0, status;
 
 	r.start_ns = realtime_ns();

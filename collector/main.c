@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ struct options {
 	const char *user;      /* drop to this user (name or uid) */
 	uid_t consumer_uid;    /* only this uid receives the ring */
 	unsigned ring_order;
-	int ready_fd;          /* write "ready\n" here once serving, -1: none */
+	int ready_fd;          /* "ready\n" here once serving, "stopped CPU_NS MAXRSS_KIB\n" when done; -1: none */
 	const char *rules;     /* --rules FILE, or NULL */
 	struct load_options load;
 };
@@ -335,6 +336,28 @@ static void finish(struct collector *col)
 		(unsigned long long)col->records_copied, (unsigned long long)col->ring.drops_total);
 }
 
+/*
+ * Tell whoever started us that everything is in the ring, and what we
+ * cost. Exiting can then take the kernel a second or two (detaching
+ * every program waits for RCU grace periods): nobody needs to wait for it.
+ */
+static void report_stopped(int fd)
+{
+	struct rusage ru;
+	char line[80];
+	int n;
+
+	if (fd < 0 || getrusage(RUSAGE_SELF, &ru))
+		return;
+	n = snprintf(line, sizeof(line), "stopped %llu %ld\n",
+		     (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+			     (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL,
+		     ru.ru_maxrss);
+	if (write(fd, line, (size_t)n) != n)
+		fprintf(stderr, "<4>cannot report the stop on fd %d: %s\n", fd, strerror(errno));
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	static struct collector state; /* lives as long as the process; nothing allocated */
@@ -359,12 +382,13 @@ int main(int argc, char **argv)
 	}
 	if (sandbox_collector(o.user)) /* from here on: no capabilities, seccomp */
 		return 1;
-	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
+	if (o.ready_fd >= 0 && write(o.ready_fd, "ready\n", 6) != 6)
 		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
 	fprintf(stderr, "<6>collecting: ring %llu KiB on %s for uid %u\n",
 		(unsigned long long)(col->ring.size >> 10), o.socket_path, (unsigned)o.consumer_uid);
 	run_loop(col, o.consumer_uid);
 	finish(col);
+	report_stopped(o.ready_fd);
 	/*
 	 * No teardown calls: detaching needs syscalls the sandbox does not
 	 * allow (ioctl, bpf). Exiting closes every fd, and the kernel detaches

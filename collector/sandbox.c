@@ -26,6 +26,7 @@ static const char *const collector_syscalls[] = {
 	"munmap", "madvise", "brk",                  /* freeing at exit */
 	"rt_sigreturn", "rt_sigprocmask", "restart_syscall",
 	"newfstatat", "fstat", "getpid",
+	"getrusage",                                 /* its own cost, reported when it stops */
 	"exit", "exit_group",
 	NULL,
 };
