@@ -13,7 +13,7 @@ BUILD    ?= build
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wundef -Wvla -Wcast-qual -Wwrite-strings \
             -Wimplicit-fallthrough
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm -Icommon -Iprocessor -isystem $(BUILD)/bpf # generated skeletons: not our warnings
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm -Icommon -Iprocessor -Iingest -isystem $(BUILD)/bpf # generated skeletons: not our warnings
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fno-strict-aliasing -fstack-protector-strong -fPIE \
             -D_FORTIFY_SOURCE=2
@@ -31,13 +31,20 @@ FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
 
 SHM_SRC  := shm/ring.c shm/handover.c
-SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h processor/*.h cli/*.h collector/*.h)
-COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c
+SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h processor/*.h cli/*.h collector/*.h ingest/*.h)
+COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c common/config.c
 # The kernel programs' tests (tests/test_bpf_*.c) load them through the collector's own loader.
 BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # processor/: every module but main.c goes into a library the unit tests link too.
-PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c))
+# common/batch.c (signed batches, keys) and common/config.c (tracer.conf) are shared by the daemons and the CLI.
+PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c)) common/batch.c common/config.c
+# ingest/: every module but main.c goes into a library (the CLI's `tracer report --db` reads the lake through it).
+INGEST_LIB_SRC := $(filter-out ingest/main.c,$(wildcard ingest/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
+# Libraries of the delivery path: io_uring (spool), libsodium (signatures), zlib (compression, crc32),
+# libcurl (upload), SQLite and libmicrohttpd (ingest).
+PROC_LDLIBS := -lseccomp -luring -lsodium -lz -lcurl
+INGEST_LDLIBS := -lmicrohttpd -lsqlite3 -lsodium -lz -lseccomp
 # bpf/*.bpf.c are linked into one object (they share maps), one skeleton: tracer.skel.h.
 # shared.bpf.c defines the shared maps and must come first: libbpf 1.1's
 # linker cannot relocate a map used by an earlier object that declares it extern.
@@ -48,10 +55,10 @@ BPFTOOL  ?= bpftool
 BTF      ?= /sys/kernel/btf/vmlinux
 
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
-TEST_LIBS := $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
-TEST_LDLIBS := -lcmocka -lseccomp
+TEST_LIBS := $(BUILD)/libtracer_ingest.a $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel
+BENCHES  := ring overhead agent kernel delivery
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -61,7 +68,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
 
 .PHONY: demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
-BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer
+BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest
 
 all: $(BUILD)/libtracer_shm.a $(BINARIES) $(BUILD)/tests/e2e/workload
 
@@ -93,18 +100,30 @@ $(BUILD)/tracer-collector: $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtra
 
 # ---- the processor and the CLI -----------------------------------------
 $(BUILD)/libtracer_proc.a: $(PROC_LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/common/priv.o
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/asan/libtracer_proc.a: $(PROC_LIB_SRC:%.c=$(BUILD)/asan/obj/%.o) $(BUILD)/asan/obj/common/priv.o
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/tracer-processor: $(BUILD)/obj/processor/main.o $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lseccomp
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtracer_ingest.a $(BUILD)/libtracer_proc.a
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
+
+# ---- the ingest ---------------------------------------------------------
+$(BUILD)/libtracer_ingest.a: $(INGEST_LIB_SRC:%.c=$(BUILD)/obj/%.o)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/asan/libtracer_ingest.a: $(INGEST_LIB_SRC:%.c=$(BUILD)/asan/obj/%.o)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(BUILD)/libtracer_ingest.a $(BUILD)/libtracer_proc.a \
+		$(BUILD)/libtracer_shm.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
 
 # Workloads for the end-to-end tests (tests/e2e/).
 $(BUILD)/tests/e2e/%: $(BUILD)/obj/tests/e2e/%.o
@@ -163,11 +182,12 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 		TRACER_TEST_SANITIZED=1 tests/run-tests.sh $^
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(PROC_LIB_SRC) $(SHM_HDR) $(wildcard processor/*.h)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(PROC_LIB_SRC) $(INGEST_LIB_SRC) $(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
 	$(Q)$(CLANG) $(CPPFLAGS) -Iprocessor -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(PROC_LIB_SRC) common/priv.c -lseccomp
+		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(PROC_LIB_SRC) $(INGEST_LIB_SRC) common/priv.c \
+		$(PROC_LDLIBS) $(INGEST_LDLIBS)
 
 fuzz-smoke: $(FUZZERS:%=$(BUILD)/fuzz/%)
 	@tests/run-fuzz.sh $(FUZZ_SMOKE_SECONDS) $^
@@ -180,6 +200,13 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtracer_shm.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
+# The spool recovery benchmark calls the spool directly: the processor's library and its libraries.
+$(BUILD)/bench/spool_recovery_bench: $(BUILD)/obj/bench/spool_recovery_bench.o $(BUILD)/libtracer_proc.a \
+		$(BUILD)/libtracer_shm.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
 bench: $(addprefix bench-,$(BENCHES))
 
@@ -195,12 +222,14 @@ bench-agent: all $(BUILD)/bench/spawn
 bench-kernel: all $(BUILD)/bench/spawn
 	bench/kernel.sh $(BUILD)
 
+bench-delivery: all $(BUILD)/bench/delivery_bench $(BUILD)/bench/spool_recovery_bench
+	bench/delivery.sh $(BUILD)
+
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.
+# keys, a local tracer-ingest with a SQLite lake, the pipeline under tracer run, the report from the lake.
 demo: all
-	@if [ "$$(id -u)" != 0 ]; then echo "make demo needs root (tracer run loads BPF programs): sudo make demo" >&2; exit 1; fi
-	$(BUILD)/tracer run --json $(BUILD)/demo-report.json -- demo/pipeline.sh
-	@echo "the full report (schema tracer.run.v1) is in $(BUILD)/demo-report.json"
+	@demo/demo.sh $(BUILD)
 
 # End-to-end tests: the real binaries on the real kernel (root and BPF needed; they say why they skip).
 e2e: all
@@ -213,7 +242,7 @@ check: deps
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude -Ishm -Icommon \
-		--suppress=missingIncludeSystem shm common collector processor cli tests bench
+		--suppress=missingIncludeSystem shm common collector processor ingest cli tests bench
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \

@@ -3,13 +3,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "keygen.h"
+#include "report.h"
 #include "run.h"
+#include "status.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: tracer COMMAND [ARGS]\n"
 		   "commands:\n"
 		   "  run [--json FILE] -- CMD [ARGS...]   trace CMD and everything it starts (needs root)\n"
+		   "  keygen [--out FILE]                  a new signing key for uploads; prints its public key line\n"
+		   "  status [--config FILE] [--json]      the processor's spool and upload\n"
+		   "  report --db FILE [RUN]               runs in a lake (tracer-ingest's), or one run's summary\n"
 		   "  help                                 this text\n");
 }
 
@@ -21,6 +27,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "keygen"))
+		return cmd_keygen(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return cmd_status(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;

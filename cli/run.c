@@ -66,6 +66,9 @@ struct run {
 	const char *max_processes;
 	const char *tool_rules;
 	const char *redact_rules;
+	const char *config;        /* --config: also deliver the run to the lake (tracer.conf's upload_url) */
+	const char *sets[16];      /* --set KEY=VALUE, for the processor */
+	int nsets;
 };
 
 static void usage(FILE *f)
@@ -83,7 +86,10 @@ static void usage(FILE *f)
 		   "                       in agent.table_full); about 600 bytes each\n"
 		   "  --tool-rules FILE    name tools with these rules too (docs/processor.md, \"Tool rules\")\n"
 		   "  --redact-rules FILE  redact these options too (docs/processor.md, \"Redaction\");\n"
-		   "                       both files must be readable by the user 'nobody'\n");
+		   "                       both files must be readable by the user 'nobody'\n"
+		   "  --config FILE        also send the run to the lake: its records and its report are\n"
+		   "                       spooled in state_dir and uploaded to upload_url (docs/config.md)\n"
+		   "  --set KEY=VALUE      override one key of that config (repeatable)\n");
 }
 
 static uint64_t realtime_ns(void)
@@ -120,6 +126,8 @@ static int parse_args(int argc, char **argv, struct run *r)
 		{ "max-processes", required_argument, NULL, 'm' },
 		{ "tool-rules", required_argument, NULL, 'T' },
 		{ "redact-rules", required_argument, NULL, 'X' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "set", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -152,6 +160,14 @@ static int parse_args(int argc, char **argv, struct run *r)
 			break;
 		case 'T': r->tool_rules = optarg; break;
 		case 'X': r->redact_rules = optarg; break;
+		case 'C': r->config = optarg; break;
+		case 'E':
+			if (r->nsets == (int)(sizeof(r->sets) / sizeof(r->sets[0])) || !strchr(optarg, '=')) {
+				fprintf(stderr, "tracer run: --set wants KEY=VALUE (at most 16 of them)\n");
+				return -1;
+			}
+			r->sets[r->nsets++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -398,7 +414,7 @@ static int start_processor(struct run *r)
 
 	while (r->cmd[ncmd])
 		ncmd++;
-	argv = calloc(nfixed + 2 * 6 + 1 + ncmd + 1, sizeof(*argv));
+	argv = calloc(nfixed + 2 * 6 + 2 + 2 * 16 + 1 + ncmd + 1, sizeof(*argv));
 	if (!argv || pipe2(ready, O_CLOEXEC) || pipe2(control, O_CLOEXEC))
 		return -1;
 	snprintf(bin, sizeof(bin), "%s/tracer-processor", r->bindir);
@@ -414,6 +430,14 @@ static int start_processor(struct run *r)
 			argv[nfixed++] = optional[i][0];
 			argv[nfixed++] = optional[i][1];
 		}
+	if (r->config) {
+		argv[nfixed++] = "--config";
+		argv[nfixed++] = r->config;
+	}
+	for (int i = 0; i < r->nsets; i++) {
+		argv[nfixed++] = "--set";
+		argv[nfixed++] = r->sets[i];
+	}
 	argv[nfixed++] = "--";
 	for (size_t i = 0; i < ncmd; i++)
 		argv[nfixed + i] = r->cmd[i];

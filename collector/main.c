@@ -26,12 +26,15 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
+#include "config.h"
 #include "handover.h"
 #include "load.h"
+#include "priv.h"
 #include "records.h"
 #include "ring.h"
 #include "sandbox.h"
@@ -52,6 +55,9 @@ struct options {
 	int ready_fd;          /* "ready\n" here once serving, "stopped CPU_NS MAXRSS_KIB\n" when done; -1: none */
 	const char *rules;     /* --rules FILE, or NULL */
 	struct load_options load;
+	const char *config;    /* --config FILE: daemon mode as tracer.conf says */
+	const char *sets[32];  /* --set KEY=VALUE */
+	unsigned nsets;
 };
 
 struct collector {
@@ -75,7 +81,10 @@ static void usage(FILE *f)
 		   "processor running as UID. Must start as root; runs as NAME (default uid "
 		   COLLECTOR_DEFAULT_USER ") after.\n"
 		   "--trace-pid: only PID and its descendants are traced. --rules: filter rules and\n"
-		   "environment keys (docs/security.md), reread on SIGHUP. MS: 100..60000 (1000).\n");
+		   "environment keys (docs/security.md), reread on SIGHUP. MS: 100..60000 (1000).\n"
+		   "   or: tracer-collector --config FILE [--set KEY=VALUE]... [--trace-pid PID] [--ready-fd FD]\n"
+		   "takes the socket (runtime_dir/collector.sock), the users, the rules and the sizes\n"
+		   "from FILE (root's alone: docs/config.md).\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -85,6 +94,57 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	errno = 0;
 	*out = strtoul(s, &end, 10);
 	return errno || *s == 0 || *end || *out > max ? -1 : 0;
+}
+
+/*
+ * Daemon mode: the root-owned config file (and --set overrides) give the
+ * socket, the users, the rules and the sizes. The runtime directory is
+ * made here (root's, 0711: the processor can reach the socket in it, not
+ * list or change it).
+ */
+static int from_config(struct options *o)
+{
+	static struct tracer_config cfg;
+	static char socket_path[PATH_MAX + 32];
+	char err[PATH_MAX + 256];
+	gid_t gid;
+	uid_t uid;
+	int rc;
+
+	config_defaults(&cfg);
+	err[0] = 0;
+	if (o->config && (rc = config_load(&cfg, o->config, true, err, sizeof(err))) != 0) {
+		fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	for (unsigned i = 0; i < o->nsets; i++)
+		if (config_set_arg(&cfg, o->sets[i], err, sizeof(err))) {
+			fprintf(stderr, "<3>--set %s: %s\n", o->sets[i], err);
+			return -1;
+		}
+	if (config_check(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s\n", err);
+		return -1;
+	}
+	rc = priv_lookup_user(cfg.processor_user, &uid, &gid);
+	if (rc) {
+		fprintf(stderr, "<3>processor_user '%s' is not a user here: create it (sysusers.d) or set another\n",
+			cfg.processor_user);
+		return -1;
+	}
+	if (mkdir(cfg.runtime_dir, 0711) && errno != EEXIST) {
+		fprintf(stderr, "<3>cannot create runtime_dir %s: %s\n", cfg.runtime_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(socket_path, sizeof(socket_path), "%s/collector.sock", cfg.runtime_dir);
+	o->socket_path = socket_path;
+	o->consumer_uid = uid;
+	o->user = cfg.collector_user;
+	o->rules = cfg.rules[0] ? cfg.rules : o->rules;
+	o->ring_order = cfg.ring_order;
+	o->load.kernel_buffer_mib = (unsigned)(cfg.kernel_buffer >> 20);
+	o->load.sample_interval_ms = (unsigned)(cfg.sample_interval_ns / 1000000ULL);
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -99,6 +159,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "trace-pid", required_argument, NULL, 'p' },
 		{ "sample-interval-ms", required_argument, NULL, 'i' },
 		{ "rules", required_argument, NULL, 'R' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "set", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,10 +205,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->load.sample_interval_ms = (unsigned)v;
 			break;
 		case 'R': o->rules = optarg; break;
+		case 'C': o->config = optarg; break;
+		case 'E':
+			if (o->nsets == sizeof(o->sets) / sizeof(o->sets[0]))
+				goto bad;
+			o->sets[o->nsets++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
 		}
 	}
+	if ((o->config || o->nsets) && from_config(o))
+		return -1;
 	if (!o->socket_path || o->consumer_uid == (uid_t)-1 || optind != argc)
 		goto bad;
 	return 0;

@@ -11,6 +11,13 @@
  *      (end-of-file: the collector is gone) and SIGTERM/SIGINT
  *   5. run mode: write the JSON report and the summary, exit 0
  *
+ * Daemon mode with a config (--config): every record also goes to the
+ * durable spool and from there, signed, to the ingest (deliver.c); the
+ * ring is released only up to records that are durable; when the
+ * collector goes away the processor waits for the next one and attaches
+ * to its ring; a status file in the state directory says how delivery
+ * stands (tracer status).
+ *
  * From step 3 on nothing can be opened: every file descriptor it reads or
  * writes was handed to it on the command line (and checked at start-up) or
  * came from steps 1-2.
@@ -26,10 +33,16 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/random.h>
+#include <limits.h>
+
+#include <sodium.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "deliver.h"
 #include "handover.h"
+#include "lake.h"
 #include "priv.h"
 #include "records.h"
 #include "report.h"
@@ -53,6 +66,12 @@
 #define DEFAULT_STALL_AFTER_NS (300ULL * 1000000000ULL) /* five minutes */
 #define STALL_CHECK_INTERVAL_NS 1000000000ULL
 #define RULES_FILE_MAX (1 << 20) /* bytes of a rules file read at most */
+#define MAX_SETS 64              /* --set KEY=VALUE options */
+#define RECONNECT_INTERVAL_NS 1000000000ULL /* daemon mode: looking for a (new) collector */
+#define STATUS_INTERVAL_NS 1000000000ULL
+#define UPLOAD_WAIT_MS 5         /* loop sleep while a transfer is under way: the ring is looked at this often */
+#define MACHINE_ID_PATH "/etc/machine-id"
+#define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
 
 /*
  * What the loop may do after start-up, and nothing more: no open, no
@@ -85,6 +104,38 @@ static const struct priv_arg_rule processor_arg_syscalls[] = {
 	{ NULL, 0, 0 },
 };
 
+/*
+ * Daemon mode with delivery adds: the spool (io_uring, its files: create,
+ * fsync, rename, unlink), the upload (sockets to the ingest; libcurl's
+ * resolver thread), reconnecting to a new collector (an AF_UNIX socket).
+ * Still no exec, no kill, no ptrace, no bpf, no mount.
+ */
+static const char *const delivery_syscalls[] = {
+	"read", "write", "writev", "readv", "pread64", "pwrite64", "close",
+	"poll", "ppoll", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	"futex", "mmap", "munmap", "mremap", "brk", "madvise", "mprotect",
+	"clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday",
+	"fstat", "newfstatat", "statx", "lseek", "fcntl", "getpid", "gettid", "getuid", "geteuid", "getgid",
+	"getegid", "uname", "getrandom", "sysinfo",
+	"rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "restart_syscall", "exit", "exit_group",
+	/* spool */
+	"io_uring_setup", "io_uring_enter", "io_uring_register", "eventfd2",
+	"fsync", "fdatasync", "ftruncate", "renameat", "renameat2", "rename", "unlinkat", "unlink", "mkdirat",
+	"mkdir", "getdents64",
+	/* upload and the collector's socket */
+	"socket", "connect", "getsockopt", "setsockopt", "getsockname", "getpeername", "sendto", "recvfrom",
+	"sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "pipe2", "socketpair", "ioctl",
+	/* libcurl's threaded resolver */
+	"clone", "clone3", "set_robust_list", "rseq", "sched_getaffinity", "sched_yield",
+	"openat",
+	NULL,
+};
+
+static int sandbox_delivery(void)
+{
+	return priv_seccomp_allow_args(delivery_syscalls, NULL);
+}
+
 struct options {
 	const char *socket_path;
 	uid_t producer_uid;
@@ -101,7 +152,17 @@ struct options {
 	const char *redact_rules_path;
 	const char *const *command;
 	size_t ncommand;
+	/* daemon mode with a config */
+	const char *config_path;
+	const char *sets[MAX_SETS];
+	unsigned nsets;
+	unsigned explicit;          /* OPT_* given on the command line: they win over the config */
+	struct tracer_config cfg;
+	bool delivery;
 };
+
+enum { OPT_SOCKET = 1, OPT_USER = 2, OPT_MAX_PROCS = 4, OPT_STALL = 8, OPT_IO_WAIT = 16, OPT_NET_WAIT = 32,
+       OPT_TOOL_RULES = 64, OPT_REDACT_RULES = 128 };
 
 /* The loop's state. */
 struct loop {
@@ -123,6 +184,13 @@ struct loop {
 	uint64_t next_sweep;
 	uint64_t next_stall_check;
 	uint64_t mono_to_real;
+	/* daemon mode with delivery */
+	struct deliver *dlv;
+	bool attached;              /* a ring is mapped */
+	uint64_t next_reconnect;
+	uint64_t next_status;
+	int status_fd;
+	uint64_t attaches;
 };
 
 /* The large, long-lived objects: here rather than on the stack. */
@@ -139,11 +207,14 @@ static void usage(FILE *f)
 		"                        [--ready-fd FD] [--control-fd FD] [--max-processes N]\n"
 		"                        [--stall-after S] [--io-wait-after S] [--net-wait-after S]\n"
 		"                        [--tool-rules FILE] [--redact-rules FILE] [-- CMD ARGS...]\n"
+		"       tracer-processor --config FILE [--set KEY=VALUE]... [options above]\n"
 		"Attaches to tracer-collector's ring on PATH (the collector must run as UID, default 0),\n"
 		"drops to NAME (default nobody) and decodes every record. With --root-pid, reports on\n"
 		"that process and its descendants when the run ends (control line \"end STATUS NS\").\n"
 		"A live process with no CPU and no I/O progress for S seconds (default 300) is stalled;\n"
-		"--io-wait-after (default 10) and --net-wait-after (default 30) flag long waits.\n");
+		"--io-wait-after (default 10) and --net-wait-after (default 30) flag long waits.\n"
+		"--config: daemon mode as tracer.conf says (docs/config.md): records are spooled in\n"
+		"state_dir and uploaded to upload_url; --set overrides one key of the file.\n");
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -203,8 +274,14 @@ static int parse_option(int c, struct options *o)
 	uint64_t v;
 
 	switch (c) {
-	case 's': o->socket_path = optarg; return 0;
-	case 'u': o->user = optarg; return 0;
+	case 's': o->socket_path = optarg; o->explicit |= OPT_SOCKET; return 0;
+	case 'u': o->user = optarg; o->explicit |= OPT_USER; return 0;
+	case 'C': o->config_path = optarg; return 0;
+	case 'E':
+		if (o->nsets == MAX_SETS)
+			return -1;
+		o->sets[o->nsets++] = optarg;
+		return 0;
 	case 'P':
 		if (parse_u64(optarg, 0xfffffffe, &v))
 			return -1;
@@ -222,12 +299,15 @@ static int parse_option(int c, struct options *o)
 		if (parse_u64(optarg, PROCTAB_MAX_LIMIT, &v) || v == 0)
 			return -1;
 		o->max_processes = (uint32_t)v;
+		o->explicit |= OPT_MAX_PROCS;
 		return 0;
-	case 'A': return parse_seconds(optarg, &o->stall_after_ns) || o->stall_after_ns == 0 ? -1 : 0;
-	case 'I': return parse_seconds(optarg, &o->io_wait_after_ns);
-	case 'N': return parse_seconds(optarg, &o->net_wait_after_ns);
-	case 'T': o->tool_rules_path = optarg; return 0;
-	case 'X': o->redact_rules_path = optarg; return 0;
+	case 'A':
+		o->explicit |= OPT_STALL;
+		return parse_seconds(optarg, &o->stall_after_ns) || o->stall_after_ns == 0 ? -1 : 0;
+	case 'I': o->explicit |= OPT_IO_WAIT; return parse_seconds(optarg, &o->io_wait_after_ns);
+	case 'N': o->explicit |= OPT_NET_WAIT; return parse_seconds(optarg, &o->net_wait_after_ns);
+	case 'T': o->tool_rules_path = optarg; o->explicit |= OPT_TOOL_RULES; return 0;
+	case 'X': o->redact_rules_path = optarg; o->explicit |= OPT_REDACT_RULES; return 0;
 	case 'R': return parse_fd(optarg, &o->report_fd);
 	case 'S': return parse_fd(optarg, &o->summary_fd);
 	case 'f': return parse_fd(optarg, &o->ready_fd);
@@ -235,6 +315,60 @@ static int parse_option(int c, struct options *o)
 	case 'h': usage(stdout); exit(0);
 	default: return -1;
 	}
+}
+
+/*
+ * Daemon mode's config: the file, then --set overrides, then the whole
+ * checked; options given on the command line win over it. A bad file
+ * names its line and key; nothing starts.
+ */
+static int apply_config(struct options *o)
+{
+	static char socket_path[PATH_MAX + 32];
+	char err[PATH_MAX + 256];
+	struct tracer_config *c = &o->cfg;
+	int rc;
+
+	if (!o->config_path && !o->nsets)
+		return 0;
+	config_defaults(c);
+	if (o->config_path) {
+		err[0] = 0;
+		rc = config_load(c, o->config_path, false, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < o->nsets; i++)
+		if (config_set_arg(c, o->sets[i], err, sizeof(err))) {
+			fprintf(stderr, "<3>--set %s: %s\n", o->sets[i], err);
+			return -1;
+		}
+	if (config_check(c, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s: %s\n", o->config_path ? o->config_path : "--set", err);
+		return -1;
+	}
+	o->delivery = true;
+	if (!(o->explicit & OPT_SOCKET)) {
+		snprintf(socket_path, sizeof(socket_path), "%s/collector.sock", c->runtime_dir);
+		o->socket_path = socket_path;
+	}
+	if (!(o->explicit & OPT_USER))
+		o->user = c->processor_user;
+	if (!(o->explicit & OPT_MAX_PROCS))
+		o->max_processes = c->max_processes;
+	if (!(o->explicit & OPT_STALL))
+		o->stall_after_ns = c->stall_after_ns;
+	if (!(o->explicit & OPT_IO_WAIT))
+		o->io_wait_after_ns = c->io_wait_after_ns;
+	if (!(o->explicit & OPT_NET_WAIT))
+		o->net_wait_after_ns = c->net_wait_after_ns;
+	if (!(o->explicit & OPT_TOOL_RULES) && c->tool_rules[0])
+		o->tool_rules_path = c->tool_rules;
+	if (!(o->explicit & OPT_REDACT_RULES) && c->redact_rules[0])
+		o->redact_rules_path = c->redact_rules;
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -255,6 +389,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "net-wait-after", required_argument, NULL, 'N' },
 		{ "tool-rules", required_argument, NULL, 'T' },
 		{ "redact-rules", required_argument, NULL, 'X' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "set", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -269,6 +405,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			goto bad;
 	o->command = (const char *const *)argv + optind;
 	o->ncommand = (size_t)(argc - optind);
+	if (apply_config(o))
+		return -1;
 	if (!o->socket_path || (o->root_pid && o->report_fd < 0) || (!o->root_pid && o->report_fd >= 0))
 		goto bad;
 	return 0;
@@ -421,18 +559,26 @@ static int load_rules(const struct options *o)
 /* Start-up: attach, sandbox                                          */
 /* ------------------------------------------------------------------ */
 
-static int attach(struct loop *l)
+/* quiet: a daemon looking for its collector says why only the first time. */
+static int attach(struct loop *l, bool quiet)
 {
 	int err;
 
 	l->conn_fd = handover_connect(l->o->socket_path);
 	if (l->conn_fd < 0) {
-		fprintf(stderr, "<3>cannot connect to the collector at %s: %s (is tracer-collector running, and "
-				"can this user reach the socket's directory?)\n",
-			l->o->socket_path, strerror(-l->conn_fd));
+		if (!quiet)
+			fprintf(stderr, "<3>cannot connect to the collector at %s: %s (is tracer-collector running, and "
+					"can this user reach the socket's directory?)%s\n",
+				l->o->socket_path, strerror(-l->conn_fd), l->dlv ? "; trying again every second" : "");
 		return -1;
 	}
 	err = ring_handover_recv(l->conn_fd, &l->ring, l->o->producer_uid, KNOWN_TYPES, HANDOVER_TIMEOUT_MS);
+	if (err) {
+		close(l->conn_fd);
+		l->conn_fd = -1;
+	}
+	if (err && quiet)
+		return -1;
 	if (err == -EPERM)
 		fprintf(stderr, "<3>the socket %s is not served by uid %u: pass the collector's uid with --producer-uid\n",
 			l->o->socket_path, (unsigned)l->o->producer_uid);
@@ -441,7 +587,11 @@ static int attach(struct loop *l)
 				"--consumer-uid, and we run as uid %u\n", l->o->socket_path, (unsigned)getuid());
 	else if (err)
 		fprintf(stderr, "<3>no ring from the collector at %s: %s\n", l->o->socket_path, strerror(-err));
-	return err ? -1 : 0;
+	if (err)
+		return -1;
+	l->attached = true;
+	l->collector_eof = false;
+	l->attaches++;
 	return 0;
 }
 
@@ -493,6 +643,42 @@ static void log_exit(const struct proc *p)
 		(unsigned long long)p->exit.runtime_ns, (unsigned long long)p->exit.maxrss_bytes);
 }
 
+/* Release what may be released: everything read, or with delivery only what is durable. */
+static void release(struct loop *l)
+{
+	if (l->dlv)
+		ring_release_to(&l->ring, deliver_release_pos(l->dlv));
+	else
+		ring_release(&l->ring);
+}
+
+/* A loss marker, for the lake: records that never reached us. */
+static int deliver_ring_loss(struct loop *l, const struct ring_lost *lost)
+{
+	struct tl_loss x = { .reason = TL_LOSS_RING, .records = lost->count };
+
+	return deliver_own_record(l->dlv, TL_LOSS, &x, sizeof(x));
+}
+
+/* One record to the spool (daemon mode with delivery). A spool that fails is fatal: -1. */
+static int deliver_one(struct loop *l, const struct ring_view *v, int decoded)
+{
+	int rc = 0;
+
+	if (v->type == RING_REC_LOST)
+		rc = deliver_ring_loss(l, &v->lost);
+	else if (v->type >= RING_REC_FIRST_USER && decoded == 0)
+		rc = deliver_kernel_record(l->dlv, &session.tab.redact, &session.dec, v->len,
+					   (uint32_t)l->ring.generation, v->pos);
+	if (rc) {
+		fprintf(stderr, "<2>the spool failed (%s): stopping; what is in the ring stays there for the next "
+				"start\n", strerror(-rc));
+		l->interrupted = true;
+		return -1;
+	}
+	return 0;
+}
+
 /* Read every record the ring has. Returns how many. */
 static size_t drain(struct loop *l)
 {
@@ -500,21 +686,34 @@ static size_t drain(struct loop *l)
 	size_t n = 0;
 	int rc;
 
+	if (!l->attached)
+		return 0;
 	while (n < DRAIN_MAX && (rc = ring_next(&l->ring, &v)) != 0) {
 		struct proc *exited = NULL;
+		int dec = -1;
 
 		n++;
 		if (rc < 0) /* a corrupt ring: counted in ring.resets, the consumer skipped ahead */
 			continue;
-		if (v.type < RING_REC_FIRST_USER) /* loss markers: summed in ring.lost_total */
-			continue;
-		session_record(&session, v.type, v.payload, v.len, &exited);
-		if (exited && !l->o->root_pid)
+		if (v.type >= RING_REC_FIRST_USER) { /* loss markers: summed in ring.lost_total */
+			uint64_t refused = session.st.decode_errors;
+
+			session_record(&session, v.type, v.payload, v.len, &exited);
+			dec = session.st.decode_errors == refused ? 0 : -1; /* a full table still delivers */
+		}
+		if (l->dlv && deliver_one(l, &v, dec))
+			return n; /* not marked, not released: the record stays in the ring for the next start */
+		if (exited && !l->o->root_pid && !l->dlv)
 			log_exit(exited);
-		if ((n & 1023) == 0)
-			ring_release(&l->ring); /* let the collector reuse space during long batches */
+		if ((n & 1023) == 0) {
+			if (l->dlv)
+				deliver_mark(l->dlv, l->ring.pos);
+			release(l); /* let the collector reuse space during long batches */
+		}
 	}
-	ring_release(&l->ring);
+	if (l->dlv)
+		deliver_mark(l->dlv, l->ring.pos);
+	release(l);
 	return n;
 }
 
@@ -616,6 +815,9 @@ static bool finished(struct loop *l)
 {
 	uint64_t now = ring_now_ns();
 
+	if (l->dlv && !l->o->root_pid) /* a daemon: only a signal stops it; collectors come and go */
+		return l->interrupted;
+
 	bool source_done = session.st.end_seen || l->collector_eof;
 	bool control_done = !l->o->root_pid || !l->control_open || l->control_end;
 
@@ -663,10 +865,144 @@ static void warn_stalls(uint64_t now)
 	free(has_child);
 }
 
+/*
+ * The collector went away (end-of-file on its socket): once its ring is
+ * drained and what came from it is durable, let it go and look for the
+ * next collector every second. A new collector means a new ring (a new
+ * generation); the released position of the old one means nothing there.
+ */
+static void reattach(struct loop *l, uint64_t now)
+{
+	if (l->attached && l->collector_eof) {
+		if (ring_consumer_producer_pos(&l->ring) != l->ring.pos)
+			return; /* still records to read */
+		if (deliver_sync(l->dlv)) {
+			l->interrupted = true;
+			return;
+		}
+		release(l);
+		fprintf(stderr, "<5>the collector has gone (%llu records read from its ring): waiting for the next one\n",
+			(unsigned long long)l->ring.records);
+		ring_consumer_detach(&l->ring);
+		close(l->conn_fd);
+		l->conn_fd = -1;
+		l->attached = false;
+		l->next_reconnect = now;
+	}
+	if (l->attached || now < l->next_reconnect)
+		return;
+	l->next_reconnect = now + RECONNECT_INTERVAL_NS;
+	if (attach(l, true))
+		return;
+	session.st.end_seen = false;
+	deliver_mark(l->dlv, l->ring.pos); /* nothing of this ring before its resume position is ours to hold */
+	fprintf(stderr, "<6>attached to the collector's ring (generation %016llx, from position %llu)\n",
+		(unsigned long long)l->ring.generation, (unsigned long long)l->ring.pos);
+}
+
+/* Counters of delivery, for `tracer status`: the whole file rewritten in place, once a second. */
+static void write_status(struct loop *l, uint64_t now)
+{
+	struct deliver_stats ds;
+	struct spool_stats ss;
+	struct upload_stats us;
+	struct obuf o;
+	struct json j;
+
+	if (l->status_fd < 0)
+		return;
+	deliver_get_stats(l->dlv, &ds, &ss, &us);
+	obuf_init_mem(&o, 1 << 16);
+	json_init(&j, &o);
+	json_object_begin(&j);
+	json_kv_string(&j, "schema", "tracer.status.v1");
+	json_kv_u64(&j, "time_ns", now + l->mono_to_real);
+	json_kv_u64(&j, "pid", (uint64_t)getpid());
+	json_key(&j, "ring");
+	json_object_begin(&j);
+	json_kv_bool(&j, "attached", l->attached);
+	json_kv_u64(&j, "attaches", l->attaches);
+	json_kv_u64(&j, "generation", l->attached ? l->ring.generation : 0);
+	json_kv_u64(&j, "records", session.st.records);
+	json_kv_u64(&j, "lost", l->attached ? l->ring.lost_total : 0);
+	json_kv_u64(&j, "released_pos", ds.released_pos);
+	json_object_end(&j);
+	json_key(&j, "spool");
+	json_object_begin(&j);
+	json_kv_u64(&j, "next_seq", ss.next_seq);
+	json_kv_u64(&j, "durable_seq", ss.durable_seq);
+	json_kv_u64(&j, "acked_seq", ss.acked_seq);
+	json_kv_u64(&j, "segments", ss.segments);
+	json_kv_u64(&j, "bytes_on_disk", ss.bytes_on_disk);
+	json_kv_u64(&j, "records_appended", ss.records_appended);
+	json_kv_u64(&j, "fsyncs", ss.fsyncs);
+	json_kv_u64(&j, "records_skipped_after_restart", ds.records_skipped);
+	json_kv_u64(&j, "evicted_records", ss.ledger.evicted_records);
+	json_kv_u64(&j, "evicted_bytes", ss.ledger.evicted_bytes);
+	json_kv_u64(&j, "corrupt_frames", ss.ledger.corrupt_frames);
+	json_kv_u64(&j, "torn_bytes", ss.ledger.torn_bytes);
+	json_kv_u64(&j, "ledger_resets", ss.ledger.ledger_resets);
+	json_kv_u64(&j, "quarantined_batches", ss.ledger.quarantined_batches);
+	json_kv_u64(&j, "quarantined_records", ss.ledger.quarantined_records);
+	json_kv_u64(&j, "recovery_ns", ss.recovery_ns);
+	json_object_end(&j);
+	json_key(&j, "upload");
+	json_object_begin(&j);
+	json_kv_bool(&j, "enabled", l->o->cfg.upload_url[0] != 0);
+	json_kv_string(&j, "url", l->o->cfg.upload_url);
+	json_kv_u64(&j, "batches_acked", us.batches_acked);
+	json_kv_u64(&j, "records_acked", us.records_acked);
+	json_kv_u64(&j, "bytes_sent", us.bytes_sent);
+	json_kv_u64(&j, "attempts", us.attempts);
+	json_kv_u64(&j, "retries", us.retries);
+	json_kv_u64(&j, "http_4xx", us.http_4xx);
+	json_kv_u64(&j, "http_5xx", us.http_5xx);
+	json_kv_u64(&j, "net_errors", us.net_errors);
+	json_kv_u64(&j, "last_http_status", (uint64_t)(us.last_http_status > 0 ? us.last_http_status : 0));
+	json_kv_string(&j, "last_error", us.last_error);
+	json_kv_u64(&j, "pending_records", ss.durable_seq > us.acked_seq ? ss.durable_seq - us.acked_seq : 0);
+	json_object_end(&j);
+	json_object_end(&j);
+	obuf_putc(&o, '\n');
+	if (!o.err && (pwrite(l->status_fd, o.buf, o.len, 0) != (ssize_t)o.len || ftruncate(l->status_fd, (off_t)o.len)))
+		fprintf(stderr, "<4>cannot write the status file: %s\n", strerror(errno));
+	obuf_free(&o);
+}
+
+static void delivery_housekeeping(struct loop *l, uint64_t now)
+{
+	int rc = deliver_poll(l->dlv, now);
+
+	if (rc) {
+		fprintf(stderr, "<2>delivery failed (%s): stopping; what is in the ring stays there for the next start\n",
+			strerror(-rc));
+		l->interrupted = true;
+		return;
+	}
+	/* Half the ring waits for the group commit: commit now rather than let the collector drop. */
+	if (l->attached && l->ring.pos - __atomic_load_n(&l->ring.cpage->consumer_pos, __ATOMIC_RELAXED) > l->ring.size / 2 &&
+	    deliver_sync(l->dlv)) {
+		l->interrupted = true;
+		return;
+	}
+	if (l->attached)
+		release(l);
+	if (!l->o->root_pid)
+		reattach(l, now);
+	if (now >= l->next_status) {
+		write_status(l, now);
+		l->next_status = now + STATUS_INTERVAL_NS;
+	}
+}
+
 static void housekeeping(struct loop *l, uint64_t now)
 {
-	uint64_t hb = ring_consumer_peer_heartbeat(&l->ring);
+	uint64_t hb = l->attached ? ring_consumer_peer_heartbeat(&l->ring) : now;
 
+	if (l->dlv)
+		delivery_housekeeping(l, now);
+	if (!l->attached)
+		return;
 	ring_consumer_heartbeat(&l->ring, now);
 	if (now >= l->next_sweep) {
 		proctab_sweep(&session.tab);
@@ -692,7 +1028,9 @@ static void run_loop(struct loop *l)
 		poll_fds(l);
 		if (finished(l))
 			break;
-		if (n == 0 && !l->collector_eof)
+		if (n == 0 && l->dlv && deliver_busy(l->dlv))
+			deliver_wait(l->dlv, UPLOAD_WAIT_MS); /* curl's sockets; the ring is looked at again soon */
+		else if (n == 0 && l->attached && !l->collector_eof)
 			ring_wait(&l->ring, LOOP_WAIT_MS);
 		else if (n == 0)
 			poll(NULL, 0, LOOP_WAIT_MS); /* the collector is gone: only the control fd can still change */
@@ -747,7 +1085,8 @@ static const char *const *redacted_command(const struct options *o)
 static void fill_report_input(const struct loop *l, struct report_input *in)
 {
 	const struct ring_consumer *c = &l->ring;
-	uint64_t hdr_drops = __atomic_load_n(&c->hdr->drops_total, __ATOMIC_RELAXED);
+	/* A daemon whose collector has gone has no ring mapped: its counts are in what was decoded. */
+	uint64_t hdr_drops = l->attached ? __atomic_load_n(&c->hdr->drops_total, __ATOMIC_RELAXED) : 0;
 
 	memset(in, 0, sizeof(*in));
 	in->command = redacted_command(l->o);
@@ -793,10 +1132,70 @@ static int write_out(int fd, struct proctab *t, const struct report_input *in,
 	return err;
 }
 
-static int finish(const struct loop *l)
+/*
+ * Run mode with delivery: the run's report and summary go to the lake as
+ * one TL_RUN_REPORT record, {"report": ..., "summary": "..."}, after the
+ * kernel's records; then everything is uploaded before we exit (for at
+ * most RUN_UPLOAD_WAIT_NS: what is left stays in the spool, which the next
+ * processor with this state_dir sends).
+ */
+#define RUN_UPLOAD_WAIT_NS (30ULL * 1000000000ULL)
+static int deliver_run(struct loop *l, const struct report_input *in)
+{
+	struct obuf rep, sum, rec;
+	int rc = 0;
+
+	obuf_init_mem(&rep, 256u << 20);
+	obuf_init_mem(&sum, 16u << 20);
+	obuf_init_mem(&rec, TR_FRAME_MAX_PAYLOAD);
+	report_json(&rep, &session.tab, in);
+	report_summary(&sum, &session.tab, in);
+	obuf_puts(&rec, "{\"report\":");
+	obuf_put(&rec, rep.buf, rep.len);
+	obuf_puts(&rec, ",\"summary\":");
+	json_put_string(&rec, sum.buf, sum.len);
+	obuf_puts(&rec, "}");
+	if (rep.err || sum.err || rec.err) {
+		fprintf(stderr, "<3>the run report is too large for the lake (%zu bytes; at most %u): only the kernel's "
+				"records are sent\n", rec.len, TR_FRAME_MAX_PAYLOAD);
+		rc = -1;
+	} else if (deliver_own_record(l->dlv, TL_RUN_REPORT, rec.buf, (uint32_t)rec.len)) {
+		rc = -1;
+	}
+	obuf_free(&rep);
+	obuf_free(&sum);
+	obuf_free(&rec);
+	if (deliver_sync(l->dlv)) {
+		rc = -1;
+	} else {
+		int up = deliver_drain(l->dlv, RUN_UPLOAD_WAIT_NS);
+
+		if (up > 0)
+			fprintf(stderr, "<4>not everything reached the lake within %llu s: the rest stays in the spool of "
+					"%s for the next processor\n", RUN_UPLOAD_WAIT_NS / 1000000000ULL,
+				l->o->cfg.state_dir);
+	}
+	if (l->attached)
+		release(l);
+	write_status(l, ring_now_ns());
+	deliver_close(l->dlv);
+	l->dlv = NULL;
+	return rc;
+}
+
+static int finish(struct loop *l)
 {
 	struct report_input in;
 	int err = 0;
+
+	if (l->dlv && !l->o->root_pid) {
+		/* Durable before we go: what was read and not released stays in the ring anyway. */
+		if (deliver_sync(l->dlv) == 0 && l->attached)
+			release(l);
+		write_status(l, ring_now_ns());
+		deliver_close(l->dlv);
+		l->dlv = NULL;
+	}
 
 	fill_report_input(l, &in);
 	if (l->o->root_pid) {
@@ -807,6 +1206,8 @@ static int finish(const struct loop *l)
 			fprintf(stderr, "<3>not enough memory to find the run's steps: the report has none\n");
 		err |= write_out(l->o->report_fd, &session.tab, &in, report_json, "report");
 		err |= write_out(l->o->summary_fd, &session.tab, &in, report_summary, "summary");
+		if (l->dlv)
+			err |= deliver_run(l, &in);
 	}
 	fprintf(stderr, "<6>stopping: %llu records, %llu lost, %u processes tracked\n",
 		(unsigned long long)in.agent.records, (unsigned long long)report_dropped(&in.agent),
@@ -814,9 +1215,90 @@ static int finish(const struct loop *l)
 	return err ? 1 : 0;
 }
 
+/*
+ * Before dropping privileges: libcurl's global set-up, this host's and
+ * this boot's ids (the batch header names them), the spool's place.
+ */
+static int delivery_prepare(struct options *o, struct deliver_options *d)
+{
+	static char spool_dir[PATH_MAX + 16];
+	const struct tracer_config *c = &o->cfg;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	if (upload_global_init()) {
+		fprintf(stderr, "<3>libcurl or libsodium failed to initialise\n");
+		return -1;
+	}
+	if (c->host_id[0]) {
+		size_t n;
+
+		if (sodium_hex2bin(d->id.host_id, sizeof(d->id.host_id), c->host_id, strlen(c->host_id), NULL, &n, NULL) ||
+		    n != sizeof(d->id.host_id))
+			return -1; /* config.c validated it: cannot happen */
+	} else if ((rc = batch_read_id_file(MACHINE_ID_PATH, d->id.host_id)) != 0) {
+		fprintf(stderr, "<3>cannot read this host's id from %s (%s): set host_id in the config\n",
+			MACHINE_ID_PATH, strerror(-rc));
+		return -1;
+	}
+	rc = batch_read_id_file(BOOT_ID_PATH, d->id.boot_id);
+	if (rc) {
+		fprintf(stderr, "<3>cannot read the boot id from %s: %s\n", BOOT_ID_PATH, strerror(-rc));
+		return -1;
+	}
+	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", c->state_dir);
+	d->spool = (struct spool_config){
+		.dir = spool_dir,
+		.segment_bytes = c->segment_size,
+		.segment_age_ns = c->segment_age_ns,
+		.fsync_interval_ns = c->fsync_interval_ns,
+		.quota_bytes = c->spool_quota,
+	};
+	memcpy(d->spool.host_id, d->id.host_id, sizeof(d->spool.host_id));
+	d->upload = c->upload_url[0] != 0;
+	d->key_path = c->signing_key;
+	d->up = (struct upload_config){
+		.url = c->upload_url,
+		.ca_file = c->ca_file[0] ? c->ca_file : NULL,
+		.client_cert = c->client_cert[0] ? c->client_cert : NULL,
+		.client_key = c->client_key[0] ? c->client_key : NULL,
+		.tls_verify = c->tls_verify,
+		.connect_timeout_ns = c->connect_timeout_ns,
+		.transfer_timeout_ns = c->transfer_timeout_ns,
+		.retry_max_ns = c->retry_max_ns,
+		.batch_records = c->batch_records,
+		.batch_interval_ns = c->batch_interval_ns,
+		.compression = BATCH_COMP_ZLIB,
+	};
+	return 0;
+}
+
+/* As the processor's user: the spool (recovery), the uploader, the status file. */
+static int delivery_start(struct loop *l, struct deliver_options *d)
+{
+	char path[PATH_MAX + 16];
+	uint32_t gen;
+	uint64_t pos;
+
+	d->up.mono_to_real_ns = (int64_t)l->mono_to_real;
+	d->seed = ring_now_ns() ^ (uint64_t)getpid() << 32;
+	if (deliver_open(&l->dlv, d))
+		return -1;
+	snprintf(path, sizeof(path), "%s/status.json", l->o->cfg.state_dir);
+	l->status_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (l->status_fd < 0)
+		fprintf(stderr, "<4>cannot write the status file %s: %s (tracer status will not see this processor)\n",
+			path, strerror(errno));
+	if (deliver_resume_point(l->dlv, &gen, &pos))
+		fprintf(stderr, "<6>the spool holds records up to ring generation %08x position %llu: those are "
+				"not spooled again\n", (unsigned)gen, (unsigned long long)pos);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct loop loop;
+	struct deliver_options dopt;
 	struct options o;
 	uint64_t seed = 0;
 
@@ -824,7 +1306,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (check_fds(&o))
 		return 1;
-	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .control_open = o.control_fd >= 0 };
+	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .status_fd = -1, .control_open = o.control_fd >= 0 };
 	loop.mono_to_real = clock_offset();
 	if (!o.start_ns_set)
 		o.start_ns = realtime_ns();
@@ -839,14 +1321,23 @@ int main(int argc, char **argv)
 	session.tab.tool_rules = &tool_rules;
 	if (steps_init(&steps, 0, seed) || load_rules(&o))
 		return 1;
-	/* Privileges go first, then the ring, then every system call the loop does not need. */
-	if (drop_privileges(&loop) || attach(&loop) || priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls))
+	if (o.delivery && delivery_prepare(&o, &dopt))
+		return 1;
+	/* Privileges go first, then the spool and the ring, then every system call the loop does not need. */
+	if (drop_privileges(&loop))
+		return 1;
+	if (o.delivery && delivery_start(&loop, &dopt))
+		return 1;
+	if (attach(&loop, false) && !o.delivery)
+		return 1;
+	if (o.delivery ? sandbox_delivery() : priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls))
 		return 1;
 	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
 		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
-	fprintf(stderr, "<6>processing: ring %llu KiB, up to %u processes, %s\n",
+	fprintf(stderr, "<6>processing: ring %llu KiB, up to %u processes, %s%s%s\n",
 		(unsigned long long)(loop.ring.size >> 10), o.max_processes,
-		o.root_pid ? "run mode" : "daemon mode");
+		o.root_pid ? "run mode" : "daemon mode", o.delivery ? ", spooling in " : "",
+		o.delivery ? o.cfg.state_dir : "");
 	run_loop(&loop);
 	return finish(&loop);
 }

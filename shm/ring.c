@@ -641,6 +641,14 @@ void ring_release(struct ring_consumer *c)
 	__atomic_store_n(&c->cpage->consumer_pos, c->pos, __ATOMIC_RELEASE);
 }
 
+void ring_release_to(struct ring_consumer *c, uint64_t pos)
+{
+	if (pos > c->pos || pos < c->cpage->consumer_pos) /* never ahead of what was read, never back */
+		pos = pos > c->pos ? c->pos : c->cpage->consumer_pos;
+	/* C2 as in ring_release: our reads of the records before pos happen before the store. */
+	__atomic_store_n(&c->cpage->consumer_pos, pos, __ATOMIC_RELEASE);
+}
+
 int ring_wait(struct ring_consumer *c, int timeout_ms)
 {
 	struct timespec ts, *tsp = NULL;

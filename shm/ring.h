@@ -147,6 +147,13 @@ int ring_next(struct ring_consumer *c, struct ring_view *v);
 void ring_release(struct ring_consumer *c);
 
 /*
+ * Release only up to pos (a ring_view.pos or the c->pos of an earlier
+ * moment): the records from pos on stay in the ring, and a consumer that
+ * attaches after this one dies reads them again. Clamped to what was read.
+ */
+void ring_release_to(struct ring_consumer *c, uint64_t pos);
+
+/*
  * Sleep until the producer commits and notifies, or timeout_ms passes
  * (negative: no timeout). Returns 1 when there is data, 0 on timeout or
  * spurious wakeup, negative errno on error.

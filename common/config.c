@@ -1,0 +1,1289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer.conf: one table of keys, one parser for the file and for
+ * command-line overrides (docs/config.md).
+ *
+ * Values are checked by the same setter whichever way they come (file,
+ * --set, the table's own defaults), and a setter writes its field only
+ * once the value is known good. A parse works on a copy of the config and
+ * hands it over only when every line and the whole are valid.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch_format.h"
+
+enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URL };
+
+static const char *const type_names[] = {
+	[CT_PATH] = "path", [CT_STRING] = "string", [CT_BOOL] = "bool", [CT_UINT] = "integer",
+	[CT_BYTES] = "size", [CT_DURATION] = "duration", [CT_LISTEN] = "host:port", [CT_URL] = "URL",
+};
+
+#define CK_EMPTY_OK 0x1u /* an empty value is allowed: not set */
+#define CK_POW2 0x2u     /* size: a power of two */
+#define CK_USER 0x4u     /* string: a user name or uid, not root */
+#define CK_HOST_ID 0x8u  /* string: 32 hex digits */
+
+struct config_key {
+	const char *name;
+	enum config_type type;
+	unsigned flags;
+	size_t offset, size; /* of the field in struct tracer_config */
+	uint64_t min, max;   /* integer, size (bytes), duration (ns) */
+	const char *def;     /* the default, as it is written in the file */
+	const char *users;   /* who reads it */
+	const char *doc;     /* one line */
+};
+
+#define MS 1000000ULL
+#define SEC (1000 * MS)
+#define MIN (60 * SEC)
+#define HOUR (60 * MIN)
+#define DAY (24 * HOUR)
+#define KIB 1024ULL
+#define MIB (1024 * KIB)
+#define GIB (1024 * MIB)
+#define TIB (1024 * GIB)
+
+/*
+ * The field f of struct tracer_config, which must have type T: a table
+ * entry naming the wrong field fails to compile (array of size -1).
+ */
+#define FIELD(f, T)                                                                                 \
+	.offset = offsetof(struct tracer_config, f) +                                               \
+		  0 * sizeof(char[_Generic(((struct tracer_config *)0)->f, T: 1, default: -1)]), \
+	.size = sizeof(((struct tracer_config *)0)->f)
+
+#define PATH(k, f, fl, d, u, doc) { k, CT_PATH, fl, FIELD(f, char *), 0, 0, d, u, doc }
+#define STRING(k, f, fl, d, u, doc) { k, CT_STRING, fl, FIELD(f, char *), 0, 0, d, u, doc }
+#define BOOL(k, f, d, u, doc) { k, CT_BOOL, 0, FIELD(f, bool), 0, 1, d, u, doc }
+#define UINT(k, f, lo, hi, d, u, doc) { k, CT_UINT, 0, FIELD(f, uint32_t), lo, hi, d, u, doc }
+#define BYTES(k, f, fl, lo, hi, d, u, doc) { k, CT_BYTES, fl, FIELD(f, uint64_t), lo, hi, d, u, doc }
+#define DURATION(k, f, lo, hi, d, u, doc) { k, CT_DURATION, 0, FIELD(f, uint64_t), lo, hi, d, u, doc }
+#define LISTEN(k, f, d, u, doc) { k, CT_LISTEN, 0, FIELD(f, struct config_listen), 0, 0, d, u, doc }
+#define URL(k, f, fl, d, u, doc) { k, CT_URL, fl, FIELD(f, char *), 0, 0, d, u, doc }
+
+/*
+ * Every key. The defaults are text, parsed by the key's own setter, so a
+ * default that its bounds refuse fails the defaults test, not a daemon.
+ */
+static const struct config_key keys[] = {
+	PATH("state_dir", state_dir, 0, "/var/lib/tracer", "processor", "the processor's spool and status files"),
+	PATH("runtime_dir", runtime_dir, 0, "/run/tracer", "collector, processor",
+	     "the collector's socket, collector.sock"),
+	STRING("collector_user", collector_user, CK_USER, "65533", "collector",
+	       "user (name or uid) the collector runs as once its programs are loaded"),
+	STRING("processor_user", processor_user, CK_USER, "tracer", "processor", "user (name or uid) the processor runs as"),
+
+	PATH("rules", rules, CK_EMPTY_OK, "", "collector", "filter rules file (exclude, include, env); empty: none"),
+	DURATION("sample_interval", sample_interval_ns, 100 * MS, 60 * SEC, "1s", "collector",
+		 "how often a running process is sampled"),
+	UINT("ring_order", ring_order, 16, 30, "22", "collector",
+	     "the shared ring holds 2^ring_order bytes (22: 4 MiB)"),
+	BYTES("kernel_buffer", kernel_buffer, CK_POW2, MIB, GIB, "16MiB", "collector",
+	      "the kernel's BPF ring buffer, a power of two"),
+
+	PATH("tool_rules", tool_rules, CK_EMPTY_OK, "", "processor", "tool naming rules file; empty: none"),
+	PATH("redact_rules", redact_rules, CK_EMPTY_OK, "", "processor", "redaction rules file; empty: none"),
+	DURATION("stall_after", stall_after_ns, SEC, 366 * DAY, "300s", "processor",
+		 "a live process with no CPU or I/O progress this long is stalled"),
+	DURATION("io_wait_after", io_wait_after_ns, 0, 366 * DAY, "10s", "processor",
+		 "an uninterruptible (I/O) wait this long is reported"),
+	DURATION("net_wait_after", net_wait_after_ns, 0, 366 * DAY, "30s", "processor",
+		 "a network wait this long is reported"),
+	UINT("max_processes", max_processes, 1, 4194304, "65536", "processor",
+	     "size of the process table; processes beyond it are counted, not tracked"),
+
+	URL("upload_url", upload_url, CK_EMPTY_OK, "", "processor",
+	    "where batches are uploaded (http or https); empty: keep them in the spool"),
+	PATH("signing_key", signing_key, 0, "/etc/tracer/signing.key", "processor, cli",
+	     "the secret key batches are signed with"),
+	PATH("ca_file", ca_file, CK_EMPTY_OK, "", "processor", "CA certificates for the upload (PEM); empty: the system's"),
+	PATH("client_cert", client_cert, CK_EMPTY_OK, "", "processor",
+	     "client certificate for the upload (PEM); empty: none; needs client_key"),
+	PATH("client_key", client_key, CK_EMPTY_OK, "", "processor",
+	     "client certificate's key (PEM); empty: none; needs client_cert"),
+	BOOL("tls_verify", tls_verify, "true", "processor",
+	     "verify the ingest's certificate and name (false only for tests)"),
+	STRING("host_id", host_id, CK_EMPTY_OK | CK_HOST_ID, "", "processor, cli",
+	       "this host's id, 32 hex digits; empty: /etc/machine-id"),
+	UINT("batch_records", batch_records, 1, 100000, "5000", "processor", "most records in one batch"),
+	DURATION("batch_interval", batch_interval_ns, 10 * MS, 60 * SEC, "1s", "processor",
+		 "a batch is closed at most this long after its first record"),
+	DURATION("fsync_interval", fsync_interval_ns, MS, SEC, "200ms", "processor",
+		 "spool writes reach the disk at least this often"),
+	BYTES("spool_quota", spool_quota, 0, 16 * MIB, TIB, "1GiB", "processor",
+	      "most disk space the spool may use (at least two segments)"),
+	BYTES("segment_size", segment_size, 0, MIB, GIB, "16MiB", "processor", "a spool segment is closed at this size"),
+	DURATION("segment_age", segment_age_ns, SEC, HOUR, "60s", "processor",
+		 "a spool segment is closed this long after it was opened"),
+	DURATION("connect_timeout", connect_timeout_ns, 100 * MS, 10 * MIN, "10s", "processor",
+		 "longest wait for the upload's connection"),
+	DURATION("transfer_timeout", transfer_timeout_ns, SEC, HOUR, "60s", "processor",
+		 "longest wait for one upload request to complete"),
+	DURATION("retry_max", retry_max_ns, SEC, DAY, "300s", "processor",
+		 "longest wait between upload retries (the backoff doubles up to it)"),
+
+	LISTEN("ingest_listen", ingest_listen, "127.0.0.1:8750", "ingest",
+	       "address and port the ingest listens on (IPv4, [IPv6] or localhost)"),
+	PATH("ingest_db", ingest_db, 0, "/var/lib/tracer-ingest/lake.db", "ingest, cli", "the ingest's database"),
+	PATH("ingest_keys", ingest_keys, 0, "/etc/tracer/ingest.keys", "ingest",
+	     "the enrolled public keys the ingest accepts batches from"),
+	BYTES("ingest_max_body", ingest_max_body, 0, MIB, BATCH_MAX_WIRE, "32MiB", "ingest",
+	      "largest request body the ingest reads"),
+	UINT("ingest_max_connections", ingest_max_connections, 1, 4096, "64", "ingest",
+	     "most connections the ingest serves at once"),
+	DURATION("ingest_timeout", ingest_timeout_ns, SEC, HOUR, "30s", "ingest",
+		 "an ingest connection idle this long is closed"),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Headings for config_describe, by the first key of each group. */
+static const struct {
+	const char *first, *title;
+} sections[] = {
+	{ "state_dir", "Where things live, who runs" },
+	{ "rules", "Collector" },
+	{ "tool_rules", "Processor" },
+	{ "upload_url", "Delivery: spool, batches, upload (processor)" },
+	{ "ingest_listen", "Ingest" },
+};
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                           */
+/* ------------------------------------------------------------------ */
+
+#define WHY_MAX 240 /* what is wrong with one value, and what is expected */
+
+__attribute__((format(printf, 3, 4))) static int why(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+__attribute__((format(printf, 4, 5))) static int report(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return rc;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Text from the file or a command line, for a message: printable ASCII, at most 40 bytes, "..." after. */
+static const char *shown(const char *s, size_t len, char buf[48])
+{
+	size_t n = len < 40 ? len : 40, i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	strcpy(buf + i, len > 40 ? "..." : "");
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Formatting values                                                  */
+/* ------------------------------------------------------------------ */
+
+static void format_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t unit;
+		const char *suffix;
+	} units[] = { { TIB, "TiB" }, { GIB, "GiB" }, { MIB, "MiB" }, { KIB, "KiB" } };
+
+	for (size_t i = 0; v && i < sizeof(units) / sizeof(units[0]); i++)
+		if (v % units[i].unit == 0) {
+			snprintf(buf, len, "%llu%s", (unsigned long long)(v / units[i].unit), units[i].suffix);
+			return;
+		}
+	snprintf(buf, len, "%lluB", (unsigned long long)v);
+}
+
+/* Exact, in the largest unit that fits: "1h", "10m", "300s", "200ms", "1.5ms". */
+static void format_duration(uint64_t ns, char *buf, size_t len)
+{
+	unsigned long long v = (unsigned long long)ns;
+
+	if (v && v % HOUR == 0)
+		snprintf(buf, len, "%lluh", v / HOUR);
+	else if (v >= 10 * MIN && v % MIN == 0)
+		snprintf(buf, len, "%llum", v / MIN);
+	else if (v % SEC == 0)
+		snprintf(buf, len, "%llus", v / SEC);
+	else if (v % MS == 0)
+		snprintf(buf, len, "%llums", v / MS);
+	else {
+		unsigned long long frac = v % MS;
+		int digits = 6;
+
+		while (frac % 10 == 0) {
+			frac /= 10;
+			digits--;
+		}
+		snprintf(buf, len, "%llu.%0*llums", v / MS, digits, frac);
+	}
+}
+
+static void format_listen(const struct config_listen *l, char *buf, size_t len)
+{
+	snprintf(buf, len, l->family == AF_INET6 ? "[%s]:%u" : "%s:%u", l->host, (unsigned)l->port);
+}
+
+/* A value's text as the file would hold it, unquoted. */
+static void format_value(const struct config_key *k, const struct tracer_config *cfg, char *buf, size_t len)
+{
+	const char *field = (const char *)cfg + k->offset;
+	uint64_t u64;
+	uint32_t u32;
+
+	switch (k->type) {
+	case CT_PATH:
+	case CT_STRING:
+	case CT_URL: snprintf(buf, len, "%s", field); return;
+	case CT_BOOL: snprintf(buf, len, "%s", *(const bool *)(const void *)field ? "true" : "false"); return;
+	case CT_UINT:
+		memcpy(&u32, field, sizeof(u32));
+		snprintf(buf, len, "%u", (unsigned)u32);
+		return;
+	case CT_BYTES:
+		memcpy(&u64, field, sizeof(u64));
+		format_bytes(u64, buf, len);
+		return;
+	case CT_DURATION:
+		memcpy(&u64, field, sizeof(u64));
+		format_duration(u64, buf, len);
+		return;
+	case CT_LISTEN: format_listen((const struct config_listen *)(const void *)field, buf, len); return;
+	}
+}
+
+/* What a key takes, for the parenthesis of a message. */
+static void expected(const struct config_key *k, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	switch (k->type) {
+	case CT_PATH:
+		snprintf(buf, len, "an absolute path of at most %zu bytes%s", k->size - 1,
+			 k->flags & CK_EMPTY_OK ? ", or empty for none" : "");
+		return;
+	case CT_STRING:
+		if (k->flags & CK_USER)
+			snprintf(buf, len, "a user name (letters, digits, '.', '_', '-'; at most %zu bytes) or uid, "
+					   "not root", k->size - 1);
+		else if (k->flags & CK_HOST_ID)
+			snprintf(buf, len, "32 hex digits, or empty for /etc/machine-id");
+		else
+			snprintf(buf, len, "text of at most %zu bytes", k->size - 1);
+		return;
+	case CT_BOOL: snprintf(buf, len, "true, false, yes, no, on, off, 1 or 0"); return;
+	case CT_UINT:
+		snprintf(buf, len, "an integer from %llu to %llu", (unsigned long long)k->min, (unsigned long long)k->max);
+		return;
+	case CT_BYTES:
+		format_bytes(k->min, lo, sizeof(lo));
+		format_bytes(k->max, hi, sizeof(hi));
+		snprintf(buf, len, "a size from %s to %s%s: an integer and B, K/KiB, M/MiB, G/GiB or T/TiB, all binary",
+			 lo, hi, k->flags & CK_POW2 ? ", a power of two" : "");
+		return;
+	case CT_DURATION:
+		format_duration(k->min, lo, sizeof(lo));
+		format_duration(k->max, hi, sizeof(hi));
+		snprintf(buf, len, "a duration from %s to %s: a number with ms, s, m or h; no unit: seconds", lo, hi);
+		return;
+	case CT_LISTEN: snprintf(buf, len, "host:port, e.g. 127.0.0.1:8750, [::1]:8750 or localhost:8750"); return;
+	case CT_URL:
+		snprintf(buf, len, "an http:// or https:// URL of at most %zu bytes%s", k->size - 1,
+			 k->flags & CK_EMPTY_OK ? ", or empty for none" : "");
+		return;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Text                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Offset of the first byte that is not part of valid UTF-8 (no overlongs, surrogates or > U+10FFFF), or len. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+		unsigned char lo = 0x80, hi = 0xbf;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3;
+		else
+			return i;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates */
+		else if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* > U+10FFFF */
+		if (i + n >= len)
+			return i; /* cut short */
+		if (s[i + 1] < lo || s[i + 1] > hi)
+			return i;
+		for (size_t j = 2; j <= n; j++)
+			if (s[i + j] < 0x80 || s[i + j] > 0xbf)
+				return i;
+		i += n + 1;
+	}
+	return len;
+}
+
+static bool is_control(unsigned char c)
+{
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+/* What is wrong with the bytes of a value or line, or 0 if it is UTF-8 text: the offset in *at. */
+static int check_text(const char *s, size_t len, size_t *at, char *w, size_t wlen)
+{
+	size_t bad = utf8_invalid_at((const unsigned char *)s, len);
+
+	for (size_t i = 0; i < bad; i++)
+		if (is_control((unsigned char)s[i])) {
+			*at = i;
+			if (s[i] == '\r')
+				return why(w, wlen, "a carriage return inside a line (text: a carriage return only "
+						    "before a line's newline)");
+			return why(w, wlen, "control character 0x%02x (text, one key = value per line)",
+				   (unsigned char)s[i]);
+		}
+	if (bad == len)
+		return 0;
+	*at = bad;
+	return why(w, wlen, "byte 0x%02x is not UTF-8 (UTF-8 text)", (unsigned char)s[bad]);
+}
+
+static bool is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static const struct config_key *find_key(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strlen(keys[i].name) == len && !memcmp(keys[i].name, name, len))
+			return &keys[i];
+	return NULL;
+}
+
+#define SUGGEST_MAX 64 /* longer words are not compared */
+
+/* Edit distance (insert, delete, substitute, swap two neighbours), case-insensitive. */
+static unsigned edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	unsigned d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
+
+	for (size_t i = 0; i <= na; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= nb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= na; i++)
+		for (size_t j = 1; j <= nb; j++) {
+			unsigned cost = (a[i - 1] | 0x20) != (b[j - 1] | 0x20), best = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[na][nb];
+}
+
+/* " (did you mean 'KEY'?)" for the closest key within 2 edits, else a pointer to the list. */
+static void suggest(const char *name, size_t len, char *buf, size_t buflen)
+{
+	const char *best = NULL;
+	unsigned best_d = 3;
+
+	for (size_t i = 0; len <= SUGGEST_MAX && i < NKEYS; i++) {
+		size_t kn = strlen(keys[i].name);
+		unsigned d = edit_distance(name, len, keys[i].name, kn);
+
+		if (d < best_d) {
+			best_d = d;
+			best = keys[i].name;
+		}
+	}
+	if (best)
+		snprintf(buf, buflen, "did you mean '%s'?", best);
+	else
+		snprintf(buf, buflen, "docs/config.md lists the keys");
+}
+
+/* A key name: known, lowercase. 0 and *kp, or -EINVAL with what is wrong. */
+static int lookup(const char *name, size_t len, const struct config_key **kp, char *w, size_t wlen)
+{
+	char hint[64], b[48];
+
+	for (size_t i = 0; i < len; i++)
+		if (!is_key_char(name[i])) {
+			suggest(name, len, hint, sizeof(hint));
+			return why(w, wlen, "key '%s': not a key name (lowercase letters, digits and _; %s)",
+				   shown(name, len, b), hint);
+		}
+	*kp = find_key(name, len);
+	if (*kp)
+		return 0;
+	suggest(name, len, hint, sizeof(hint));
+	return why(w, wlen, "key '%s': unknown key (%s)", shown(name, len, b), hint);
+}
+
+/* ------------------------------------------------------------------ */
+/* Values                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Decimal digits at s[*i...]: 0 and the value, -EINVAL (no digit) or -ERANGE (above UINT64_MAX). */
+static int parse_digits(const char *s, size_t *i, uint64_t *v)
+{
+	size_t start = *i;
+	int rc = 0;
+
+	*v = 0;
+	for (; s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
+		unsigned d = (unsigned)(s[*i] - '0');
+
+		if (*v > (UINT64_MAX - d) / 10)
+			rc = -ERANGE;
+		else
+			*v = *v * 10 + d;
+	}
+	return *i == start ? -EINVAL : rc;
+}
+
+/* In a NUL-terminated value. */
+static void skip_blanks(const char *s, size_t *i)
+{
+	while (s[*i] == ' ' || s[*i] == '\t')
+		(*i)++;
+}
+
+/* In a line of n bytes, which is not NUL-terminated. */
+static void skip_blanks_n(const char *s, size_t n, size_t *i)
+{
+	while (*i < n && (s[*i] == ' ' || s[*i] == '\t'))
+		(*i)++;
+}
+
+static int out_of_range(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	char ex[WHY_MAX], b[48];
+
+	expected(k, ex, sizeof(ex));
+	return why(w, wlen, "'%s' is out of range (%s)", shown(v, strlen(v), b), ex);
+}
+
+static int not_valid(const struct config_key *k, const char *v, const char *what, char *w, size_t wlen)
+{
+	char ex[WHY_MAX], b[48];
+
+	expected(k, ex, sizeof(ex));
+	return why(w, wlen, "'%s' %s (%s)", shown(v, strlen(v), b), what, ex);
+}
+
+static int parse_uint(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+{
+	size_t i = 0;
+	int rc = parse_digits(v, &i, out);
+
+	if (rc == -EINVAL || v[i])
+		return not_valid(k, v, "is not a whole number", w, wlen);
+	if (rc || *out < k->min || *out > k->max)
+		return out_of_range(k, v, w, wlen);
+	return 0;
+}
+
+static int parse_bytes(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t unit;
+	} units[] = { { "", 1 },       { "B", 1 },      { "K", KIB },   { "KiB", KIB }, { "M", MIB },
+		      { "MiB", MIB },  { "G", GIB },    { "GiB", GIB }, { "T", TIB },   { "TiB", TIB } };
+	size_t i = 0, u;
+	uint64_t n;
+	int rc = parse_digits(v, &i, &n);
+	char b[48], ub[48];
+
+	if (rc == -EINVAL)
+		return not_valid(k, v, "is not a size", w, wlen);
+	skip_blanks(v, &i);
+	for (u = 0; u < sizeof(units) / sizeof(units[0]) && strcmp(v + i, units[u].suffix); u++)
+		;
+	if (u == sizeof(units) / sizeof(units[0])) {
+		char ex[WHY_MAX];
+
+		expected(k, ex, sizeof(ex));
+		return why(w, wlen, "'%s' has an unknown unit '%s' (%s)", shown(v, strlen(v), b),
+			   shown(v + i, strlen(v + i), ub), ex);
+	}
+	if (rc || n > UINT64_MAX / units[u].unit || n * units[u].unit < k->min || n * units[u].unit > k->max)
+		return out_of_range(k, v, w, wlen);
+	n *= units[u].unit;
+	if ((k->flags & CK_POW2) && (n & (n - 1)))
+		return not_valid(k, v, "is not a power of two", w, wlen);
+	*out = n;
+	return 0;
+}
+
+static int parse_duration(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t unit;
+	} units[] = { { "", SEC }, { "ms", MS }, { "s", SEC }, { "m", MIN }, { "h", HOUR } };
+	size_t i = 0, u, digits = 0;
+	uint64_t whole, frac9 = 0, ns; /* frac9: the fraction in units of 10^-9 */
+	int rc = parse_digits(v, &i, &whole);
+
+	if (rc == -EINVAL)
+		return not_valid(k, v, "is not a duration", w, wlen);
+	if (v[i] == '.') {
+		i++;
+		for (; v[i] >= '0' && v[i] <= '9'; i++, digits++)
+			if (digits < 9)
+				frac9 = frac9 * 10 + (uint64_t)(v[i] - '0');
+			else if (v[i] != '0')
+				return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
+		if (digits == 0)
+			return not_valid(k, v, "has no digit after the point", w, wlen);
+		for (size_t d = digits; d < 9; d++)
+			frac9 *= 10;
+	}
+	skip_blanks(v, &i);
+	for (u = 0; u < sizeof(units) / sizeof(units[0]) && strcmp(v + i, units[u].suffix); u++)
+		;
+	if (u == sizeof(units) / sizeof(units[0]))
+		return not_valid(k, v, "has an unknown unit", w, wlen);
+	/* Every unit is a whole number of ms; a fraction of a ms must be whole ns. */
+	if (units[u].unit == MS && frac9 % 1000)
+		return not_valid(k, v, "is finer than a nanosecond", w, wlen);
+	if (rc || whole > (UINT64_MAX - DAY) / units[u].unit)
+		return out_of_range(k, v, w, wlen);
+	ns = whole * units[u].unit + (units[u].unit == MS ? frac9 / 1000 : frac9 * (units[u].unit / SEC));
+	if (ns < k->min || ns > k->max)
+		return out_of_range(k, v, w, wlen);
+	*out = ns;
+	return 0;
+}
+
+static int parse_bool(const struct config_key *k, const char *v, bool *out, char *w, size_t wlen)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" }, *const no[] = { "false", "no", "off", "0" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcmp(v, yes[i]) || !strcmp(v, no[i])) {
+			*out = !strcmp(v, yes[i]);
+			return 0;
+		}
+	}
+	return not_valid(k, v, "is not a boolean", w, wlen);
+}
+
+/* A port, the whole of s: 0..65535. */
+static int parse_port(const char *s, uint16_t *port)
+{
+	size_t i = 0;
+	uint64_t v;
+
+	if (parse_digits(s, &i, &v) || s[i] || i > 5 || v > 65535)
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static int parse_listen(const struct config_key *k, const char *v, struct config_listen *out, char *w, size_t wlen)
+{
+	struct config_listen l = { .family = AF_INET };
+	const char *colon, *host = v;
+	size_t hlen;
+
+	if (v[0] == '[') {
+		const char *close = strchr(v, ']');
+
+		if (!close)
+			return not_valid(k, v, "has no ']' after the IPv6 address", w, wlen);
+		host = v + 1;
+		hlen = (size_t)(close - host);
+		colon = close + 1;
+		if (*colon != ':')
+			return not_valid(k, v, "has no ':port' after the ']'", w, wlen);
+		l.family = AF_INET6;
+	} else {
+		colon = strrchr(v, ':');
+		if (!colon)
+			return not_valid(k, v, "has no port", w, wlen);
+		if (memchr(v, ':', (size_t)(colon - v)))
+			return not_valid(k, v, "is an IPv6 address without brackets", w, wlen);
+		hlen = (size_t)(colon - v);
+	}
+	if (hlen == 0)
+		return not_valid(k, v, "has no host (0.0.0.0 or [::] for every address)", w, wlen);
+	if (hlen >= sizeof(l.host))
+		return not_valid(k, v, "is not an IP address", w, wlen);
+	memcpy(l.host, host, hlen);
+	if (parse_port(colon + 1, &l.port))
+		return not_valid(k, v, "has a port that is not 0..65535", w, wlen);
+	if (l.family == AF_INET && !strcmp(l.host, "localhost")) {
+		l.addr[0] = 127, l.addr[3] = 1;
+	} else if (inet_pton(l.family, l.host, l.addr) != 1) {
+		return not_valid(k, v, l.family == AF_INET ? "has a host that is not an IPv4 address or localhost"
+							   : "has a host that is not an IPv6 address",
+				 w, wlen);
+	} else {
+		inet_ntop(l.family, l.addr, l.host, sizeof(l.host)); /* canonical: ::1, not 0:0::1 */
+	}
+	*out = l;
+	return 0;
+}
+
+/* http:// or https://, a host (name, IPv4 or [IPv6]) and an optional port; no credentials, no spaces. */
+static int check_url(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	size_t skip = !strncmp(v, "http://", 7) ? 7 : !strncmp(v, "https://", 8) ? 8 : 0;
+	const char *auth = v + skip, *host_end, *port = NULL;
+	size_t alen = strcspn(auth, "/?#");
+
+	if (!skip)
+		return not_valid(k, v, "is not an http:// or https:// URL", w, wlen);
+	for (const char *c = v; *c; c++)
+		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
+			return not_valid(k, v, "has a space or a byte that is not ASCII (percent-encode it)", w, wlen);
+	if (memchr(auth, '@', alen))
+		return not_valid(k, v, "has credentials (use client_cert and client_key)", w, wlen);
+	if (auth[0] == '[') {
+		char a6[CONFIG_LISTEN_HOST_MAX];
+		uint8_t bin[16];
+		const char *close = memchr(auth, ']', alen);
+
+		if (!close || (size_t)(close - auth - 1) >= sizeof(a6))
+			return not_valid(k, v, "has a bad IPv6 host", w, wlen);
+		memcpy(a6, auth + 1, (size_t)(close - auth - 1));
+		a6[close - auth - 1] = 0;
+		if (inet_pton(AF_INET6, a6, bin) != 1)
+			return not_valid(k, v, "has a bad IPv6 host", w, wlen);
+		host_end = close + 1;
+		if (host_end < auth + alen && *host_end != ':')
+			return not_valid(k, v, "has text after the IPv6 host", w, wlen);
+	} else {
+		host_end = auth + strcspn(auth, ":/?#");
+		if (host_end == auth)
+			return not_valid(k, v, "has no host", w, wlen);
+		for (const char *c = auth; c < host_end; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+			      *c == '.' || *c == '-'))
+				return not_valid(k, v, "has a host name with a character other than letters, digits, "
+						       "'.' and '-'", w, wlen);
+	}
+	if (host_end < auth + alen) {
+		char p[8];
+		size_t plen = (size_t)(auth + alen - host_end - 1);
+		uint16_t n;
+
+		port = host_end + 1;
+		if (plen == 0 || plen >= sizeof(p))
+			return not_valid(k, v, "has a port that is not 1..65535", w, wlen);
+		memcpy(p, port, plen);
+		p[plen] = 0;
+		if (parse_port(p, &n) || n == 0)
+			return not_valid(k, v, "has a port that is not 1..65535", w, wlen);
+	}
+	return 0;
+}
+
+/* A user name as useradd takes it (or a uid); not root, since the daemons run as it to give root up. */
+static int check_user(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	size_t digits = strspn(v, "0123456789");
+
+	if (v[n] || n == 0 || v[0] == '-')
+		return not_valid(k, v, "is not a user name or uid", w, wlen);
+	if (!strcmp(v, "root") || (digits == n && strspn(v, "0") == n))
+		return not_valid(k, v, "is root: the daemons run as this user to give root up", w, wlen);
+	if (digits == n && (n > 10 || strtoull(v, NULL, 10) > 0xfffffffeULL))
+		return not_valid(k, v, "is not a valid uid", w, wlen);
+	return 0;
+}
+
+static int check_host_id(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	if (strlen(v) != CONFIG_HOST_ID_HEX || strspn(v, "0123456789abcdefABCDEF") != CONFIG_HOST_ID_HEX)
+		return not_valid(k, v, "is not 32 hex digits", w, wlen);
+	if (strspn(v, "0") == CONFIG_HOST_ID_HEX)
+		return not_valid(k, v, "is all zeros", w, wlen);
+	return 0;
+}
+
+/* The strings' common checks: length, empty, then the type's own. */
+static int check_string(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	size_t len = strlen(v);
+	char ex[WHY_MAX];
+
+	if (len >= k->size) {
+		expected(k, ex, sizeof(ex));
+		return why(w, wlen, "value of %zu bytes is too long (%s)", len, ex);
+	}
+	if (len == 0) {
+		if (k->flags & CK_EMPTY_OK)
+			return 0;
+		expected(k, ex, sizeof(ex));
+		return why(w, wlen, "empty value (%s)", ex);
+	}
+	if (k->type == CT_PATH && v[0] != '/')
+		return not_valid(k, v, "is not an absolute path", w, wlen);
+	if (k->type == CT_URL)
+		return check_url(k, v, w, wlen);
+	if (k->flags & CK_USER)
+		return check_user(k, v, w, wlen);
+	if (k->flags & CK_HOST_ID)
+		return check_host_id(k, v, w, wlen);
+	return 0;
+}
+
+/*
+ * Set key k from v (NUL-terminated, decoded, UTF-8 without control
+ * characters). The field is written only if v is valid; else -EINVAL and
+ * what is wrong in w.
+ */
+static int set_value(const struct config_key *k, struct tracer_config *cfg, const char *v, char *w, size_t wlen)
+{
+	char *field = (char *)cfg + k->offset;
+	uint64_t u64 = 0;
+	bool b = false;
+	struct config_listen l;
+	int rc;
+
+	switch (k->type) {
+	case CT_PATH:
+	case CT_STRING:
+	case CT_URL:
+		rc = check_string(k, v, w, wlen);
+		if (rc)
+			return rc;
+		strcpy(field, v); /* fits: checked above */
+		if (k->flags & CK_HOST_ID)
+			for (char *c = field; *c; c++)
+				*c = (char)(*c >= 'A' && *c <= 'F' ? *c + 0x20 : *c);
+		return 0;
+	case CT_BOOL:
+		rc = parse_bool(k, v, &b, w, wlen);
+		if (!rc)
+			*(bool *)(void *)field = b;
+		return rc;
+	case CT_UINT:
+		rc = parse_uint(k, v, &u64, w, wlen);
+		if (!rc) {
+			uint32_t u32 = (uint32_t)u64; /* max is within uint32_t */
+
+			memcpy(field, &u32, sizeof(u32));
+		}
+		return rc;
+	case CT_BYTES:
+	case CT_DURATION:
+		rc = k->type == CT_BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration(k, v, &u64, w, wlen);
+		if (!rc)
+			memcpy(field, &u64, sizeof(u64));
+		return rc;
+	case CT_LISTEN:
+		rc = parse_listen(k, v, &l, w, wlen);
+		if (!rc)
+			memcpy(field, &l, sizeof(l));
+		return rc;
+	}
+	return why(w, wlen, "internal error: key type %d", (int)k->type);
+}
+
+/* ------------------------------------------------------------------ */
+/* The whole                                                          */
+/* ------------------------------------------------------------------ */
+
+/* What no single value can say. 0, or -EINVAL, the key at fault (index into keys) and what is wrong. */
+static int check_whole(const struct tracer_config *cfg, const unsigned *lines, size_t *culprit, char *w,
+		       size_t wlen)
+{
+	const struct config_key *cert = find_key("client_cert", 11), *key = find_key("client_key", 10);
+	const struct config_key *quota = find_key("spool_quota", 11), *seg = find_key("segment_size", 12);
+	char q[32], s[32];
+
+	if (!cfg->client_cert[0] != !cfg->client_key[0]) {
+		const struct config_key *set = cfg->client_cert[0] ? cert : key;
+
+		*culprit = (size_t)(set - keys);
+		return why(w, wlen, "set without %s (both, or neither)", set == cert ? "client_key" : "client_cert");
+	}
+	if (cfg->spool_quota / 2 < cfg->segment_size) {
+		size_t qi = (size_t)(quota - keys), si = (size_t)(seg - keys);
+
+		*culprit = lines && lines[si] > lines[qi] ? si : qi;
+		format_bytes(cfg->spool_quota, q, sizeof(q));
+		format_bytes(cfg->segment_size, s, sizeof(s));
+		return why(w, wlen, "spool_quota %s holds fewer than two segments of segment_size %s "
+				    "(spool_quota at least twice segment_size)", q, s);
+	}
+	return 0;
+}
+
+int config_check(const struct tracer_config *cfg, char *err, size_t errlen)
+{
+	char w[WHY_MAX];
+	size_t culprit = 0;
+
+	if (check_whole(cfg, NULL, &culprit, w, sizeof(w)))
+		return report(err, errlen, -EINVAL, "key '%s': %s", keys[culprit].name, w);
+	return 0;
+}
+
+void config_defaults(struct tracer_config *cfg)
+{
+	char w[WHY_MAX];
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < NKEYS; i++)
+		(void)set_value(&keys[i], cfg, keys[i].def, w, sizeof(w)); /* tests/test_config.c: every default is valid */
+}
+
+/* ------------------------------------------------------------------ */
+/* Lines                                                              */
+/* ------------------------------------------------------------------ */
+
+struct parser {
+	const char *name;
+	char *err;
+	size_t errlen;
+	unsigned line;
+	unsigned lines[NKEYS]; /* the line each key was set on, 0: not yet */
+	char value[PATH_MAX + 1]; /* a decoded value: the longest path and one byte more, to say it is too long */
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct parser *ps, size_t col, const char *fmt, ...)
+{
+	char msg[WHY_MAX + 120];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return report(ps->err, ps->errlen, -EINVAL, "%s:%u:%zu: %s", ps->name, ps->line, col + 1, msg);
+}
+
+/* A double-quoted value from s[*i] (the quote): decoded into ps->value; *i just past the closing quote. */
+static int parse_quoted(struct parser *ps, const struct config_key *k, const char *s, size_t n, size_t *i,
+			size_t *vlen)
+{
+	size_t open = *i, d = 0;
+
+	for ((*i)++; *i < n && s[*i] != '"'; (*i)++, d++) {
+		if (s[*i] == '\\') {
+			if (*i + 1 >= n || (s[*i + 1] != '"' && s[*i + 1] != '\\'))
+				return fail(ps, *i, "key '%s': only \\\" and \\\\ may follow a backslash in quotes",
+					    k->name);
+			(*i)++;
+		}
+		if (d < sizeof(ps->value) - 1)
+			ps->value[d] = s[*i];
+	}
+	if (*i >= n)
+		return fail(ps, open, "key '%s': quote not closed on this line (a value ends with its line)", k->name);
+	(*i)++;
+	*vlen = d;
+	return 0;
+}
+
+/* The value after the '=' (s[i...]): quoted or bare, up to a comment; into ps->value, NUL-terminated. */
+static int parse_value(struct parser *ps, const struct config_key *k, const char *s, size_t n, size_t i)
+{
+	size_t vlen = 0, start = i;
+
+	if (i < n && s[i] == '"') {
+		int rc = parse_quoted(ps, k, s, n, &i, &vlen);
+
+		if (rc)
+			return rc;
+		skip_blanks_n(s, n, &i);
+		if (i < n && s[i] != '#')
+			return fail(ps, i, "key '%s': text after the closing quote (a comment starts with #)", k->name);
+	} else {
+		size_t end = start;
+
+		while (end < n && s[end] != '#') {
+			if (s[end] == '"')
+				return fail(ps, end, "key '%s': a quote inside a bare value (quote the whole value: "
+						     "\"a \\\"b\\\"\")", k->name);
+			end++;
+		}
+		while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+			end--;
+		vlen = end - start;
+		memcpy(ps->value, s + start, vlen < sizeof(ps->value) ? vlen : sizeof(ps->value) - 1);
+	}
+	if (vlen >= sizeof(ps->value))
+		return fail(ps, start, "key '%s': value of %zu bytes is too long (at most %zu bytes)", k->name, vlen,
+			    (k->type == CT_PATH || k->type == CT_STRING || k->type == CT_URL ? k->size : sizeof(ps->value)) -
+				    1);
+	ps->value[vlen] = 0;
+	return 0;
+}
+
+static int parse_line(struct parser *ps, struct tracer_config *cfg, const char *s, size_t n)
+{
+	const struct config_key *k;
+	size_t i = 0, key_at, key_len, value_at;
+	char w[WHY_MAX];
+	int rc;
+
+	if (check_text(s, n, &i, w, sizeof(w)))
+		return fail(ps, i, "%s", w);
+	i = 0;
+	skip_blanks_n(s, n, &i);
+	if (i == n || s[i] == '#')
+		return 0;
+	key_at = i;
+	while (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '=' && s[i] != '#')
+		i++;
+	key_len = i - key_at;
+	skip_blanks_n(s, n, &i);
+	if (i == n || s[i] != '=') {
+		const char *hash = memchr(s + key_at, '#', n - key_at);
+		size_t end = hash ? (size_t)(hash - s) : n;
+		char b[48];
+
+		while (end > key_at && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+			end--;
+		return fail(ps, key_at, "'%s' is not a setting: no '=' (key = value)", shown(s + key_at, end - key_at, b));
+	}
+	if (key_len == 0)
+		return fail(ps, key_at, "no key before '=' (key = value)");
+	if (lookup(s + key_at, key_len, &k, w, sizeof(w)))
+		return fail(ps, key_at, "%s", w);
+	if (ps->lines[k - keys])
+		return fail(ps, key_at, "key '%s': set twice, on line %u and on line %u (each key at most once)", k->name,
+			    ps->lines[k - keys], ps->line);
+	i++;
+	skip_blanks_n(s, n, &i);
+	value_at = i;
+	rc = parse_value(ps, k, s, n, i);
+	if (rc)
+		return rc;
+	if (set_value(k, cfg, ps->value, w, sizeof(w)))
+		return fail(ps, value_at, "key '%s': %s", k->name, w);
+	ps->lines[k - keys] = ps->line;
+	return 0;
+}
+
+int config_parse(struct tracer_config *cfg, const char *name, const char *text, size_t len, char *err,
+		 size_t errlen)
+{
+	struct parser *ps;
+	struct tracer_config *next;
+	const char *p = text, *end = text + len;
+	char w[WHY_MAX];
+	size_t culprit = 0;
+	int rc = 0;
+
+	if (len > CONFIG_FILE_MAX)
+		return report(err, errlen, -EINVAL, "%s: %zu bytes, larger than %u KiB (a config file is a few KiB)",
+			      name, len, CONFIG_FILE_MAX / 1024);
+	/* Both are large (paths are PATH_MAX): off the stack, which may be a small thread's. */
+	ps = calloc(1, sizeof(*ps));
+	next = malloc(sizeof(*next));
+	if (!ps || !next) {
+		free(ps);
+		free(next);
+		return report(err, errlen, -ENOMEM, "%s: out of memory", name);
+	}
+	ps->name = name;
+	ps->err = err;
+	ps->errlen = errlen;
+	config_defaults(next);
+	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		p += 3; /* a byte order mark, as some editors write */
+	while (p < end && !rc) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		ps->line++;
+		if (n && p[n - 1] == '\r')
+			n--; /* CRLF */
+		rc = parse_line(ps, next, p, n);
+		p = nl ? nl + 1 : end;
+	}
+	if (!rc && check_whole(next, ps->lines, &culprit, w, sizeof(w))) {
+		if (ps->lines[culprit])
+			rc = report(err, errlen, -EINVAL, "%s:%u:1: key '%s': %s", name, ps->lines[culprit],
+				    keys[culprit].name, w);
+		else
+			rc = report(err, errlen, -EINVAL, "%s: key '%s': %s", name, keys[culprit].name, w);
+	}
+	if (!rc)
+		memcpy(cfg, next, sizeof(*next));
+	free(ps);
+	free(next);
+	return rc;
+}
+
+int config_set(struct tracer_config *cfg, const char *key, const char *value, char *err, size_t errlen)
+{
+	const struct config_key *k;
+	char w[WHY_MAX];
+	size_t at;
+
+	if (lookup(key, strlen(key), &k, w, sizeof(w)))
+		return report(err, errlen, -EINVAL, "%s", w);
+	if (check_text(value, strlen(value), &at, w, sizeof(w)))
+		return report(err, errlen, -EINVAL, "key '%s': %s", k->name, w);
+	if (set_value(k, cfg, value, w, sizeof(w)))
+		return report(err, errlen, -EINVAL, "key '%s': %s", k->name, w);
+	return 0;
+}
+
+int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, size_t errlen)
+{
+	const char *eq = strchr(key_value, '=');
+	char key[SUGGEST_MAX + 1], b[48];
+	size_t n;
+
+	if (!eq)
+		return report(err, errlen, -EINVAL, "'%s' has no '=' (key=value)",
+			      shown(key_value, strlen(key_value), b));
+	n = (size_t)(eq - key_value);
+	if (n >= sizeof(key)) {
+		return report(err, errlen, -EINVAL, "key '%s': unknown key (docs/config.md lists the keys)",
+			      shown(key_value, n, b));
+	}
+	memcpy(key, key_value, n);
+	key[n] = 0;
+	return config_set(cfg, key, eq + 1, err, errlen);
+}
+
+/* ------------------------------------------------------------------ */
+/* The file                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Who may write the file (and its directory) decides what root does: refuse others. */
+static int check_owner(const char *path, const char *what, const struct stat *st, bool require_root_owned,
+		       char *err, size_t errlen)
+{
+	unsigned mode = (unsigned)st->st_mode & 07777;
+
+	if (st->st_mode & S_IWOTH)
+		return report(err, errlen, -EPERM, "%s: %s is writable by anyone (mode %04o): anyone could "
+						  "reconfigure tracer (chmod o-w %s)", path, what, mode, what);
+	if (!require_root_owned)
+		return 0;
+	if (st->st_uid != 0)
+		return report(err, errlen, -EPERM, "%s: %s is owned by uid %u, not root: only root may be able to "
+						  "change it (chown root %s)", path, what, (unsigned)st->st_uid, what);
+	if (st->st_mode & S_IWGRP)
+		return report(err, errlen, -EPERM, "%s: %s is writable by its group (mode %04o): only root may be "
+						  "able to change it (chmod g-w %s)", path, what, mode, what);
+	return 0;
+}
+
+static int check_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else {
+		size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+		if (n >= sizeof(dir))
+			return report(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+		memcpy(dir, path, n);
+		dir[n] = 0;
+	}
+	if (stat(dir, &st))
+		return report(err, errlen, -errno, "%s: cannot stat its directory %s: %s", path, dir, strerror(errno));
+	return check_owner(path, dir, &st, true, err, errlen);
+}
+
+static int open_error(const char *path, int e, char *err, size_t errlen)
+{
+	if (e == ENOENT)
+		return report(err, errlen, -e, "%s: no such file (create it: docs/tracer.conf.example has every key "
+					       "with its default)", path);
+	if (e == EACCES)
+		return report(err, errlen, -e, "%s: permission denied (the file must be readable by whoever reads it: "
+					       "chmod a+r %s, or run as root)", path, path);
+	return report(err, errlen, -e, "%s: cannot open: %s", path, strerror(e));
+}
+
+int config_load(struct tracer_config *cfg, const char *path, bool require_root_owned, char *err, size_t errlen)
+{
+	/* O_NONBLOCK: a FIFO put in its place must not hang the daemon; it is refused below. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	size_t len = 0;
+	ssize_t n = 0;
+	char *buf;
+	int rc;
+
+	if (fd < 0)
+		return open_error(path, errno, err, errlen);
+	if (fstat(fd, &st)) {
+		rc = report(err, errlen, -errno, "%s: cannot stat: %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc = report(err, errlen, -EISDIR, "%s: is a directory (give the config file's path, e.g. %s)", path,
+			    CONFIG_DEFAULT_PATH);
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = report(err, errlen, -EINVAL, "%s: not a regular file (the config is a plain text file)", path);
+		goto out_close;
+	}
+	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
+		rc = report(err, errlen, -EFBIG, "%s: %lld bytes, larger than %u KiB (a config file is a few KiB: "
+						 "is this the right file?)", path, (long long)st.st_size,
+			    CONFIG_FILE_MAX / 1024);
+		goto out_close;
+	}
+	rc = check_owner(path, path, &st, require_root_owned, err, errlen);
+	if (!rc && require_root_owned)
+		rc = check_dir(path, err, errlen);
+	if (rc)
+		goto out_close;
+	buf = malloc(CONFIG_FILE_MAX + 1);
+	if (!buf) {
+		rc = report(err, errlen, -ENOMEM, "%s: out of memory", path);
+		goto out_close;
+	}
+	/* One byte more than allowed: a file that grew since fstat is caught too. */
+	while (len <= CONFIG_FILE_MAX && ((n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+		len += n > 0 ? (size_t)n : 0;
+	if (n < 0)
+		rc = report(err, errlen, -errno, "%s: cannot read: %s", path, strerror(errno));
+	else if (len > CONFIG_FILE_MAX)
+		rc = report(err, errlen, -EFBIG, "%s: larger than %u KiB (a config file is a few KiB: is this the "
+						 "right file?)", path, CONFIG_FILE_MAX / 1024);
+	else
+		rc = config_parse(cfg, path, buf, len, err, errlen);
+	free(buf);
+out_close:
+	close(fd);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing it down                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A value as the file holds it: quoted when it must be (empty, '#', '"', blanks at either end). */
+static void write_value(FILE *out, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n && !strpbrk(v, "#\"") && v[0] != ' ' && v[0] != '\t' && v[n - 1] != ' ' && v[n - 1] != '\t') {
+		fputs(v, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fputc('\\', out);
+		fputc(*v, out);
+	}
+	fputc('"', out);
+}
+
+void config_write(FILE *out, const struct tracer_config *cfg)
+{
+	char v[CONFIG_URL_MAX > PATH_MAX ? CONFIG_URL_MAX : PATH_MAX];
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		format_value(&keys[i], cfg, v, sizeof(v));
+		fprintf(out, "%s = ", keys[i].name);
+		write_value(out, v);
+		fputc('\n', out);
+	}
+}
+
+static void describe_bounds(const struct config_key *k, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+
+	switch (k->type) {
+	case CT_UINT:
+		snprintf(buf, len, ", %llu..%llu", (unsigned long long)k->min, (unsigned long long)k->max);
+		return;
+	case CT_BYTES:
+		format_bytes(k->min, lo, sizeof(lo));
+		format_bytes(k->max, hi, sizeof(hi));
+		snprintf(buf, len, ", %s..%s%s", lo, hi, k->flags & CK_POW2 ? ", a power of two" : "");
+		return;
+	case CT_DURATION:
+		format_duration(k->min, lo, sizeof(lo));
+		format_duration(k->max, hi, sizeof(hi));
+		snprintf(buf, len, ", %s..%s", lo, hi);
+		return;
+	case CT_PATH:
+	case CT_URL: snprintf(buf, len, "%s", k->flags & CK_EMPTY_OK ? ", may be empty" : ""); return;
+	case CT_STRING:
+		snprintf(buf, len, "%s", k->flags & CK_USER ? ", user name or uid" : k->flags & CK_HOST_ID ? ", 32 hex digits or empty" : "");
+		return;
+	case CT_BOOL:
+	case CT_LISTEN: buf[0] = 0; return;
+	}
+}
+
+void config_describe(FILE *out)
+{
+	char bounds[96];
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct config_key *k = &keys[i];
+
+		for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++)
+			if (!strcmp(sections[s].first, k->name))
+				fprintf(out, "%s# ---- %s ----\n", i ? "\n" : "", sections[s].title);
+		describe_bounds(k, bounds, sizeof(bounds));
+		fprintf(out, "\n# %s: %s%s (%s)\n#   %s\n#%s = ", k->name, type_names[k->type], bounds, k->users, k->doc,
+			k->name);
+		write_value(out, k->def);
+		fputc('\n', out);
+	}
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one configuration file, /etc/tracer/tracer.conf, read by every daemon
+ * and the CLI (docs/config.md has the format and every key):
+ *
+ *   # a comment
+ *   state_dir = /var/lib/tracer
+ *   kernel_buffer = 32MiB        # a comment after a value
+ *   upload_url = "https://ingest.example:8750/v1/batches#a"
+ *
+ * Every key is in one table in config.c (type, bounds, default, the daemons
+ * that use it, a line of documentation); config_describe() prints it.
+ *
+ * A parse is all or nothing: the struct is written only when the whole text
+ * is valid, so a bad edit followed by a reload keeps the config in force.
+ * The result of a parse is the defaults plus what the text sets: a key
+ * removed from the file goes back to its default on the next load.
+ * Command-line options override the file: load it, then config_set() each
+ * override, then config_check() the whole.
+ *
+ * Errors are negative errno values, with a message in err (when err is not
+ * NULL and errlen > 0; truncated to fit):
+ *   "FILE:LINE:COLUMN: key 'KEY': what is wrong (what is expected)"
+ * COLUMN is the 1-based byte column of the value (or of the key).
+ */
+#ifndef TRACER_COMMON_CONFIG_H
+#define TRACER_COMMON_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/tracer/tracer.conf"
+#define CONFIG_FILE_MAX (1u << 20) /* bytes of config file accepted */
+#define CONFIG_USER_MAX 33u        /* a user name or uid, 32 bytes at most, and its NUL */
+#define CONFIG_HOST_ID_HEX 32u     /* host_id: 32 hex digits (16 bytes, as /etc/machine-id) */
+#define CONFIG_URL_MAX 2048u       /* a URL and its NUL */
+#define CONFIG_LISTEN_HOST_MAX 46u /* INET6_ADDRSTRLEN: the longest IPv6 text and its NUL */
+#define CONFIG_ERR_MIN 160u        /* an error buffer this size holds any message but a long file name */
+
+/* A listen address: "127.0.0.1:8750", "[::1]:8750" or "localhost:8750". */
+struct config_listen {
+	char host[CONFIG_LISTEN_HOST_MAX]; /* as written, without brackets; an address in canonical form */
+	int family;                        /* AF_INET or AF_INET6 ("localhost" is AF_INET 127.0.0.1) */
+	uint8_t addr[16];                  /* network byte order; the first 4 bytes for AF_INET */
+	uint16_t port;                     /* 0: any free port */
+};
+
+/*
+ * Every key's value. Paths and strings are NUL-terminated arrays (empty:
+ * not set, where the key allows it); durations are nanoseconds; sizes are
+ * bytes. Nothing is allocated: a config can be copied with an assignment.
+ */
+struct tracer_config {
+	/* where things live, who runs */
+	char state_dir[PATH_MAX];
+	char runtime_dir[PATH_MAX];
+	char collector_user[CONFIG_USER_MAX];
+	char processor_user[CONFIG_USER_MAX];
+
+	/* collector */
+	char rules[PATH_MAX];
+	uint64_t sample_interval_ns;
+	uint32_t ring_order;
+	uint64_t kernel_buffer;
+
+	/* processor */
+	char tool_rules[PATH_MAX];
+	char redact_rules[PATH_MAX];
+	uint64_t stall_after_ns;
+	uint64_t io_wait_after_ns;
+	uint64_t net_wait_after_ns;
+	uint32_t max_processes;
+
+	/* delivery: spool, batches, upload */
+	char upload_url[CONFIG_URL_MAX];
+	char signing_key[PATH_MAX];
+	char ca_file[PATH_MAX];
+	char client_cert[PATH_MAX];
+	char client_key[PATH_MAX];
+	bool tls_verify;
+	char host_id[CONFIG_HOST_ID_HEX + 1]; /* lowercase hex, or empty: /etc/machine-id */
+	uint32_t batch_records;
+	uint64_t batch_interval_ns;
+	uint64_t fsync_interval_ns;
+	uint64_t spool_quota;
+	uint64_t segment_size;
+	uint64_t segment_age_ns;
+	uint64_t connect_timeout_ns;
+	uint64_t transfer_timeout_ns;
+	uint64_t retry_max_ns;
+
+	/* ingest */
+	struct config_listen ingest_listen;
+	char ingest_db[PATH_MAX];
+	char ingest_keys[PATH_MAX];
+	uint64_t ingest_max_body;
+	uint32_t ingest_max_connections;
+	uint64_t ingest_timeout_ns;
+};
+
+/* Every key at its default. */
+void config_defaults(struct tracer_config *cfg);
+
+/*
+ * Parse a config text (len bytes, need not be NUL-terminated; name is the
+ * file name for messages). No I/O. On success *cfg is the defaults plus
+ * what the text sets, and config_check() holds; on error *cfg is untouched.
+ * 0, -EINVAL, or -ENOMEM (the parse works on a heap copy of the config).
+ */
+int config_parse(struct tracer_config *cfg, const char *name, const char *text, size_t len, char *err,
+		 size_t errlen);
+
+/*
+ * Read and parse a config file. The file must be a regular file of at most
+ * CONFIG_FILE_MAX bytes that others cannot write; with require_root_owned,
+ * it and its directory must also be owned by root and not group-writable
+ * (the daemons run as root at first: whoever writes the file decides what
+ * they do). On error *cfg is untouched. 0, -ENOENT (no such file: callers
+ * reading the default path may run on the defaults), -EACCES, -EISDIR,
+ * -EFBIG, -EPERM (ownership or mode), -EINVAL (content) or another -errno.
+ */
+int config_load(struct tracer_config *cfg, const char *path, bool require_root_owned, char *err, size_t errlen);
+
+/*
+ * Set one key from a value as given on a command line (no quotes, no
+ * comments: the value is taken as it is), with the file's validation.
+ * On error *cfg is untouched; the message is "key 'KEY': ...". 0 or -EINVAL.
+ * Checks only the value: config_check() the whole once every override is in.
+ */
+int config_set(struct tracer_config *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+/* config_set from "key=value" (split at the first '='), as `--set key=value` gives it. */
+int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, size_t errlen);
+
+/*
+ * What no single value can say: client_cert and client_key both or neither;
+ * spool_quota holds at least two segments. 0 or -EINVAL with a message.
+ */
+int config_check(const struct tracer_config *cfg, char *err, size_t errlen);
+
+/* The documentation of every key (type, bounds, default, users), as a commented config file. */
+void config_describe(FILE *out);
+
+/* The config in force, one "key = value" line per key, in a form config_parse reads back. */
+void config_write(FILE *out, const struct tracer_config *cfg);
+
+#endif

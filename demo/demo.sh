@@ -1,0 +1,58 @@
+#!/bin/sh
+# `sudo make demo`: tracer's whole path on one machine, from kernel to lake.
+#   1. a signing key (tracer keygen) enrolled in a keys file;
+#   2. tracer-ingest on 127.0.0.1 with a SQLite lake;
+#   3. demo/pipeline.sh under `tracer run`, which starts the collector and the
+#      processor; the processor spools every record, signs batches and uploads
+#      them, then the run's report;
+#   4. the report read back from the lake (tracer report --db).
+# Everything lives in BUILD/demo (kept, so the lake can be queried after).
+set -eu
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+d=$build/demo
+if [ "$(id -u)" != 0 ]; then
+	echo "make demo needs root (tracer run loads BPF programs): sudo make demo" >&2
+	exit 1
+fi
+rm -rf "$d"
+mkdir -p "$d/state"
+chmod 711 "$d"
+chown nobody "$d/state" # the processor runs as nobody in tracer run
+"$build/tracer" keygen --out "$d/signing.key" > "$d/ingest.keys" 2>/dev/null
+chown nobody "$d/signing.key"
+echo "1. signing key $d/signing.key, enrolled in $d/ingest.keys:"
+sed 's/^/     /' "$d/ingest.keys"
+
+"$build/tracer-ingest" --listen 127.0.0.1:0 --db "$d/lake.db" --keys "$d/ingest.keys" --ready-fd 3 \
+	3>"$d/ingest.ready" 2>"$d/ingest.log" &
+ingest=$!
+trap 'kill $ingest 2>/dev/null || true' EXIT
+i=0
+until grep -q '^ready' "$d/ingest.ready" 2>/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 $ingest 2>/dev/null; then
+		echo "tracer-ingest did not start:" >&2
+		cat "$d/ingest.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+port=$(awk '{ print $2 }' "$d/ingest.ready")
+echo "2. tracer-ingest on 127.0.0.1:$port, lake $d/lake.db"
+
+echo "3. tracer run -- demo/pipeline.sh (collector, processor; records spooled in $d/state and uploaded)"
+"$build/tracer" run --json "$d/report.json" --set "state_dir=$d/state" \
+	--set "upload_url=http://127.0.0.1:$port/v1/batches" --set "signing_key=$d/signing.key" \
+	-- "$here/pipeline.sh" > "$d/pipeline.out" 2> "$d/run.log" || true
+grep -E '^(tracer:|agent:)' "$d/run.log" | sed 's/^/     /'
+kill $ingest
+wait $ingest 2>/dev/null || true
+trap - EXIT
+
+echo "4. from the lake: tracer report --db $d/lake.db"
+"$build/tracer" report --db "$d/lake.db"
+run=$("$build/tracer" report --db "$d/lake.db" | awk 'NR == 2 { print $1 }')
+echo
+echo "   tracer report --db $d/lake.db $run"
+"$build/tracer" report --db "$d/lake.db" "$run"

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "batch_format.h"
+
+#define LISTEN_BACKLOG 128
+#define FIRST_CHUNK (64u << 10)   /* buffer for a body of unknown length, grown by doubling */
+#define IDEMPOTENCY_MAX 128       /* bytes of an Idempotency-Key header kept (a valid one has 64) */
+#define PEER_MAX 64
+
+struct server {
+	struct MHD_Daemon *d;
+	struct ingest *ig;
+	struct server_config c;   /* defaults filled in */
+	uint16_t port;
+	char address[PEER_MAX + 8];
+	/* Touched by the HTTP thread only (one internal polling thread). */
+	size_t memory;            /* body bytes reserved by requests in flight */
+	struct server_stats stats;
+};
+
+/* One POST /v1/batches in progress. */
+struct request {
+	uint8_t *buf;
+	size_t len, cap;          /* cap: bytes reserved against the memory budget */
+	uint64_t deadline_ns;     /* CLOCK_MONOTONIC */
+	size_t received;          /* body bytes received, kept or not */
+	bool refused;             /* reply below is final; the rest of the body is dropped */
+	struct ingest_reply reply;
+	char peer[PEER_MAX];
+	char idem[IDEMPOTENCY_MAX + 1];
+	bool has_idem;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- address -------------------------------------------------------------- */
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	char *end = NULL;
+	unsigned long v;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > 65535)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t hlen;
+	uint16_t port;
+
+	if (!colon || parse_port(colon + 1, &port))
+		return -EINVAL;
+	hlen = (size_t)(colon - s);
+	if (hlen == 0 || hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, s, hlen);
+	host[hlen] = 0;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[hlen - 1] == ']') {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+		host[hlen - 1] = 0;
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+			return -EINVAL;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(port);
+		*len = sizeof(*a6);
+		return 0;
+	}
+	{
+		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+		if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+			return -EINVAL;
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(port);
+		*len = sizeof(*a4);
+	}
+	return 0;
+}
+
+static void format_addr(const struct sockaddr *sa, char *out, size_t outlen, bool with_port)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (sa && sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		if (with_port)
+			snprintf(out, outlen, "%s:%u", a, ntohs(in->sin_port));
+		else
+			snprintf(out, outlen, "%s", a);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		if (with_port)
+			snprintf(out, outlen, "[%s]:%u", a, ntohs(in6->sin6_port));
+		else
+			snprintf(out, outlen, "%s", a);
+	} else {
+		snprintf(out, outlen, "?");
+	}
+}
+
+/* A listening socket on exactly that address (IPv6: that address only, no v4-mapped). */
+static int listen_on(struct server *s, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss, got;
+	socklen_t len = 0, glen = sizeof(got);
+	int one = 1, fd, rc;
+
+	if (server_parse_listen(s->c.listen, &ss, &len)) {
+		snprintf(err, errlen, "--listen %s: want ADDR:PORT with a numeric address (127.0.0.1:8443, "
+			 "[::1]:8443; port 0 picks a free one)", s->c.listen);
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, LISTEN_BACKLOG) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&got, &glen) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s%s", s->c.listen, strerror(-rc),
+			 rc == -EADDRINUSE ? " (another process has it: pick another port)" :
+			 rc == -EACCES ? " (ports below 1024 need CAP_NET_BIND_SERVICE)" :
+			 rc == -EADDRNOTAVAIL ? " (no interface has that address)" : "");
+		close(fd);
+		return rc;
+	}
+	format_addr((struct sockaddr *)&got, s->address, sizeof(s->address), true);
+	s->port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port :
+						    ((struct sockaddr_in *)&got)->sin_port);
+	return fd;
+}
+
+/* ---- responses ------------------------------------------------------------ */
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned status, const char *body, size_t len,
+			       const char *header, const char *value)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+								    MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result rc;
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	if (header)
+		MHD_add_response_header(resp, header, value);
+	rc = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+static enum MHD_Result respond_reply(struct MHD_Connection *conn, const struct ingest_reply *r)
+{
+	return respond(conn, r->status, r->body, r->len, r->status == 503 ? MHD_HTTP_HEADER_RETRY_AFTER : NULL, "1");
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *conn, unsigned status, const char *json,
+				    const char *header, const char *value)
+{
+	return respond(conn, status, json, strlen(json), header, value);
+}
+
+/* ---- the memory budget ------------------------------------------------------ */
+
+static bool reserve(struct server *s, size_t n)
+{
+	if (n > s->c.max_memory - s->memory)
+		return false;
+	s->memory += n;
+	if (s->memory > s->stats.peak_memory)
+		s->stats.peak_memory = s->memory;
+	return true;
+}
+
+static void request_free(struct server *s, struct request *rq)
+{
+	s->memory -= rq->cap;
+	free(rq->buf);
+	free(rq);
+}
+
+/* Refuse now; the rest of the body is read and dropped (a response cannot be queued mid-upload). */
+static void refuse_late(struct server *s, struct request *rq, unsigned status, const char *reason)
+{
+	ingest_refuse(s->ig, status, reason, rq->peer, rq->buf, rq->len, &rq->reply);
+	s->memory -= rq->cap;
+	free(rq->buf);
+	rq->buf = NULL;
+	rq->len = rq->cap = 0;
+	rq->refused = true;
+}
+
+/* ---- POST /v1/batches ------------------------------------------------------- */
+
+/* Content-Length as a number; false when absent (chunked) or not a plain number. */
+static bool content_length(struct MHD_Connection *conn, uint64_t *len)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end = NULL;
+
+	if (!v || *v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	*len = strtoull(v, &end, 10);
+	return !errno && !*end;
+}
+
+static void peer_of(struct MHD_Connection *conn, char *out, size_t outlen)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	format_addr(ci ? ci->client_addr : NULL, out, outlen, false);
+}
+
+static struct request *request_new(struct server *s, struct MHD_Connection *conn)
+{
+	struct request *rq = calloc(1, sizeof(*rq));
+	const char *idem;
+
+	if (!rq)
+		return NULL;
+	peer_of(conn, rq->peer, sizeof(rq->peer));
+	rq->deadline_ns = mono_ns() + (uint64_t)s->c.timeout_s * SERVER_REQUEST_DEADLINE_FACTOR * 1000000000ull;
+	idem = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Idempotency-Key");
+	if (idem) {
+		rq->has_idem = true;
+		/* An over-long one is kept cut: it then matches no hash, as it should not. */
+		snprintf(rq->idem, sizeof(rq->idem), "%s", idem);
+	}
+	return rq;
+}
+
+static enum MHD_Result begin_batch(struct server *s, struct MHD_Connection *conn, void **con_cls)
+{
+	struct ingest_reply r;
+	struct request *rq;
+	uint64_t clen = 0;
+	bool known = content_length(conn, &clen);
+	size_t want = known ? (size_t)clen : FIRST_CHUNK;
+	char peer[PEER_MAX];
+
+	peer_of(conn, peer, sizeof(peer));
+	if (known && clen > s->c.max_body) {
+		s->stats.too_big++;
+		ingest_refuse(s->ig, 413, "body larger than --max-body", peer, NULL, 0, &r);
+		return respond_reply(conn, &r);
+	}
+	if (want > s->c.max_body)
+		want = s->c.max_body;
+	rq = request_new(s, conn);
+	if (rq && want && reserve(s, want)) {
+		rq->cap = want;
+		rq->buf = malloc(want);
+	}
+	if (!rq || (want && !rq->buf)) {
+		if (rq)
+			request_free(s, rq);
+		s->stats.no_memory++;
+		ingest_refuse(s->ig, 503, "too many bodies in memory (--max-memory); retry later", peer, NULL, 0, &r);
+		return respond_reply(conn, &r);
+	}
+	*con_cls = rq;
+	return MHD_YES;
+}
+
+/* Room for n more bytes: grow (chunked bodies) within the body limit and the memory budget. */
+static int make_room(struct server *s, struct request *rq, size_t n)
+{
+	size_t need = rq->len + n, cap = rq->cap ? rq->cap : FIRST_CHUNK;
+	uint8_t *nb;
+
+	if (need > s->c.max_body)
+		return 413;
+	if (need <= rq->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap > s->c.max_body)
+		cap = s->c.max_body;
+	if (!reserve(s, cap - rq->cap))
+		return 503;
+	nb = realloc(rq->buf, cap);
+	if (!nb) {
+		s->memory -= cap - rq->cap;
+		return 503;
+	}
+	rq->buf = nb;
+	rq->cap = cap;
+	return 0;
+}
+
+static enum MHD_Result receive(struct server *s, struct request *rq, const char *data, size_t *size)
+{
+	size_t n = *size;
+	int refuse;
+
+	*size = 0;
+	rq->received += n;
+	if (mono_ns() > rq->deadline_ns) {
+		s->stats.too_slow++;
+		if (!rq->refused)
+			refuse_late(s, rq, 408, "request not complete within its deadline: connection closed");
+		return MHD_NO;
+	}
+	if (rq->refused) /* read and dropped; whoever sends twice the limit regardless is cut off */
+		return rq->received > 2 * s->c.max_body ? MHD_NO : MHD_YES;
+	refuse = make_room(s, rq, n);
+	if (refuse == 413) {
+		s->stats.too_big++;
+		refuse_late(s, rq, 413, "body larger than --max-body");
+	} else if (refuse) {
+		s->stats.no_memory++;
+		refuse_late(s, rq, 503, "too many bodies in memory (--max-memory); retry later");
+	}
+	if (refuse)
+		return MHD_YES;
+	memcpy(rq->buf + rq->len, data, n);
+	rq->len += n;
+	return MHD_YES;
+}
+
+static enum MHD_Result finish_batch(struct server *s, struct MHD_Connection *conn, struct request *rq)
+{
+	if (!rq->refused)
+		ingest_batch(s->ig, rq->buf, rq->len, rq->has_idem ? rq->idem : NULL, rq->peer, &rq->reply);
+	return respond_reply(conn, &rq->reply);
+}
+
+/* ---- routing ---------------------------------------------------------------- */
+
+/* A refused method or path, once, with the client's words made printable (they could hold escapes). */
+static void log_route_refusal(struct MHD_Connection *conn, unsigned status, const char *method, const char *url)
+{
+	char peer[PEER_MAX], m[24], u[128];
+	size_t i;
+
+	peer_of(conn, peer, sizeof(peer));
+	for (i = 0; i < sizeof(m) - 1 && method[i]; i++)
+		m[i] = method[i] > 0x20 && method[i] < 0x7f ? method[i] : '?';
+	m[i] = 0;
+	for (i = 0; i < sizeof(u) - 1 && url[i]; i++)
+		u[i] = url[i] > 0x20 && url[i] < 0x7f ? url[i] : '?';
+	u[i] = 0;
+	fprintf(stderr, "<5>refused %s %s%s from %s (HTTP %u)\n", m, u, url[i] ? "..." : "", peer, status);
+}
+
+static enum MHD_Result route(struct server *s, struct MHD_Connection *conn, const char *url, const char *method,
+			     void **con_cls)
+{
+	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
+
+	if (!strcmp(url, "/v1/health")) {
+		if (get)
+			return respond_text(conn, 200, "{\"status\":\"ok\"}\n", NULL, NULL);
+		s->stats.bad_method++;
+		log_route_refusal(conn, 405, method, url);
+		return respond_text(conn, 405, "{\"status\":\"refused\",\"error\":\"method not allowed\"}\n",
+				    MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	}
+	if (!strcmp(url, "/v1/batches")) {
+		if (!strcmp(method, MHD_HTTP_METHOD_POST))
+			return begin_batch(s, conn, con_cls);
+		s->stats.bad_method++;
+		log_route_refusal(conn, 405, method, url);
+		return respond_text(conn, 405, "{\"status\":\"refused\",\"error\":\"method not allowed\"}\n",
+				    MHD_HTTP_HEADER_ALLOW, "POST");
+	}
+	s->stats.not_found++;
+	log_route_refusal(conn, 404, method, url);
+	return respond_text(conn, 404, "{\"status\":\"refused\",\"error\":\"no such resource\"}\n", NULL, NULL);
+}
+
+/*
+ * libmicrohttpd calls this after the headers (no state yet: route), for
+ * each piece of body (receive), and once more at the end (finish).
+ */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+			      const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	struct server *s = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!rq)
+		return route(s, conn, url, method, con_cls);
+	if (*upload_data_size)
+		return receive(s, rq, upload_data, upload_data_size);
+	return finish_batch(s, conn, rq);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct server *s = cls;
+	struct request *rq = *con_cls;
+
+	(void)conn;
+	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED) {
+		s->stats.timeouts++;
+		fprintf(stderr, "<4>closed connection from %s: nothing received for %u s (--timeout)\n",
+			rq ? rq->peer : "?", s->c.timeout_s);
+	}
+	if (rq)
+		request_free(s, rq);
+	*con_cls = NULL;
+}
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = 0;
+	fprintf(stderr, "<4>microhttpd: %s\n", msg);
+}
+
+/* ---- life ------------------------------------------------------------------- */
+
+static void fill_defaults(struct server_config *c)
+{
+	if (!c->max_body || c->max_body > BATCH_MAX_WIRE)
+		c->max_body = BATCH_MAX_WIRE;
+	if (!c->max_connections)
+		c->max_connections = SERVER_DEFAULT_CONNECTIONS;
+	if (!c->max_per_ip)
+		c->max_per_ip = SERVER_DEFAULT_PER_IP;
+	if (!c->timeout_s)
+		c->timeout_s = SERVER_DEFAULT_TIMEOUT_S;
+	if (!c->max_memory)
+		c->max_memory = SERVER_DEFAULT_MEMORY;
+	if (!c->conn_memory)
+		c->conn_memory = SERVER_DEFAULT_CONN_MEMORY;
+}
+
+int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen)
+{
+	struct server *s = calloc(1, sizeof(*s));
+	int fd;
+
+	if (!s)
+		return -ENOMEM;
+	s->c = *c;
+	s->ig = ig;
+	fill_defaults(&s->c);
+	fd = listen_on(s, err, errlen);
+	if (fd < 0) {
+		free(s);
+		return fd;
+	}
+	s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, /* first: it covers the options' own errors */
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->c.max_connections,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->c.max_per_ip,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->c.timeout_s,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->c.conn_memory,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
+	if (!s->d) {
+		snprintf(err, errlen, "cannot start the HTTP server on %s (libmicrohttpd refused the options)",
+			 s->address);
+		close(fd);
+		free(s);
+		return -EIO;
+	}
+	*out = s;
+	return 0;
+}
+
+uint16_t server_port(const struct server *s)
+{
+	return s->port;
+}
+
+const char *server_address(const struct server *s)
+{
+	return s->address;
+}
+
+void server_get_stats(const struct server *s, struct server_stats *st)
+{
+	*st = s->stats;
+}
+
+void server_stop(struct server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->d); /* closes the listening socket too */
+	free(s);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The HTTP side of tracer-ingest (libmicrohttpd):
+ *
+ *   POST /v1/batches   one signed batch (ingest_batch)
+ *   GET  /v1/health    200 {"status":"ok"}
+ *   other methods 405 (with Allow), other paths 404
+ *
+ * One internal polling thread serves every connection (epoll), so a
+ * client that is slow to send holds a connection slot and nothing else;
+ * everything below runs on that thread, including the lake's
+ * transactions (SQLite has one writer anyway). Limits, each refusing
+ * with a status and a log line rather than growing:
+ *   connections        max_connections in all, max_per_ip from one address
+ *   idle time          timeout_s without a byte: connection closed
+ *   whole request      REQUEST_DEADLINE_FACTOR x timeout_s from the headers to the last byte
+ *   body               max_body bytes: 413 from Content-Length before reading,
+ *                      else counted as it streams (chunked)
+ *   bodies in memory   max_memory bytes across all requests in flight: 503
+ *   per-connection     conn_memory for headers and parsing (libmicrohttpd's pool)
+ */
+#ifndef TRACER_INGEST_SERVER_H
+#define TRACER_INGEST_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "ingest.h"
+
+#define SERVER_DEFAULT_CONNECTIONS 64u
+#define SERVER_DEFAULT_PER_IP 16u
+#define SERVER_DEFAULT_TIMEOUT_S 30u
+#define SERVER_DEFAULT_MEMORY (256u << 20)
+#define SERVER_DEFAULT_CONN_MEMORY (64u << 10)
+#define SERVER_REQUEST_DEADLINE_FACTOR 10u
+
+struct server_config {
+	const char *listen;        /* "ADDR:PORT", "[ADDR6]:PORT"; port 0: the kernel picks one */
+	size_t max_body;           /* 0: BATCH_MAX_WIRE */
+	unsigned max_connections;  /* 0: default */
+	unsigned max_per_ip;       /* 0: default */
+	unsigned timeout_s;        /* 0: default */
+	size_t max_memory;         /* 0: default */
+	size_t conn_memory;        /* 0: default */
+};
+
+/* What the server refused, by cause (read them from the HTTP thread or after stop). */
+struct server_stats {
+	uint64_t too_big;          /* 413 */
+	uint64_t no_memory;        /* 503: memory budget */
+	uint64_t too_slow;         /* whole-request deadline passed */
+	uint64_t not_found;        /* 404 */
+	uint64_t bad_method;       /* 405 */
+	uint64_t timeouts;         /* connections closed for idling (libmicrohttpd) */
+	uint64_t peak_memory;      /* most body bytes held at once */
+};
+
+struct server;
+
+/* Parse "ADDR:PORT" / "[ADDR6]:PORT" (numeric only: exactly that address). 0 or -EINVAL. */
+int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* Bind, listen and serve. 0, or -errno with err saying what failed and what to do. */
+int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen);
+/* The port actually bound (after port 0). */
+uint16_t server_port(const struct server *s);
+/* The address as "ADDR:PORT" with the bound port. */
+const char *server_address(const struct server *s);
+void server_get_stats(const struct server *s, struct server_stats *st);
+/* Stop serving (connections closed, requests in flight dropped) and free. NULL is fine. */
+void server_stop(struct server *s);
+
+#endif /* TRACER_INGEST_SERVER_H */

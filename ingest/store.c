@@ -1,0 +1,1715 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The lake in SQLite: schema, prepared statements, one transaction per
+ * batch. docs/lake.md describes every table and column.
+ *
+ * Ids (hosts, boots, keys, batch hashes) are stored as lower-case hex
+ * text, so that a person at the sqlite3 prompt can paste them. Times named
+ * *_ns without "real" are the host's CLOCK_MONOTONIC (as in the records);
+ * *_real_ns and the batch and report times are CLOCK_REALTIME.
+ *
+ * Records come from a signed batch, but the signer is a machine that may
+ * be compromised: every kernel record goes through the processor's
+ * validating decoder, lake records are checked for their exact size, and a
+ * run report is checked to be UTF-8 JSON before SQLite's json1 functions
+ * take values out of it, each with its expected type (anything else is
+ * NULL). A record that fails is stored (records keeps every byte) with a
+ * note saying why, counted, and nothing is derived from it.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+#include <sqlite3.h>
+
+#include "batch.h"
+#include "decode.h"
+#include "json.h"
+#include "lake.h"
+#include "records.h"
+
+#define HEX_HOST (2 * BATCH_HOST_ID_LEN + 1)
+#define HEX_KEY (2 * BATCH_KEY_ID_LEN + 1)
+#define HEX_HASH (2 * BATCH_HASH_LEN + 1)
+
+/* ---- schema ------------------------------------------------------------ */
+
+static const char schema_sql[] =
+	"CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
+	"CREATE TABLE hosts (\n"
+	"  host_id TEXT PRIMARY KEY,\n"
+	"  first_seen_ns INTEGER NOT NULL, last_seen_ns INTEGER NOT NULL,\n"
+	"  max_seq INTEGER NOT NULL DEFAULT 0,\n"
+	"  batches INTEGER NOT NULL DEFAULT 0, records INTEGER NOT NULL DEFAULT 0,\n"
+	"  last_batch_seq INTEGER, last_batch_hash TEXT, last_key_id TEXT, last_boot_id TEXT);\n"
+	"CREATE TABLE keys (\n"
+	"  key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, host_id TEXT,\n"
+	"  source TEXT NOT NULL CHECK (source IN ('file', 'rotation')),\n"
+	"  announced_by TEXT, batch_hash TEXT, enrolled_ns INTEGER NOT NULL);\n"
+	"CREATE TABLE batches (\n"
+	"  batch_id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,\n"
+	"  host_id TEXT NOT NULL, key_id TEXT NOT NULL, boot_id TEXT NOT NULL,\n"
+	"  batch_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,\n"
+	"  nrecords INTEGER NOT NULL, compression INTEGER NOT NULL,\n"
+	"  body_len INTEGER NOT NULL, raw_len INTEGER NOT NULL, wire_len INTEGER NOT NULL,\n"
+	"  created_ns INTEGER NOT NULL, mono_to_real_ns INTEGER NOT NULL,\n"
+	"  prev_hash TEXT NOT NULL, chain TEXT NOT NULL, received_ns INTEGER NOT NULL,\n"
+	"  records_new INTEGER NOT NULL DEFAULT 0, records_duplicate INTEGER NOT NULL DEFAULT 0,\n"
+	"  records_conflicting INTEGER NOT NULL DEFAULT 0, records_unknown INTEGER NOT NULL DEFAULT 0,\n"
+	"  records_undecodable INTEGER NOT NULL DEFAULT 0, bad_run_reports INTEGER NOT NULL DEFAULT 0,\n"
+	"  gaps INTEGER NOT NULL DEFAULT 0);\n"
+	"CREATE INDEX batches_host ON batches (host_id, batch_seq);\n"
+	"CREATE TABLE gaps (\n"
+	"  host_id TEXT NOT NULL, from_seq INTEGER NOT NULL, to_seq INTEGER NOT NULL,\n"
+	"  found_ns INTEGER NOT NULL, batch_hash TEXT NOT NULL, filled INTEGER NOT NULL DEFAULT 0,\n"
+	"  PRIMARY KEY (host_id, from_seq));\n"
+	"CREATE TABLE records (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, src_pos INTEGER NOT NULL, src_gen INTEGER NOT NULL,\n"
+	"  type INTEGER NOT NULL, flags INTEGER NOT NULL,\n"
+	"  ts_ns INTEGER, len INTEGER NOT NULL, crc INTEGER NOT NULL, payload BLOB NOT NULL,\n"
+	"  batch_hash TEXT NOT NULL, note TEXT,\n"
+	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
+	"CREATE TABLE processes (\n"
+	"  host_id TEXT NOT NULL, boot_id TEXT NOT NULL, tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL,\n"
+	"  start_real_ns INTEGER, end_real_ns INTEGER,\n"
+	"  ppid INTEGER, parent_start_ns INTEGER, uid INTEGER, gid INTEGER, comm TEXT,\n"
+	"  exe TEXT, argv TEXT, cwd TEXT, env TEXT, exec_flags INTEGER, execs INTEGER NOT NULL DEFAULT 0,\n"
+	"  cgroup_id INTEGER, cgroup_v1_id INTEGER, mnt_ns INTEGER, pid_ns INTEGER,\n"
+	"  fork_ts_ns INTEGER, exec_ts_ns INTEGER, exit_ts_ns INTEGER,\n"
+	"  exit_raw INTEGER, exit_code INTEGER, signal INTEGER, core_dumped INTEGER,\n"
+	"  oom_killed INTEGER NOT NULL DEFAULT 0,\n"
+	"  utime_ns INTEGER, stime_ns INTEGER, runtime_ns INTEGER, maxrss_bytes INTEGER,\n"
+	"  read_bytes INTEGER, write_bytes INTEGER, cancelled_write_bytes INTEGER,\n"
+	"  rchar INTEGER, wchar INTEGER, syscr INTEGER, syscw INTEGER,\n"
+	"  nvcsw INTEGER, nivcsw INTEGER, min_flt INTEGER, maj_flt INTEGER, run_delay_ns INTEGER,\n"
+	"  nr_threads INTEGER, exit_flags INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
+	"  iowait_ns INTEGER, blocked_ns INTEGER, net_wait_ns INTEGER, files_dropped INTEGER,\n"
+	"  state_flags INTEGER, last_pid INTEGER,\n"
+	"  PRIMARY KEY (host_id, boot_id, tgid, start_ns));\n"
+	"CREATE TABLE samples (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
+	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL, ppid INTEGER,\n"
+	"  runtime_ns INTEGER, utime_ns INTEGER, stime_ns INTEGER, rss_bytes INTEGER, hiwater_rss_bytes INTEGER,\n"
+	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
+	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, iowait_ns INTEGER, blocked_ns INTEGER,\n"
+	"  net_wait_ns INTEGER, run_delay_ns INTEGER, cgroup_id INTEGER, uid INTEGER, nr_threads INTEGER,\n"
+	"  state_flags INTEGER, flags INTEGER, comm TEXT,\n"
+	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
+	"CREATE INDEX samples_process ON samples (host_id, boot_id, tgid, start_ns);\n"
+	"CREATE TABLE files (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
+	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL,\n"
+	"  path TEXT NOT NULL, mode TEXT NOT NULL, truncated INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
+	"CREATE INDEX files_process ON files (host_id, boot_id, tgid, start_ns);\n"
+	"CREATE TABLE cgroups (\n"
+	"  host_id TEXT NOT NULL, boot_id TEXT NOT NULL, v1 INTEGER NOT NULL, cgroup_id INTEGER NOT NULL,\n"
+	"  path TEXT NOT NULL, truncated INTEGER NOT NULL, seq INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (host_id, boot_id, v1, cgroup_id));\n"
+	"CREATE TABLE signals (\n"
+	"  signal_id INTEGER PRIMARY KEY, host_id TEXT NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,\n"
+	"  run_id INTEGER, source TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER, start_ns INTEGER,\n"
+	"  ts_ns INTEGER, step TEXT, tool TEXT, detail TEXT);\n"
+	"CREATE INDEX signals_run ON signals (run_id);\n"
+	"CREATE TABLE agent_counters (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL, ts_ns INTEGER NOT NULL,\n"
+	"  kernel_drops INTEGER NOT NULL, kernel_state_drops INTEGER NOT NULL, ring_drops INTEGER NOT NULL,\n"
+	"  records_copied INTEGER NOT NULL, bad_consumer_pos INTEGER NOT NULL,\n"
+	"  kernel_drops_by_type TEXT NOT NULL, ring_drops_by_type TEXT NOT NULL,\n"
+	"  PRIMARY KEY (host_id, seq));\n"
+	"CREATE TABLE losses (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL,\n"
+	"  first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, records INTEGER NOT NULL,\n"
+	"  bytes INTEGER NOT NULL, PRIMARY KEY (host_id, seq));\n"
+	"CREATE TABLE runs (\n"
+	"  run_id INTEGER PRIMARY KEY, host_id TEXT NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,\n"
+	"  batch_hash TEXT NOT NULL, schema TEXT, command TEXT, exit_code INTEGER,\n"
+	"  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER, dropped INTEGER,\n"
+	"  pipeline TEXT, pipeline_run_id TEXT, engine TEXT, run_name TEXT, summary TEXT,\n"
+	"  processes INTEGER, steps INTEGER, signals INTEGER,\n"
+	"  UNIQUE (host_id, seq));\n"
+	"CREATE INDEX runs_pipeline_run ON runs (pipeline_run_id);\n"
+	"CREATE TABLE steps (\n"
+	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, step_id TEXT, name TEXT, tools TEXT,\n"
+	"  start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, signal INTEGER, failed INTEGER,\n"
+	"  processes INTEGER, failed_processes INTEGER, oom_killed INTEGER, cpu_ns INTEGER,\n"
+	"  peak_rss_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
+	"  PRIMARY KEY (run_id, idx));\n"
+	"CREATE TABLE run_processes (\n"
+	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, pid INTEGER, ppid INTEGER,\n"
+	"  start_ns INTEGER, end_ns INTEGER, exe TEXT, argv TEXT, tool TEXT, step TEXT,\n"
+	"  exit_code INTEGER, signal INTEGER, core_dumped INTEGER, oom_killed INTEGER,\n"
+	"  cpu_user_ns INTEGER, cpu_sys_ns INTEGER, peak_rss_bytes INTEGER,\n"
+	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
+	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, cgroup TEXT, container_id TEXT,\n"
+	"  PRIMARY KEY (run_id, idx));\n";
+
+/* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
+
+#define J_INT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'integer' THEN json_extract(" src ",'" path "') END)"
+#define J_TEXT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'text' THEN json_extract(" src ",'" path "') END)"
+#define J_BOOL(src, path) "(CASE json_type(" src ",'" path "') WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)"
+#define J_ARRAY(src, path) "(CASE json_type(" src ",'" path "') WHEN 'array' THEN json_extract(" src ",'" path "') END)"
+/* The elements of an array that are objects; nothing when path is not an array. */
+#define J_OBJECTS(path) \
+	" FROM json_each(?1,'" path "') AS e WHERE e.type = 'object' AND json_type(?1,'" path "') = 'array'"
+
+/* ---- statements ------------------------------------------------------- */
+
+enum stmt_id {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_BATCH_EXISTS,
+	ST_CHAIN,
+	ST_HOST_ENSURE,
+	ST_HOST_MAXSEQ,
+	ST_HOST_UPDATE,
+	ST_BATCH_INSERT,
+	ST_BATCH_COUNTS,
+	ST_RECORD,
+	ST_RECORD_CRC,
+	ST_RECORD_NOTE,
+	ST_GAP,
+	ST_GAP_FILL,
+	ST_EXEC,
+	ST_FORK,
+	ST_EXIT,
+	ST_EXIT_SIGNAL,
+	ST_OOM_MARK,
+	ST_OOM_SIGNAL,
+	ST_SAMPLE,
+	ST_FILE,
+	ST_CGROUP,
+	ST_COUNTERS,
+	ST_LOSS,
+	ST_KEY_GET,
+	ST_KEY_ROTATION,
+	ST_KEY_FILE,
+	ST_REPORT_CHECK,
+	ST_RUN,
+	ST_RUN_COUNTS,
+	ST_STEPS,
+	ST_RUN_PROCS,
+	ST_RUN_SIGNALS,
+	ST_RUNS_LIST,
+	ST_RUN_BY_ID,
+	ST_RUN_BY_NAME,
+	ST_RUN_SIGNALS_LIST,
+	ST_COUNT,
+};
+
+#define RUN_COLUMNS                                                                            \
+	"SELECT run_id, host_id, start_ns, end_ns, exit_code, "                               \
+	"coalesce((SELECT group_concat(value, ' ') FROM json_each(runs.command) "             \
+	"WHERE json_valid(runs.command)), ''), summary FROM runs"
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_BATCH_EXISTS] = "SELECT 1 FROM batches WHERE hash = ?1",
+	[ST_CHAIN] = "SELECT 1 FROM batches WHERE hash = ?1 AND host_id = ?2",
+	[ST_HOST_ENSURE] = "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns) VALUES (?1, ?2, ?2) "
+			   "ON CONFLICT (host_id) DO NOTHING",
+	[ST_HOST_MAXSEQ] = "SELECT max_seq FROM hosts WHERE host_id = ?1",
+	[ST_HOST_UPDATE] = "UPDATE hosts SET last_seen_ns = ?2, max_seq = ?3, batches = batches + 1, "
+			   "records = records + ?4, last_batch_seq = ?5, last_batch_hash = ?6, last_key_id = ?7, "
+			   "last_boot_id = ?8 WHERE host_id = ?1",
+	[ST_BATCH_INSERT] = "INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, "
+			    "nrecords, compression, body_len, raw_len, wire_len, created_ns, mono_to_real_ns, "
+			    "prev_hash, chain, received_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_BATCH_COUNTS] = "UPDATE batches SET records_new = ?2, records_duplicate = ?3, records_conflicting = ?4, "
+			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8 "
+			    "WHERE batch_id = ?1",
+	[ST_RECORD] = "INSERT INTO records (host_id, seq, src_pos, src_gen, type, flags, ts_ns, len, crc, payload, "
+		      "batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, seq) DO NOTHING",
+	[ST_RECORD_CRC] = "SELECT crc FROM records WHERE host_id = ?1 AND seq = ?2",
+	[ST_RECORD_NOTE] = "UPDATE records SET note = ?3 WHERE host_id = ?1 AND seq = ?2",
+	[ST_GAP] = "INSERT INTO gaps (host_id, from_seq, to_seq, found_ns, batch_hash) VALUES (?,?,?,?,?) "
+		   "ON CONFLICT (host_id, from_seq) DO NOTHING",
+	[ST_GAP_FILL] = "UPDATE gaps SET filled = filled + 1 WHERE host_id = ?1 AND from_seq <= ?2 AND to_seq >= ?2",
+	[ST_EXEC] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, uid, gid, comm, "
+		    "exe, argv, cwd, env, exec_flags, cgroup_id, cgroup_v1_id, mnt_ns, pid_ns, exec_ts_ns, last_pid, "
+		    "execs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
+		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = excluded.ppid, "
+		    "uid = excluded.uid, gid = excluded.gid, comm = excluded.comm, exe = excluded.exe, "
+		    "argv = excluded.argv, cwd = excluded.cwd, env = excluded.env, exec_flags = excluded.exec_flags, "
+		    "cgroup_id = excluded.cgroup_id, cgroup_v1_id = excluded.cgroup_v1_id, mnt_ns = excluded.mnt_ns, "
+		    "pid_ns = excluded.pid_ns, exec_ts_ns = excluded.exec_ts_ns, last_pid = excluded.last_pid, "
+		    "execs = execs + 1",
+	[ST_FORK] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, parent_start_ns, "
+		    "uid, fork_ts_ns) VALUES (?,?,?,?,?,?,?,?,?) "
+		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = coalesce(ppid, excluded.ppid), "
+		    "parent_start_ns = excluded.parent_start_ns, uid = coalesce(uid, excluded.uid), "
+		    "fork_ts_ns = excluded.fork_ts_ns",
+	[ST_EXIT] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, ppid, comm, "
+		    "cgroup_id, cgroup_v1_id, exit_ts_ns, exit_raw, exit_code, signal, core_dumped, utime_ns, "
+		    "stime_ns, runtime_ns, maxrss_bytes, read_bytes, write_bytes, cancelled_write_bytes, rchar, "
+		    "wchar, syscr, syscw, nvcsw, nivcsw, min_flt, maj_flt, run_delay_ns, nr_threads, exit_flags, "
+		    "net_tx_bytes, net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, files_dropped, state_flags, "
+		    "last_pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		    "?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
+		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(ppid, excluded.ppid), "
+		    "comm = excluded.comm, cgroup_id = coalesce(cgroup_id, excluded.cgroup_id), "
+		    "cgroup_v1_id = coalesce(cgroup_v1_id, excluded.cgroup_v1_id), exit_ts_ns = excluded.exit_ts_ns, "
+		    "exit_raw = excluded.exit_raw, exit_code = excluded.exit_code, signal = excluded.signal, "
+		    "core_dumped = excluded.core_dumped, utime_ns = excluded.utime_ns, stime_ns = excluded.stime_ns, "
+		    "runtime_ns = excluded.runtime_ns, maxrss_bytes = excluded.maxrss_bytes, "
+		    "read_bytes = excluded.read_bytes, write_bytes = excluded.write_bytes, "
+		    "cancelled_write_bytes = excluded.cancelled_write_bytes, rchar = excluded.rchar, "
+		    "wchar = excluded.wchar, syscr = excluded.syscr, syscw = excluded.syscw, nvcsw = excluded.nvcsw, "
+		    "nivcsw = excluded.nivcsw, min_flt = excluded.min_flt, maj_flt = excluded.maj_flt, "
+		    "run_delay_ns = excluded.run_delay_ns, nr_threads = excluded.nr_threads, "
+		    "exit_flags = excluded.exit_flags, net_tx_bytes = excluded.net_tx_bytes, "
+		    "net_rx_bytes = excluded.net_rx_bytes, iowait_ns = excluded.iowait_ns, "
+		    "blocked_ns = excluded.blocked_ns, net_wait_ns = excluded.net_wait_ns, "
+		    "files_dropped = excluded.files_dropped, state_flags = excluded.state_flags, "
+		    "last_pid = excluded.last_pid",
+	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so). */
+	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail) "
+			   "SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM processes "
+			   "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?5 AND start_ns = ?6 AND oom_killed)",
+	/* The OOM record names a pid only: the newest process of that pid started before the kill. */
+	[ST_OOM_MARK] = "UPDATE processes SET oom_killed = 1 WHERE rowid = (SELECT rowid FROM processes "
+			"WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND start_ns <= ?4 "
+			"ORDER BY start_ns DESC LIMIT 1)",
+	[ST_OOM_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail) "
+			  "VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
+			  "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?4 AND start_ns <= ?5 "
+			  "ORDER BY start_ns DESC LIMIT 1), ?5, json_object('uid', ?6, 'total_vm_kb', ?7, "
+			  "'anon_rss_kb', ?8, 'file_rss_kb', ?9, 'shmem_rss_kb', ?10, 'pgtables_kb', ?11, "
+			  "'oom_score_adj', ?12, 'trigger_cgroup_id', ?13, 'memcg_id', ?14, 'memcg_v1', ?15, "
+			  "'memcg_limit_bytes', ?16, 'memcg_usage_bytes', ?17))",
+	[ST_SAMPLE] = "INSERT INTO samples (host_id, seq, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
+		      "stime_ns, rss_bytes, hiwater_rss_bytes, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, "
+		      "net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, run_delay_ns, cgroup_id, uid, nr_threads, "
+		      "state_flags, flags, comm) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_FILE] = "INSERT INTO files (host_id, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) "
+		    "VALUES (?,?,?,?,?,?,?,?,?)",
+	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
+		      "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, v1, cgroup_id) DO UPDATE SET "
+		      "path = excluded.path, truncated = excluded.truncated, seq = excluded.seq",
+	[ST_COUNTERS] = "INSERT INTO agent_counters (host_id, seq, boot_id, ts_ns, kernel_drops, kernel_state_drops, "
+			"ring_drops, records_copied, bad_consumer_pos, kernel_drops_by_type, ring_drops_by_type) "
+			"VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_LOSS] = "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes) "
+		    "VALUES (?,?,?,?,?,?,?)",
+	[ST_KEY_GET] = "SELECT public_key, host_id, source FROM keys WHERE key_id = ?1",
+	[ST_KEY_ROTATION] = "INSERT INTO keys (key_id, public_key, host_id, source, announced_by, batch_hash, "
+			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
+	[ST_KEY_FILE] = "INSERT INTO keys (key_id, public_key, host_id, source, enrolled_ns) "
+			"VALUES (?, ?, ?, 'file', ?) ON CONFLICT (key_id) DO NOTHING",
+	[ST_REPORT_CHECK] = "SELECT CASE WHEN json_valid(?1) THEN json_type(?1, '$.report') = 'object' ELSE 0 END",
+	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, schema, command, exit_code, start_ns, end_ns, "
+		   "duration_ns, dropped, pipeline, pipeline_run_id, engine, run_name, summary, processes, steps, "
+		   "signals) VALUES (?2, ?3, ?4, ?5, " J_TEXT("?1", "$.report.schema") ", "
+		   J_ARRAY("?1", "$.report.command") ", " J_INT("?1", "$.report.exit_code") ", "
+		   J_INT("?1", "$.report.start_ns") ", " J_INT("?1", "$.report.end_ns") ", "
+		   J_INT("?1", "$.report.end_ns") " - " J_INT("?1", "$.report.start_ns") ", "
+		   J_INT("?1", "$.report.agent.dropped") ", " J_TEXT("?1", "$.report.run.pipeline") ", "
+		   J_TEXT("?1", "$.report.run.run_id") ", " J_TEXT("?1", "$.report.run.engine") ", "
+		   J_TEXT("?1", "$.report.run.run_name") ", " J_TEXT("?1", "$.summary") ", "
+		   "json_array_length(?1, '$.report.processes'), json_array_length(?1, '$.report.steps'), "
+		   "json_array_length(?1, '$.report.signals'))",
+	[ST_RUN_COUNTS] = "SELECT coalesce(processes, 0), coalesce(steps, 0), coalesce(signals, 0) FROM runs "
+			  "WHERE run_id = ?1",
+	[ST_STEPS] = "INSERT INTO steps (run_id, idx, step_id, name, tools, start_ns, end_ns, exit_code, signal, "
+		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes) "
+		     "SELECT ?2, e.key, " J_TEXT("e.value", "$.id") ", " J_TEXT("e.value", "$.name") ", "
+		     J_ARRAY("e.value", "$.tools") ", " J_INT("e.value", "$.start_ns") ", "
+		     J_INT("e.value", "$.end_ns") ", " J_INT("e.value", "$.exit_code") ", "
+		     J_INT("e.value", "$.signal") ", " J_BOOL("e.value", "$.failed") ", "
+		     J_INT("e.value", "$.processes") ", " J_INT("e.value", "$.failed_processes") ", "
+		     J_INT("e.value", "$.oom_killed") ", " J_INT("e.value", "$.cpu_ns") ", "
+		     J_INT("e.value", "$.peak_rss_bytes") ", " J_INT("e.value", "$.read_bytes") ", "
+		     J_INT("e.value", "$.write_bytes") J_OBJECTS("$.report.steps") " LIMIT ?3",
+	[ST_RUN_PROCS] = "INSERT INTO run_processes (run_id, idx, pid, ppid, start_ns, end_ns, exe, argv, tool, step, "
+			 "exit_code, signal, core_dumped, oom_killed, cpu_user_ns, cpu_sys_ns, peak_rss_bytes, "
+			 "read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, cgroup, container_id) "
+			 "SELECT ?2, e.key, " J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.ppid") ", "
+			 J_INT("e.value", "$.start_ns") ", " J_INT("e.value", "$.end_ns") ", "
+			 J_TEXT("e.value", "$.exe") ", " J_ARRAY("e.value", "$.argv") ", "
+			 J_TEXT("e.value", "$.tool") ", " J_TEXT("e.value", "$.step") ", "
+			 J_INT("e.value", "$.exit_code") ", " J_INT("e.value", "$.signal") ", "
+			 J_BOOL("e.value", "$.core_dumped") ", " J_BOOL("e.value", "$.oom_killed") ", "
+			 J_INT("e.value", "$.cpu_user_ns") ", " J_INT("e.value", "$.cpu_sys_ns") ", "
+			 J_INT("e.value", "$.peak_rss_bytes") ", " J_INT("e.value", "$.read_bytes") ", "
+			 J_INT("e.value", "$.write_bytes") ", " J_INT("e.value", "$.rchar") ", "
+			 J_INT("e.value", "$.wchar") ", " J_INT("e.value", "$.net_tx_bytes") ", "
+			 J_INT("e.value", "$.net_rx_bytes") ", " J_TEXT("e.value", "$.cgroup") ", "
+			 J_TEXT("e.value", "$.container_id") J_OBJECTS("$.report.processes") " LIMIT ?3",
+	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, step, tool, detail) "
+			   "SELECT ?4, ?5, ?6, ?2, 'run_report', " J_TEXT("e.value", "$.kind") ", "
+			   J_INT("e.value", "$.pid") ", " J_TEXT("e.value", "$.step") ", "
+			   J_TEXT("e.value", "$.tool") ", e.value" J_OBJECTS("$.report.signals")
+			   " AND json_type(e.value, '$.kind') = 'text' LIMIT ?3",
+	[ST_RUNS_LIST] = RUN_COLUMNS " ORDER BY run_id",
+	[ST_RUN_BY_ID] = RUN_COLUMNS " WHERE run_id = ?1",
+	[ST_RUN_BY_NAME] = RUN_COLUMNS " WHERE pipeline_run_id = ?1 ORDER BY run_id",
+	[ST_RUN_SIGNALS_LIST] = "SELECT kind, pid, step, tool, detail FROM signals WHERE run_id = ?1 "
+				"ORDER BY signal_id",
+};
+
+struct store {
+	sqlite3 *db;
+	bool read_only;
+	sqlite3_stmt *st[ST_COUNT];
+	char errmsg[256];
+	struct decoded *dec;     /* the decoder's private copy of one record */
+	struct obuf argv_json;   /* an exec's argv as a JSON array (reused) */
+	struct obuf env_json;    /* its environment strings */
+	struct obuf drops_json;  /* a counters record's arrays */
+};
+
+/* One batch being stored. */
+struct batch_ctx {
+	struct store *s;
+	const struct batch_header *hdr;
+	struct store_result *res;
+	char host[HEX_HOST], boot[HEX_HOST], key[HEX_KEY], hash[HEX_HASH];
+	int64_t batch_id;
+	uint64_t max_seq;     /* highest seq of this host in the lake */
+	uint64_t received_ns;
+	uint64_t seq;         /* the record being stored */
+	const char *note;     /* why nothing was derived from it (NULL: derived) */
+};
+
+const char *store_strerror(int err)
+{
+	switch (err) {
+	case STORE_OK: return "ok";
+	case STORE_E_OPEN: return "cannot open the lake";
+	case STORE_E_SCHEMA: return "not a lake of this version";
+	case STORE_E_SQL: return "database error";
+	case STORE_E_BUSY: return "database busy";
+	case STORE_E_NOMEM: return "out of memory";
+	case STORE_E_NOT_FOUND: return "not found";
+	case STORE_E_READONLY: return "lake opened read-only";
+	default: return "unknown store error";
+	}
+}
+
+const char *store_last_error(const struct store *s)
+{
+	return s->errmsg;
+}
+
+/* Map SQLite's result to ours, keeping its message. */
+static int sql_fail(struct store *s, int rc)
+{
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s", sqlite3_errmsg(s->db));
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: return STORE_E_BUSY;
+	case SQLITE_NOMEM: return STORE_E_NOMEM;
+	case SQLITE_READONLY: return STORE_E_READONLY;
+	default: return STORE_E_SQL;
+	}
+}
+
+static sqlite3_stmt *stmt(struct store *s, enum stmt_id id)
+{
+	if (!s->st[id] && sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->st[id], NULL) !=
+				  SQLITE_OK) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "preparing statement %d: %s", (int)id, sqlite3_errmsg(s->db));
+		s->st[id] = NULL;
+	}
+	return s->st[id];
+}
+
+/* ---- binding: parameters in order, the first failure kept --------------- */
+
+struct bind {
+	struct store *s;
+	sqlite3_stmt *st;
+	int n;  /* parameters bound */
+	int rc; /* SQLite's first failure */
+};
+
+static struct bind bind_start(struct store *s, enum stmt_id id)
+{
+	struct bind b = { .s = s, .st = stmt(s, id) };
+
+	b.rc = b.st ? SQLITE_OK : SQLITE_ERROR;
+	return b;
+}
+
+static void b_i64(struct bind *b, int64_t v)
+{
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_int64(b->st, ++b->n, v);
+}
+
+/* Counters are unsigned 64-bit; SQLite keeps signed: values above 2^63 read back negative (never in practice). */
+static void b_u64(struct bind *b, uint64_t v)
+{
+	b_i64(b, (int64_t)v);
+}
+
+static void b_null(struct bind *b)
+{
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_null(b->st, ++b->n);
+}
+
+/* Text that outlives the statement's step (SQLITE_STATIC). NULL binds NULL. */
+static void b_text(struct bind *b, const char *t, size_t len)
+{
+	if (!t) {
+		b_null(b);
+		return;
+	}
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_text64(b->st, ++b->n, t, len, SQLITE_STATIC, SQLITE_UTF8);
+}
+
+static void b_str(struct bind *b, const char *t)
+{
+	b_text(b, t, t ? strlen(t) : 0);
+}
+
+static void b_blob(struct bind *b, const void *p, size_t len)
+{
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_blob64(b->st, ++b->n, len ? p : "", len, SQLITE_STATIC);
+}
+
+static int bind_check(struct bind *b)
+{
+	if (b->rc != SQLITE_OK) {
+		if (b->st)
+			sqlite3_clear_bindings(b->st);
+		return b->st ? sql_fail(b->s, b->rc) : STORE_E_SQL;
+	}
+	if (b->n != sqlite3_bind_parameter_count(b->st)) {
+		snprintf(b->s->errmsg, sizeof(b->s->errmsg), "bound %d of %d parameters: %.80s", b->n,
+			 sqlite3_bind_parameter_count(b->st), sqlite3_sql(b->st));
+		sqlite3_clear_bindings(b->st);
+		return STORE_E_SQL;
+	}
+	return STORE_OK;
+}
+
+/* Run a statement that returns no rows (or whose rows do not matter). */
+static int exec_bound(struct bind *b)
+{
+	int rc = bind_check(b);
+
+	if (rc)
+		return rc;
+	while ((rc = sqlite3_step(b->st)) == SQLITE_ROW)
+		;
+	sqlite3_reset(b->st);
+	sqlite3_clear_bindings(b->st);
+	return rc == SQLITE_DONE ? STORE_OK : sql_fail(b->s, rc);
+}
+
+/* Run a statement for its first row's first column as an integer: STORE_OK, STORE_E_NOT_FOUND or an error. */
+static int query_i64(struct bind *b, int64_t *out)
+{
+	int rc = bind_check(b);
+
+	if (rc)
+		return rc;
+	rc = sqlite3_step(b->st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(b->st, 0);
+	sqlite3_reset(b->st);
+	sqlite3_clear_bindings(b->st);
+	if (rc == SQLITE_ROW)
+		return STORE_OK;
+	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : sql_fail(b->s, rc);
+}
+
+static int exec_simple(struct store *s, enum stmt_id id)
+{
+	struct bind b = bind_start(s, id);
+
+	return exec_bound(&b);
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static int open_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int open_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static int create_schema(struct store *s, const char *path, char *err, size_t errlen)
+{
+	char sql[64];
+	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL);
+	snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", STORE_SCHEMA_VERSION);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return STORE_OK;
+	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, sqlite3_errmsg(s->db));
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return sql_fail(s, rc);
+}
+
+/* -1: no schema_version table (a new file); else the version, or a store_err below -1. */
+static int64_t schema_version(struct store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = -1;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "SELECT version FROM schema_version", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		/* "no such table" is a new database; anything else (not a database at all) is an error. */
+		bool missing = strstr(sqlite3_errmsg(s->db), "no such table") != NULL;
+
+		sqlite3_finalize(st);
+		return missing ? -1 : (sql_fail(s, rc), -2);
+	}
+	rc = sqlite3_step(st);
+	v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* An empty database gets the schema; a lake must be of our version. */
+static int check_schema(struct store *s, const char *path, char *err, size_t errlen)
+{
+	int64_t v = schema_version(s);
+
+	if (v == -2)
+		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: not an SQLite database or unreadable (%s)", path,
+				 s->errmsg);
+	if (v == -1 && s->read_only)
+		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: not a tracer lake (no schema_version table); "
+				 "give the --db file tracer-ingest writes", path);
+	if (v == -1)
+		return create_schema(s, path, err, errlen);
+	if (v != STORE_SCHEMA_VERSION)
+		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: lake schema version %lld, this build knows %d: "
+				 "use a tracer of the same version", path, (long long)v, STORE_SCHEMA_VERSION);
+	return STORE_OK;
+}
+
+/*
+ * WAL: readers (tracer report, a sqlite3 shell) never block the ingest.
+ * synchronous=FULL: a batch the ingest acknowledged is on disk before the
+ * reply goes out, because the processor deletes its spool on that reply.
+ */
+static int configure(struct store *s, const char *path, char *err, size_t errlen)
+{
+	static const char pragmas[] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;";
+	int rc;
+
+	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+	sqlite3_extended_result_codes(s->db, 1);
+	if (s->read_only)
+		return STORE_OK;
+	rc = sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return open_fail(err, errlen, sql_fail(s, rc), "%s: cannot set up the database: %s", path,
+				 sqlite3_errmsg(s->db));
+	return STORE_OK;
+}
+
+static int alloc_buffers(struct store *s)
+{
+	s->dec = malloc(sizeof(*s->dec));
+	if (!s->dec)
+		return STORE_E_NOMEM;
+	obuf_init_mem(&s->argv_json, STORE_ARGV_JSON_MAX);
+	obuf_init_mem(&s->env_json, STORE_ARGV_JSON_MAX);
+	obuf_init_mem(&s->drops_json, STORE_ARGV_JSON_MAX);
+	return STORE_OK;
+}
+
+int store_open(struct store **out, const char *path, bool read_only, char *err, size_t errlen)
+{
+	int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	struct store *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s || alloc_buffers(s)) {
+		store_close(s);
+		return open_fail(err, errlen, STORE_E_NOMEM, "%s: out of memory", path);
+	}
+	s->read_only = read_only;
+	if (read_only && access(path, F_OK) < 0) {
+		open_fail(err, errlen, 0, "%s: %s (give the --db file tracer-ingest writes)", path, strerror(errno));
+		store_close(s);
+		return STORE_E_OPEN;
+	}
+	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		open_fail(err, errlen, 0, "%s: cannot open: %s (%s)", path, s->db ? sqlite3_errmsg(s->db) : "no memory",
+			  read_only ? "is it the --db file tracer-ingest writes?" :
+				      "check that its directory exists and is writable");
+		store_close(s);
+		return STORE_E_OPEN;
+	}
+	rc = configure(s, path, err, errlen);
+	if (!rc)
+		rc = check_schema(s, path, err, errlen);
+	if (rc) {
+		store_close(s);
+		return rc;
+	}
+	*out = s;
+	return STORE_OK;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	obuf_free(&s->argv_json);
+	obuf_free(&s->env_json);
+	obuf_free(&s->drops_json);
+	free(s->dec);
+	free(s);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void hex(char *out, size_t outlen, const uint8_t *bin, size_t n)
+{
+	sodium_bin2hex(out, outlen, bin, n);
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* Start a statement with the columns every per-record row begins with: host_id, seq. */
+static struct bind bind_record_row(struct batch_ctx *c, enum stmt_id id)
+{
+	struct bind b = bind_start(c->s, id);
+
+	b_str(&b, c->host);
+	b_u64(&b, c->seq);
+	return b;
+}
+
+/* Wrapping, not overflowing: the times come from the host, which may send anything. */
+static int64_t to_real(const struct batch_ctx *c, uint64_t mono_ns)
+{
+	return (int64_t)(mono_ns + (uint64_t)c->hdr->mono_to_real_ns);
+}
+
+static void json_reset(struct obuf *o, struct json *j)
+{
+	o->len = 0;
+	o->err = 0;
+	json_init(j, o);
+}
+
+/* NUL-separated strings (the last one may lack its NUL) as a JSON array in o; NULL if it does not fit. */
+static const char *strings_json(struct obuf *o, const char *area, size_t len)
+{
+	struct json j;
+	size_t off = 0;
+
+	json_reset(o, &j);
+	json_array_begin(&j);
+	while (off < len) {
+		const char *nul = memchr(area + off, 0, len - off);
+		size_t n = nul ? (size_t)(nul - (area + off)) : len - off;
+
+		json_string_n(&j, area + off, n);
+		off += n + 1;
+	}
+	json_array_end(&j);
+	return o->err ? NULL : o->buf;
+}
+
+/* ---- derived rows, one function per record type ---------------------------- */
+
+static int derive_exec(struct batch_ctx *c, const struct decoded_exec *e)
+{
+	const char *argv = strings_json(&c->s->argv_json, e->argv, e->argv_len);
+	const char *env = strings_json(&c->s->env_json, e->env, e->env_len);
+	struct bind b = bind_start(c->s, ST_EXEC);
+
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, e->rec.tgid);
+	b_u64(&b, e->rec.start_ns);
+	b_i64(&b, to_real(c, e->rec.start_ns));
+	b_u64(&b, e->rec.ppid);
+	b_u64(&b, e->rec.uid);
+	b_u64(&b, e->rec.gid);
+	b_str(&b, e->comm);
+	b_text(&b, e->path, e->path_len);
+	b_text(&b, argv, argv ? c->s->argv_json.len : 0);
+	b_text(&b, e->cwd_len ? e->cwd : NULL, e->cwd_len);
+	b_text(&b, env, env ? c->s->env_json.len : 0);
+	b_u64(&b, e->rec.flags);
+	b_u64(&b, e->rec.cgroup_id);
+	b_u64(&b, e->rec.cgroup_v1_id);
+	b_u64(&b, e->rec.mnt_ns);
+	b_u64(&b, e->rec.pid_ns);
+	b_u64(&b, e->rec.hdr.ts_ns);
+	b_u64(&b, e->rec.pid);
+	return exec_bound(&b);
+}
+
+static int derive_fork(struct batch_ctx *c, const struct tr_fork *f)
+{
+	struct bind b = bind_start(c->s, ST_FORK);
+
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, f->child_tgid);
+	b_u64(&b, f->child_start_ns);
+	b_i64(&b, to_real(c, f->child_start_ns));
+	b_u64(&b, f->parent_tgid);
+	b_u64(&b, f->parent_start_ns);
+	b_u64(&b, f->uid);
+	b_u64(&b, f->hdr.ts_ns);
+	return exec_bound(&b);
+}
+
+static void bind_exit_figures(struct bind *b, const struct tr_exit *x)
+{
+	const uint64_t v[] = { x->utime_ns, x->stime_ns, x->runtime_ns, x->maxrss_bytes, x->read_bytes,
+			       x->write_bytes, x->cancelled_write_bytes, x->rchar, x->wchar, x->syscr, x->syscw,
+			       x->nvcsw, x->nivcsw, x->min_flt, x->maj_flt, x->run_delay_ns, x->nr_threads,
+			       x->flags, x->net_tx_bytes, x->net_rx_bytes, x->iowait_ns, x->blocked_ns,
+			       x->net_wait_ns, x->files_dropped, x->state_flags, x->pid };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		b_u64(b, v[i]);
+}
+
+/* The failed or killed signal an exit status gives, if any. */
+static int exit_signal(struct batch_ctx *c, const struct tr_exit *x)
+{
+	unsigned sig = decode_exit_signal(x->exit_code), status = decode_exit_status(x->exit_code);
+	char detail[80];
+	struct bind b;
+
+	if (!sig && !status)
+		return STORE_OK;
+	if (sig)
+		snprintf(detail, sizeof(detail), "{\"signal\":%u,\"core_dumped\":%s}", sig,
+			 decode_exit_core(x->exit_code) ? "true" : "false");
+	else
+		snprintf(detail, sizeof(detail), "{\"exit_code\":%u}", status);
+	b = bind_start(c->s, ST_EXIT_SIGNAL);
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, c->seq);
+	b_str(&b, sig ? "killed" : "failed");
+	b_u64(&b, x->tgid);
+	b_u64(&b, x->start_ns);
+	b_u64(&b, x->hdr.ts_ns);
+	b_str(&b, detail);
+	return exec_bound(&b);
+}
+
+static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
+{
+	unsigned sig = decode_exit_signal(x->exit_code);
+	char comm[TR_COMM_LEN + 1];
+	struct bind b = bind_start(c->s, ST_EXIT);
+	int rc;
+
+	memcpy(comm, x->comm, TR_COMM_LEN);
+	comm[TR_COMM_LEN] = 0;
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, x->tgid);
+	b_u64(&b, x->start_ns);
+	b_i64(&b, to_real(c, x->start_ns));
+	b_i64(&b, to_real(c, x->hdr.ts_ns));
+	b_u64(&b, x->ppid);
+	b_str(&b, comm);
+	b_u64(&b, x->cgroup_id);
+	b_u64(&b, x->cgroup_v1_id);
+	b_u64(&b, x->hdr.ts_ns);
+	b_u64(&b, x->exit_code);
+	if (sig)
+		b_null(&b);
+	else
+		b_u64(&b, decode_exit_status(x->exit_code));
+	b_u64(&b, sig);
+	b_i64(&b, decode_exit_core(x->exit_code));
+	bind_exit_figures(&b, x);
+	rc = exec_bound(&b);
+	return rc ? rc : exit_signal(c, x);
+}
+
+static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
+{
+	struct bind b = bind_start(c->s, ST_OOM_MARK);
+	int rc;
+
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, o->pid);
+	b_u64(&b, o->hdr.ts_ns);
+	rc = exec_bound(&b);
+	if (rc)
+		return rc;
+	b = bind_start(c->s, ST_OOM_SIGNAL);
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, c->seq);
+	b_u64(&b, o->pid);
+	b_u64(&b, o->hdr.ts_ns);
+	b_u64(&b, o->uid);
+	b_u64(&b, o->total_vm_kb);
+	b_u64(&b, o->anon_rss_kb);
+	b_u64(&b, o->file_rss_kb);
+	b_u64(&b, o->shmem_rss_kb);
+	b_u64(&b, o->pgtables_kb);
+	b_i64(&b, o->oom_score_adj);
+	b_u64(&b, o->trigger_cgroup_id);
+	b_u64(&b, o->memcg_id);
+	b_u64(&b, o->memcg_v1);
+	b_u64(&b, o->memcg_limit_bytes);
+	b_u64(&b, o->memcg_usage_bytes);
+	return exec_bound(&b);
+}
+
+static int derive_sample(struct batch_ctx *c, const struct tr_sample *x)
+{
+	const uint64_t v[] = { x->runtime_ns, x->utime_ns, x->stime_ns, x->rss_bytes, x->hiwater_rss_bytes,
+			       x->read_bytes, x->write_bytes, x->rchar, x->wchar, x->net_tx_bytes, x->net_rx_bytes,
+			       x->iowait_ns, x->blocked_ns, x->net_wait_ns, x->run_delay_ns, x->cgroup_id, x->uid,
+			       x->nr_threads, x->state_flags, x->flags };
+	char comm[TR_COMM_LEN + 1];
+	struct bind b = bind_record_row(c, ST_SAMPLE);
+
+	memcpy(comm, x->comm, TR_COMM_LEN);
+	comm[TR_COMM_LEN] = 0;
+	b_str(&b, c->boot);
+	b_u64(&b, x->tgid);
+	b_u64(&b, x->start_ns);
+	b_u64(&b, x->hdr.ts_ns);
+	b_u64(&b, x->ppid);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		b_u64(&b, v[i]);
+	b_str(&b, comm);
+	return exec_bound(&b);
+}
+
+static const char *file_mode(uint32_t mode)
+{
+	switch (mode & (TR_FILE_READ | TR_FILE_WRITE)) {
+	case TR_FILE_READ: return "r";
+	case TR_FILE_WRITE: return "w";
+	default: return "rw";
+	}
+}
+
+static int derive_file(struct batch_ctx *c, const struct decoded_file *f)
+{
+	struct bind b = bind_record_row(c, ST_FILE);
+
+	b_str(&b, c->boot);
+	b_u64(&b, f->rec.tgid);
+	b_u64(&b, f->rec.start_ns);
+	b_u64(&b, f->rec.hdr.ts_ns);
+	b_text(&b, f->path, f->path_len);
+	b_str(&b, file_mode(f->rec.mode));
+	b_i64(&b, (f->rec.mode & TR_FILE_TRUNCATED) != 0);
+	return exec_bound(&b);
+}
+
+static int derive_cgroup(struct batch_ctx *c, const struct decoded_cgroup *g)
+{
+	struct bind b = bind_start(c->s, ST_CGROUP);
+
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, g->rec.v1);
+	b_u64(&b, g->rec.id);
+	b_text(&b, g->path, g->path_len);
+	b_i64(&b, (g->rec.flags & TR_CGROUP_TRUNCATED) != 0);
+	b_u64(&b, c->seq);
+	return exec_bound(&b);
+}
+
+/* n counters appended to o as a JSON array; returns their sum. */
+static uint64_t put_counts(struct obuf *o, const __u64 *v, size_t n)
+{
+	uint64_t sum = 0;
+	struct json j;
+
+	json_init(&j, o);
+	json_array_begin(&j);
+	for (size_t i = 0; i < n; i++) {
+		json_u64(&j, v[i]);
+		sum += v[i];
+	}
+	json_array_end(&j);
+	return sum;
+}
+
+static int derive_counters(struct batch_ctx *c, const struct tr_counters *k)
+{
+	struct obuf *o = &c->s->drops_json;
+	struct bind b = bind_record_row(c, ST_COUNTERS);
+	uint64_t kernel, ring;
+	size_t klen;
+
+	/* Both arrays in one buffer: the kernel's, a NUL, the ring's. */
+	o->len = 0;
+	o->err = 0;
+	kernel = put_counts(o, k->kernel_drops, TR_KERNEL_TYPES_END);
+	klen = o->len;
+	obuf_putc(o, 0);
+	ring = put_counts(o, k->ring_drops, sizeof(k->ring_drops) / sizeof(k->ring_drops[0]));
+	b_str(&b, c->boot);
+	b_u64(&b, k->hdr.ts_ns);
+	b_u64(&b, kernel);
+	b_u64(&b, k->kernel_drops[TR_DROP_STATE]);
+	b_u64(&b, ring);
+	b_u64(&b, k->records_copied);
+	b_u64(&b, k->bad_consumer_pos);
+	b_text(&b, o->err ? "[]" : o->buf, o->err ? 2 : klen);
+	b_text(&b, o->err ? "[]" : o->buf + klen + 1, o->err ? 2 : o->len - klen - 1);
+	return exec_bound(&b);
+}
+
+/* A kernel record the decoder accepted (store_frame decoded it): its table. */
+static int derive_decoded(struct batch_ctx *c)
+{
+	const struct decoded *d = c->s->dec;
+
+	switch (d->type) {
+	case TR_EXEC: return derive_exec(c, &d->u.exec);
+	case TR_FORK: return derive_fork(c, &d->u.fork);
+	case TR_EXIT: return derive_exit(c, &d->u.exit);
+	case TR_OOM: return derive_oom(c, &d->u.oom);
+	case TR_SAMPLE: return derive_sample(c, &d->u.sample);
+	case TR_FILE: return derive_file(c, &d->u.file);
+	case TR_CGROUP: return derive_cgroup(c, &d->u.cgroup);
+	case TR_COUNTERS: return derive_counters(c, &d->u.counters);
+	default: return STORE_OK; /* TR_END: nothing beyond the record itself */
+	}
+}
+
+static const char *loss_reason(uint32_t r)
+{
+	switch (r) {
+	case TL_LOSS_EVICTED: return "evicted";
+	case TL_LOSS_QUARANTINED: return "quarantined";
+	case TL_LOSS_CORRUPT: return "corrupt";
+	case TL_LOSS_RING: return "ring";
+	default: return NULL;
+	}
+}
+
+static int derive_loss(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	struct tl_loss l;
+	struct bind b;
+	const char *reason;
+
+	if (f->len != sizeof(l)) {
+		c->note = "length";
+		c->res->undecodable++;
+		return STORE_OK;
+	}
+	memcpy(&l, payload, sizeof(l));
+	reason = loss_reason(l.reason);
+	if (!reason) {
+		c->note = "loss_reason";
+		c->res->undecodable++;
+		return STORE_OK;
+	}
+	b = bind_record_row(c, ST_LOSS);
+	b_str(&b, reason);
+	b_u64(&b, l.first_seq);
+	b_u64(&b, l.last_seq);
+	b_u64(&b, l.records);
+	b_u64(&b, l.bytes);
+	return exec_bound(&b);
+}
+
+/* ---- key rotation ------------------------------------------------------- */
+
+/* The keys row of key_id: STORE_OK with its public key and host (hex, "" if unbound), NOT_FOUND, or an error. */
+static int key_row(struct store *s, const char *key_hex, uint8_t pk[BATCH_PUBKEY_LEN], char host[HEX_HOST],
+		   bool *rotation)
+{
+	struct bind b = bind_start(s, ST_KEY_GET);
+	const char *b64, *h, *src;
+	size_t n = 0;
+	int rc;
+
+	b_str(&b, key_hex);
+	rc = bind_check(&b);
+	if (rc)
+		return rc;
+	rc = sqlite3_step(b.st);
+	if (rc == SQLITE_ROW) {
+		b64 = (const char *)sqlite3_column_text(b.st, 0);
+		h = (const char *)sqlite3_column_text(b.st, 1);
+		src = (const char *)sqlite3_column_text(b.st, 2);
+		if (!b64 || sodium_base642bin(pk, BATCH_PUBKEY_LEN, b64, strlen(b64), NULL, &n, NULL,
+					      sodium_base64_VARIANT_ORIGINAL) || n != BATCH_PUBKEY_LEN)
+			rc = SQLITE_CORRUPT;
+		snprintf(host, HEX_HOST, "%s", h ? h : "");
+		*rotation = src && !strcmp(src, "rotation");
+	}
+	sqlite3_reset(b.st);
+	sqlite3_clear_bindings(b.st);
+	if (rc == SQLITE_ROW)
+		return STORE_OK;
+	if (rc == SQLITE_CORRUPT) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "keys row %s: public key is not base64 of 32 bytes", key_hex);
+		return STORE_E_SQL;
+	}
+	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : sql_fail(s, rc);
+}
+
+/*
+ * The batch's signer announces its successor. Enrolled for the same host
+ * unless the id is not the key's, or the id is already enrolled for another
+ * key or host (an announcement of a key already enrolled as it is: nothing to do).
+ */
+static int derive_key_announce(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	char key_hex[HEX_KEY], host[HEX_HOST], b64[sodium_base64_ENCODED_LEN(BATCH_PUBKEY_LEN,
+									       sodium_base64_VARIANT_ORIGINAL)];
+	uint8_t id[BATCH_KEY_ID_LEN], pk[BATCH_PUBKEY_LEN];
+	struct tl_key_announce a;
+	struct bind b;
+	bool rotation = false;
+	int rc;
+
+	if (f->len != sizeof(a)) {
+		c->note = "length";
+		c->res->undecodable++;
+		return STORE_OK;
+	}
+	memcpy(&a, payload, sizeof(a));
+	batch_key_id(a.new_public_key, id);
+	if (memcmp(id, a.new_key_id, sizeof(id))) {
+		c->note = "key_id_mismatch";
+		c->res->keys_refused++;
+		return STORE_OK;
+	}
+	hex(key_hex, sizeof(key_hex), a.new_key_id, sizeof(a.new_key_id));
+	rc = key_row(c->s, key_hex, pk, host, &rotation);
+	if (rc == STORE_OK) {
+		if (memcmp(pk, a.new_public_key, sizeof(pk)) || (host[0] && strcmp(host, c->host)) || !rotation) {
+			c->note = "key_conflict";
+			c->res->keys_refused++;
+		}
+		return STORE_OK;
+	}
+	if (rc != STORE_E_NOT_FOUND)
+		return rc;
+	sodium_bin2base64(b64, sizeof(b64), a.new_public_key, sizeof(a.new_public_key), sodium_base64_VARIANT_ORIGINAL);
+	b = bind_start(c->s, ST_KEY_ROTATION);
+	b_str(&b, key_hex);
+	b_str(&b, b64);
+	b_str(&b, c->host);
+	b_str(&b, c->key);
+	b_str(&b, c->hash);
+	b_u64(&b, c->received_ns);
+	rc = exec_bound(&b);
+	if (!rc)
+		c->res->keys_enrolled++;
+	return rc;
+}
+
+int store_rotation_key(struct store *s, const uint8_t key_id[BATCH_KEY_ID_LEN], uint8_t public_key[BATCH_PUBKEY_LEN],
+		       uint8_t host_id[BATCH_HOST_ID_LEN])
+{
+	char key_hex[HEX_KEY], host[HEX_HOST];
+	bool rotation = false;
+	size_t n = 0;
+	int rc;
+
+	hex(key_hex, sizeof(key_hex), key_id, BATCH_KEY_ID_LEN);
+	rc = key_row(s, key_hex, public_key, host, &rotation);
+	if (rc)
+		return rc;
+	/* A key of the file is the file's to decide: it may have been removed from it since. */
+	if (!rotation)
+		return STORE_E_NOT_FOUND;
+	if (sodium_hex2bin(host_id, BATCH_HOST_ID_LEN, host, strlen(host), NULL, &n, NULL) || n != BATCH_HOST_ID_LEN) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "keys row %s: host id is not 32 hex digits", key_hex);
+		return STORE_E_SQL;
+	}
+	return STORE_OK;
+}
+
+int store_note_file_key(struct store *s, const uint8_t key_id[BATCH_KEY_ID_LEN],
+			const uint8_t public_key[BATCH_PUBKEY_LEN], const uint8_t *host_id, uint64_t now_ns)
+{
+	char key_hex[HEX_KEY], host[HEX_HOST];
+	char b64[sodium_base64_ENCODED_LEN(BATCH_PUBKEY_LEN, sodium_base64_VARIANT_ORIGINAL)];
+	struct bind b = bind_start(s, ST_KEY_FILE);
+
+	hex(key_hex, sizeof(key_hex), key_id, BATCH_KEY_ID_LEN);
+	sodium_bin2base64(b64, sizeof(b64), public_key, BATCH_PUBKEY_LEN, sodium_base64_VARIANT_ORIGINAL);
+	if (host_id)
+		hex(host, sizeof(host), host_id, BATCH_HOST_ID_LEN);
+	b_str(&b, key_hex);
+	b_str(&b, b64);
+	b_str(&b, host_id ? host : NULL);
+	b_u64(&b, now_ns);
+	return exec_bound(&b);
+}
+
+/* ---- run reports -------------------------------------------------------- */
+
+/* Valid UTF-8 without NUL: what RFC 8259 asks of JSON text, and what SQLite's json1 can parse whole. */
+static bool utf8_text(const unsigned char *p, size_t n)
+{
+	size_t off = 0;
+
+	while (off < n) {
+		size_t k;
+
+		if (p[off] && p[off] < 0x80) {
+			off++;
+			continue;
+		}
+		k = p[off] ? json_utf8_len(p + off, n - off) : 0;
+		if (!k)
+			return false;
+		off += k;
+	}
+	return true;
+}
+
+static int report_shape_ok(struct batch_ctx *c, const char *json, size_t len, bool *ok)
+{
+	struct bind b = bind_start(c->s, ST_REPORT_CHECK);
+	int64_t v = 0;
+	int rc;
+
+	b_text(&b, json, len);
+	rc = query_i64(&b, &v);
+	*ok = rc == STORE_OK && v == 1;
+	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
+}
+
+/* Materialise the run's steps, processes or signals: at most STORE_RUN_ROWS_MAX each, the rest counted. */
+static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size_t len, int64_t run_id,
+		    int64_t listed)
+{
+	struct bind b = bind_start(c->s, id);
+	int rc;
+
+	b_text(&b, json, len);
+	b_i64(&b, run_id);
+	b_i64(&b, STORE_RUN_ROWS_MAX);
+	if (id == ST_RUN_SIGNALS) {
+		b_str(&b, c->host);
+		b_str(&b, c->boot);
+		b_u64(&b, c->seq);
+	}
+	rc = exec_bound(&b);
+	if (!rc && listed > STORE_RUN_ROWS_MAX)
+		c->res->run_rows_dropped += (uint32_t)(listed - STORE_RUN_ROWS_MAX);
+	return rc;
+}
+
+static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
+{
+	struct bind b = bind_start(s, ST_RUN_COUNTS);
+	int rc;
+
+	b_i64(&b, run_id);
+	rc = bind_check(&b);
+	if (rc)
+		return rc;
+	rc = sqlite3_step(b.st);
+	for (int i = 0; i < 3 && rc == SQLITE_ROW; i++)
+		n[i] = sqlite3_column_int64(b.st, i);
+	sqlite3_reset(b.st);
+	sqlite3_clear_bindings(b.st);
+	return rc == SQLITE_ROW ? STORE_OK : sql_fail(s, rc);
+}
+
+static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	const char *json = payload;
+	int64_t run_id, n[3] = { 0, 0, 0 };
+	struct bind b;
+	bool ok = false;
+	int rc;
+
+	if (utf8_text(payload, f->len)) {
+		rc = report_shape_ok(c, json, f->len, &ok);
+		if (rc)
+			return rc;
+	}
+	if (!ok) {
+		c->note = "bad_run_report";
+		c->res->bad_reports++;
+		return STORE_OK;
+	}
+	b = bind_start(c->s, ST_RUN);
+	b_text(&b, json, f->len);
+	b_str(&b, c->host);
+	b_str(&b, c->boot);
+	b_u64(&b, c->seq);
+	b_str(&b, c->hash);
+	rc = exec_bound(&b);
+	if (rc)
+		return rc;
+	run_id = sqlite3_last_insert_rowid(c->s->db);
+	rc = run_counts(c->s, run_id, n);
+	if (!rc)
+		rc = run_rows(c, ST_RUN_PROCS, json, f->len, run_id, n[0]);
+	if (!rc)
+		rc = run_rows(c, ST_STEPS, json, f->len, run_id, n[1]);
+	if (!rc)
+		rc = run_rows(c, ST_RUN_SIGNALS, json, f->len, run_id, n[2]);
+	if (!rc)
+		c->res->runs++;
+	return rc;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static bool kernel_type(unsigned t)
+{
+	return (t >= TR_EXEC && t < TR_KERNEL_TYPES_END) || t == TR_COUNTERS || t == TR_END;
+}
+
+/* A lake record (lake.h): its table. */
+static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	switch (f->type) {
+	case TL_RUN_REPORT: return derive_run_report(c, f, payload);
+	case TL_KEY_ANNOUNCE: return derive_key_announce(c, f, payload);
+	case TL_LOSS: return derive_loss(c, f, payload);
+	default:
+		c->note = "unknown_type";
+		c->res->unknown++;
+		return STORE_OK;
+	}
+}
+
+/* The lake already holds (host, seq): the same record, or another one with that seq (counted). */
+static int record_duplicate(struct batch_ctx *c, const struct tr_frame *f)
+{
+	struct bind b = bind_start(c->s, ST_RECORD_CRC);
+	int64_t crc = 0;
+	int rc;
+
+	c->res->dup_records++;
+	b_str(&b, c->host);
+	b_u64(&b, f->seq);
+	rc = query_i64(&b, &crc);
+	if (rc == STORE_OK && (uint32_t)crc != f->crc)
+		c->res->conflicts++;
+	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
+}
+
+/* Seqs missing before this one are a gap; a record inside an older gap fills it by one. */
+static int track_gaps(struct batch_ctx *c, uint64_t seq)
+{
+	struct bind b;
+	int rc = STORE_OK;
+
+	if (seq > c->max_seq + 1) {
+		b = bind_start(c->s, ST_GAP);
+		b_str(&b, c->host);
+		b_u64(&b, c->max_seq + 1);
+		b_u64(&b, seq - 1);
+		b_u64(&b, c->received_ns);
+		b_str(&b, c->hash);
+		rc = exec_bound(&b);
+		c->res->gaps++;
+	} else if (seq <= c->max_seq) {
+		b = bind_start(c->s, ST_GAP_FILL);
+		b_str(&b, c->host);
+		b_u64(&b, seq);
+		rc = exec_bound(&b);
+	}
+	if (seq > c->max_seq)
+		c->max_seq = seq;
+	return rc;
+}
+
+static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool *inserted)
+{
+	struct bind b = bind_start(c->s, ST_RECORD);
+	int rc;
+
+	b_str(&b, c->host);
+	b_u64(&b, f->seq);
+	b_u64(&b, f->src_pos);
+	b_u64(&b, f->src_gen);
+	b_u64(&b, f->type);
+	b_u64(&b, f->flags);
+	/* A kernel record's time, once the decoder has vouched for it. */
+	if (kernel_type(f->type) && !c->note)
+		b_u64(&b, c->s->dec->ts_ns);
+	else
+		b_null(&b);
+	b_u64(&b, f->len);
+	b_u64(&b, f->crc);
+	b_blob(&b, payload, f->len);
+	b_str(&b, c->hash);
+	b_str(&b, c->note);
+	rc = exec_bound(&b);
+	*inserted = rc == STORE_OK && sqlite3_changes(c->s->db) > 0;
+	return rc;
+}
+
+static int set_note(struct batch_ctx *c)
+{
+	struct bind b = bind_record_row(c, ST_RECORD_NOTE);
+
+	b_str(&b, c->note);
+	return exec_bound(&b);
+}
+
+/*
+ * One frame. Kernel records are decoded first (no SQL) so that the
+ * record row carries its time and note; derived rows are written only
+ * for a record the lake did not hold.
+ */
+static int store_frame(struct batch_ctx *c, const struct tr_frame *f)
+{
+	const uint8_t *payload = (const uint8_t *)f + TR_FRAME_HDR;
+	struct decoded *d = c->s->dec;
+	bool inserted = false, decoded = false;
+	int rc;
+
+	c->seq = f->seq;
+	c->note = NULL;
+	if (kernel_type(f->type)) {
+		decoded = decode_record(d, f->type, payload, f->len) == 0;
+		if (!decoded)
+			c->note = decode_error_name(d->error);
+	}
+	rc = insert_record(c, f, payload, &inserted);
+	if (rc)
+		return rc;
+	if (!inserted)
+		return record_duplicate(c, f);
+	c->res->new_records++;
+	rc = track_gaps(c, f->seq);
+	if (rc)
+		return rc;
+	if (kernel_type(f->type) && !decoded) {
+		c->res->undecodable++;
+		return STORE_OK;
+	}
+	rc = kernel_type(f->type) ? derive_decoded(c) : derive_lake(c, f, payload);
+	if (!rc && c->note)
+		rc = set_note(c);
+	return rc;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+int store_batch_exists(struct store *s, const uint8_t hash[BATCH_HASH_LEN])
+{
+	char h[HEX_HASH];
+	struct bind b = bind_start(s, ST_BATCH_EXISTS);
+	int64_t one = 0;
+	int rc;
+
+	hex(h, sizeof(h), hash, BATCH_HASH_LEN);
+	b_str(&b, h);
+	rc = query_i64(&b, &one);
+	if (rc == STORE_E_NOT_FOUND)
+		return 0;
+	return rc ? rc : 1;
+}
+
+/* first: the host's first batch (or its spool lost the ledger); linked: prev_hash is a stored batch of
+ * the host; broken: it is not (a batch lost, refused, or never sent). */
+static int chain_state(struct batch_ctx *c, const char **state)
+{
+	char prev[HEX_HASH];
+	struct bind b;
+	int64_t one = 0;
+	int rc;
+
+	if (all_zero(c->hdr->prev_hash, BATCH_HASH_LEN)) {
+		*state = "first";
+		return STORE_OK;
+	}
+	hex(prev, sizeof(prev), c->hdr->prev_hash, BATCH_HASH_LEN);
+	b = bind_start(c->s, ST_CHAIN);
+	b_str(&b, prev);
+	b_str(&b, c->host);
+	rc = query_i64(&b, &one);
+	*state = rc == STORE_OK ? "linked" : "broken";
+	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
+}
+
+static int host_max_seq(struct batch_ctx *c)
+{
+	struct bind b = bind_start(c->s, ST_HOST_ENSURE);
+	int64_t max = 0;
+	int rc;
+
+	b_str(&b, c->host);
+	b_u64(&b, c->received_ns);
+	rc = exec_bound(&b);
+	if (rc)
+		return rc;
+	b = bind_start(c->s, ST_HOST_MAXSEQ);
+	b_str(&b, c->host);
+	rc = query_i64(&b, &max);
+	c->max_seq = (uint64_t)max;
+	return rc;
+}
+
+static int insert_batch(struct batch_ctx *c, size_t wire_len)
+{
+	const struct batch_header *h = c->hdr;
+	char prev[HEX_HASH];
+	const char *chain = NULL;
+	struct bind b;
+	int rc = chain_state(c, &chain);
+
+	if (rc)
+		return rc;
+	hex(prev, sizeof(prev), h->prev_hash, BATCH_HASH_LEN);
+	b = bind_start(c->s, ST_BATCH_INSERT);
+	b_str(&b, c->hash);
+	b_str(&b, c->host);
+	b_str(&b, c->key);
+	b_str(&b, c->boot);
+	b_u64(&b, h->batch_seq);
+	b_u64(&b, h->first_seq);
+	b_u64(&b, h->last_seq);
+	b_u64(&b, h->nrecords);
+	b_u64(&b, h->compression);
+	b_u64(&b, h->body_len);
+	b_u64(&b, h->raw_len);
+	b_u64(&b, wire_len);
+	b_u64(&b, h->created_ns);
+	b_i64(&b, h->mono_to_real_ns);
+	b_str(&b, prev);
+	b_str(&b, chain);
+	b_u64(&b, c->received_ns);
+	rc = exec_bound(&b);
+	c->batch_id = sqlite3_last_insert_rowid(c->s->db);
+	return rc;
+}
+
+static int finish_batch(struct batch_ctx *c)
+{
+	const struct store_result *r = c->res;
+	struct bind b = bind_start(c->s, ST_BATCH_COUNTS);
+	int rc;
+
+	b_i64(&b, c->batch_id);
+	b_u64(&b, r->new_records);
+	b_u64(&b, r->dup_records);
+	b_u64(&b, r->conflicts);
+	b_u64(&b, r->unknown);
+	b_u64(&b, r->undecodable);
+	b_u64(&b, r->bad_reports);
+	b_u64(&b, r->gaps);
+	rc = exec_bound(&b);
+	if (rc)
+		return rc;
+	b = bind_start(c->s, ST_HOST_UPDATE);
+	b_str(&b, c->host);
+	b_u64(&b, c->received_ns);
+	b_u64(&b, c->max_seq);
+	b_u64(&b, r->new_records);
+	b_u64(&b, c->hdr->batch_seq);
+	b_str(&b, c->hash);
+	b_str(&b, c->key);
+	b_str(&b, c->boot);
+	return exec_bound(&b);
+}
+
+static int store_frames(struct batch_ctx *c, const uint8_t *frames, size_t raw_len)
+{
+	const struct tr_frame *f;
+	size_t off = 0;
+	int rc = STORE_OK;
+
+	while (!rc && (f = batch_next_frame(frames, raw_len, &off)) != NULL) {
+		c->res->records++;
+		rc = store_frame(c, f);
+	}
+	return rc;
+}
+
+int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t hash[BATCH_HASH_LEN],
+		const uint8_t *frames, size_t raw_len, size_t wire_len, uint64_t received_ns, struct store_result *res)
+{
+	struct batch_ctx c = { .s = s, .hdr = hdr, .res = res, .received_ns = received_ns };
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (s->read_only)
+		return STORE_E_READONLY;
+	hex(c.host, sizeof(c.host), hdr->host_id, sizeof(hdr->host_id));
+	hex(c.boot, sizeof(c.boot), hdr->boot_id, sizeof(hdr->boot_id));
+	hex(c.key, sizeof(c.key), hdr->key_id, sizeof(hdr->key_id));
+	hex(c.hash, sizeof(c.hash), hash, BATCH_HASH_LEN);
+	rc = exec_simple(s, ST_BEGIN);
+	if (rc)
+		return rc;
+	/* Checked again inside the transaction: the caller's check and this store are not atomic. */
+	rc = store_batch_exists(s, hash);
+	if (rc == 1) {
+		res->duplicate = true;
+		return exec_simple(s, ST_ROLLBACK);
+	}
+	if (!rc)
+		rc = host_max_seq(&c);
+	if (!rc)
+		rc = insert_batch(&c, wire_len);
+	if (!rc)
+		rc = store_frames(&c, frames, raw_len);
+	if (!rc)
+		rc = finish_batch(&c);
+	if (!rc)
+		rc = exec_simple(s, ST_COMMIT);
+	if (rc) {
+		char keep[sizeof(s->errmsg)];
+
+		memcpy(keep, s->errmsg, sizeof(keep));
+		if (!sqlite3_get_autocommit(s->db))
+			exec_simple(s, ST_ROLLBACK);
+		memcpy(s->errmsg, keep, sizeof(keep));
+		memset(res, 0, sizeof(*res));
+	}
+	return rc;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	return (const char *)sqlite3_column_text(st, i);
+}
+
+static void row_to_run(sqlite3_stmt *st, struct store_run *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->run_id = sqlite3_column_int64(st, 0);
+	snprintf(r->host_id, sizeof(r->host_id), "%s", col_text(st, 1) ? col_text(st, 1) : "");
+	r->has_start = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
+	r->start_ns = sqlite3_column_int64(st, 2);
+	r->has_end = sqlite3_column_type(st, 3) == SQLITE_INTEGER;
+	r->end_ns = sqlite3_column_int64(st, 3);
+	r->has_exit = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
+	r->exit_code = sqlite3_column_int64(st, 4);
+	r->command = col_text(st, 5) ? col_text(st, 5) : "";
+	r->summary = col_text(st, 6);
+}
+
+/* Every row of a bound run query to fn; *rows counts them. */
+static int each_run(struct bind *b, store_run_fn fn, void *ctx, int *rows)
+{
+	struct store_run r;
+	int rc = bind_check(b), stop = 0;
+
+	if (rc)
+		return rc;
+	while (!stop && (rc = sqlite3_step(b->st)) == SQLITE_ROW) {
+		row_to_run(b->st, &r);
+		(*rows)++;
+		stop = fn(ctx, &r);
+	}
+	sqlite3_reset(b->st);
+	sqlite3_clear_bindings(b->st);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? STORE_OK : sql_fail(b->s, rc);
+}
+
+int store_runs(struct store *s, store_run_fn fn, void *ctx)
+{
+	struct bind b = bind_start(s, ST_RUNS_LIST);
+	int rows = 0;
+
+	return each_run(&b, fn, ctx, &rows);
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx)
+{
+	struct bind b;
+	int rows = 0, rc;
+
+	if (all_digits(name) && strlen(name) < 19) {
+		b = bind_start(s, ST_RUN_BY_ID);
+		b_i64(&b, strtoll(name, NULL, 10));
+		rc = each_run(&b, fn, ctx, &rows);
+		if (rc || rows)
+			return rc;
+	}
+	b = bind_start(s, ST_RUN_BY_NAME);
+	b_str(&b, name);
+	rc = each_run(&b, fn, ctx, &rows);
+	return rc || rows ? rc : STORE_E_NOT_FOUND;
+}
+
+int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void *ctx)
+{
+	struct bind b = bind_start(s, ST_RUN_SIGNALS_LIST);
+	struct store_signal sig;
+	int rc, stop = 0;
+
+	b_i64(&b, run_id);
+	rc = bind_check(&b);
+	if (rc)
+		return rc;
+	while (!stop && (rc = sqlite3_step(b.st)) == SQLITE_ROW) {
+		sig = (struct store_signal){
+			.kind = col_text(b.st, 0) ? col_text(b.st, 0) : "?",
+			.has_pid = sqlite3_column_type(b.st, 1) == SQLITE_INTEGER,
+			.pid = sqlite3_column_int64(b.st, 1),
+			.step = col_text(b.st, 2),
+			.tool = col_text(b.st, 3),
+			.detail = col_text(b.st, 4),
+		};
+		stop = fn(ctx, &sig);
+	}
+	sqlite3_reset(b.st);
+	sqlite3_clear_bindings(b.st);
+	if (stop)
+		return stop;
+	return rc == SQLITE_DONE ? STORE_OK : sql_fail(s, rc);
+}

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Upload: see upload.h. One easy handle, reused so that the connection to
+ * the ingest is kept alive; one batch in flight.
+ *
+ * States of the batch in hand:
+ *   none       -> sealed    durable records waited long enough, or enough of them
+ *   sealed     -> sending   the transfer is added to the multi handle
+ *   sending    -> none      acknowledged (2xx) or quarantined (permanent 4xx)
+ *   sending    -> waiting   retryable failure: next_attempt_ns set
+ *   waiting    -> sending   the backoff passed (same bytes, same hash)
+ */
+#include "upload.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <sodium.h>
+
+#define READ_BUF_MIN (4u << 20)       /* frames read for one batch; grows for one large frame */
+#define DEFAULT_RETRY_BASE_NS 500000000ULL
+#define RETRY_AFTER_MAX_NS (3600ULL * 1000000000ULL)
+#define REPLY_KEEP 256                /* bytes of the ingest's reply kept for the log */
+#define HEX_HASH (BATCH_HASH_LEN * 2 + 1)
+
+enum batch_state { B_NONE, B_SEALED, B_SENDING, B_WAITING };
+
+struct uploader {
+	struct upload_config c;
+	struct spool *spool;
+	const struct batch_secret_key *key;
+	const struct batch_identity *id;
+	CURLM *multi;
+	CURL *easy;
+	struct curl_slist *headers;
+	char errbuf[CURL_ERROR_SIZE];
+	char idem[64 + HEX_HASH];
+	/* the batch in hand */
+	enum batch_state state;
+	uint8_t *raw, *wire;
+	size_t raw_cap, wire_cap, wire_len;
+	struct batch_build b;
+	uint8_t hash[BATCH_HASH_LEN];
+	unsigned attempt;
+	uint64_t retry_after_ns;      /* from the last reply's Retry-After */
+	char reply[REPLY_KEEP];
+	size_t reply_len;
+	/* the chain and progress */
+	uint64_t acked_seq;
+	uint64_t batch_seq;           /* last acknowledged batch */
+	uint8_t prev_hash[BATCH_HASH_LEN];
+	uint64_t pending_since_ns;    /* when durable unsent records were first seen (0: none) */
+	uint64_t rng;
+	struct upload_stats st;
+};
+
+int upload_global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK && batch_crypto_init() == 0 ? 0 : -1;
+}
+
+uint64_t upload_backoff_ceiling(uint64_t base_ns, uint64_t max_ns, unsigned attempt)
+{
+	uint64_t c = base_ns;
+
+	for (unsigned i = 0; i < attempt && c < max_ns; i++)
+		c = c > UINT64_MAX / 2 ? UINT64_MAX : c * 2;
+	return c < max_ns ? c : max_ns;
+}
+
+/* "120" (seconds) or an HTTP date ("Wed, 21 Oct 2026 07:28:00 GMT"). */
+uint64_t upload_parse_retry_after(const char *v, int64_t now_real_s)
+{
+	struct tm tm;
+	char *end;
+	unsigned long long s;
+	time_t t;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	if (*v >= '0' && *v <= '9') {
+		errno = 0;
+		s = strtoull(v, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+			end++;
+		if (*end)
+			return 0;
+		if (errno == ERANGE || s > RETRY_AFTER_MAX_NS / 1000000000ULL)
+			return RETRY_AFTER_MAX_NS; /* very long: as long as we ever wait */
+		return (uint64_t)s * 1000000000ULL;
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (!end)
+		return 0;
+	t = timegm(&tm);
+	if (t == (time_t)-1 || t <= now_real_s)
+		return 0;
+	if ((uint64_t)(t - now_real_s) > RETRY_AFTER_MAX_NS / 1000000000ULL)
+		return RETRY_AFTER_MAX_NS;
+	return (uint64_t)(t - now_real_s) * 1000000000ULL;
+}
+
+static uint64_t next_random(struct uploader *u)
+{
+	/* xorshift64*: jitter only, not a secret */
+	u->rng ^= u->rng >> 12;
+	u->rng ^= u->rng << 25;
+	u->rng ^= u->rng >> 27;
+	return u->rng * 2685821657736338717ULL;
+}
+
+static size_t on_header(char *buf, size_t size, size_t n, void *arg)
+{
+	struct uploader *u = arg;
+	size_t len = size * n;
+	static const char name[] = "retry-after:";
+	char v[64];
+
+	if (len > sizeof(name) - 1 && len - (sizeof(name) - 1) < sizeof(v) && !strncasecmp(buf, name, sizeof(name) - 1)) {
+		memcpy(v, buf + sizeof(name) - 1, len - (sizeof(name) - 1));
+		v[len - (sizeof(name) - 1)] = 0;
+		u->retry_after_ns = upload_parse_retry_after(v, (int64_t)time(NULL));
+	}
+	return len;
+}
+
+static size_t on_body(char *buf, size_t size, size_t n, void *arg)
+{
+	struct uploader *u = arg;
+	size_t len = size * n, room = sizeof(u->reply) - 1 - u->reply_len;
+
+	memcpy(u->reply + u->reply_len, buf, len < room ? len : room);
+	u->reply_len += len < room ? len : room;
+	u->reply[u->reply_len] = 0;
+	return len; /* read it all, keep the start */
+}
+
+static int set_options(struct uploader *u)
+{
+	const struct upload_config *c = &u->c;
+	CURL *e = u->easy;
+	int bad = 0;
+
+	bad |= curl_easy_setopt(e, CURLOPT_URL, c->url) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, u->errbuf) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HEADERDATA, u) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, u) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->connect_timeout_ns / 1000000ULL)) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(c->transfer_timeout_ns / 1000000ULL)) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, c->tls_verify ? 1L : 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, c->tls_verify ? 2L : 0L) != CURLE_OK;
+	if (c->ca_file)
+		bad |= curl_easy_setopt(e, CURLOPT_CAINFO, c->ca_file) != CURLE_OK;
+	if (c->client_cert)
+		bad |= curl_easy_setopt(e, CURLOPT_SSLCERT, c->client_cert) != CURLE_OK;
+	if (c->client_key)
+		bad |= curl_easy_setopt(e, CURLOPT_SSLKEY, c->client_key) != CURLE_OK;
+	return bad ? -EINVAL : 0;
+}
+
+int upload_open(struct uploader **out, const struct upload_config *c, struct spool *s,
+		const struct batch_secret_key *k, const struct batch_identity *id, uint64_t seed)
+{
+	struct uploader *u = calloc(1, sizeof(*u));
+	struct spool_stats ss;
+
+	if (!u)
+		return -ENOMEM;
+	u->c = *c;
+	if (!u->c.retry_base_ns)
+		u->c.retry_base_ns = DEFAULT_RETRY_BASE_NS;
+	if (u->c.retry_max_ns < u->c.retry_base_ns)
+		u->c.retry_max_ns = u->c.retry_base_ns;
+	if (!u->c.batch_records)
+		u->c.batch_records = 1;
+	u->spool = s;
+	u->key = k;
+	u->id = id;
+	u->rng = seed | 1;
+	spool_get_stats(s, &ss);
+	u->acked_seq = ss.acked_seq;
+	u->batch_seq = ss.ledger.batch_seq;
+	memcpy(u->prev_hash, ss.ledger.prev_hash, sizeof(u->prev_hash));
+	u->raw_cap = READ_BUF_MIN;
+	u->raw = malloc(u->raw_cap);
+	u->wire_cap = batch_max_wire(u->raw_cap);
+	u->wire = malloc(u->wire_cap);
+	u->multi = curl_multi_init();
+	u->easy = curl_easy_init();
+	if (!u->raw || !u->wire || !u->multi || !u->easy) {
+		upload_close(u);
+		return -ENOMEM;
+	}
+	if (set_options(u)) {
+		fprintf(stderr, "<3>upload: libcurl refused the options for %s (is this libcurl built with TLS?)\n", c->url);
+		upload_close(u);
+		return -EINVAL;
+	}
+	*out = u;
+	return 0;
+}
+
+void upload_close(struct uploader *u)
+{
+	if (!u)
+		return;
+	if (u->multi && u->easy && u->state == B_SENDING)
+		curl_multi_remove_handle(u->multi, u->easy);
+	if (u->easy)
+		curl_easy_cleanup(u->easy);
+	if (u->multi)
+		curl_multi_cleanup(u->multi);
+	curl_slist_free_all(u->headers);
+	free(u->raw);
+	free(u->wire);
+	free(u);
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t want)
+{
+	uint8_t *n = realloc(*buf, want);
+
+	if (!n)
+		return -ENOMEM;
+	*buf = n;
+	*cap = want;
+	return 0;
+}
+
+/* Read the next durable records and sign them. 1: sealed, 0: nothing to send yet, -errno. */
+static int seal_next(struct uploader *u, uint64_t now_ns)
+{
+	struct spool_span span;
+	struct timespec ts;
+	int rc;
+
+	for (;;) {
+		rc = spool_read(u->spool, u->acked_seq, u->c.batch_records, u->raw, u->raw_cap, &span);
+		if (rc != -ENOBUFS)
+			break;
+		/* One frame larger than the buffer (a run report): make room for it alone. */
+		if (u->raw_cap >= TR_FRAME_SIZE(TR_FRAME_MAX_PAYLOAD) ||
+		    grow(&u->raw, &u->raw_cap, TR_FRAME_SIZE(TR_FRAME_MAX_PAYLOAD)))
+			return -ENOMEM;
+	}
+	if (rc <= 0)
+		return rc;
+	if (batch_max_wire(span.bytes) > u->wire_cap && grow(&u->wire, &u->wire_cap, batch_max_wire(span.bytes)))
+		return -ENOMEM;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	u->b = (struct batch_build){
+		.batch_seq = u->batch_seq + 1,
+		.first_seq = span.first_seq,
+		.last_seq = span.last_seq,
+		.nrecords = span.nrecords,
+		.created_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
+		.mono_to_real_ns = u->c.mono_to_real_ns,
+		.compression = u->c.compression,
+	};
+	memcpy(u->b.prev_hash, u->prev_hash, sizeof(u->b.prev_hash));
+	rc = batch_seal(u->key, u->id, &u->b, u->raw, span.bytes, u->wire, u->wire_cap, &u->wire_len, u->hash);
+	if (rc) {
+		fprintf(stderr, "<3>upload: cannot seal records %llu..%llu: %s\n", (unsigned long long)span.first_seq,
+			(unsigned long long)span.last_seq, batch_strerror(rc));
+		return -EIO;
+	}
+	u->state = B_SEALED;
+	u->attempt = 0;
+	(void)now_ns;
+	return 1;
+}
+
+static int start_transfer(struct uploader *u)
+{
+	char hex[HEX_HASH];
+	struct curl_slist *h;
+
+	sodium_bin2hex(hex, sizeof(hex), u->hash, sizeof(u->hash));
+	snprintf(u->idem, sizeof(u->idem), "Idempotency-Key: %s", hex);
+	/* This batch's headers; "Expect:" turns off the 100-continue round trip. */
+	curl_slist_free_all(u->headers);
+	u->headers = NULL;
+	h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+	if (h)
+		u->headers = h;
+	h = h ? curl_slist_append(h, "Expect:") : NULL;
+	h = h ? curl_slist_append(h, u->idem) : NULL;
+	if (!h)
+		return -ENOMEM;
+	u->reply_len = 0;
+	u->reply[0] = 0;
+	u->retry_after_ns = 0;
+	u->errbuf[0] = 0;
+	if (curl_easy_setopt(u->easy, CURLOPT_HTTPHEADER, u->headers) != CURLE_OK ||
+	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDS, u->wire) != CURLE_OK ||
+	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)u->wire_len) != CURLE_OK ||
+	    curl_multi_add_handle(u->multi, u->easy) != CURLM_OK)
+		return -EIO;
+	u->state = B_SENDING;
+	u->st.attempts++;
+	u->st.in_flight_first = u->b.first_seq;
+	u->st.in_flight_last = u->b.last_seq;
+	return 0;
+}
+
+static void schedule_retry(struct uploader *u, uint64_t now_ns)
+{
+	uint64_t ceiling = upload_backoff_ceiling(u->c.retry_base_ns, u->c.retry_max_ns, u->attempt);
+	uint64_t delay = next_random(u) % (ceiling + 1); /* full jitter */
+
+	if (delay < u->retry_after_ns)
+		delay = u->retry_after_ns;
+	u->attempt++;
+	u->st.retries++;
+	u->st.next_attempt_ns = now_ns + delay;
+	u->state = B_WAITING;
+}
+
+static void done_batch(struct uploader *u, uint64_t now_ns)
+{
+	u->acked_seq = u->b.last_seq;
+	u->batch_seq = u->b.batch_seq;
+	memcpy(u->prev_hash, u->hash, sizeof(u->prev_hash));
+	u->state = B_NONE;
+	u->pending_since_ns = 0;
+	u->st.acked_seq = u->acked_seq;
+	u->st.in_flight_first = u->st.in_flight_last = 0;
+	u->st.next_attempt_ns = 0;
+	u->st.last_ack_ns = now_ns;
+}
+
+/* The ingest answered, or the transfer failed. 0, or -errno from the spool. */
+static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
+{
+	long status = 0;
+	int rc;
+
+	curl_multi_remove_handle(u->multi, u->easy);
+	if (res != CURLE_OK) {
+		u->st.net_errors++;
+		u->st.last_http_status = 0;
+		snprintf(u->st.last_error, sizeof(u->st.last_error), "%.120s", u->errbuf[0] ? u->errbuf : curl_easy_strerror(res));
+		if (u->attempt == 0 || (u->attempt & 15) == 0)
+			fprintf(stderr, "<4>upload: records %llu..%llu to %s: %s (retrying)\n",
+				(unsigned long long)u->b.first_seq, (unsigned long long)u->b.last_seq, u->c.url,
+				u->st.last_error);
+		schedule_retry(u, now_ns);
+		return 0;
+	}
+	curl_easy_getinfo(u->easy, CURLINFO_RESPONSE_CODE, &status);
+	u->st.last_http_status = status;
+	if (status >= 200 && status < 300) {
+		rc = spool_ack(u->spool, u->b.last_seq, u->b.batch_seq, u->hash);
+		if (rc)
+			return rc;
+		u->st.batches_acked++;
+		u->st.records_acked += u->b.nrecords;
+		u->st.bytes_sent += u->wire_len;
+		u->st.last_error[0] = 0;
+		done_batch(u, now_ns);
+		return 0;
+	}
+	snprintf(u->st.last_error, sizeof(u->st.last_error), "HTTP %ld: %.100s", status, u->reply);
+	if (status >= 400 && status < 500 && status != 408 && status != 425 && status != 429) {
+		u->st.http_4xx++;
+		fprintf(stderr, "<3>upload: the ingest refused records %llu..%llu for good (%s): quarantined in the "
+				"spool, counted\n", (unsigned long long)u->b.first_seq, (unsigned long long)u->b.last_seq,
+			u->st.last_error);
+		rc = spool_quarantine(u->spool, u->wire, u->wire_len, u->b.batch_seq, u->b.first_seq, u->b.last_seq,
+				      u->b.nrecords);
+		if (rc)
+			return rc;
+		u->st.batches_quarantined++;
+		u->st.records_quarantined += u->b.nrecords;
+		/* The chain goes on from the last batch the lake has. */
+		u->acked_seq = u->b.last_seq;
+		u->state = B_NONE;
+		u->pending_since_ns = 0;
+		u->st.acked_seq = u->acked_seq;
+		u->st.in_flight_first = u->st.in_flight_last = 0;
+		return 0;
+	}
+	if (status >= 500)
+		u->st.http_5xx++;
+	else
+		u->st.http_4xx += status >= 400;
+	if (u->attempt == 0 || (u->attempt & 15) == 0)
+		fprintf(stderr, "<4>upload: records %llu..%llu: %s%s (retrying)\n", (unsigned long long)u->b.first_seq,
+			(unsigned long long)u->b.last_seq, u->st.last_error,
+			status < 400 ? " - is upload_url the ingest's /v1/batches?" : "");
+	schedule_retry(u, now_ns);
+	return 0;
+}
+
+static bool batch_due(struct uploader *u, uint64_t now_ns)
+{
+	uint64_t durable = spool_durable_seq(u->spool);
+
+	if (durable <= u->acked_seq) {
+		u->pending_since_ns = 0;
+		return false;
+	}
+	if (!u->pending_since_ns)
+		u->pending_since_ns = now_ns;
+	return durable - u->acked_seq >= u->c.batch_records || now_ns - u->pending_since_ns >= u->c.batch_interval_ns;
+}
+
+static int poll_once(struct uploader *u, uint64_t now_ns)
+{
+	int running = 0, left, rc;
+	CURLMsg *m;
+
+	if (u->state == B_NONE && batch_due(u, now_ns)) {
+		rc = seal_next(u, now_ns);
+		if (rc < 0)
+			return rc;
+	}
+	if (u->state == B_WAITING && now_ns >= u->st.next_attempt_ns)
+		u->state = B_SEALED;
+	if (u->state == B_SEALED) {
+		rc = start_transfer(u);
+		if (rc) {
+			fprintf(stderr, "<3>upload: cannot start a transfer: %s\n", strerror(-rc));
+			schedule_retry(u, now_ns);
+		}
+	}
+	if (u->state != B_SENDING)
+		return 0;
+	curl_multi_perform(u->multi, &running);
+	while ((m = curl_multi_info_read(u->multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		rc = finish_transfer(u, m->data.result, now_ns);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int upload_poll(struct uploader *u, uint64_t now_ns)
+{
+	/* An acknowledgement frees the way for the next batch: send it now, not at the next loop turn. */
+	for (int round = 0; round < 4; round++) {
+		uint64_t acked = u->st.batches_acked + u->st.batches_quarantined;
+		int rc = poll_once(u, now_ns);
+
+		if (rc || u->st.batches_acked + u->st.batches_quarantined == acked)
+			return rc;
+	}
+	return 0;
+}
+
+bool upload_busy(const struct uploader *u)
+{
+	return u->state == B_SENDING;
+}
+
+void upload_wait(struct uploader *u, int timeout_ms)
+{
+	int n;
+
+	curl_multi_poll(u->multi, NULL, 0, timeout_ms, &n);
+}
+
+void upload_get_stats(const struct uploader *u, struct upload_stats *st)
+{
+	*st = u->st;
+	st->acked_seq = u->acked_seq;
+}
