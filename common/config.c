@@ -108,6 +108,8 @@ static const struct config_key keys[] = {
 	    "where batches are uploaded (http or https); empty: keep them in the spool"),
 	PATH("signing_key", signing_key, 0, "/etc/tracer/signing.key", "processor, cli",
 	     "the secret key batches are signed with"),
+	PATH("signing_key_next", signing_key_next, CK_EMPTY_OK, "", "processor",
+	     "key rotation: announced in a batch signed with signing_key, used once the lake has that batch"),
 	PATH("ca_file", ca_file, CK_EMPTY_OK, "", "processor", "CA certificates for the upload (PEM); empty: the system's"),
 	PATH("client_cert", client_cert, CK_EMPTY_OK, "", "processor",
 	     "client certificate for the upload (PEM); empty: none; needs client_key"),

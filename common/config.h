@@ -77,6 +77,7 @@ struct tracer_config {
 	/* delivery: spool, batches, upload */
 	char upload_url[CONFIG_URL_MAX];
 	char signing_key[PATH_MAX];
+	char signing_key_next[PATH_MAX]; /* empty: no rotation under way */
 	char ca_file[PATH_MAX];
 	char client_cert[PATH_MAX];
 	char client_key[PATH_MAX];

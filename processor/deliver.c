@@ -12,7 +12,13 @@
 #include "deliver.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +38,8 @@ struct deliver {
 	struct spool *spool;
 	struct uploader *up;
 	struct batch_secret_key key;
+	struct batch_secret_key next_key; /* signing_key_next, when a rotation is under way */
+	char rotated_marker[PATH_MAX];    /* spool/rotated-KEYID: the lake has the next key's announcement */
 	struct batch_identity id;
 	struct checkpoint cp[CHECKPOINTS];
 	unsigned cp_head, cp_count;
@@ -45,27 +53,84 @@ struct deliver {
 	uint8_t out[LAKEOUT_MAX];
 };
 
+static int read_key(const char *path, struct batch_secret_key *k)
+{
+	char err[PATH_MAX + 128];
+	int rc = batch_key_read(path, k, err, sizeof(err));
+
+	if (rc == -EINVAL)
+		fprintf(stderr, "<3>signing key: %s\n", err);
+	else if (rc)
+		fprintf(stderr, "<3>cannot read the signing key %s: %s (make one with 'tracer keygen --out %s' and "
+				"enrol its public line at the ingest)\n", path, strerror(-rc), path);
+	return rc;
+}
+
+/* The uploader has switched to the next key: remember it, so that a restart signs with it at once. */
+static void rotated(void *ctx)
+{
+	struct deliver *d = ctx;
+	int fd = open(d->rotated_marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0 || fsync(fd))
+		fprintf(stderr, "<4>cannot write %s: %s (after a restart the new key is announced again)\n",
+			d->rotated_marker, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Rotation: announce signing_key_next in the spool (the batch carrying it
+ * is signed with the current key), switch once the lake has it. Already
+ * switched before a restart (the marker exists): sign with the next key.
+ */
+static int start_rotation(struct deliver *d, const struct deliver_options *o)
+{
+	char hex[BATCH_KEY_ID_LEN * 2 + 1];
+	struct tl_key_announce a;
+	struct timespec ts;
+	uint64_t seq;
+	int rc = read_key(o->next_key_path, &d->next_key);
+
+	if (rc)
+		return rc;
+	sodium_bin2hex(hex, sizeof(hex), d->next_key.key_id, sizeof(d->next_key.key_id));
+	snprintf(d->rotated_marker, sizeof(d->rotated_marker), "%s/rotated-%s", o->spool.dir, hex);
+	if (access(d->rotated_marker, F_OK) == 0) {
+		d->key = d->next_key; /* the lake has known it since before this start */
+		return 0;
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(a.new_key_id, d->next_key.key_id, sizeof(a.new_key_id));
+	memcpy(a.new_public_key, d->next_key.public_key, sizeof(a.new_public_key));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	a.announced_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	rc = spool_append(d->spool, TL_KEY_ANNOUNCE, 0, 0, 0, &a, sizeof(a), &seq);
+	if (rc == -EAGAIN) {
+		rc = spool_sync(d->spool);
+		if (!rc)
+			rc = spool_append(d->spool, TL_KEY_ANNOUNCE, 0, 0, 0, &a, sizeof(a), &seq);
+	}
+	if (rc)
+		return rc;
+	d->last_seq = seq;
+	upload_rotate(d->up, &d->next_key, seq, rotated, d);
+	fprintf(stderr, "<5>announcing the next signing key %s (record %llu); it is used once the lake has it\n", hex,
+		(unsigned long long)seq);
+	return 0;
+}
+
 int deliver_open(struct deliver **out, const struct deliver_options *o)
 {
 	struct deliver *d = calloc(1, sizeof(*d));
-	char err[512];
 	int rc;
 
 	if (!d)
 		return -ENOMEM;
 	d->id = o->id;
-	if (o->upload) {
-		rc = batch_key_read(o->key_path, &d->key, err, sizeof(err));
-		if (rc) {
-			if (rc == -EINVAL)
-				fprintf(stderr, "<3>signing key: %s\n", err);
-			else
-				fprintf(stderr, "<3>cannot read the signing key %s: %s (make one with 'tracer keygen "
-						"--out %s' and enrol its public line at the ingest)\n",
-					o->key_path, strerror(-rc), o->key_path);
-			free(d);
-			return rc;
-		}
+	if (o->upload && (rc = read_key(o->key_path, &d->key)) != 0) {
+		free(d);
+		return rc;
 	}
 	rc = spool_open(&d->spool, &o->spool);
 	if (rc) {
@@ -84,6 +149,8 @@ int deliver_open(struct deliver **out, const struct deliver_options *o)
 	d->last_seq = spool_durable_seq(d->spool);
 	if (o->upload) {
 		rc = upload_open(&d->up, &o->up, d->spool, &d->key, &d->id, o->seed);
+		if (!rc && o->next_key_path && o->next_key_path[0])
+			rc = start_rotation(d, o);
 		if (rc) {
 			deliver_close(d);
 			return rc;
@@ -100,6 +167,7 @@ void deliver_close(struct deliver *d)
 	upload_close(d->up);
 	spool_close(d->spool); /* waits for writes in flight and fsyncs */
 	batch_key_wipe(&d->key);
+	batch_key_wipe(&d->next_key);
 	free(d);
 }
 

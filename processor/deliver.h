@@ -29,6 +29,7 @@ struct deliver_options {
 	bool upload;                     /* false: spool only */
 	struct upload_config up;
 	const char *key_path;            /* signing key (read before the sandbox) */
+	const char *next_key_path;       /* key rotation: the next key, or NULL/empty */
 	struct batch_identity id;
 	uint64_t seed;
 };

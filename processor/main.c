@@ -1257,6 +1257,7 @@ static int delivery_prepare(struct options *o, struct deliver_options *d)
 	memcpy(d->spool.host_id, d->id.host_id, sizeof(d->spool.host_id));
 	d->upload = c->upload_url[0] != 0;
 	d->key_path = c->signing_key;
+	d->next_key_path = c->signing_key_next;
 	d->up = (struct upload_config){
 		.url = c->upload_url,
 		.ca_file = c->ca_file[0] ? c->ca_file : NULL,

@@ -22,7 +22,8 @@
 #include <curl/curl.h>
 #include <sodium.h>
 
-#define READ_BUF_MIN (4u << 20)       /* frames read for one batch; grows for one large frame */
+#define READ_BUF_MIN (8u << 20)       /* frames read for one batch; grows for one large frame */
+#define BACKLOG_FACTOR 4u             /* records per batch, times batch_records, when a backlog waits */
 #define DEFAULT_RETRY_BASE_NS 500000000ULL
 #define RETRY_AFTER_MAX_NS (3600ULL * 1000000000ULL)
 #define REPLY_KEEP 256                /* bytes of the ingest's reply kept for the log */
@@ -56,6 +57,11 @@ struct uploader {
 	uint8_t prev_hash[BATCH_HASH_LEN];
 	uint64_t pending_since_ns;    /* when durable unsent records were first seen (0: none) */
 	uint64_t rng;
+	/* key rotation: after the batch holding switch_seq is acknowledged, sign with next_key */
+	const struct batch_secret_key *next_key;
+	uint64_t switch_seq;
+	void (*on_switch)(void *ctx);
+	void *switch_ctx;
 	struct upload_stats st;
 };
 
@@ -246,8 +252,18 @@ static int seal_next(struct uploader *u, uint64_t now_ns)
 	struct timespec ts;
 	int rc;
 
+	/*
+	 * With a backlog (the ingest was away, or cannot keep up) the cost per
+	 * batch - a round trip, the ledger's fsyncs, the lake's commit - is
+	 * paid for up to BACKLOG_FACTOR times as many records, within the read
+	 * buffer.
+	 */
+	uint64_t backlog = spool_durable_seq(u->spool) - u->acked_seq;
+	uint32_t most = backlog >= 2ULL * u->c.batch_records && u->c.batch_records <= UINT32_MAX / BACKLOG_FACTOR ?
+				u->c.batch_records * BACKLOG_FACTOR : u->c.batch_records;
+
 	for (;;) {
-		rc = spool_read(u->spool, u->acked_seq, u->c.batch_records, u->raw, u->raw_cap, &span);
+		rc = spool_read(u->spool, u->acked_seq, most, u->raw, u->raw_cap, &span);
 		if (rc != -ENOBUFS)
 			break;
 		/* One frame larger than the buffer (a run report): make room for it alone. */
@@ -328,8 +344,30 @@ static void schedule_retry(struct uploader *u, uint64_t now_ns)
 	u->state = B_WAITING;
 }
 
+void upload_rotate(struct uploader *u, const struct batch_secret_key *next, uint64_t announce_seq,
+		   void (*on_switch)(void *ctx), void *ctx)
+{
+	u->next_key = next;
+	u->switch_seq = announce_seq;
+	u->on_switch = on_switch;
+	u->switch_ctx = ctx;
+}
+
+/* The lake has the announcement: it knows the new key from now on. */
+static void maybe_switch_key(struct uploader *u)
+{
+	if (!u->next_key || u->switch_seq < u->b.first_seq || u->switch_seq > u->b.last_seq)
+		return;
+	u->key = u->next_key;
+	u->next_key = NULL;
+	fprintf(stderr, "<5>upload: the lake has the new key's announcement: signing with it from now on\n");
+	if (u->on_switch)
+		u->on_switch(u->switch_ctx);
+}
+
 static void done_batch(struct uploader *u, uint64_t now_ns)
 {
+	maybe_switch_key(u);
 	u->acked_seq = u->b.last_seq;
 	u->batch_seq = u->b.batch_seq;
 	memcpy(u->prev_hash, u->hash, sizeof(u->prev_hash));
@@ -384,6 +422,9 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 			return rc;
 		u->st.batches_quarantined++;
 		u->st.records_quarantined += u->b.nrecords;
+		if (u->next_key && u->switch_seq >= u->b.first_seq && u->switch_seq <= u->b.last_seq)
+			fprintf(stderr, "<3>upload: the batch announcing the new key was refused: the old key stays in "
+					"use (restart the processor to announce it again)\n");
 		/* The chain goes on from the last batch the lake has. */
 		u->acked_seq = u->b.last_seq;
 		u->state = B_NONE;

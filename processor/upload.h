@@ -14,7 +14,9 @@
  *   other 4xx           refused for good: quarantined (spool_quarantine) and counted
  *   1xx, 3xx            retried, with an error (a misconfigured URL should not lose data)
  * A batch is sealed once batch_records durable records wait, or the
- * oldest has waited batch_interval.
+ * oldest has waited batch_interval; with twice batch_records or more
+ * waiting it takes up to four times as many (within an 8 MiB read), and
+ * the next batch follows its predecessor's acknowledgement at once.
  */
 #ifndef TRACER_PROCESSOR_UPLOAD_H
 #define TRACER_PROCESSOR_UPLOAD_H
@@ -76,6 +78,14 @@ bool upload_busy(const struct uploader *u);
 void upload_wait(struct uploader *u, int timeout_ms);
 
 void upload_get_stats(const struct uploader *u, struct upload_stats *st);
+
+/*
+ * Key rotation: once the batch that holds record announce_seq (a
+ * TL_KEY_ANNOUNCE of next, signed with the current key) is acknowledged,
+ * sign with next and call on_switch(ctx). next must outlive the uploader.
+ */
+void upload_rotate(struct uploader *u, const struct batch_secret_key *next, uint64_t announce_seq,
+		   void (*on_switch)(void *ctx), void *ctx);
 
 /* The backoff ceiling before attempt n (0-based): min(max, base * 2^n). Exposed for tests. */
 uint64_t upload_backoff_ceiling(uint64_t base_ns, uint64_t max_ns, unsigned attempt);
