@@ -31,6 +31,14 @@
 
 enum batch_state { B_NONE, B_SEALED, B_SENDING, B_WAITING };
 
+/* A sealed batch: the frames read for it, its bytes on the wire, its header's numbers, its hash. */
+struct slot {
+	uint8_t *raw, *wire;
+	size_t raw_cap, wire_cap, wire_len;
+	struct batch_build b;
+	uint8_t hash[BATCH_HASH_LEN];
+};
+
 struct uploader {
 	struct upload_config c;
 	struct spool *spool;
@@ -41,12 +49,11 @@ struct uploader {
 	struct curl_slist *headers;
 	char errbuf[CURL_ERROR_SIZE];
 	char idem[64 + HEX_HASH];
-	/* the batch in hand */
+	/* the batch in hand (cur), and with a backlog the one after it, sealed while cur is in flight */
 	enum batch_state state;
-	uint8_t *raw, *wire;
-	size_t raw_cap, wire_cap, wire_len;
-	struct batch_build b;
-	uint8_t hash[BATCH_HASH_LEN];
+	struct slot slots[2];
+	struct slot *cur, *next;
+	bool has_next;
 	unsigned attempt;
 	uint64_t retry_after_ns;      /* from the last reply's Retry-After */
 	char reply[REPLY_KEEP];
@@ -199,13 +206,19 @@ int upload_open(struct uploader **out, const struct upload_config *c, struct spo
 	u->acked_seq = ss.acked_seq;
 	u->batch_seq = ss.ledger.batch_seq;
 	memcpy(u->prev_hash, ss.ledger.prev_hash, sizeof(u->prev_hash));
-	u->raw_cap = READ_BUF_MIN;
-	u->raw = malloc(u->raw_cap);
-	u->wire_cap = batch_max_wire(u->raw_cap);
-	u->wire = malloc(u->wire_cap);
+	for (int i = 0; i < 2; i++) {
+		struct slot *sl = &u->slots[i];
+
+		sl->raw_cap = READ_BUF_MIN;
+		sl->raw = malloc(sl->raw_cap);
+		sl->wire_cap = batch_max_wire(sl->raw_cap);
+		sl->wire = malloc(sl->wire_cap);
+	}
+	u->cur = &u->slots[0];
+	u->next = &u->slots[1];
 	u->multi = curl_multi_init();
 	u->easy = curl_easy_init();
-	if (!u->raw || !u->wire || !u->multi || !u->easy) {
+	if (!u->slots[0].raw || !u->slots[0].wire || !u->slots[1].raw || !u->slots[1].wire || !u->multi || !u->easy) {
 		upload_close(u);
 		return -ENOMEM;
 	}
@@ -229,8 +242,10 @@ void upload_close(struct uploader *u)
 	if (u->multi)
 		curl_multi_cleanup(u->multi);
 	curl_slist_free_all(u->headers);
-	free(u->raw);
-	free(u->wire);
+	for (int i = 0; i < 2; i++) {
+		free(u->slots[i].raw);
+		free(u->slots[i].wire);
+	}
 	free(u);
 }
 
@@ -245,39 +260,34 @@ static int grow(uint8_t **buf, size_t *cap, size_t want)
 	return 0;
 }
 
-/* Read the next durable records and sign them. 1: sealed, 0: nothing to send yet, -errno. */
-static int seal_next(struct uploader *u, uint64_t now_ns)
+/*
+ * Read durable records after from_seq and sign them into sl as batch
+ * number batch_seq after the batch whose hash is prev. most: records at
+ * most. 1: sealed, 0: nothing durable after from_seq, -errno.
+ */
+static int seal_into(struct uploader *u, struct slot *sl, uint64_t from_seq, uint32_t most, uint64_t batch_seq,
+		     const uint8_t prev[BATCH_HASH_LEN])
 {
 	struct spool_span span;
 	struct timespec ts;
 	int rc;
 
-	/*
-	 * With a backlog (the ingest was away, or cannot keep up) the cost per
-	 * batch - a round trip, the ledger's fsyncs, the lake's commit - is
-	 * paid for up to BACKLOG_FACTOR times as many records, within the read
-	 * buffer.
-	 */
-	uint64_t backlog = spool_durable_seq(u->spool) - u->acked_seq;
-	uint32_t most = backlog >= 2ULL * u->c.batch_records && u->c.batch_records <= UINT32_MAX / BACKLOG_FACTOR ?
-				u->c.batch_records * BACKLOG_FACTOR : u->c.batch_records;
-
 	for (;;) {
-		rc = spool_read(u->spool, u->acked_seq, most, u->raw, u->raw_cap, &span);
+		rc = spool_read(u->spool, from_seq, most, sl->raw, sl->raw_cap, &span);
 		if (rc != -ENOBUFS)
 			break;
 		/* One frame larger than the buffer (a run report): make room for it alone. */
-		if (u->raw_cap >= TR_FRAME_SIZE(TR_FRAME_MAX_PAYLOAD) ||
-		    grow(&u->raw, &u->raw_cap, TR_FRAME_SIZE(TR_FRAME_MAX_PAYLOAD)))
+		if (sl->raw_cap >= TR_FRAME_SIZE(TR_FRAME_MAX_PAYLOAD) ||
+		    grow(&sl->raw, &sl->raw_cap, TR_FRAME_SIZE(TR_FRAME_MAX_PAYLOAD)))
 			return -ENOMEM;
 	}
 	if (rc <= 0)
 		return rc;
-	if (batch_max_wire(span.bytes) > u->wire_cap && grow(&u->wire, &u->wire_cap, batch_max_wire(span.bytes)))
+	if (batch_max_wire(span.bytes) > sl->wire_cap && grow(&sl->wire, &sl->wire_cap, batch_max_wire(span.bytes)))
 		return -ENOMEM;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	u->b = (struct batch_build){
-		.batch_seq = u->batch_seq + 1,
+	sl->b = (struct batch_build){
+		.batch_seq = batch_seq,
 		.first_seq = span.first_seq,
 		.last_seq = span.last_seq,
 		.nrecords = span.nrecords,
@@ -285,17 +295,67 @@ static int seal_next(struct uploader *u, uint64_t now_ns)
 		.mono_to_real_ns = u->c.mono_to_real_ns,
 		.compression = u->c.compression,
 	};
-	memcpy(u->b.prev_hash, u->prev_hash, sizeof(u->b.prev_hash));
-	rc = batch_seal(u->key, u->id, &u->b, u->raw, span.bytes, u->wire, u->wire_cap, &u->wire_len, u->hash);
+	memcpy(sl->b.prev_hash, prev, sizeof(sl->b.prev_hash));
+	rc = batch_seal(u->key, u->id, &sl->b, sl->raw, span.bytes, sl->wire, sl->wire_cap, &sl->wire_len, sl->hash);
 	if (rc) {
 		fprintf(stderr, "<3>upload: cannot seal records %llu..%llu: %s\n", (unsigned long long)span.first_seq,
 			(unsigned long long)span.last_seq, batch_strerror(rc));
 		return -EIO;
 	}
-	u->state = B_SEALED;
-	u->attempt = 0;
-	(void)now_ns;
 	return 1;
+}
+
+/*
+ * With a backlog (the ingest was away, or cannot keep up) the cost per
+ * batch - a round trip, the ledger's fsyncs, the lake's commit - is paid
+ * for up to BACKLOG_FACTOR times as many records, within the read buffer.
+ */
+static uint32_t batch_size(const struct uploader *u, uint64_t after_seq)
+{
+	uint64_t durable = spool_durable_seq(u->spool), backlog = durable > after_seq ? durable - after_seq : 0;
+
+	return backlog >= 2ULL * u->c.batch_records && u->c.batch_records <= UINT32_MAX / BACKLOG_FACTOR ?
+		       u->c.batch_records * BACKLOG_FACTOR : u->c.batch_records;
+}
+
+/* The next batch after the acknowledged ones, or the one sealed ahead. 1: sealed, 0: nothing, -errno. */
+static int seal_next(struct uploader *u)
+{
+	int rc;
+
+	if (u->has_next) {
+		struct slot *t = u->cur;
+
+		u->cur = u->next;
+		u->next = t;
+		u->has_next = false;
+		rc = 1;
+	} else {
+		rc = seal_into(u, u->cur, u->acked_seq, batch_size(u, u->acked_seq), u->batch_seq + 1, u->prev_hash);
+	}
+	if (rc == 1) {
+		u->state = B_SEALED;
+		u->attempt = 0;
+	}
+	return rc;
+}
+
+/*
+ * While the batch in hand is with the ingest, sign the one after it - only
+ * with a backlog, so that batching at low rates stays as configured.
+ */
+static int seal_ahead(struct uploader *u)
+{
+	uint64_t after = u->cur->b.last_seq;
+	int rc;
+
+	if (u->has_next || spool_durable_seq(u->spool) < after + 2ULL * u->c.batch_records)
+		return 0;
+	rc = seal_into(u, u->next, after, batch_size(u, after), u->cur->b.batch_seq + 1, u->cur->hash);
+	if (rc < 0)
+		return rc;
+	u->has_next = rc == 1;
+	return 0;
 }
 
 static int start_transfer(struct uploader *u)
@@ -303,7 +363,7 @@ static int start_transfer(struct uploader *u)
 	char hex[HEX_HASH];
 	struct curl_slist *h;
 
-	sodium_bin2hex(hex, sizeof(hex), u->hash, sizeof(u->hash));
+	sodium_bin2hex(hex, sizeof(hex), u->cur->hash, sizeof(u->cur->hash));
 	snprintf(u->idem, sizeof(u->idem), "Idempotency-Key: %s", hex);
 	/* This batch's headers; "Expect:" turns off the 100-continue round trip. */
 	curl_slist_free_all(u->headers);
@@ -320,14 +380,14 @@ static int start_transfer(struct uploader *u)
 	u->retry_after_ns = 0;
 	u->errbuf[0] = 0;
 	if (curl_easy_setopt(u->easy, CURLOPT_HTTPHEADER, u->headers) != CURLE_OK ||
-	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDS, u->wire) != CURLE_OK ||
-	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)u->wire_len) != CURLE_OK ||
+	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDS, u->cur->wire) != CURLE_OK ||
+	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)u->cur->wire_len) != CURLE_OK ||
 	    curl_multi_add_handle(u->multi, u->easy) != CURLM_OK)
 		return -EIO;
 	u->state = B_SENDING;
 	u->st.attempts++;
-	u->st.in_flight_first = u->b.first_seq;
-	u->st.in_flight_last = u->b.last_seq;
+	u->st.in_flight_first = u->cur->b.first_seq;
+	u->st.in_flight_last = u->cur->b.last_seq;
 	return 0;
 }
 
@@ -356,7 +416,7 @@ void upload_rotate(struct uploader *u, const struct batch_secret_key *next, uint
 /* The lake has the announcement: it knows the new key from now on. */
 static void maybe_switch_key(struct uploader *u)
 {
-	if (!u->next_key || u->switch_seq < u->b.first_seq || u->switch_seq > u->b.last_seq)
+	if (!u->next_key || u->switch_seq < u->cur->b.first_seq || u->switch_seq > u->cur->b.last_seq)
 		return;
 	u->key = u->next_key;
 	u->next_key = NULL;
@@ -368,9 +428,9 @@ static void maybe_switch_key(struct uploader *u)
 static void done_batch(struct uploader *u, uint64_t now_ns)
 {
 	maybe_switch_key(u);
-	u->acked_seq = u->b.last_seq;
-	u->batch_seq = u->b.batch_seq;
-	memcpy(u->prev_hash, u->hash, sizeof(u->prev_hash));
+	u->acked_seq = u->cur->b.last_seq;
+	u->batch_seq = u->cur->b.batch_seq;
+	memcpy(u->prev_hash, u->cur->hash, sizeof(u->prev_hash));
 	u->state = B_NONE;
 	u->pending_since_ns = 0;
 	u->st.acked_seq = u->acked_seq;
@@ -392,7 +452,7 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 		snprintf(u->st.last_error, sizeof(u->st.last_error), "%.120s", u->errbuf[0] ? u->errbuf : curl_easy_strerror(res));
 		if (u->attempt == 0 || (u->attempt & 15) == 0)
 			fprintf(stderr, "<4>upload: records %llu..%llu to %s: %s (retrying)\n",
-				(unsigned long long)u->b.first_seq, (unsigned long long)u->b.last_seq, u->c.url,
+				(unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq, u->c.url,
 				u->st.last_error);
 		schedule_retry(u, now_ns);
 		return 0;
@@ -400,12 +460,12 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 	curl_easy_getinfo(u->easy, CURLINFO_RESPONSE_CODE, &status);
 	u->st.last_http_status = status;
 	if (status >= 200 && status < 300) {
-		rc = spool_ack(u->spool, u->b.last_seq, u->b.batch_seq, u->hash);
+		rc = spool_ack(u->spool, u->cur->b.last_seq, u->cur->b.batch_seq, u->cur->hash);
 		if (rc)
 			return rc;
 		u->st.batches_acked++;
-		u->st.records_acked += u->b.nrecords;
-		u->st.bytes_sent += u->wire_len;
+		u->st.records_acked += u->cur->b.nrecords;
+		u->st.bytes_sent += u->cur->wire_len;
 		u->st.last_error[0] = 0;
 		done_batch(u, now_ns);
 		return 0;
@@ -414,19 +474,20 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 	if (status >= 400 && status < 500 && status != 408 && status != 425 && status != 429) {
 		u->st.http_4xx++;
 		fprintf(stderr, "<3>upload: the ingest refused records %llu..%llu for good (%s): quarantined in the "
-				"spool, counted\n", (unsigned long long)u->b.first_seq, (unsigned long long)u->b.last_seq,
+				"spool, counted\n", (unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq,
 			u->st.last_error);
-		rc = spool_quarantine(u->spool, u->wire, u->wire_len, u->b.batch_seq, u->b.first_seq, u->b.last_seq,
-				      u->b.nrecords);
+		rc = spool_quarantine(u->spool, u->cur->wire, u->cur->wire_len, u->cur->b.batch_seq, u->cur->b.first_seq, u->cur->b.last_seq,
+				      u->cur->b.nrecords);
 		if (rc)
 			return rc;
 		u->st.batches_quarantined++;
-		u->st.records_quarantined += u->b.nrecords;
-		if (u->next_key && u->switch_seq >= u->b.first_seq && u->switch_seq <= u->b.last_seq)
+		u->st.records_quarantined += u->cur->b.nrecords;
+		if (u->next_key && u->switch_seq >= u->cur->b.first_seq && u->switch_seq <= u->cur->b.last_seq)
 			fprintf(stderr, "<3>upload: the batch announcing the new key was refused: the old key stays in "
 					"use (restart the processor to announce it again)\n");
-		/* The chain goes on from the last batch the lake has. */
-		u->acked_seq = u->b.last_seq;
+		/* The chain goes on from the last batch the lake has: what was sealed after this one is not it. */
+		u->acked_seq = u->cur->b.last_seq;
+		u->has_next = false;
 		u->state = B_NONE;
 		u->pending_since_ns = 0;
 		u->st.acked_seq = u->acked_seq;
@@ -438,8 +499,8 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 	else
 		u->st.http_4xx += status >= 400;
 	if (u->attempt == 0 || (u->attempt & 15) == 0)
-		fprintf(stderr, "<4>upload: records %llu..%llu: %s%s (retrying)\n", (unsigned long long)u->b.first_seq,
-			(unsigned long long)u->b.last_seq, u->st.last_error,
+		fprintf(stderr, "<4>upload: records %llu..%llu: %s%s (retrying)\n", (unsigned long long)u->cur->b.first_seq,
+			(unsigned long long)u->cur->b.last_seq, u->st.last_error,
 			status < 400 ? " - is upload_url the ingest's /v1/batches?" : "");
 	schedule_retry(u, now_ns);
 	return 0;
@@ -464,7 +525,7 @@ static int poll_once(struct uploader *u, uint64_t now_ns)
 	CURLMsg *m;
 
 	if (u->state == B_NONE && batch_due(u, now_ns)) {
-		rc = seal_next(u, now_ns);
+		rc = seal_next(u);
 		if (rc < 0)
 			return rc;
 	}
@@ -480,6 +541,9 @@ static int poll_once(struct uploader *u, uint64_t now_ns)
 	if (u->state != B_SENDING)
 		return 0;
 	curl_multi_perform(u->multi, &running);
+	rc = seal_ahead(u); /* the request is out: sign the next batch while the ingest stores this one */
+	if (rc)
+		return rc;
 	while ((m = curl_multi_info_read(u->multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
