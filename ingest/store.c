@@ -617,7 +617,8 @@ static int check_schema(struct store *s, const char *path, char *err, size_t err
  */
 static int configure(struct store *s, const char *path, char *err, size_t errlen)
 {
-	static const char pragmas[] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;";
+	static const char pragmas[] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF; "
+				      "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=16384;";
 	int rc;
 
 	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
