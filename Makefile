@@ -64,7 +64,7 @@ BENCHES  := ring overhead agent kernel delivery
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
-            cppcheck procps util-linux snakemake bwa samtools
+            cppcheck procps util-linux snakemake bwa samtools openssl
 
 .PHONY: demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 

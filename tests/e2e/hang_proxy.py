@@ -16,12 +16,17 @@ listening). Each request (HTTP/1.1, keep-alive, a Content-Length body) is:
 
 One line per request goes to --log: "forwarded STATUS", "hung", or
 "forwarded-hung STATUS", so a test can count what happened.
+
+With --tls-cert/--tls-key it speaks HTTPS (Python's ssl, TLS 1.2+), and with
+--client-ca it also demands a client certificate signed by that CA: a TLS
+front for the uploader's verification tests (test_delivery_tls.sh).
 """
 import argparse
 import http.client
 import os
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 
@@ -120,6 +125,19 @@ class Handler(socketserver.StreamRequestHandler):
 class Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    tls = None
+
+    def get_request(self):
+        conn, addr = self.socket.accept()
+        if self.tls is None:
+            return conn, addr
+        conn.settimeout(10)
+        try:
+            return self.tls.wrap_socket(conn, server_side=True), addr
+        except (ssl.SSLError, OSError) as e:  # a client that does not trust us, or has no certificate
+            log(self.args, f'tls-refused {e.__class__.__name__}: {e}')
+            conn.close()
+            raise
 
 
 def main():
@@ -128,9 +146,20 @@ def main():
     ap.add_argument('--flag', required=True)
     ap.add_argument('--port-file', required=True)
     ap.add_argument('--log')
+    ap.add_argument('--tls-cert')
+    ap.add_argument('--tls-key')
+    ap.add_argument('--client-ca')
     args = ap.parse_args()
     srv = Server(('127.0.0.1', 0), Handler)
     srv.args = args
+    if args.tls_cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+        if args.client_ca:
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(args.client_ca)
+        srv.tls = ctx
     tmp = args.port_file + '.tmp'
     with open(tmp, 'w') as f:
         f.write(f'{srv.server_address[1]}\n')
