@@ -48,6 +48,7 @@
 #include <zlib.h>
 
 #include "batch.h"
+#include "uring.h"
 
 #define SPOOL_MAX_SEGMENTS 4096u          /* tracked at once; beyond, the oldest is evicted like the quota */
 #define SPOOL_MAX_OPEN_SEGMENTS 8u        /* written or awaiting their last fsync; beyond, append says -EAGAIN */
@@ -65,6 +66,14 @@
 
 _Static_assert(SEG_HDR % TR_FRAME_ALIGN == 0, "frames after the segment header stay 8-byte aligned");
 _Static_assert(SPOOL_QUEUE_DEPTH > SPOOL_WRITE_BUFFERS + SPOOL_MAX_OPEN_SEGMENTS + 1, "room for every op in flight");
+
+/*
+ * The ring reaches files only through its fixed file table (uring.c): the
+ * directory in slot 0, each open segment in a slot of its own.
+ */
+#define SLOT_DIR 0u
+#define FILE_SLOTS (SPOOL_MAX_OPEN_SEGMENTS + 1u)
+_Static_assert(FILE_SLOTS <= 32, "slots_used is a 32-bit mask");
 
 /* io_uring user_data: the kind of operation in the top byte, its object below. */
 enum { OP_WRITE = 1, OP_FSYNC = 2, OP_DIRSYNC = 3 };
@@ -93,6 +102,7 @@ struct spool_seg {
 	uint64_t sync_bytes;    /* written_bytes when the round in flight was submitted */
 	uint64_t created_ns;    /* CLOCK_MONOTONIC, for rotation by age */
 	int fd;                 /* O_RDWR while written or awaiting its last fsync; -1 after */
+	unsigned slot;          /* its index in the ring's fixed file table while fd >= 0 */
 	bool sealed, dirty, in_round;
 };
 
@@ -127,6 +137,7 @@ struct spool {
 	struct spool_seg *segs; /* SPOOL_MAX_SEGMENTS, indexed by id % SPOOL_MAX_SEGMENTS */
 	uint64_t seg_head, seg_count, bytes_total;
 	unsigned open_segs;
+	unsigned slots_used;    /* bit i: fixed file slot i holds a segment (slot SLOT_DIR: the directory) */
 
 	struct spool_buf bufs[SPOOL_WRITE_BUFFERS];
 	unsigned buf_head, buf_count, buf_inflight;
@@ -414,8 +425,9 @@ static void write_rest(struct spool *s, unsigned slot)
 		fail(s, -EBUSY, "write submission", seg_at(s, b->seg)->first_seq);
 		return;
 	}
-	io_uring_prep_write(sqe, seg_at(s, b->seg)->fd, p + b->done, (unsigned)(b->used - b->done),
+	io_uring_prep_write(sqe, (int)seg_at(s, b->seg)->slot, p + b->done, (unsigned)(b->used - b->done),
 			    b->file_off + b->done);
+	io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
 	io_uring_sqe_set_data64(sqe, UD(OP_WRITE, slot));
 	s->st.writes++;
 	submit(s);
@@ -502,13 +514,40 @@ static bool needs_rotation(const struct spool *s, uint64_t size)
 	return g->last_seq >= g->first_seq && g->bytes + size > s->seg_bytes;
 }
 
+/* Put fd in a free slot of the ring's file table: the slot, or -errno. */
+static int slot_get(struct spool *s, int fd)
+{
+	for (unsigned i = SLOT_DIR + 1; i < FILE_SLOTS; i++) {
+		int rc;
+
+		if (s->slots_used & (1u << i))
+			continue;
+		rc = io_uring_register_files_update(&s->ring, i, &fd, 1);
+		if (rc < 0)
+			return rc;
+		s->slots_used |= 1u << i;
+		return (int)i;
+	}
+	return -EMFILE; /* cannot happen: open_segs < SPOOL_MAX_OPEN_SEGMENTS */
+}
+
+/* Empty a slot, so the ring holds no reference to a closed segment. */
+static void slot_put(struct spool *s, unsigned slot)
+{
+	int none = -1;
+
+	if (io_uring_register_files_update(&s->ring, slot, &none, 1) < 0)
+		fprintf(stderr, "<4>spool: cannot clear io_uring file slot %u\n", slot);
+	s->slots_used &= ~(1u << slot);
+}
+
 /* Seal the current segment and start the next, named by next_seq, with its header in a fresh buffer. */
 static int rotate(struct spool *s)
 {
 	struct spool_seg *cur = seg_current(s), *g;
 	struct spool_buf *b;
 	char name[SEG_NAME_MAX];
-	int fd;
+	int fd, slot;
 
 	if (s->buf_count == SPOOL_WRITE_BUFFERS || s->open_segs >= SPOOL_MAX_OPEN_SEGMENTS ||
 	    s->seg_count >= SPOOL_MAX_SEGMENTS)
@@ -522,6 +561,14 @@ static int rotate(struct spool *s)
 			s->dir, name, strerror(-err), s->dir);
 		return err;
 	}
+	slot = slot_get(s, fd);
+	if (slot < 0) {
+		fprintf(stderr, "<3>spool: cannot give the segment %s/%s to io_uring: %s\n", s->dir, name,
+			strerror(-slot));
+		unlinkat(s->dirfd, name, 0);
+		close(fd);
+		return slot;
+	}
 	if (cur) {
 		seal_filling(s);
 		cur->sealed = true;
@@ -534,6 +581,7 @@ static int rotate(struct spool *s)
 	g->last_seq = s->next_seq - 1;
 	g->created_ns = mono_ns();
 	g->fd = fd;
+	g->slot = (unsigned)slot;
 	s->seg_count++;
 	s->open_segs++;
 	s->dir_dirty = true;
@@ -661,6 +709,7 @@ static void close_finished(struct spool *s)
 		if (g->fd < 0)
 			return;
 		if (g->sealed && !g->in_round && g->durable_bytes == g->bytes) {
+			slot_put(s, g->slot);
 			close(g->fd);
 			g->fd = -1;
 			s->open_segs--;
@@ -728,13 +777,14 @@ static int wait_some(struct spool *s)
 	return 0;
 }
 
-static bool prep_fsync(struct spool *s, int fd, unsigned flags, uint64_t ud)
+static bool prep_fsync(struct spool *s, unsigned slot, unsigned flags, uint64_t ud)
 {
 	struct io_uring_sqe *sqe = get_sqe(s);
 
 	if (!sqe)
 		return false;
-	io_uring_prep_fsync(sqe, fd, flags);
+	io_uring_prep_fsync(sqe, (int)slot, flags);
+	io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
 	io_uring_sqe_set_data64(sqe, ud);
 	s->round_ops++;
 	s->st.fsyncs++;
@@ -755,7 +805,7 @@ static void start_round(struct spool *s)
 			break;
 		if (!g->dirty)
 			continue;
-		if (!prep_fsync(s, g->fd, IORING_FSYNC_DATASYNC, UD(OP_FSYNC, id))) {
+		if (!prep_fsync(s, g->slot, IORING_FSYNC_DATASYNC, UD(OP_FSYNC, id))) {
 			fail(s, -EBUSY, "fsync submission", g->first_seq);
 			return;
 		}
@@ -765,7 +815,7 @@ static void start_round(struct spool *s)
 	}
 	/* The segments created since the last round exist after a crash only once their directory is synced. */
 	if (s->dir_dirty) {
-		if (!prep_fsync(s, s->dirfd, 0, UD(OP_DIRSYNC, 0))) {
+		if (!prep_fsync(s, SLOT_DIR, 0, UD(OP_DIRSYNC, 0))) {
 			fail(s, -EBUSY, "fsync submission", 0);
 			return;
 		}
@@ -1664,23 +1714,21 @@ static void count_quarantine(struct spool *s)
 
 static int ring_open(struct spool *s)
 {
-	int rc = io_uring_queue_init(SPOOL_QUEUE_DEPTH, &s->ring, 0);
+	int fds[FILE_SLOTS];
+	int rc;
 
-	if (rc < 0) {
-		fprintf(stderr,
-			"<3>spool: cannot set up io_uring: %s (kernel.io_uring_disabled must be 0, and a seccomp "
-			"filter must allow io_uring_setup, io_uring_enter and io_uring_register)\n",
-			strerror(-rc));
-		return rc;
-	}
-	s->ring_ready = true;
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0)
 		return -errno;
-	rc = io_uring_register_eventfd(&s->ring, s->efd);
+	for (unsigned i = 0; i < FILE_SLOTS; i++)
+		fds[i] = -1;
+	fds[SLOT_DIR] = s->dirfd;
+	rc = uring_open_restricted(&s->ring, SPOOL_QUEUE_DEPTH, fds, FILE_SLOTS, s->efd);
 	if (rc < 0)
-		fprintf(stderr, "<3>spool: cannot register an eventfd with io_uring: %s\n", strerror(-rc));
-	return rc;
+		return rc;
+	s->ring_ready = true;
+	s->slots_used = 1u << SLOT_DIR;
+	return 0;
 }
 
 static void config_apply(struct spool *s, const struct spool_config *c)
