@@ -32,12 +32,14 @@ FUZZ_SMOKE_SECONDS ?= 10
 
 SHM_SRC  := shm/ring.c shm/handover.c
 SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h processor/*.h cli/*.h collector/*.h ingest/*.h)
-COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c common/config.c
+COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c common/config.c \
+                 common/landlock.c common/notify.c
 # The kernel programs' tests (tests/test_bpf_*.c) load them through the collector's own loader.
 BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # processor/: every module but main.c goes into a library the unit tests link too.
 # common/batch.c (signed batches, keys) and common/config.c (tracer.conf) are shared by the daemons and the CLI.
-PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c)) common/batch.c common/config.c
+PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c)) common/batch.c common/config.c \
+                common/landlock.c common/notify.c
 # ingest/: every module but main.c goes into a library (the CLI's `tracer report --db` reads the lake through it).
 INGEST_LIB_SRC := $(filter-out ingest/main.c,$(wildcard ingest/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
@@ -64,9 +66,10 @@ BENCHES  := ring overhead agent kernel delivery
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
-            cppcheck procps util-linux snakemake bwa samtools openssl
+            cppcheck procps util-linux snakemake bwa samtools openssl \
+            systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils
 
-.PHONY: demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
+.PHONY: units-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
 BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest
 
@@ -124,6 +127,40 @@ $(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(BUILD)/libtracer_ingest.a $
 		$(BUILD)/libtracer_shm.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
+
+# Test builds of the daemons, for tests/e2e/test_sandbox.sh only, never installed: the same objects but
+# main.c compiled with TRACER_TEST_TRIGGERS, which, once the sandbox is in force, makes the system call
+# or opens the file $TRACER_TEST_TRIGGER names (common/testtrigger.h).
+$(BUILD)/testobj/%.o: %.c $(SHM_HDR) $(BPF_SKELS)
+	@mkdir -p $(dir $@)
+	@echo "  CC test $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DTRACER_TEST_TRIGGERS -c -o $@ $<
+
+$(BUILD)/testbin/tracer-collector: $(BUILD)/testobj/collector/main.o $(BUILD)/testobj/common/testtrigger.o \
+		$(filter-out %/collector/main.o,$(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o)) $(BUILD)/libtracer_shm.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lseccomp
+
+$(BUILD)/testbin/tracer-processor: $(BUILD)/testobj/processor/main.o $(BUILD)/testobj/common/testtrigger.o \
+		$(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
+
+TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor
+
+# ---- systemd units ------------------------------------------------------
+# systemd/*.service.in name the binaries' directory @SBINDIR@; for the checks
+# they point at this build's binaries (make install writes the real paths).
+UNITS := tracer-collector tracer-processor tracer-ingest
+$(BUILD)/systemd/%.service: systemd/%.service.in
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@SBINDIR@|$(abspath $(BUILD))|g' -e 's|@SYSCONFDIR@|/etc|g' \
+		-e 's|@DOCDIR@|$(abspath docs)|g' $< > $@
+
+units-check: $(BINARIES) $(UNITS:%=$(BUILD)/systemd/%.service)
+	@tests/units/check-units.sh $(BUILD)
 
 # Workloads for the end-to-end tests (tests/e2e/).
 $(BUILD)/tests/e2e/%: $(BUILD)/obj/tests/e2e/%.o
@@ -232,11 +269,11 @@ demo: all
 	@demo/demo.sh $(BUILD)
 
 # End-to-end tests: the real binaries on the real kernel (root and BPF needed; they say why they skip).
-e2e: all
+e2e: all $(TESTBINS)
 	@tests/e2e/run.sh $(BUILD)
 
 check: deps
-	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke e2e
+	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke e2e units-check selinux-check
 	@echo "make check: all passed"
 
 lint:
@@ -258,3 +295,5 @@ clean:
 	rm -rf $(BUILD)
 
 .SECONDARY:
+
+include mk/selinux.mk

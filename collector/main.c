@@ -34,10 +34,12 @@
 #include "config.h"
 #include "handover.h"
 #include "load.h"
+#include "notify.h"
 #include "priv.h"
 #include "records.h"
 #include "ring.h"
 #include "sandbox.h"
+#include "testtrigger.h"
 
 #define COUNTERS_INTERVAL_NS 1000000000ULL
 #define COLLECTOR_POLL_MS 20 /* copy at least this often; see wakeup_flags() in bpf/ */
@@ -69,6 +71,7 @@ struct collector {
 	int conn_fd;           /* the current processor connection, kept open so it sees EOF when we exit */
 	int epoll_fd;
 	int signal_fd;
+	struct notify notify;  /* systemd: READY=1, WATCHDOG=1, STOPPING=1 */
 	__u64 records_copied;
 };
 
@@ -373,6 +376,7 @@ static void run_loop(struct collector *col, uid_t consumer_uid)
 		if (now >= next_counters) {
 			write_counters(col);
 			ring_producer_heartbeat(&col->ring, now);
+			notify_watchdog(&col->notify, now);
 			next_counters = now + COUNTERS_INTERVAL_NS;
 		}
 		ring_notify(&col->ring);
@@ -384,6 +388,7 @@ static void finish(struct collector *col)
 {
 	struct tr_end end;
 
+	notify_send(&col->notify, "STOPPING=1");
 	/*
 	 * An exit is sent at the dying thread's last context switch, which
 	 * follows the wakeup of its parent by microseconds: let the last ones in.
@@ -450,10 +455,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "<3>cannot set up the ring or the socket %s: %s\n", o.socket_path, strerror(errno));
 		return 1;
 	}
-	if (sandbox_collector(o.user)) /* from here on: no capabilities, seccomp */
+	if (notify_open(&col->notify) < 0)
 		return 1;
+	/* From here on: no capabilities, only the rules file's directory, seccomp. */
+	if (sandbox_collector(o.user, col->rules.path ? col->rules.file : NULL))
+		return 1;
+	TEST_TRIGGER("tracer-collector", RULES_OPEN_FLAGS);
 	if (o.ready_fd >= 0 && write(o.ready_fd, "ready\n", 6) != 6)
 		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
+	notify_send(&col->notify, "READY=1");
 	fprintf(stderr, "<6>collecting: ring %llu KiB on %s for uid %u\n",
 		(unsigned long long)(col->ring.size >> 10), o.socket_path, (unsigned)o.consumer_uid);
 	run_loop(col, o.consumer_uid);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sandbox.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 
+#include "landlock.h"
 #include "priv.h"
 #include "load.h"
 
@@ -32,11 +34,25 @@ static const char *const collector_syscalls[] = {
 };
 
 static const struct priv_arg_rule reload_syscalls[] = {
-	{ "openat", 2, RULES_OPEN_FLAGS },
-	{ NULL, 0, 0 },
+	{ "openat", 2, RULES_OPEN_FLAGS, 0, 0 },
+	{ NULL, 0, 0, 0, 0 },
 };
 
-int sandbox_collector(const char *user)
+/*
+ * Landlock: the only files the collector can open from now on are in the
+ * rules file's directory (read only); no TCP at all; no signal to, and no
+ * abstract socket of, any process outside. Without --rules, no file.
+ */
+static int confine_files(const char *rules_file)
+{
+	struct landlock_spec s = { .nrw = 0 };
+
+	if (!landlock_add_ro(&s, rules_file, true))
+		return -E2BIG;
+	return landlock_apply(&s, "tracer-collector") < 0 ? -EPERM : 0;
+}
+
+int sandbox_collector(const char *user, const char *rules_file)
 {
 	uid_t uid;
 	gid_t gid;
@@ -47,6 +63,8 @@ int sandbox_collector(const char *user)
 		return err;
 	}
 	err = priv_drop(uid, gid);
+	if (!err)
+		err = confine_files(rules_file);
 	if (!err)
 		err = priv_seccomp_allow_args(collector_syscalls, reload_syscalls);
 	return err;

@@ -43,6 +43,14 @@ static int capget_sets(struct __user_cap_data_struct data[2])
 	return (int)syscall(SYS_capget, &hdr, data);
 }
 
+static int clear_capability_sets(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct none[2] = { { 0 }, { 0 } };
+
+	return (int)syscall(SYS_capset, &hdr, none);
+}
+
 bool priv_no_capabilities(void)
 {
 	struct __user_cap_data_struct d[2];
@@ -84,6 +92,9 @@ int priv_drop(uid_t uid, gid_t gid)
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
 		goto fail;
+	/* Started without root but with capabilities (ambient or file capabilities): give them up too. */
+	if (!priv_no_capabilities() && clear_capability_sets())
+		goto fail;
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		goto fail;
 	if (!priv_no_capabilities() || setuid(0) == 0 || geteuid() != uid) {
@@ -114,9 +125,16 @@ int priv_seccomp_allow_args(const char *const *names, const struct priv_arg_rule
 	}
 	for (const struct priv_arg_rule *r = rules; !err && r && r->name; r++) {
 		int nr = seccomp_syscall_resolve_name(r->name);
+		uint32_t action = r->err ? SCMP_ACT_ERRNO((uint32_t)r->err) : SCMP_ACT_ALLOW;
 
-		if (nr != __NR_SCMP_ERROR)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_EQ, r->value, 0));
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (r->arg == PRIV_ANY_ARG)
+			err = seccomp_rule_add(ctx, action, nr, 0);
+		else if (r->mask)
+			err = seccomp_rule_add(ctx, action, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
+		else
+			err = seccomp_rule_add(ctx, action, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_EQ, r->value, 0));
 	}
 	if (!err)
 		err = seccomp_load(ctx);

@@ -28,11 +28,20 @@ int priv_drop(uid_t uid, gid_t gid);
  */
 int priv_seccomp_allow(const char *const *names);
 
-/* A syscall allowed only when its argument number arg (0-based) equals value. */
+/*
+ * A syscall allowed only when an argument matches: argument number arg
+ * (0-based) equals value, or, with a mask, (argument & mask) == value.
+ * With err set, a match fails with that errno instead of being allowed (a
+ * library that probes for a feature gets an answer, not a kill). arg
+ * PRIV_ANY_ARG matches every call of the syscall.
+ */
+#define PRIV_ANY_ARG 0xffffffffu
 struct priv_arg_rule {
 	const char *name;
 	unsigned arg;
 	unsigned long long value;
+	unsigned long long mask; /* 0: the whole argument */
+	int err;                 /* 0: allow */
 };
 
 /* priv_seccomp_allow, plus the argument-restricted rules (ending with a NULL name; may be NULL). */

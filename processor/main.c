@@ -26,11 +26,16 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <termios.h>
 #include <sys/stat.h>
 #include <sys/random.h>
 #include <limits.h>
@@ -41,6 +46,9 @@
 
 #include "config.h"
 #include "deliver.h"
+#include "landlock.h"
+#include "notify.h"
+#include "testtrigger.h"
 #include "handover.h"
 #include "lake.h"
 #include "priv.h"
@@ -83,7 +91,7 @@ static const char *const processor_syscalls[] = {
 	"read", "write", "writev", "close",
 	"poll", "ppoll",
 	"futex",
-	"mmap", "munmap", "mremap", "brk", "madvise",
+	"munmap", "mremap", "brk", "madvise",
 	"clock_gettime", "clock_nanosleep",
 	"fstat", "newfstatat", "lseek",
 	"getpid",
@@ -99,9 +107,14 @@ static const char *const processor_syscalls[] = {
  * the file system; it runs as an unprivileged user of its own.
  */
 #define RULES_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+/* Memory may be mapped, never executable: no code can be brought in (MemoryDenyWriteExecute, in the code). */
+#define NO_EXEC_MAPPINGS(name)                                           \
+	{ name, 2, 0, PROT_EXEC, 0 }, /* allowed without PROT_EXEC */       \
+	{ name, 2, PROT_EXEC, PROT_EXEC, EPERM } /* refused, not killed */
 static const struct priv_arg_rule processor_arg_syscalls[] = {
-	{ "openat", 2, RULES_OPEN_FLAGS },
-	{ NULL, 0, 0 },
+	{ "openat", 2, RULES_OPEN_FLAGS, 0, 0 },
+	NO_EXEC_MAPPINGS("mmap"),
+	{ NULL, 0, 0, 0, 0 },
 };
 
 /*
@@ -113,28 +126,44 @@ static const struct priv_arg_rule processor_arg_syscalls[] = {
 static const char *const delivery_syscalls[] = {
 	"read", "write", "writev", "readv", "pread64", "pwrite64", "close",
 	"poll", "ppoll", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
-	"futex", "mmap", "munmap", "mremap", "brk", "madvise", "mprotect",
+	"futex", "munmap", "mremap", "brk", "madvise",
 	"clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday",
 	"fstat", "newfstatat", "statx", "lseek", "fcntl", "getpid", "gettid", "getuid", "geteuid", "getgid",
 	"getegid", "uname", "getrandom", "sysinfo",
 	"rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "restart_syscall", "exit", "exit_group",
 	/* spool */
-	"io_uring_setup", "io_uring_enter", "io_uring_register", "eventfd2",
+	/* io_uring_setup is not here: the spool's ring was made, restricted, before (uring.c) */
+	"io_uring_enter", "io_uring_register", "eventfd2",
 	"fsync", "fdatasync", "ftruncate", "renameat", "renameat2", "rename", "unlinkat", "unlink", "mkdirat",
 	"mkdir", "getdents64",
 	/* upload and the collector's socket */
-	"socket", "connect", "getsockopt", "setsockopt", "getsockname", "getpeername", "sendto", "recvfrom",
-	"sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "pipe2", "socketpair", "ioctl",
-	/* libcurl's threaded resolver */
-	"clone", "clone3", "set_robust_list", "rseq", "sched_getaffinity", "sched_yield",
+	"connect", "getsockopt", "setsockopt", "getsockname", "getpeername", "sendto", "recvfrom",
+	"sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "pipe2", "socketpair",
+	/* libcurl's threaded resolver: threads, below */
+	"set_robust_list", "rseq", "sched_getaffinity", "sched_yield",
+	/* which files: Landlock decides (sandbox_files()); seccomp cannot see paths */
 	"openat",
 	NULL,
 };
 
-static int sandbox_delivery(void)
-{
-	return priv_seccomp_allow_args(delivery_syscalls, NULL);
-}
+static const struct priv_arg_rule delivery_arg_syscalls[] = {
+	/* Sockets of three families: the collector's and systemd's (unix), the ingest's (IPv4, IPv6). */
+	{ "socket", 0, AF_UNIX, 0, 0 },
+	{ "socket", 0, AF_INET, 0, 0 },
+	{ "socket", 0, AF_INET6, 0, 0 },
+	/* Threads, never processes: clone only with CLONE_THREAD; clone3 hides its flags, so glibc is told
+	 * it does not exist and falls back to clone. */
+	{ "clone", 0, CLONE_THREAD, CLONE_THREAD, 0 },
+	{ "clone3", PRIV_ANY_ARG, 0, 0, ENOSYS },
+	NO_EXEC_MAPPINGS("mmap"),
+	NO_EXEC_MAPPINGS("mprotect"),
+	/* Non-blocking sockets and bytes waiting; isatty() is told no. */
+	{ "ioctl", 1, FIONBIO, 0, 0 },
+	{ "ioctl", 1, FIONREAD, 0, 0 },
+	{ "ioctl", 1, TCGETS, 0, ENOTTY },
+	{ NULL, 0, 0, 0, 0 },
+};
+
 
 struct options {
 	const char *socket_path;
@@ -191,6 +220,7 @@ struct loop {
 	uint64_t next_status;
 	int status_fd;
 	uint64_t attaches;
+	struct notify notify;       /* systemd: READY=1, WATCHDOG=1, STOPPING=1 */
 };
 
 /* The large, long-lived objects: here rather than on the stack. */
@@ -553,6 +583,87 @@ static int load_rules(const struct options *o)
 		}
 	}
 	return failed ? -1 : 0;
+}
+
+/*
+ * The TCP port of an http(s) URL (config.c checked its form), or of a proxy
+ * URL from the environment (libcurl honours those); 0 if none can be read.
+ */
+static uint16_t url_port(const char *url, uint16_t dflt)
+{
+	const char *host = strstr(url, "://"), *end, *colon;
+	unsigned long port;
+
+	if (!host)
+		return 0;
+	if (!strncmp(url, "https://", 8))
+		dflt = 443;
+	else if (!strncmp(url, "http://", 7))
+		dflt = 80;
+	host += 3;
+	end = host + strcspn(host, "/?#");
+	if (*host == '[')
+		host = memchr(host, ']', (size_t)(end - host)) ? memchr(host, ']', (size_t)(end - host)) : end;
+	colon = memchr(host, ':', (size_t)(end - host));
+	if (!colon)
+		return dflt;
+	port = strtoul(colon + 1, NULL, 10);
+	return port > 0 && port < 65536 ? (uint16_t)port : 0;
+}
+
+/*
+ * Landlock: which files the processor may open from now on, and where TCP
+ * may go. Delivery: its state directory (read, write, create, remove), the
+ * directories of the rules files and TLS files it names (read), the CA
+ * store and the resolver's files (read); TCP only to the upload's port (and
+ * an environment proxy's). Run mode: the rules files' directories, no TCP.
+ */
+static int sandbox_files(const struct options *o)
+{
+	static const char *const proxy_vars[] = { "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY",
+						  "all_proxy", "ALL_PROXY", NULL };
+	static const char *const system_reads[] = {
+		"/etc/ssl", "/etc/pki", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates", /* CAs */
+		"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
+		"/etc/services", NULL,
+	};
+	static char resolv[PATH_MAX];
+	struct landlock_spec s = { .nrw = 0 };
+	bool ok = landlock_add_ro(&s, o->tool_rules_path, true) && landlock_add_ro(&s, o->redact_rules_path, true);
+	int rc;
+
+	if (o->delivery) {
+		const struct tracer_config *c = &o->cfg;
+		uint16_t port = url_port(c->upload_url, 0);
+
+		ok = ok && landlock_add_rw(&s, c->state_dir) && landlock_add_ro(&s, c->ca_file, true) &&
+		     landlock_add_ro(&s, c->client_cert, true) && landlock_add_ro(&s, c->client_key, true);
+		for (unsigned i = 0; ok && system_reads[i]; i++)
+			ok = landlock_add_ro(&s, system_reads[i], false);
+		/* resolv.conf is often a link (systemd-resolved): its target's directory too. */
+		if (ok && realpath("/etc/resolv.conf", resolv) && strncmp(resolv, "/etc/", 5) != 0)
+			ok = landlock_add_ro(&s, resolv, true);
+		if (ok && port)
+			ok = landlock_add_port(&s, port);
+		for (unsigned i = 0; ok && c->upload_url[0] && proxy_vars[i]; i++)
+			if (getenv(proxy_vars[i]) && (port = url_port(getenv(proxy_vars[i]), 1080)) != 0)
+				ok = landlock_add_port(&s, port);
+	}
+	if (!ok) {
+		fprintf(stderr, "<3>too many paths or ports for the Landlock ruleset\n");
+		return -1;
+	}
+	rc = landlock_apply(&s, "tracer-processor");
+	return rc < 0 ? -1 : 0;
+}
+
+static int sandbox(const struct options *o)
+{
+	if (sandbox_files(o))
+		return -1;
+	if (o->delivery)
+		return priv_seccomp_allow_args(delivery_syscalls, delivery_arg_syscalls);
+	return priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls);
 }
 
 /* ------------------------------------------------------------------ */
@@ -999,6 +1110,7 @@ static void housekeeping(struct loop *l, uint64_t now)
 {
 	uint64_t hb = l->attached ? ring_consumer_peer_heartbeat(&l->ring) : now;
 
+	notify_watchdog(&l->notify, now);
 	if (l->dlv)
 		delivery_housekeeping(l, now);
 	if (!l->attached)
@@ -1188,6 +1300,7 @@ static int finish(struct loop *l)
 	struct report_input in;
 	int err = 0;
 
+	notify_send(&l->notify, "STOPPING=1");
 	if (l->dlv && !l->o->root_pid) {
 		/* Durable before we go: what was read and not released stays in the ring anyway. */
 		if (deliver_sync(l->dlv) == 0 && l->attached)
@@ -1324,6 +1437,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.delivery && delivery_prepare(&o, &dopt))
 		return 1;
+	if (notify_open(&loop.notify) < 0)
+		return 1;
 	/* Privileges go first, then the spool and the ring, then every system call the loop does not need. */
 	if (drop_privileges(&loop))
 		return 1;
@@ -1331,10 +1446,12 @@ int main(int argc, char **argv)
 		return 1;
 	if (attach(&loop, false) && !o.delivery)
 		return 1;
-	if (o.delivery ? sandbox_delivery() : priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls))
+	if (sandbox(&o))
 		return 1;
+	TEST_TRIGGER("tracer-processor", RULES_OPEN_FLAGS);
 	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
 		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
+	notify_send(&loop.notify, "READY=1");
 	fprintf(stderr, "<6>processing: ring %llu KiB, up to %u processes, %s%s%s\n",
 		(unsigned long long)(loop.ring.size >> 10), o.max_processes,
 		o.root_pid ? "run mode" : "daemon mode", o.delivery ? ", spooling in " : "",

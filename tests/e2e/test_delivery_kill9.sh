@@ -27,7 +27,10 @@ dlv_wait_delivered 60
 echo "kills: $kills; skipped after restarts (last run): $(dlv_status spool.records_skipped_after_restart)"
 dlv_check_lake
 [ "$(dlv_status ring.lost)" = 0 ] || e2e_fail "the ring lost records: $(dlv_status ring.lost)"
-# tracer status reads the same file, for a human.
-"$TRACER" status --state-dir "$D/state" >"$TMP/status.txt" 2>&1 || e2e_fail "tracer status failed: $(cat "$TMP/status.txt")"
-grep -q "acknowledged $(dlv_status spool.acked_seq)" "$TMP/status.txt" ||
+# tracer status reads the same file, for a human. One snapshot of it for both (the collector's counters
+# keep arriving, once a second, so the live file may move on between two reads).
+mkdir -p "$TMP/snap" && cp -p "$D/state/status.json" "$TMP/snap/status.json"
+"$TRACER" status --state-dir "$TMP/snap" >"$TMP/status.txt" 2>&1 || e2e_fail "tracer status failed: $(cat "$TMP/status.txt")"
+acked=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["spool"]["acked_seq"])' "$TMP/snap/status.json")
+grep -q "acknowledged $acked" "$TMP/status.txt" ||
 	e2e_fail "tracer status does not show the acknowledged seq: $(cat "$TMP/status.txt")"
