@@ -163,4 +163,36 @@ expect_killed processor "syscall:kill:1:0"
 
 kill -TERM "$collector"
 wait_for "$TMP/collector.msgs" '^STOPPING=1$' 10 "the collector's stop"
+
+# The unit's CapabilityBoundingSet= is enough to load on this kernel, and each capability in it is needed:
+# the collector started with exactly that bounding set (and no_new_privs, as the unit) becomes ready;
+# with any one of them missing, it stops and says why.
+unit=$(dirname "$0")/../../systemd/tracer-collector.service.in
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z' 'a-z' | sed 's/cap_//g')
+[ -n "$caps" ] || e2e_fail "no CapabilityBoundingSet= in $unit"
+bounded_collector() { # CAPS (space separated): 0 if it became ready
+	local set=-all c
+	for c in $1; do set="$set,+$c"; done
+	rm -f "$TMP/bounded.ready"
+	setpriv --bounding-set "$set" --inh-caps=-all --no-new-privs "$B/tracer-collector" \
+		--socket "$TMP/bounded.sock" --consumer-uid "$nobody" --ready-fd 3 3>"$TMP/bounded.ready" \
+		2>"$TMP/bounded.err" &
+	local pid=$!
+	for _ in $(seq 300); do
+		grep -q ready "$TMP/bounded.ready" 2>/dev/null && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	grep -q ready "$TMP/bounded.ready" 2>/dev/null
+}
+bounded_collector "$caps" || e2e_fail "the collector did not start with the unit's bounding set ($caps): $(tail -3 "$TMP/bounded.err")"
+echo "collector: ready with the unit's capabilities: $caps"
+for drop in $caps; do
+	! bounded_collector "$(echo " $caps " | sed "s/ $drop / /")" ||
+		e2e_fail "the collector started without $drop: the unit's bounding set holds more than it needs"
+	grep -q '^<3>' "$TMP/bounded.err" || e2e_fail "without $drop the collector stopped without saying why"
+	echo "collector: without $drop: $(grep -m1 '^<3>' "$TMP/bounded.err")"
+done
 echo "sandboxes hold: collector and processor"

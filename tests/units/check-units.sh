@@ -50,6 +50,9 @@ done
 grep -q '^CapabilityBoundingSet=$' "$p" || fail "the processor's capability bounding set is not empty"
 grep -q '^User=tracer$' "$p" || fail "the processor does not run as the tracer user"
 grep -q '^PrivateNetwork=yes$' "$c" || fail "the collector has a network"
+# SecureBits=noroot would leave root without capabilities at exec: the collector could not load.
+! grep -Eq '^SecureBits=.*noroot' "$c" || fail "the collector has SecureBits=noroot: it would start without capabilities"
+grep -q '^User=' "$c" && fail "the collector must start as root (it drops to collector_user itself)"
 grep -q '^RestrictAddressFamilies=AF_UNIX$' "$c" || fail "the collector may open sockets other than AF_UNIX"
 
 # sysusers.d and tmpfiles.d, applied to a scratch root.
