@@ -5,6 +5,8 @@
 #   make bench      every benchmark (make bench-<name> for one)
 #   make fuzz       longer fuzzing runs (FUZZ_SECONDS per target)
 #   make deps       install the Debian packages the build and tests need
+#   make install    binaries, units, sysusers.d, tmpfiles.d, config, SELinux module (DESTDIR, PREFIX)
+#   make deb        the Debian package, in $(BUILD)/deb (docs/install.md)
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -67,7 +69,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
             cppcheck procps util-linux snakemake bwa samtools openssl \
-            systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils
+            systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper
 
 .PHONY: units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
@@ -148,7 +150,13 @@ $(BUILD)/testbin/tracer-processor: $(BUILD)/testobj/processor/main.o $(BUILD)/te
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor
+# A command under a unit's SystemCallFilter=, where systemd cannot start the unit (tests/units/unit_exec.c).
+$(BUILD)/testbin/unit_exec: $(BUILD)/obj/tests/units/unit_exec.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lseccomp
+
+TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor $(BUILD)/testbin/unit_exec
 
 # ---- systemd units ------------------------------------------------------
 # systemd/*.service.in name the binaries' directory @SBINDIR@; for the checks
@@ -281,7 +289,7 @@ e2e: all $(TESTBINS)
 	@tests/e2e/run.sh $(BUILD)
 
 check: deps
-	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke e2e units-check selinux-check audit-check
+	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke e2e units-check selinux-check audit-check install-check deb-check
 	@echo "make check: all passed"
 
 lint:
@@ -305,3 +313,4 @@ clean:
 .SECONDARY:
 
 include mk/selinux.mk
+include mk/install.mk

@@ -151,10 +151,18 @@ int landlock_apply(const struct landlock_spec *s, const char *who)
 	int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	int ruleset, err;
 
-	if (abi < 1) {
+	if (abi < 1 && (errno == ENOSYS || errno == EOPNOTSUPP)) {
 		fprintf(stderr, "<4>%s: this kernel has no Landlock (%s): files are confined by the service's "
 				"ProtectSystem= alone\n", who, strerror(errno));
 		return 0;
+	}
+	if (abi < 1) {
+		/* Landlock is there but we may not use it: a service manager's filter, most likely. Fail closed. */
+		err = -errno;
+		fprintf(stderr, "<3>%s: Landlock refused (%s): where a service manager's filter refuses the "
+				"landlock_* system calls, allow them (SystemCallFilter=landlock_create_ruleset "
+				"landlock_add_rule landlock_restrict_self); not running unconfined\n", who, strerror(-err));
+		return err;
 	}
 	attr.handled_access_fs = fs_rights(abi);
 	if (abi >= 4) {

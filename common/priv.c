@@ -139,7 +139,9 @@ int priv_seccomp_allow_args(const char *const *names, const struct priv_arg_rule
 	if (!err)
 		err = seccomp_load(ctx);
 	if (err)
-		fprintf(stderr, "<3>cannot install the seccomp filter: %s\n", strerror(-err));
+		fprintf(stderr, "<3>cannot install the seccomp filter: %s (where a service manager's filter refuses the "
+				"seccomp() system call, allow it: SystemCallFilter=seccomp); not running unconfined\n",
+			strerror(-err));
 	seccomp_release(ctx);
 	return err;
 }

@@ -276,7 +276,7 @@ int keys_load_file(struct keyring *out, const char *path, char *err, size_t errl
 	char *text;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, KEYS_OPEN_FLAGS);
 	if (fd < 0) {
 		rc = -errno;
 		return fail(&ps, 0, rc, "cannot open: %s (give the enrolment list with --keys FILE)", strerror(-rc));

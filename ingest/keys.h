@@ -14,6 +14,7 @@
 #ifndef TRACER_INGEST_KEYS_H
 #define TRACER_INGEST_KEYS_H
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,8 @@
 #define KEYS_FILE_MAX (16u << 20)    /* bytes of a keys file */
 #define KEYS_LINE_MAX 1024           /* bytes of one line */
 #define KEYS_PUBLIC_TAG "tracer-public-key-v1"
+/* How keys_load_file opens the file; the ingest's seccomp filter allows openat with exactly these flags. */
+#define KEYS_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY)
 
 struct key_entry {
 	uint8_t key_id[BATCH_KEY_ID_LEN];

@@ -1,39 +1,87 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracer-ingest: receives signed batches over HTTP and stores them in the
- * lake. docs/lake.md describes the API, the limits, the keys file and the
- * schema.
+ * lake. docs/lake.md describes the API, the limits, the keys file, the
+ * schema, how to run it and its sandbox.
  *
  * Threads: libmicrohttpd's polling thread serves requests and writes the
  * lake; this thread waits for signals (blocked everywhere, taken with
- * sigwaitinfo): SIGHUP reloads the keys file, SIGTERM/SIGINT stop.
+ * sigtimedwait): SIGHUP reloads the keys file, SIGTERM/SIGINT stop.
+ *
+ * Start-up, in this order: options (and tracer.conf with --config);
+ * systemd's notify socket; the keys file, the lake, the listening socket
+ * (all that may need root: a port below 1024, files only root reads);
+ * then confine(): priv_drop() and the start-up seccomp filter; then
+ * libmicrohttpd's thread, which inherits both; then the serving filter
+ * on every thread; then "ready" on --ready-fd and READY=1 to systemd.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "batch.h"
+#include "config.h"
 #include "ingest.h"
 #include "keys.h"
+#include "notify.h"
+#include "priv.h"
+#include "sandbox.h"
 #include "server.h"
 #include "store.h"
+
+/* The user of systemd/tracer.sysusers and the unit; started as root, the ingest becomes it. */
+#define INGEST_DEFAULT_USER "tracer-ingest"
+/* Started as root by hand with the old options, without --user, where tracer-ingest does not exist. */
+#define INGEST_FALLBACK_USER "nobody"
+#define MAX_SETS 64u /* --set KEY=VALUE options */
+#define NS_PER_S 1000000000ull
+
+/* Options given on the command line: they win over the config file. */
+enum {
+	EXPLICIT_LISTEN = 1u << 0,
+	EXPLICIT_DB = 1u << 1,
+	EXPLICIT_KEYS = 1u << 2,
+	EXPLICIT_MAX_BODY = 1u << 3,
+	EXPLICIT_MAX_CONN = 1u << 4,
+	EXPLICIT_TIMEOUT = 1u << 5,
+};
 
 struct options {
 	struct server_config server;
 	const char *db;
 	const char *keys;
 	int ready_fd;
+	const char *user;              /* --user: who to run as when started as root; NULL: the default */
+	const char *config;            /* --config FILE */
+	const char *sets[MAX_SETS];    /* --set KEY=VALUE */
+	unsigned nsets;
+	unsigned explicit;             /* EXPLICIT_* */
+	bool daemon;                   /* --config or --set: tracer.conf's keys give what the options do not */
+};
+
+/* Who the ingest runs as once it serves. */
+struct identity {
+	uid_t uid;
+	gid_t gid;
+	const char *name;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: tracer-ingest --listen ADDR:PORT --db FILE --keys FILE [options]\n"
+		"       tracer-ingest --config FILE [--set KEY=VALUE]... [options]\n"
 		"  --listen ADDR:PORT      address to serve on, exactly (127.0.0.1:8443, [::1]:8443; port 0: any free)\n"
 		"  --db FILE               the lake (SQLite; created if missing)\n"
 		"  --keys FILE             enrolled public keys, one 'tracer-public-key-v1 ...' line each\n"
@@ -43,7 +91,13 @@ static void usage(FILE *f)
 		"  --timeout S             close a connection idle this long (default %u; a whole request gets %ux)\n"
 		"  --max-memory BYTES      request bodies held in memory at once (default %u)\n"
 		"  --ready-fd FD           write \"ready PORT\\n\" to FD once serving, then close it\n"
-		"signals: SIGHUP reloads --keys (all or nothing), SIGTERM/SIGINT stop\n",
+		"  --user NAME|UID         started as root: the user to run as once the port, lake and keys are open\n"
+		"                          (default " INGEST_DEFAULT_USER "); never root\n"
+		"  --config FILE           take ingest_listen, ingest_db, ingest_keys, ingest_max_body,\n"
+		"                          ingest_max_connections and ingest_timeout from FILE (docs/config.md);\n"
+		"                          the options above, when given, win over it\n"
+		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
+		"signals: SIGHUP reloads the keys file (all or nothing), SIGTERM/SIGINT stop\n",
 		BATCH_MAX_WIRE, SERVER_DEFAULT_CONNECTIONS, SERVER_DEFAULT_PER_IP, SERVER_DEFAULT_TIMEOUT_S,
 		SERVER_REQUEST_DEADLINE_FACTOR, SERVER_DEFAULT_MEMORY);
 }
@@ -63,7 +117,17 @@ static int parse_number(const char *opt, const char *s, unsigned long long min, 
 	return 0;
 }
 
-enum { OPT_MAX_BODY = 256, OPT_MAX_CONN, OPT_MAX_PER_IP, OPT_TIMEOUT, OPT_MAX_MEMORY, OPT_READY_FD };
+enum {
+	OPT_MAX_BODY = 256,
+	OPT_MAX_CONN,
+	OPT_MAX_PER_IP,
+	OPT_TIMEOUT,
+	OPT_MAX_MEMORY,
+	OPT_READY_FD,
+	OPT_USER,
+	OPT_CONFIG,
+	OPT_SET,
+};
 
 static int parse_option(struct options *o, int opt, const char *arg)
 {
@@ -71,16 +135,27 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	int rc = 0;
 
 	switch (opt) {
-	case 'l': o->server.listen = arg; break;
-	case 'd': o->db = arg; break;
-	case 'k': o->keys = arg; break;
+	case 'l': o->server.listen = arg; o->explicit |= EXPLICIT_LISTEN; break;
+	case 'd': o->db = arg; o->explicit |= EXPLICIT_DB; break;
+	case 'k': o->keys = arg; o->explicit |= EXPLICIT_KEYS; break;
+	case OPT_USER: o->user = arg; break;
+	case OPT_CONFIG: o->config = arg; break;
+	case OPT_SET:
+		if (o->nsets == MAX_SETS) {
+			fprintf(stderr, "tracer-ingest: more than %u --set options\n", MAX_SETS);
+			return -1;
+		}
+		o->sets[o->nsets++] = arg;
+		break;
 	case OPT_MAX_BODY:
 		rc = parse_number("--max-body", arg, sizeof(struct batch_header) + BATCH_SIG_LEN, BATCH_MAX_WIRE, &v);
 		o->server.max_body = (size_t)v;
+		o->explicit |= EXPLICIT_MAX_BODY;
 		break;
 	case OPT_MAX_CONN:
 		rc = parse_number("--max-connections", arg, 1, 100000, &v);
 		o->server.max_connections = (unsigned)v;
+		o->explicit |= EXPLICIT_MAX_CONN;
 		break;
 	case OPT_MAX_PER_IP:
 		rc = parse_number("--max-per-ip", arg, 1, 100000, &v);
@@ -89,6 +164,7 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	case OPT_TIMEOUT:
 		rc = parse_number("--timeout", arg, 1, 3600, &v);
 		o->server.timeout_s = (unsigned)v;
+		o->explicit |= EXPLICIT_TIMEOUT;
 		break;
 	case OPT_MAX_MEMORY:
 		rc = parse_number("--max-memory", arg, 1u << 20, 1ull << 40, &v);
@@ -103,6 +179,67 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	return rc;
 }
 
+/* "ADDR:PORT" / "[ADDR6]:PORT", as server_parse_listen reads it, from tracer.conf's ingest_listen. */
+static void format_listen(const struct config_listen *l, char *out, size_t outlen)
+{
+	char a[INET6_ADDRSTRLEN] = "";
+
+	inet_ntop(l->family, l->addr, a, sizeof(a));
+	if (l->family == AF_INET6)
+		snprintf(out, outlen, "[%s]:%u", a, l->port);
+	else
+		snprintf(out, outlen, "%s:%u", a, l->port);
+}
+
+/*
+ * --config / --set: the file, then the --set overrides, then the whole
+ * checked (config.c's messages: FILE:LINE:COLUMN: key '...': ...); the
+ * ingest's keys fill in what the command line did not give. Started as
+ * root, the file decides which files root opens and creates (the lake,
+ * the keys): it must then be root's alone, as for the collector.
+ */
+static int apply_config(struct options *o)
+{
+	static struct tracer_config cfg; /* ~50 KiB of paths; the options point into it */
+	static char listen[CONFIG_LISTEN_HOST_MAX + 16];
+	char err[PATH_MAX + 256];
+	int rc;
+
+	if (!o->config && !o->nsets)
+		return 0;
+	config_defaults(&cfg);
+	err[0] = 0;
+	if (o->config && (rc = config_load(&cfg, o->config, geteuid() == 0, err, sizeof(err))) != 0) {
+		fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	for (unsigned i = 0; i < o->nsets; i++)
+		if (config_set_arg(&cfg, o->sets[i], err, sizeof(err))) {
+			fprintf(stderr, "<3>--set %s: %s\n", o->sets[i], err);
+			return -1;
+		}
+	if (config_check(&cfg, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s: %s\n", o->config ? o->config : "--set", err);
+		return -1;
+	}
+	o->daemon = true;
+	if (!(o->explicit & EXPLICIT_LISTEN)) {
+		format_listen(&cfg.ingest_listen, listen, sizeof(listen));
+		o->server.listen = listen;
+	}
+	if (!(o->explicit & EXPLICIT_DB))
+		o->db = cfg.ingest_db;
+	if (!(o->explicit & EXPLICIT_KEYS))
+		o->keys = cfg.ingest_keys;
+	if (!(o->explicit & EXPLICIT_MAX_BODY))
+		o->server.max_body = (size_t)cfg.ingest_max_body;
+	if (!(o->explicit & EXPLICIT_MAX_CONN))
+		o->server.max_connections = cfg.ingest_max_connections;
+	if (!(o->explicit & EXPLICIT_TIMEOUT)) /* whole seconds for libmicrohttpd: "1.5s" is 2 s */
+		o->server.timeout_s = (unsigned)((cfg.ingest_timeout_ns + NS_PER_S - 1) / NS_PER_S);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
@@ -115,6 +252,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
 		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "set", required_argument, NULL, OPT_SET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -137,6 +277,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		usage(stderr);
 		return -1;
 	}
+	if (apply_config(o))
+		return -1;
 	if (!o->server.listen || !o->db || !o->keys) {
 		fprintf(stderr, "tracer-ingest: --listen, --db and --keys are required\n");
 		usage(stderr);
@@ -198,16 +340,34 @@ static void announce_ready(struct server *srv, int ready_fd)
 	close(ready_fd);
 }
 
-static void wait_for_stop(struct ingest *ig, const char *keys_path, const sigset_t *set)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Signals, one at a time. With systemd's watchdog (WatchdogSec=), wake
+ * often enough to send WATCHDOG=1 in time; it says that this process and
+ * its main thread are alive, not that the HTTP thread is.
+ */
+static void wait_for_stop(struct ingest *ig, const char *keys_path, const sigset_t *set, struct notify *nt)
 {
 	for (;;) {
-		int sig = sigwaitinfo(set, NULL);
+		uint64_t wake_ns = nt->watchdog_ns / 4;
+		struct timespec ts = { .tv_sec = (time_t)(wake_ns / NS_PER_S), .tv_nsec = (long)(wake_ns % NS_PER_S) };
+		int sig;
 
+		notify_watchdog(nt, mono_ns());
+		sig = sigtimedwait(set, NULL, wake_ns ? &ts : NULL);
 		if (sig == SIGHUP) {
 			reload_keys(ig, keys_path);
 			continue;
 		}
 		if (sig == SIGTERM || sig == SIGINT) {
+			notify_send(nt, "STOPPING=1");
 			fprintf(stderr, "<6>stopping (%s)\n", strsignal(sig));
 			return;
 		}
@@ -225,50 +385,134 @@ static void log_totals(const struct ingest *ig, const struct server_stats *ss)
 		(unsigned long long)ss->timeouts);
 }
 
-static int serve(const struct options *o, struct ingest *ig)
+/*
+ * Who the ingest runs as once it serves. Started as root: --user, else
+ * tracer-ingest (the unit's user, made by systemd/tracer.sysusers); never
+ * root. With only the old options (tests, the demo), where tracer-ingest
+ * does not exist, nobody, said once. Not root: itself (only root can
+ * change user; --user, if given, must name the user it runs as).
+ */
+static int resolve_user(const struct options *o, struct identity *id)
 {
-	struct server *srv = NULL;
+	const char *name = o->user ? o->user : INGEST_DEFAULT_USER;
+	int rc;
+
+	if (geteuid() != 0) {
+		id->uid = getuid();
+		id->gid = getgid();
+		id->name = NULL;
+		if (!o->user)
+			return 0;
+		rc = priv_lookup_user(o->user, &id->uid, &id->gid);
+		if (rc || id->uid != getuid()) {
+			fprintf(stderr, "<3>--user %s: only root can change user, and this runs as uid %u: start it as "
+				"root, or as that user without --user\n", o->user, (unsigned)getuid());
+			return -1;
+		}
+		id->gid = getgid();
+		return 0;
+	}
+	rc = priv_lookup_user(name, &id->uid, &id->gid);
+	if (rc == -ENOENT && !o->user && !o->daemon) {
+		fprintf(stderr, "<5>started as root and user " INGEST_DEFAULT_USER " does not exist: running as "
+			INGEST_FALLBACK_USER " (create " INGEST_DEFAULT_USER " or pass --user NAME)\n");
+		name = INGEST_FALLBACK_USER;
+		rc = priv_lookup_user(name, &id->uid, &id->gid);
+	}
+	if (rc == -ENOENT && !o->user) {
+		fprintf(stderr, "<3>started as root, and user " INGEST_DEFAULT_USER " (whom the ingest runs as) does "
+			"not exist: create it (systemd-sysusers with systemd/tracer.sysusers, or useradd --system "
+			INGEST_DEFAULT_USER ") or pass --user NAME\n");
+		return -1;
+	}
+	if (rc) {
+		fprintf(stderr, "<3>--user %s: %s (give an existing user name or a uid)\n", name,
+			rc == -ENOENT ? "no such user" : strerror(-rc));
+		return -1;
+	}
+	if (id->uid == 0 || id->gid == 0) {
+		fprintf(stderr, "<3>--user %s is root (uid or gid 0): give an unprivileged user for the ingest to "
+			"run as\n", name);
+		return -1;
+	}
+	id->name = name;
+	return 0;
+}
+
+/*
+ * Started as root: a new lake is created owned by the user the ingest
+ * will run as (running as root, SQLite gives the -wal and -shm files the
+ * database's owner), so that the same lake works when the unit, which
+ * runs as that user from the start, opens it later. An existing lake is
+ * left as it is; any failure here is store_open's to report.
+ */
+static void create_lake_as(const char *path, const struct identity *id)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return;
+	if (fchown(fd, id->uid, id->gid))
+		fprintf(stderr, "<4>cannot give the new lake %s to uid %u: %s\n", path, (unsigned)id->uid,
+			strerror(errno));
+	close(fd);
+}
+
+/*
+ * The order of demotion, once all that may need root is open (the
+ * listening socket, the lake with its -wal and -shm, the keys file read,
+ * systemd's notify socket connected): priv_drop() - as root, capabilities,
+ * groups, gid, uid; for anyone, no_new_privs and not dumpable - then the
+ * start-up seccomp filter. Both before libmicrohttpd's thread exists, so
+ * that it inherits them (capability sets and no_new_privs are per thread).
+ */
+static int confine(const struct options *o, const struct identity *id)
+{
+	if (priv_drop(id->uid, id->gid))
+		return -1;
+	if (id->name)
+		fprintf(stderr, "<6>running as %s (uid %u)\n", id->name, (unsigned)id->uid);
+	if (access(o->keys, R_OK))
+		fprintf(stderr, "<4>%s: not readable as uid %u (%s): SIGHUP cannot reload it; make it readable by "
+			"that user (chmod o+r, or its group)\n", o->keys, (unsigned)id->uid, strerror(errno));
+	return sandbox_ingest_startup() ? -1 : 0;
+}
+
+/* Serve until SIGTERM or SIGINT, then stop the server: 0. On failure 1, srv left to the caller to stop. */
+static int serve(struct server *srv, struct ingest *ig, const struct options *o, const sigset_t *set,
+		 struct notify *nt)
+{
 	struct server_stats ss;
 	char err[512];
-	sigset_t set;
 
-	/* Blocked before the HTTP thread starts, so that it inherits the mask and only this thread takes them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (server_start(&srv, &o->server, ig, err, sizeof(err))) {
+	if (server_serve(srv, err, sizeof(err))) {
 		fprintf(stderr, "<3>%s\n", err);
 		return 1;
 	}
+	/* libmicrohttpd's thread runs: from here on, serving's syscalls only, on every thread. */
+	if (sandbox_ingest_serving())
+		return 1;
 	announce_ready(srv, o->ready_fd);
-	wait_for_stop(ig, o->keys, &set);
+	notify_send(nt, "READY=1");
+	wait_for_stop(ig, o->keys, set, nt);
 	server_get_stats(srv, &ss);
 	server_stop(srv);
 	log_totals(ig, &ss);
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The keys file, the lake and the listening socket, in that order: 0, or the exit status. */
+static int open_all(const struct options *o, const struct identity *id, struct ingest *ig, struct server **srv)
 {
 	struct keyring kr = { 0 };
 	struct store *st = NULL;
-	struct options o;
-	struct ingest ig;
 	char err[512];
-	int rc;
 
-	if (parse_args(argc, argv, &o))
-		return 2;
-	if (batch_crypto_init()) {
-		fprintf(stderr, "<3>libsodium failed to initialise\n");
+	if (load_keys(o->keys, &kr))
 		return 1;
-	}
-	if (load_keys(o.keys, &kr))
-		return 1;
-	if (store_open(&st, o.db, false, err, sizeof(err))) {
+	if (geteuid() == 0)
+		create_lake_as(o->db, id);
+	if (store_open(&st, o->db, false, err, sizeof(err))) {
 		fprintf(stderr, "<3>lake: %s\n", err);
 		keys_free(&kr);
 		return 1;
@@ -276,15 +520,58 @@ int main(int argc, char **argv)
 	note_keys(st, &kr);
 	if (kr.n == 0)
 		fprintf(stderr, "<4>%s enrols no key: every batch will be refused until keys are added (then SIGHUP)\n",
-			o.keys);
-	fprintf(stderr, "<6>lake %s, %zu keys from %s\n", o.db, kr.n, o.keys);
-	if (ingest_init(&ig, st, &kr)) {
+			o->keys);
+	fprintf(stderr, "<6>lake %s, %zu keys from %s\n", o->db, kr.n, o->keys);
+	if (ingest_init(ig, st, &kr)) {
 		keys_free(&kr);
 		store_close(st);
 		return 1;
 	}
-	rc = serve(&o, &ig);
+	if (server_listen(srv, &o->server, ig, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s\n", err);
+		ingest_destroy(ig);
+		store_close(st);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct server *srv = NULL;
+	struct identity id;
+	struct options o;
+	struct notify nt;
+	struct ingest ig;
+	sigset_t set;
+	int rc;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	/* Before anything that restricts sockets: it connects to $NOTIFY_SOCKET (nothing without it). */
+	notify_open(&nt);
+	/* Blocked before the HTTP thread starts, so that it inherits the mask and only this thread takes them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* The time zone, now: libmicrohttpd's Date header would otherwise read /etc/localtime in the sandbox. */
+	tzset();
+	if (resolve_user(&o, &id))
+		return 1;
+	if (batch_crypto_init()) {
+		fprintf(stderr, "<3>libsodium failed to initialise\n");
+		return 1;
+	}
+	rc = open_all(&o, &id, &ig, &srv);
+	if (rc)
+		return rc;
+	rc = confine(&o, &id) ? 1 : serve(srv, &ig, &o, &set, &nt);
+	if (rc)
+		server_stop(srv); /* not serving: close the socket */
 	ingest_destroy(&ig);
-	store_close(st);
+	store_close(ig.store);
 	return rc;
 }

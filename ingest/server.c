@@ -22,7 +22,8 @@
 #define PEER_MAX 64
 
 struct server {
-	struct MHD_Daemon *d;
+	struct MHD_Daemon *d;      /* NULL until server_serve */
+	int listen_fd;             /* ours until server_serve hands it to libmicrohttpd; then -1 */
 	struct ingest *ig;
 	struct server_config c;   /* defaults filled in */
 	uint16_t port;
@@ -472,7 +473,7 @@ static void fill_defaults(struct server_config *c)
 		c->conn_memory = SERVER_DEFAULT_CONN_MEMORY;
 }
 
-int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen)
+int server_listen(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen)
 {
 	struct server *s = calloc(1, sizeof(*s));
 	int fd;
@@ -481,15 +482,23 @@ int server_start(struct server **out, const struct server_config *c, struct inge
 		return -ENOMEM;
 	s->c = *c;
 	s->ig = ig;
+	s->listen_fd = -1;
 	fill_defaults(&s->c);
 	fd = listen_on(s, err, errlen);
 	if (fd < 0) {
 		free(s);
 		return fd;
 	}
+	s->listen_fd = fd;
+	*out = s;
+	return 0;
+}
+
+int server_serve(struct server *s, char *err, size_t errlen)
+{
 	s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
 				handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, /* first: it covers the options' own errors */
-				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->c.max_connections,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->c.max_per_ip,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->c.timeout_s,
@@ -498,9 +507,23 @@ int server_start(struct server **out, const struct server_config *c, struct inge
 	if (!s->d) {
 		snprintf(err, errlen, "cannot start the HTTP server on %s (libmicrohttpd refused the options)",
 			 s->address);
-		close(fd);
-		free(s);
 		return -EIO;
+	}
+	s->listen_fd = -1; /* libmicrohttpd's now: MHD_stop_daemon closes it */
+	return 0;
+}
+
+int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen)
+{
+	struct server *s = NULL;
+	int rc = server_listen(&s, c, ig, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = server_serve(s, err, errlen);
+	if (rc) {
+		server_stop(s);
+		return rc;
 	}
 	*out = s;
 	return 0;
@@ -525,6 +548,9 @@ void server_stop(struct server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d); /* closes the listening socket too */
+	if (s->d)
+		MHD_stop_daemon(s->d); /* closes the listening socket too */
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
 	free(s);
 }

@@ -63,6 +63,17 @@ int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *l
 
 /* Bind, listen and serve. 0, or -errno with err saying what failed and what to do. */
 int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen);
+
+/*
+ * server_start in two steps, for tracer-ingest's privilege drop between
+ * them: server_listen binds and listens (a port below 1024 needs root or
+ * CAP_NET_BIND_SERVICE) and starts no thread; server_serve starts
+ * libmicrohttpd's thread on that socket (the thread inherits the caller's
+ * credentials and seccomp filter). Same returns as server_start;
+ * server_stop frees either state.
+ */
+int server_listen(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen);
+int server_serve(struct server *s, char *err, size_t errlen);
 /* The port actually bound (after port 0). */
 uint16_t server_port(const struct server *s);
 /* The address as "ADDR:PORT" with the bound port. */

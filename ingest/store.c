@@ -614,11 +614,14 @@ static int check_schema(struct store *s, const char *path, char *err, size_t err
  * WAL: readers (tracer report, a sqlite3 shell) never block the ingest.
  * synchronous=FULL: a batch the ingest acknowledged is on disk before the
  * reply goes out, because the processor deletes its spool on that reply.
+ * temp_store=MEMORY: statement journals and sorts never become temporary
+ * files, which the ingest's sandbox could not create (docs/lake.md).
  */
 static int configure(struct store *s, const char *path, char *err, size_t errlen)
 {
 	static const char pragmas[] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF; "
-				      "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=16384;";
+				      "PRAGMA cache_size=-65536; PRAGMA wal_autocheckpoint=16384; "
+				      "PRAGMA temp_store=MEMORY;";
 	int rc;
 
 	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
@@ -670,6 +673,12 @@ int store_open(struct store **out, const char *path, bool read_only, char *err, 
 	rc = configure(s, path, err, errlen);
 	if (!rc)
 		rc = check_schema(s, path, err, errlen);
+	if (!rc) {
+		/* SQLite seeds its PRNG (WAL salts) from /dev/urandom at first use: now, not in the ingest's sandbox. */
+		unsigned char seed;
+
+		sqlite3_randomness(1, &seed);
+	}
 	if (rc) {
 		store_close(s);
 		return rc;

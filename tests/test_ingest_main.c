@@ -6,23 +6,43 @@
  * port on stderr and on --ready-fd, reloads the keys file on SIGHUP (all
  * or nothing: a file with an error, named by file:line:column, leaves the
  * keys in force), and stops cleanly on SIGTERM.
+ *
+ * As systemd runs it: --config takes the port, the lake and the keys from
+ * tracer.conf, --set and explicit options win over the file, a bad file is
+ * named by FILE:LINE; READY=1 reaches $NOTIFY_SOCKET only once the port
+ * answers, WATCHDOG=1 follows $WATCHDOG_USEC, STOPPING=1 comes with
+ * SIGTERM. Confined: /proc shows the seccomp filters and no_new_privs
+ * (started as root: another uid, no capability, the new lake given to
+ * that user), and a batch, a reload, a restart on its own lake, a lake
+ * another process holds and a clean stop all work under the filter (a
+ * syscall it does not allow would kill the process: SIGSYS); where it
+ * cannot install its filter, it does not run.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <seccomp.h>
 
 #include <cmocka.h>
 #include <curl/curl.h>
@@ -32,11 +52,19 @@
 static char ingest_bin[PATH_MAX];
 
 struct fixture {
-	char dir[64], db[96], keys[96], log[96];
+	char dir[64], db[96], keys[96], log[96], conf[96];
 	struct batch_secret_key a, b;
 	pid_t pid;
 	unsigned port;
+	const char *notify_socket; /* NOTIFY_SOCKET for the ingest, or NULL */
+	const char *watchdog_usec; /* WATCHDOG_USEC for the ingest, or NULL */
 };
+
+/* As root the ingest runs as another user (nobody here, tracer-ingest need not exist); as anyone else, as itself. */
+static bool as_root(void)
+{
+	return geteuid() == 0;
+}
 
 static int find_ingest(void)
 {
@@ -96,6 +124,14 @@ static pid_t spawn(struct fixture *fx, const char *const *args, int ready_fd)
 	if (pid == 0) {
 		int log = open(fx->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
+		unsetenv("NOTIFY_SOCKET");
+		unsetenv("WATCHDOG_USEC");
+		unsetenv("WATCHDOG_PID");
+		if (fx->notify_socket)
+			setenv("NOTIFY_SOCKET", fx->notify_socket, 1);
+		if (fx->watchdog_usec)
+			setenv("WATCHDOG_USEC", fx->watchdog_usec, 1);
+
 		dup2(log, 2);
 		if (ready_fd == 3)
 			fcntl(3, F_SETFD, 0); /* keep it across exec */
@@ -140,13 +176,15 @@ static int setup(void **state)
 	if (!fx)
 		return -1;
 	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_ingest_main.XXXXXX");
-	if (batch_crypto_init() || !mkdtemp(fx->dir)) {
+	/* 0755: started as root, the ingest reads the keys file on SIGHUP as the user it dropped to */
+	if (batch_crypto_init() || !mkdtemp(fx->dir) || chmod(fx->dir, 0755)) {
 		free(fx);
 		return -1;
 	}
 	snprintf(fx->db, sizeof(fx->db), "%s/lake.db", fx->dir);
 	snprintf(fx->keys, sizeof(fx->keys), "%s/keys", fx->dir);
 	snprintf(fx->log, sizeof(fx->log), "%s/stderr", fx->dir);
+	snprintf(fx->conf, sizeof(fx->conf), "%s/tracer.conf", fx->dir);
 	batch_key_generate(&fx->a);
 	batch_key_generate(&fx->b);
 	*state = fx;
@@ -250,11 +288,9 @@ static long post_batch(unsigned port, const struct batch_secret_key *k, uint8_t 
 	return status;
 }
 
-/* Start serving; fx->port from --ready-fd, and the same port in the log line. */
-static void start_server(struct fixture *fx)
+/* Start with args (which must hold "--ready-fd 3"); fx->port from --ready-fd, and the same port in the log line. */
+static void start_args(struct fixture *fx, const char *const *args)
 {
-	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--ready-fd", "3",
-			       "--timeout", "2", NULL };
 	struct pollfd p;
 	char line[64] = "", log[4096], expect[64];
 	int ready[2];
@@ -274,6 +310,15 @@ static void start_server(struct fixture *fx)
 	read_file(fx->log, log, sizeof(log));
 	snprintf(expect, sizeof(expect), "<6>listening on 127.0.0.1:%u\n", fx->port);
 	assert_non_null(strstr(log, expect));
+}
+
+/* Start serving with the options of old; as root it runs as nobody then (no tracer-ingest user here). */
+static void start_server(struct fixture *fx)
+{
+	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--ready-fd", "3",
+			       "--timeout", "2", NULL };
+
+	start_args(fx, args);
 }
 
 /* Wait until the log holds text (a reload's outcome), at most 5 s. */
@@ -340,6 +385,475 @@ static void sighup_reloads_the_keys_file_all_or_nothing(void **state)
 	assert_int_equal(post_batch(fx->port, &fx->b, 2, 1), 200);
 }
 
+/* ---- as systemd runs it: --config, readiness, the sandbox ------------------- */
+
+/* SIGTERM, then an exit of its own with status 0 within 5 s (not a kill: SIGSYS would be the seccomp filter). */
+static void stop_cleanly(struct fixture *fx)
+{
+	int status = 0;
+	pid_t got = 0;
+
+	assert_int_equal(kill(fx->pid, SIGTERM), 0);
+	for (int i = 0; i < 500 && (got = waitpid(fx->pid, &status, WNOHANG)) == 0; i++)
+		usleep(10000);
+	if (got != fx->pid)
+		fail_msg("tracer-ingest did not stop within 5 s of SIGTERM");
+	fx->pid = 0;
+	if (WIFSIGNALED(status))
+		fail_msg("tracer-ingest was killed by signal %d (%s)%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
+			 WTERMSIG(status) == SIGSYS ? ": a syscall its seccomp filter does not allow" : "");
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The HTTP status of GET path. */
+static long http_get(unsigned port, const char *path)
+{
+	char url[128];
+	long status = 0;
+	CURL *c = curl_easy_init();
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	assert_int_equal(curl_easy_perform(c), CURLE_OK);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+struct zeros {
+	size_t left;
+};
+
+static size_t read_zeros(char *buf, size_t size, size_t n, void *ctx)
+{
+	struct zeros *z = ctx;
+	size_t k = size * n < z->left ? size * n : z->left;
+
+	memset(buf, 0, k);
+	z->left -= k;
+	return k;
+}
+
+/* POST len zero bytes to /v1/batches, announced (Content-Length) or chunked; the HTTP status. */
+static long post_zeros(unsigned port, size_t len, bool chunked)
+{
+	struct zeros z = { .left = len };
+	struct curl_slist *h = chunked ? curl_slist_append(NULL, "Transfer-Encoding: chunked") : NULL;
+	char url[64];
+	long status = 0;
+	CURL *c = curl_easy_init();
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/batches", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_READFUNCTION, read_zeros);
+	curl_easy_setopt(c, CURLOPT_READDATA, &z);
+	if (chunked)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	else
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	curl_easy_perform(c); /* a 413 may close the connection while curl still sends */
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	curl_slist_free_all(h);
+	return status;
+}
+
+/* The value of one line of /proc/PID/status ("Seccomp" gives "2"), or "" when the kernel has no such line. */
+static void proc_status(pid_t pid, const char *key, char *out, size_t cap)
+{
+	char path[64], text[4096], want[64];
+	const char *p;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	read_file(path, text, sizeof(text));
+	snprintf(want, sizeof(want), "\n%s:\t", key);
+	out[0] = 0;
+	p = strstr(text, want);
+	if (!p)
+		return;
+	p += strlen(want);
+	while (p[n] && p[n] != '\n' && n < cap - 1)
+		n++;
+	memcpy(out, p, n);
+	out[n] = 0;
+}
+
+static uid_t uid_of(const char *name)
+{
+	struct passwd *pw = getpwnam(name);
+
+	assert_non_null(pw);
+	return pw->pw_uid;
+}
+
+static void config_file(struct fixture *fx, const char *text)
+{
+	write_file(fx->conf, text, 0644);
+}
+
+static void config_gives_the_port_the_lake_and_the_keys(void **state)
+{
+	struct fixture *fx = *state;
+	const char *args[] = { "--config", fx->conf, "--ready-fd", "3", as_root() ? "--user" : NULL, "nobody", NULL };
+	char conf[1024], log[4096], expect[256];
+
+	keys_file(fx, &fx->a, NULL);
+	snprintf(conf, sizeof(conf), "# the ingest's part of tracer.conf\ningest_listen = 127.0.0.1:0\n"
+		 "ingest_db = %s\ningest_keys = %s   # enrolment\ningest_timeout = 1.5s\n", fx->db, fx->keys);
+	config_file(fx, conf);
+	start_args(fx, args);
+	read_file(fx->log, log, sizeof(log));
+	snprintf(expect, sizeof(expect), "<6>lake %s, 1 keys from %s\n", fx->db, fx->keys);
+	assert_non_null(strstr(log, expect));
+	assert_int_equal(post_batch(fx->port, &fx->a, 1, 1), 200);
+	assert_int_equal(http_get(fx->port, "/v1/health"), 200);
+	stop_cleanly(fx);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 3);
+}
+
+static void set_and_given_options_win_over_the_file(void **state)
+{
+	struct fixture *fx = *state;
+	char conf[1024], file_db[128], set_db[128], set_db_arg[160], missing_keys[128];
+	const char *args[] = { "--config", fx->conf, "--set", set_db_arg, "--set", "ingest_max_body=1MiB",
+			       "--keys", fx->keys, "--ready-fd", "3", as_root() ? "--user" : NULL, "nobody", NULL };
+
+	keys_file(fx, &fx->a, NULL);
+	snprintf(file_db, sizeof(file_db), "%s/file.db", fx->dir);
+	snprintf(set_db, sizeof(set_db), "%s/set.db", fx->dir);
+	snprintf(set_db_arg, sizeof(set_db_arg), "ingest_db=%s", set_db);
+	snprintf(missing_keys, sizeof(missing_keys), "%s/no-such-keys", fx->dir);
+	snprintf(conf, sizeof(conf), "ingest_listen = 127.0.0.1:0\ningest_db = %s\ningest_keys = %s\n"
+		 "ingest_max_body = 2MiB\n", file_db, missing_keys);
+	config_file(fx, conf);
+	start_args(fx, args); /* it starts: --keys won over the file's missing keys file */
+	/* 1.5 MiB: under the file's 2 MiB, over --set's 1 MiB */
+	assert_int_equal(post_zeros(fx->port, 3u << 19, false), 413);
+	assert_int_equal(post_batch(fx->port, &fx->a, 1, 1), 200);
+	stop_cleanly(fx);
+	assert_int_equal(sql_int(set_db, "SELECT count(*) FROM records"), 3);
+	assert_int_equal(access(file_db, F_OK), -1);
+}
+
+static void bad_config_is_named_by_file_and_line_and_exits_2(void **state)
+{
+	struct fixture *fx = *state;
+	const char *args[] = { "--config", fx->conf, NULL };
+	const char *bad_set[] = { "--config", fx->conf, "--set", "ingest_listen=nowhere", NULL };
+	char none[128], log[4096], expect[256];
+	const char *missing[] = { "--config", none, NULL };
+
+	keys_file(fx, &fx->a, NULL);
+	config_file(fx, "# line 1\ningest_listen = 127.0.0.1:0\ningest_max_connections = lots\n");
+	assert_int_equal(run_to_end(fx, args, log, sizeof(log)), 2);
+	snprintf(expect, sizeof(expect), "%s:3:", fx->conf);
+	assert_non_null(strstr(log, expect));
+	assert_non_null(strstr(log, "key 'ingest_max_connections'"));
+
+	config_file(fx, "ingest_lisen = 127.0.0.1:0\n");
+	assert_int_equal(run_to_end(fx, args, log, sizeof(log)), 2);
+	snprintf(expect, sizeof(expect), "%s:1:", fx->conf);
+	assert_non_null(strstr(log, expect));
+	assert_non_null(strstr(log, "did you mean 'ingest_listen'?"));
+
+	config_file(fx, "ingest_listen = 127.0.0.1:0\n");
+	assert_int_equal(run_to_end(fx, bad_set, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, "--set ingest_listen=nowhere: key 'ingest_listen'"));
+
+	chmod(fx->conf, 0666); /* anyone could reconfigure it */
+	assert_int_equal(run_to_end(fx, args, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, "chmod o-w"));
+
+	snprintf(none, sizeof(none), "%s/no-such.conf", fx->dir);
+	assert_int_equal(run_to_end(fx, missing, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, none));
+	assert_int_equal(access(fx->db, F_OK), -1); /* nothing was started */
+}
+
+/* Never root; only root changes user; as root with --config, tracer-ingest or --user. */
+static void the_user_it_runs_as_is_never_root(void **state)
+{
+	struct fixture *fx = *state;
+	const char *as_uid0[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--user", "0", NULL };
+	const char *daemon[] = { "--config", fx->conf, NULL };
+	char conf[1024], log[4096];
+
+	keys_file(fx, &fx->a, NULL);
+	assert_int_equal(run_to_end(fx, as_uid0, log, sizeof(log)), 1);
+	assert_non_null(strstr(log, as_root() ? "--user 0 is root" : "only root can change user"));
+	assert_int_equal(access(fx->db, F_OK), -1);
+	if (!as_root() || getpwnam("tracer-ingest")) {
+		fprintf(stderr, "note: the refusal for a missing tracer-ingest user is checked as root, where it "
+			"is missing\n");
+		return;
+	}
+	snprintf(conf, sizeof(conf), "ingest_listen = 127.0.0.1:0\ningest_db = %s\ningest_keys = %s\n", fx->db,
+		 fx->keys);
+	config_file(fx, conf);
+	assert_int_equal(run_to_end(fx, daemon, log, sizeof(log)), 1);
+	assert_non_null(strstr(log, "user tracer-ingest (whom the ingest runs as) does not exist: create it"));
+	assert_non_null(strstr(log, "or pass --user NAME"));
+	assert_int_equal(access(fx->db, F_OK), -1);
+}
+
+/* A datagram on fd within ms milliseconds, NUL-terminated; its length, or -1. */
+static ssize_t notify_recv(int fd, char *buf, size_t cap, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	n = recv(fd, buf, cap - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+static void ready_reaches_notify_socket_once_the_port_answers(void **state)
+{
+	struct fixture *fx = *state;
+	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--ready-fd", "3", NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd p;
+	char msg[256], line[64] = "";
+	int ready[2], fd, watchdogs = 0;
+	ssize_t n;
+
+	keys_file(fx, &fx->a, NULL);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", fx->dir);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	fx->notify_socket = sa.sun_path;
+	fx->watchdog_usec = "200000"; /* WATCHDOG=1 every 0.1 s */
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	fx->pid = spawn(fx, args, ready[1]);
+	close(ready[1]);
+
+	/* The first message is READY=1; by then the ready line is written and the port answers HTTP. */
+	assert_true(notify_recv(fd, msg, sizeof(msg), 10000) > 0);
+	assert_string_equal(msg, "READY=1");
+	p = (struct pollfd){ .fd = ready[0], .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 0), 1);
+	n = read(ready[0], line, sizeof(line) - 1);
+	close(ready[0]);
+	assert_true(n > 0);
+	line[n] = 0;
+	assert_int_equal(sscanf(line, "ready %u\n", &fx->port), 1);
+	assert_int_equal(http_get(fx->port, "/v1/health"), 200);
+
+	for (int i = 0; i < 20 && watchdogs < 3; i++)
+		if (notify_recv(fd, msg, sizeof(msg), 1000) > 0 && !strcmp(msg, "WATCHDOG=1"))
+			watchdogs++;
+	assert_int_equal(watchdogs, 3);
+
+	assert_int_equal(kill(fx->pid, SIGTERM), 0);
+	do
+		assert_true(notify_recv(fd, msg, sizeof(msg), 5000) > 0);
+	while (!strcmp(msg, "WATCHDOG=1"));
+	assert_string_equal(msg, "STOPPING=1");
+	close(fd);
+	fx->notify_socket = fx->watchdog_usec = NULL;
+	{
+		int status = 0;
+
+		assert_int_equal(waitpid(fx->pid, &status, 0), fx->pid);
+		fx->pid = 0;
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
+/* A connection that sends nothing is closed by the server (--timeout 1) within 5 s: true. */
+static bool idle_connection_is_closed(unsigned port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+	bool closed;
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	closed = poll(&p, 1, 5000) == 1 && read(fd, &c, 1) == 0;
+	close(fd);
+	return closed;
+}
+
+static void runs_confined_and_still_serves_reloads_and_stops(void **state)
+{
+	struct fixture *fx = *state;
+	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--timeout", "1",
+			       "--ready-fd", "3", as_root() ? "--user" : NULL, "nobody", NULL };
+	char v[128], want_uid[64], line_b[256], extra[512];
+	uid_t uid = as_root() ? uid_of("nobody") : getuid();
+	struct stat st;
+
+	keys_file(fx, &fx->a, NULL);
+	start_args(fx, args);
+	proc_status(fx->pid, "Seccomp", v, sizeof(v));
+	assert_string_equal(v, "2");
+	proc_status(fx->pid, "Seccomp_filters", v, sizeof(v));
+	if (v[0]) /* Linux 5.9+: the start-up filter and the serving filter */
+		assert_string_equal(v, "2");
+	proc_status(fx->pid, "NoNewPrivs", v, sizeof(v));
+	assert_string_equal(v, "1");
+	proc_status(fx->pid, "Uid", v, sizeof(v));
+	snprintf(want_uid, sizeof(want_uid), "%u\t%u\t%u\t%u", (unsigned)uid, (unsigned)uid, (unsigned)uid,
+		 (unsigned)uid);
+	assert_string_equal(v, want_uid);
+	proc_status(fx->pid, "CapEff", v, sizeof(v));
+	assert_string_equal(v, "0000000000000000");
+	proc_status(fx->pid, "CapPrm", v, sizeof(v));
+	assert_string_equal(v, "0000000000000000");
+	if (as_root()) {
+		proc_status(fx->pid, "CapBnd", v, sizeof(v));
+		assert_string_equal(v, "0000000000000000");
+		/* the new lake belongs to the user it runs as: the unit, as that user, can open it later */
+		assert_int_equal(stat(fx->db, &st), 0);
+		assert_int_equal(st.st_uid, uid);
+	}
+
+	/* Serving under the filter: batches, refusals, a chunked body grown as it streams, an idle connection cut. */
+	for (uint64_t i = 0; i < 20; i++)
+		assert_int_equal(post_batch(fx->port, &fx->a, 1, 1 + 3 * i), 200);
+	assert_int_equal(post_batch(fx->port, &fx->b, 2, 1), 403);
+	assert_int_equal(http_get(fx->port, "/nothing/here"), 404);
+	assert_int_equal(post_zeros(fx->port, 3u << 19, true), 400);
+	assert_true(idle_connection_is_closed(fx->port));
+
+	/* A reload under the filter: b signs from now on. */
+	assert_int_equal(batch_public_line(&fx->b, NULL, line_b, sizeof(line_b)), 0);
+	snprintf(extra, sizeof(extra), "%s\n", line_b);
+	keys_file(fx, &fx->a, extra);
+	assert_int_equal(kill(fx->pid, SIGHUP), 0);
+	wait_log(fx, "keys reloaded", 1);
+	assert_int_equal(post_batch(fx->port, &fx->b, 2, 1), 200);
+	assert_int_equal(kill(fx->pid, 0), 0);
+	stop_cleanly(fx);
+	wait_log(fx, "batches stored 21,", 1);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 63);
+}
+
+/*
+ * Restarted on its own lake, after a clean stop removed the -wal file: the
+ * first batch then makes SQLite fsync the lake's directory (an openat of
+ * it), under the filter. As root the directory is given to the user the
+ * ingest runs as, so that its stop can remove the -wal file as it does
+ * under the unit.
+ */
+static void restarted_on_its_lake_stores_under_the_filter(void **state)
+{
+	struct fixture *fx = *state;
+	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--ready-fd", "3",
+			       as_root() ? "--user" : NULL, "nobody", NULL };
+	char wal[128];
+
+	if (as_root())
+		assert_int_equal(chown(fx->dir, uid_of("nobody"), (gid_t)-1), 0);
+	keys_file(fx, &fx->a, NULL);
+	start_args(fx, args);
+	assert_int_equal(post_batch(fx->port, &fx->a, 1, 1), 200);
+	stop_cleanly(fx);
+	snprintf(wal, sizeof(wal), "%s-wal", fx->db);
+	assert_int_equal(access(wal, F_OK), -1); /* removed at the stop: the restart creates it anew */
+	start_args(fx, args);
+	assert_int_equal(post_batch(fx->port, &fx->a, 1, 4), 200);
+	assert_int_equal(post_batch(fx->port, &fx->a, 2, 1), 200);
+	stop_cleanly(fx);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 9);
+}
+
+/*
+ * Another connection holds the lake's write lock for a while (a sqlite3
+ * shell, a checkpoint by a reader): the ingest waits (SQLite's busy
+ * handler sleeps, under the filter) and then stores the batch.
+ */
+static void a_busy_lake_is_waited_for_under_the_filter(void **state)
+{
+	struct fixture *fx = *state;
+	int locked[2];
+	pid_t holder;
+	char c = 0;
+	int status = 0;
+
+	keys_file(fx, &fx->a, NULL);
+	start_server(fx);
+	assert_int_equal(pipe2(locked, O_CLOEXEC), 0);
+	holder = fork();
+	assert_true(holder >= 0);
+	if (holder == 0) {
+		sqlite3 *db = NULL;
+		int ok = sqlite3_open(fx->db, &db) == SQLITE_OK && sqlite3_busy_timeout(db, 5000) == SQLITE_OK &&
+			 sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK;
+
+		if (write(locked[1], ok ? "1" : "0", 1) != 1 || !ok)
+			_exit(1);
+		usleep(700000);
+		_exit(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : 1);
+	}
+	close(locked[1]);
+	assert_int_equal(read(locked[0], &c, 1), 1);
+	close(locked[0]);
+	assert_int_equal(c, '1');
+	assert_int_equal(post_batch(fx->port, &fx->a, 1, 1), 200); /* waits for the holder's COMMIT */
+	assert_int_equal(waitpid(holder, &status, 0), holder);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	stop_cleanly(fx);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 3);
+}
+
+/*
+ * Where the seccomp() syscall is refused (a service manager's filter:
+ * systemd 252's @system-service does not list it), the ingest does not
+ * run unconfined: it stops, saying how to allow it.
+ */
+static void refuses_to_run_without_its_filter(void **state)
+{
+	struct fixture *fx = *state;
+	const char *argv[] = { ingest_bin, "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys,
+			       as_root() ? "--user" : NULL, "nobody", NULL };
+	char log[4096];
+	pid_t pid, got = 0;
+	int status = 0;
+
+	keys_file(fx, &fx->a, NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* what SystemCallFilter= without seccomp does to the service: seccomp() fails EPERM */
+		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+		int log_fd = open(fx->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (!ctx || log_fd < 0 || dup2(log_fd, 2) != 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 0) || seccomp_load(ctx))
+			_exit(99);
+		execv(ingest_bin, (char *const *)(uintptr_t)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
+		usleep(10000);
+	if (got != pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("tracer-ingest ran on without its seccomp filter");
+	}
+	read_file(fx->log, log, sizeof(log));
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	assert_non_null(strstr(log, "the seccomp() syscall is refused here"));
+	assert_non_null(strstr(log, "SystemCallFilter=seccomp"));
+	assert_null(strstr(log, "listening on"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +862,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(serves_the_port_it_reports_and_stops_cleanly_on_sigterm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(sighup_reloads_the_keys_file_all_or_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(config_gives_the_port_the_lake_and_the_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(set_and_given_options_win_over_the_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_config_is_named_by_file_and_line_and_exits_2, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_user_it_runs_as_is_never_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(ready_reaches_notify_socket_once_the_port_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(runs_confined_and_still_serves_reloads_and_stops, setup, teardown),
+		cmocka_unit_test_setup_teardown(restarted_on_its_lake_stores_under_the_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_busy_lake_is_waited_for_under_the_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(refuses_to_run_without_its_filter, setup, teardown),
 	};
 	int rc;
 

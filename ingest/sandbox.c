@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "keys.h"
+
+/*
+ * The set was found by running the real ingest under `strace -f` through
+ * tests/test_ingest_main.c, tests/test_ingest_http.c, the delivery
+ * end-to-end tests (tests/e2e/test_delivery_*.sh) and bench/delivery.sh,
+ * and keeping what it calls after start-up; docs/lake.md lists it with the
+ * reason for each. Marked "(kept)": not called here, but by this code on
+ * other builds or in rarer states, where a kill would be an outage.
+ * Everything the lake needs works on descriptors opened before the
+ * sandbox (the database, its -wal and -shm files, the listening socket).
+ */
+static const char *const serving_syscalls[] = {
+	/* libmicrohttpd's thread: the connections (epoll, accept, receive, reply, close) */
+	"epoll_wait", "epoll_ctl", "accept4", "recvfrom", "sendto", "sendmsg", "setsockopt", "shutdown",
+	/* SQLite on the lake's descriptors: pages, durable commits, locks, the WAL trimmed and,
+	 * at a clean stop, the -wal and -shm files removed; fsync (kept): SQLite without fdatasync;
+	 * fstat (kept): glibc before 2.33 */
+	"pread64", "pwrite64", "fdatasync", "fsync", "ftruncate", "fcntl", "newfstatat", "fstat", "unlink",
+	/* the keys file on SIGHUP, stderr, the --ready-fd line, systemd's notify socket (connected before) */
+	"read", "write", "close",
+	/* memory (mmap and mprotect below), locks */
+	"brk", "munmap", "mremap", "madvise", "futex",
+	/* time: the vDSO's fallbacks (kept), SQLite's busy wait; nanosleep (kept): glibc's older usleep */
+	"clock_gettime", "gettimeofday", "clock_nanosleep", "nanosleep",
+	/* the main thread's signals, and the end; rt_sigreturn and restart_syscall (kept): a handler of
+	 * glibc's, a sleep resumed after SIGSTOP */
+	"rt_sigtimedwait", "rt_sigprocmask", "rt_sigreturn", "restart_syscall", "exit", "exit_group",
+	/* libmicrohttpd's thread's own first calls (its name: prctl below), which it may still be making
+	 * when the serving filter arrives: nothing tells when it is done */
+	"set_robust_list", "rseq",
+	NULL,
+};
+
+/* Starting libmicrohttpd's one thread (MHD_start_daemon): its epoll set and socket checks, the thread itself. */
+static const char *const startup_syscalls[] = {
+	"epoll_create1", "getsockopt", "getsockname",
+	"rt_sigaction",                /* glibc's handler for set*id across threads, at the first pthread_create */
+	"seccomp",                     /* installing the serving filter (a filter can only take away) */
+	NULL,
+};
+
+/* A syscall allowed (or answered err) only when argument arg satisfies (arg & mask) == value (mask 0: arg == value). */
+struct arg_rule {
+	const char *name;
+	int arg;                       /* -1: whatever the arguments */
+	uint64_t mask, value;
+	int err;                       /* 0: allow */
+};
+
+/*
+ * Read-only opens only: the keys file (keys.c's flags exactly), and
+ * O_RDONLY | O_CLOEXEC, which SQLite uses to fsync the lake's directory
+ * after it creates a -wal file, and glibc's malloc to read
+ * /proc/sys/vm/overcommit_memory once. Nothing can be created, truncated
+ * or written through openat; which files can be read is up to the user
+ * the ingest runs as. No PROT_EXEC mappings: nothing is loaded after
+ * start-up.
+ */
+static const struct arg_rule serving_rules[] = {
+	{ "openat", 2, 0, KEYS_OPEN_FLAGS, 0 },
+	{ "openat", 2, 0, O_RDONLY | O_CLOEXEC, 0 },
+	{ "mmap", 2, PROT_EXEC, 0, 0 },
+	{ "mprotect", 2, PROT_EXEC, 0, 0 },
+	{ "prctl", 0, 0, PR_SET_NAME, 0 }, /* libmicrohttpd names its thread, as it starts */
+	{ NULL, 0, 0, 0, 0 },
+};
+
+/* glibc's pthread_create (2.34+): clone with exactly these flags, after clone3 said ENOSYS. */
+#define THREAD_CLONE_FLAGS                                                                           \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SYSVSEM | CLONE_SIGHAND | CLONE_THREAD | CLONE_SETTLS | \
+	 CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+
+/*
+ * clone3 takes its flags in memory, which seccomp cannot read: it is
+ * answered ENOSYS, and glibc falls back to clone, whose flags it can.
+ * Only a thread, then: no process, no namespace.
+ */
+static const struct arg_rule startup_rules[] = {
+	{ "clone3", -1, 0, 0, ENOSYS },
+	{ "clone", 0, 0, THREAD_CLONE_FLAGS, 0 },
+	{ NULL, 0, 0, 0, 0 },
+};
+
+static int add_names(scmp_filter_ctx ctx, const char *const *names)
+{
+	for (const char *const *n = names; *n; n++) {
+		int nr = seccomp_syscall_resolve_name(*n);
+		int err;
+
+		if (nr == __NR_SCMP_ERROR) /* not a syscall of this architecture (or this libseccomp) */
+			continue;
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+		if (err) {
+			fprintf(stderr, "<3>seccomp: cannot allow %s: %s\n", *n, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx, const struct arg_rule *rules)
+{
+	for (const struct arg_rule *r = rules; r->name; r++) {
+		int nr = seccomp_syscall_resolve_name(r->name);
+		uint32_t action = r->err ? SCMP_ACT_ERRNO((uint32_t)r->err) : SCMP_ACT_ALLOW;
+		int err;
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (r->arg < 0)
+			err = seccomp_rule_add(ctx, action, nr, 0);
+		else if (r->mask)
+			err = seccomp_rule_add(ctx, action, nr, 1,
+					       SCMP_CMP((unsigned)r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
+		else
+			err = seccomp_rule_add(ctx, action, nr, 1,
+					       SCMP_CMP((unsigned)r->arg, SCMP_CMP_EQ, r->value, 0));
+		if (err) {
+			fprintf(stderr, "<3>seccomp: cannot add the rule for %s: %s\n", r->name, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * libseccomp needs the seccomp() syscall for SCMP_ACT_KILL_PROCESS and
+ * TSYNC. A service manager's own filter may refuse it (systemd 252's
+ * @system-service set does not list it): say so, rather than "no memory".
+ */
+static void explain_init_failure(void)
+{
+	errno = 0;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL) < 0 && errno != EINVAL)
+		fprintf(stderr, "<3>the seccomp() syscall is refused here (%s): under systemd, allow it with "
+			"SystemCallFilter=seccomp in the unit (a filter can only take away); tracer-ingest does not "
+			"run without its own filter\n", strerror(errno));
+	else
+		fprintf(stderr, "<3>libseccomp cannot build a filter that kills the process (kernel 4.14 or later "
+			"needed)\n");
+}
+
+/* One filter: kill the process on anything not listed; on every thread of the process (TSYNC). */
+static int install(bool startup)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int err;
+
+	if (!ctx) {
+		explain_init_failure();
+		return -EPERM;
+	}
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	/* priv_drop() has set no_new_privs; libseccomp's own prctl would be outside the start-up filter. */
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (!err)
+		err = add_names(ctx, serving_syscalls);
+	if (!err)
+		err = add_rules(ctx, serving_rules);
+	if (!err && startup)
+		err = add_names(ctx, startup_syscalls);
+	if (!err && startup)
+		err = add_rules(ctx, startup_rules);
+	if (!err)
+		err = seccomp_load(ctx);
+	if (err)
+		fprintf(stderr, "<3>cannot install the %s seccomp filter: %s\n", startup ? "start-up" : "serving",
+			strerror(err < 0 ? -err : err));
+	seccomp_release(ctx);
+	return err < 0 ? err : (err ? -EIO : 0);
+}
+
+int sandbox_ingest_startup(void)
+{
+	return install(true);
+}
+
+int sandbox_ingest_serving(void)
+{
+	return install(false);
+}
