@@ -100,7 +100,12 @@ static uint64_t fs_rights(int abi)
 	return r;
 }
 
-/* A path rule; a missing path is no error (an optional file of the resolver, say). */
+/*
+ * A path rule. A missing path is no error (an optional file of the resolver,
+ * say), nor one this user cannot reach (a rules file read as root at start):
+ * without a rule it stays out of reach, which is what the user's own
+ * permissions say anyway.
+ */
 static int add_path_rule(int ruleset, const char *path, uint64_t want, uint64_t handled, const char *who)
 {
 	struct landlock_path_beneath_attr pb;
@@ -109,7 +114,7 @@ static int add_path_rule(int ruleset, const char *path, uint64_t want, uint64_t 
 	int err = 0;
 
 	if (fd < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
 	pb.parent_fd = fd;
 	pb.allowed_access = want & handled;
 	/* A rule on a file may only grant what applies to files. */

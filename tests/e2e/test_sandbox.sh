@@ -195,4 +195,10 @@ for drop in $caps; do
 	grep -q '^<3>' "$TMP/bounded.err" || e2e_fail "without $drop the collector stopped without saying why"
 	echo "collector: without $drop: $(grep -m1 '^<3>' "$TMP/bounded.err")"
 done
+# tracer run reads a rules file as root at start; Landlock must not turn a directory the processor's
+# user cannot reach into a failure to start (no rule is needed for what it cannot reach anyway).
+mkdir -m 700 "$TMP/private" && echo 'tool mytool when name=true' >"$TMP/private/tool.rules"
+env -u SUDO_UID -u SUDO_GID -u SUDO_USER "$TRACER" run --tool-rules "$TMP/private/tool.rules" -- true \
+	>"$TMP/private.out" 2>&1 || e2e_fail "tracer run with a rules file in a private directory: $(tail -3 "$TMP/private.out")"
+echo "tracer run: a rules file in a directory only root can reach works"
 echo "sandboxes hold: collector and processor"
