@@ -109,26 +109,12 @@ static int from_config(struct options *o)
 {
 	static struct tracer_config cfg;
 	static char socket_path[PATH_MAX + 32];
-	char err[PATH_MAX + 256];
 	gid_t gid;
 	uid_t uid;
 	int rc;
 
-	config_defaults(&cfg);
-	err[0] = 0;
-	if (o->config && (rc = config_load(&cfg, o->config, true, err, sizeof(err))) != 0) {
-		fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
+	if (config_from_options(&cfg, o->config, true, o->sets, o->nsets))
 		return -1;
-	}
-	for (unsigned i = 0; i < o->nsets; i++)
-		if (config_set_arg(&cfg, o->sets[i], err, sizeof(err))) {
-			fprintf(stderr, "<3>--set %s: %s\n", o->sets[i], err);
-			return -1;
-		}
-	if (config_check(&cfg, err, sizeof(err))) {
-		fprintf(stderr, "<3>%s\n", err);
-		return -1;
-	}
 	rc = priv_lookup_user(cfg.processor_user, &uid, &gid);
 	if (rc) {
 		fprintf(stderr, "<3>processor_user '%s' is not a user here: create it (sysusers.d) or set another\n",

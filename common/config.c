@@ -1289,3 +1289,27 @@ void config_describe(FILE *out)
 		fputc('\n', out);
 	}
 }
+
+int config_from_options(struct tracer_config *cfg, const char *path, bool require_root_owned,
+			const char *const *sets, unsigned nsets)
+{
+	char err[PATH_MAX + 256];
+	int rc;
+
+	config_defaults(cfg);
+	err[0] = 0;
+	if (path && (rc = config_load(cfg, path, require_root_owned, err, sizeof(err))) != 0) {
+		fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	for (unsigned i = 0; i < nsets; i++)
+		if (config_set_arg(cfg, sets[i], err, sizeof(err))) {
+			fprintf(stderr, "<3>--set %s: %s\n", sets[i], err);
+			return -1;
+		}
+	if (config_check(cfg, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s: %s\n", path ? path : "--set", err);
+		return -1;
+	}
+	return 0;
+}

@@ -142,6 +142,16 @@ int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, 
  */
 int config_check(const struct tracer_config *cfg, char *err, size_t errlen);
 
+/*
+ * What each daemon does with its --config FILE and --set KEY=VALUE options:
+ * the defaults, then the file (path may be NULL: the defaults and the
+ * overrides only), then each override in order, then the whole checked.
+ * 0, or -1 with the reason logged once (<3>, with FILE:LINE where the file
+ * is at fault, or the --set that is).
+ */
+int config_from_options(struct tracer_config *cfg, const char *path, bool require_root_owned,
+			const char *const *sets, unsigned nsets);
+
 /* The documentation of every key (type, bounds, default, users), as a commented config file. */
 void config_describe(FILE *out);
 

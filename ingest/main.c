@@ -202,26 +202,11 @@ static int apply_config(struct options *o)
 {
 	static struct tracer_config cfg; /* ~50 KiB of paths; the options point into it */
 	static char listen[CONFIG_LISTEN_HOST_MAX + 16];
-	char err[PATH_MAX + 256];
-	int rc;
 
 	if (!o->config && !o->nsets)
 		return 0;
-	config_defaults(&cfg);
-	err[0] = 0;
-	if (o->config && (rc = config_load(&cfg, o->config, geteuid() == 0, err, sizeof(err))) != 0) {
-		fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
+	if (config_from_options(&cfg, o->config, geteuid() == 0, o->sets, o->nsets))
 		return -1;
-	}
-	for (unsigned i = 0; i < o->nsets; i++)
-		if (config_set_arg(&cfg, o->sets[i], err, sizeof(err))) {
-			fprintf(stderr, "<3>--set %s: %s\n", o->sets[i], err);
-			return -1;
-		}
-	if (config_check(&cfg, err, sizeof(err))) {
-		fprintf(stderr, "<3>%s: %s\n", o->config ? o->config : "--set", err);
-		return -1;
-	}
 	o->daemon = true;
 	if (!(o->explicit & EXPLICIT_LISTEN)) {
 		format_listen(&cfg.ingest_listen, listen, sizeof(listen));

@@ -355,30 +355,12 @@ static int parse_option(int c, struct options *o)
 static int apply_config(struct options *o)
 {
 	static char socket_path[PATH_MAX + 32];
-	char err[PATH_MAX + 256];
 	struct tracer_config *c = &o->cfg;
-	int rc;
 
 	if (!o->config_path && !o->nsets)
 		return 0;
-	config_defaults(c);
-	if (o->config_path) {
-		err[0] = 0;
-		rc = config_load(c, o->config_path, false, err, sizeof(err));
-		if (rc) {
-			fprintf(stderr, "<3>%s\n", err[0] ? err : strerror(-rc));
-			return -1;
-		}
-	}
-	for (unsigned i = 0; i < o->nsets; i++)
-		if (config_set_arg(c, o->sets[i], err, sizeof(err))) {
-			fprintf(stderr, "<3>--set %s: %s\n", o->sets[i], err);
-			return -1;
-		}
-	if (config_check(c, err, sizeof(err))) {
-		fprintf(stderr, "<3>%s: %s\n", o->config_path ? o->config_path : "--set", err);
+	if (config_from_options(c, o->config_path, false, o->sets, o->nsets))
 		return -1;
-	}
 	o->delivery = true;
 	if (!(o->explicit & OPT_SOCKET)) {
 		snprintf(socket_path, sizeof(socket_path), "%s/collector.sock", c->runtime_dir);
