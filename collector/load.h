@@ -56,6 +56,15 @@ int rules_init(struct rules_file *f, const char *path);
 /* Read the file into f->next: the built-in allowlist plus its rules. 0, or -1 logged as FILE:LINE. */
 int rules_read(struct rules_file *f);
 
+/*
+ * The parsing half of rules_read, on text already read and checked (no
+ * NUL byte, at most RULES_FILE_MAX bytes; NULL: no rules): f->next
+ * becomes the built-in allowlist plus the rules in text, which is cut
+ * into words in place. Cgroup rules stat their directories. Messages name
+ * f->path. 0, or -1 logged as FILE:LINE.
+ */
+int rules_parse(struct rules_file *f, char *text);
+
 /* Make f->next the programs' rules: written into the copy they are not reading, then switched to. */
 void rules_publish(struct rules_file *f, struct tr_kernel_rules copies[2], __u32 *active);
 

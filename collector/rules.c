@@ -183,24 +183,23 @@ static int parse_line(struct rules_file *f, char *text, unsigned line)
 		strcpy(s->exe[s->n_exe++], val);
 		return 0;
 	}
+	/* Digits only: strtoul alone would also take a sign or leading white space ("+5", "\v-0"). */
 	uid = strtoul(val, &end, 10);
-	if (errno || *end || uid > 0xfffffffeUL || val[0] == '-')
+	if (errno || *end || uid > 0xfffffffeUL || val[0] < '0' || val[0] > '9')
 		return fail(f, line, "uid takes a number: '%s'", val);
 	s->uid[s->n_uid++] = (__u32)uid;
 	return 0;
 }
 
-int rules_read(struct rules_file *f)
+int rules_parse(struct rules_file *f, char *text)
 {
-	char *text, *next;
+	char *next;
 	unsigned line = 0;
 
 	memset(&f->next, 0, sizeof(f->next));
 	for (const char *const *k = default_env_keys; *k; k++)
 		add_env(f, *k, 0);
-	if (f->path && read_file(f))
-		return -1;
-	for (text = f->path ? f->buf : NULL; text; text = next) {
+	for (; text; text = next) {
 		next = strchr(text, '\n');
 		if (next)
 			*next++ = 0;
@@ -208,6 +207,15 @@ int rules_read(struct rules_file *f)
 			return -1;
 	}
 	return 0;
+}
+
+int rules_read(struct rules_file *f)
+{
+	if (f->path && read_file(f)) {
+		rules_parse(f, NULL); /* f->next: the built-in allowlist alone, as before a file is read */
+		return -1;
+	}
+	return rules_parse(f, f->path ? f->buf : NULL);
 }
 
 void rules_publish(struct rules_file *f, struct tr_kernel_rules copies[2], __u32 *active)

@@ -143,13 +143,22 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/*
+ * The start of the ingest's reply, for the log and the status file: the
+ * ingest is on the other side of the network, so its bytes are made
+ * printable here (a newline in them could forge a log line).
+ */
 static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 {
 	struct uploader *u = arg;
-	size_t len = size * n, room = sizeof(u->reply) - 1 - u->reply_len;
+	size_t len = size * n, room = sizeof(u->reply) - 1 - u->reply_len, keep = len < room ? len : room;
 
-	memcpy(u->reply + u->reply_len, buf, len < room ? len : room);
-	u->reply_len += len < room ? len : room;
+	for (size_t i = 0; i < keep; i++) {
+		char c = buf[i];
+
+		u->reply[u->reply_len + i] = c >= 0x20 && c < 0x7f ? c : c == '\n' || c == '\r' || c == '\t' ? ' ' : '?';
+	}
+	u->reply_len += keep;
 	u->reply[u->reply_len] = 0;
 	return len; /* read it all, keep the start */
 }

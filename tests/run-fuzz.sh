@@ -36,6 +36,8 @@ max_len_for() {
 	fuzz_ring_consumer) echo 70000 ;; # prefix + a 16 KiB data region, four times over
 	fuzz_ring_producer) echo 16384 ;; # ~2000 operations of a few bytes each
 	fuzz_proc_records) echo 16384 ;;  # several records, up to a full 4.7 KiB exec
+	fuzz_ingest_http) echo 12288 ;;   # past the harness's 4 KiB body and 8 KiB header limits
+	fuzz_upload_retry_after) echo 72 ;; # the clock and a 63-byte header value
 	*) echo 4096 ;;
 	esac
 }

@@ -276,6 +276,9 @@ static void test_rules_file_refused_with_file_line_and_remedy(void **state)
 	expect_refused("# a comment\n\nfrobnicate exe x\n", 0644, 0, where);
 	expect_refused("exclude exe ok\n\nexclude exe a/b\n", 0644, 0, "without '/'");
 	expect_refused("exclude uid -1\n", 0644, 0, "uid takes a number");
+	/* Digits only (found by fuzz_collector_rules: strtoul took a sign after white space). */
+	expect_refused("exclude uid +5\n", 0644, 0, "uid takes a number");
+	expect_refused("include uid \v-0\n", 0644, 0, "uid takes a number");
 	expect_refused("exclude cgroup /tmp\n", 0644, 0, "not a cgroup directory");
 	expect_refused("env 1BAD\n", 0644, 0, "letters, digits and _");
 	expect_refused("include\n", 0644, 0, "expected 'exclude|include");
@@ -308,6 +311,39 @@ static void test_too_many_rules_refused(void **state)
 		strcat(text, line);
 	}
 	expect_refused(text, 0644, 0, "environment keys");
+}
+
+/* rules_read of a file and rules_parse of its text (what fuzz_collector_rules calls) agree, verdict and rules. */
+static void test_rules_read_is_rules_parse_of_the_file_text(void **state)
+{
+	const char *v2 = harness_v2_root();
+	char good[1024], bad[1024], text[1024];
+	const char *texts[2] = { good, bad };
+
+	(void)state;
+	snprintf(good, sizeof(good), "# both verbs, every kind\nexclude exe sshd\r\n\tinclude uid 0\n%s%s%s"
+		 "env MY_JOB_TAG\nenv SLURM_JOB_ID\n", v2 ? "exclude cgroup " : "", v2 ? v2 : "", v2 ? "\n" : "");
+	snprintf(bad, sizeof(bad), "include exe a\nenv K_1\nexclude uid 12x\nexclude exe b\n");
+	for (int i = 0; i < 2; i++) {
+		struct rules_file *from_file = calloc(1, sizeof(*from_file)), *from_text = calloc(1, sizeof(*from_text));
+		int rc_file, rc_text;
+
+		assert_non_null(from_file);
+		assert_non_null(from_text);
+		harness_write_file(rules_path, texts[i]);
+		rc_file = rules_init(from_file, rules_path);
+		assert_int_equal(rules_init(from_text, NULL), 0);
+		from_text->path = rules_path;
+		snprintf(text, sizeof(text), "%s", texts[i]);
+		rc_text = rules_parse(from_text, text);
+		assert_int_equal(rc_file, i ? -1 : 0);
+		assert_int_equal(rc_text, rc_file);
+		assert_memory_equal(&from_file->next, &from_text->next, sizeof(from_file->next));
+		if (!i)
+			assert_int_equal(from_text->next.exclude.n_cgroup, v2 ? 1 : 0);
+		free(from_file);
+		free(from_text);
+	}
 }
 
 /* The real collector's binary, or NULL (with a note) when it is not built. */
@@ -462,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_reloaded_cgroup_rule_excludes_descendant_cgroups),
 		cmocka_unit_test(test_rules_file_refused_with_file_line_and_remedy),
 		cmocka_unit_test(test_too_many_rules_refused),
+		cmocka_unit_test(test_rules_read_is_rules_parse_of_the_file_text),
 		cmocka_unit_test(test_collector_reloads_rules_in_its_sandbox),
 		cmocka_unit_test(test_collector_leaves_out_programs_of_missing_tracepoints),
 	};

@@ -6,7 +6,7 @@
  * moves); a 503 with Retry-After is retried no sooner than it says; a 400
  * quarantines the batch and the next one follows; a refused connection is
  * a network error, retried; the same batch is retried with the same bytes
- * and Idempotency-Key; the backoff ceiling doubles up to its maximum and
+ * and Idempotency-Key; the ingest's reply is logged printable; the backoff ceiling doubles up to its maximum and
  * Retry-After is read as seconds or as an HTTP date.
  */
 #include <errno.h>
@@ -38,6 +38,7 @@ static struct {
 	uint16_t port;
 	unsigned status;           /* to answer */
 	const char *retry_after;   /* header to add, or NULL */
+	const char *reply;         /* body to answer with, or NULL: "{}" */
 	unsigned requests;
 	char last_key[128];        /* Idempotency-Key of the last request */
 	size_t last_len;
@@ -69,9 +70,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	srv.last_len = b->len;
 	key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
 	snprintf(srv.last_key, sizeof(srv.last_key), "%s", key ? key : "");
-	static char reply[] = "{}";
+	const char *reply = srv.reply ? srv.reply : "{}";
 
-	r = MHD_create_response_from_buffer(2, reply, MHD_RESPMEM_PERSISTENT);
+	r = MHD_create_response_from_buffer(strlen(reply), (void *)(uintptr_t)reply, MHD_RESPMEM_MUST_COPY);
 	if (srv.retry_after)
 		MHD_add_response_header(r, "Retry-After", srv.retry_after);
 	rc = MHD_queue_response(c, srv.status, r);
@@ -122,6 +123,7 @@ static int setup(void **state)
 	}
 	srv.status = 200;
 	srv.retry_after = NULL;
+	srv.reply = NULL;
 	srv.requests = 0;
 	*state = f;
 	return 0;
@@ -233,6 +235,23 @@ static void permanent_refusal_quarantines_and_the_next_batch_follows(void **stat
 	assert_int_equal(stats(f).batches_acked, 1);
 }
 
+/* The ingest's reply reaches the log and the status file printable: its newlines cannot forge a log line. */
+static void refusal_text_is_kept_printable(void **state)
+{
+	struct fix *f = *state;
+	struct upload_stats st;
+	const char *e = st.last_error;
+
+	srv.status = 400;
+	srv.reply = "{\"status\":\"refused\"}\n<0>forged line\x1b[2J\r\n";
+	append(f, 3);
+	POLL_UNTIL(f, stats(f).batches_quarantined == 1, 5 * SEC);
+	st = stats(f);
+	assert_non_null(strstr(e, "HTTP 400: {\"status\":\"refused\"} <0>forged line?[2J"));
+	for (size_t i = 0; e[i]; i++)
+		assert_true(e[i] >= 0x20 && e[i] < 0x7f);
+}
+
 static void refused_connection_is_a_network_error_retried_with_backoff(void **state)
 {
 	struct fix *f = *state;
@@ -283,6 +302,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(permanent_refusal_quarantines_and_the_next_batch_follows, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(refusal_text_is_kept_printable, setup, teardown),
 		cmocka_unit_test_setup_teardown(refused_connection_is_a_network_error_retried_with_backoff, setup,
 						teardown),
 		cmocka_unit_test(backoff_ceiling_doubles_up_to_its_maximum),
