@@ -1313,3 +1313,32 @@ int config_from_options(struct tracer_config *cfg, const char *path, bool requir
 	}
 	return 0;
 }
+
+uint16_t config_url_port(const char *url, uint16_t dflt)
+{
+	const char *host = url ? strstr(url, "://") : NULL, *end, *colon, *bracket;
+	char *digits_end;
+	unsigned long port;
+
+	if (!host)
+		return 0;
+	if (!strncmp(url, "https://", 8))
+		dflt = 443;
+	else if (!strncmp(url, "http://", 7))
+		dflt = 80;
+	host += 3;
+	end = host + strcspn(host, "/?#");
+	/* user:password@ may come first in a proxy URL; an [IPv6] address holds colons of its own. */
+	for (const char *at = memchr(host, '@', (size_t)(end - host)); at; at = memchr(host, '@', (size_t)(end - host)))
+		host = at + 1;
+	if (*host == '[' && (bracket = memchr(host, ']', (size_t)(end - host))) != NULL)
+		host = bracket;
+	colon = memchr(host, ':', (size_t)(end - host));
+	if (!colon)
+		return dflt;
+	if (colon[1] < '0' || colon[1] > '9')
+		return 0;
+	errno = 0;
+	port = strtoul(colon + 1, &digits_end, 10);
+	return !errno && digits_end == end && port > 0 && port < 65536 ? (uint16_t)port : 0;
+}

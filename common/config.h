@@ -152,6 +152,15 @@ int config_check(const struct tracer_config *cfg, char *err, size_t errlen);
 int config_from_options(struct tracer_config *cfg, const char *path, bool require_root_owned,
 			const char *const *sets, unsigned nsets);
 
+/*
+ * The TCP port a URL leads to: its explicit port, else 443 for https://, 80
+ * for http://, dflt for any other scheme (a proxy URL: socks5://...); 0
+ * when there is no "://" or the port is not 1..65535. For Landlock's rules:
+ * upload_url (checked by its setter) and the proxy libcurl takes from the
+ * environment (not checked by anyone).
+ */
+uint16_t config_url_port(const char *url, uint16_t dflt);
+
 /* The documentation of every key (type, bounds, default, users), as a commented config file. */
 void config_describe(FILE *out);
 

@@ -164,7 +164,6 @@ static const struct priv_arg_rule delivery_arg_syscalls[] = {
 	{ NULL, 0, 0, 0, 0 },
 };
 
-
 struct options {
 	const char *socket_path;
 	uid_t producer_uid;
@@ -568,32 +567,6 @@ static int load_rules(const struct options *o)
 }
 
 /*
- * The TCP port of an http(s) URL (config.c checked its form), or of a proxy
- * URL from the environment (libcurl honours those); 0 if none can be read.
- */
-static uint16_t url_port(const char *url, uint16_t dflt)
-{
-	const char *host = strstr(url, "://"), *end, *colon;
-	unsigned long port;
-
-	if (!host)
-		return 0;
-	if (!strncmp(url, "https://", 8))
-		dflt = 443;
-	else if (!strncmp(url, "http://", 7))
-		dflt = 80;
-	host += 3;
-	end = host + strcspn(host, "/?#");
-	if (*host == '[')
-		host = memchr(host, ']', (size_t)(end - host)) ? memchr(host, ']', (size_t)(end - host)) : end;
-	colon = memchr(host, ':', (size_t)(end - host));
-	if (!colon)
-		return dflt;
-	port = strtoul(colon + 1, NULL, 10);
-	return port > 0 && port < 65536 ? (uint16_t)port : 0;
-}
-
-/*
  * Landlock: which files the processor may open from now on, and where TCP
  * may go. Delivery: its state directory (read, write, create, remove), the
  * directories of the rules files and TLS files it names (read), the CA
@@ -616,7 +589,7 @@ static int sandbox_files(const struct options *o)
 
 	if (o->delivery) {
 		const struct tracer_config *c = &o->cfg;
-		uint16_t port = url_port(c->upload_url, 0);
+		uint16_t port = config_url_port(c->upload_url, 0);
 
 		ok = ok && landlock_add_rw(&s, c->state_dir) && landlock_add_ro(&s, c->ca_file, true) &&
 		     landlock_add_ro(&s, c->client_cert, true) && landlock_add_ro(&s, c->client_key, true);
@@ -628,7 +601,7 @@ static int sandbox_files(const struct options *o)
 		if (ok && port)
 			ok = landlock_add_port(&s, port);
 		for (unsigned i = 0; ok && c->upload_url[0] && proxy_vars[i]; i++)
-			if (getenv(proxy_vars[i]) && (port = url_port(getenv(proxy_vars[i]), 1080)) != 0)
+			if (getenv(proxy_vars[i]) && (port = config_url_port(getenv(proxy_vars[i]), 1080)) != 0)
 				ok = landlock_add_port(&s, port);
 	}
 	if (!ok) {

@@ -1010,6 +1010,29 @@ static void load_world_writable_file_is_refused_even_unrequired(void **state)
 	load_bad(path, true, -EPERM, "is writable by anyone");
 }
 
+/* The port Landlock lets the processor connect to: the upload URL's, or an environment proxy's. */
+static void url_port_follows_the_scheme_and_an_explicit_port(void **state)
+{
+	(void)state;
+	assert_int_equal(config_url_port("http://ingest.example.org/v1/batches", 0), 80);
+	assert_int_equal(config_url_port("https://ingest.example.org/v1/batches", 0), 443);
+	assert_int_equal(config_url_port("https://ingest.example.org:8750/v1/batches#a:1", 0), 8750);
+	assert_int_equal(config_url_port("http://127.0.0.1:9/x?y=:2", 0), 9);
+	assert_int_equal(config_url_port("https://[::1]:8443/v1", 0), 8443);
+	assert_int_equal(config_url_port("https://[::1]/v1", 0), 443);
+	assert_int_equal(config_url_port("socks5://proxy.local", 1080), 1080);
+	assert_int_equal(config_url_port("http://user:pw@proxy:3128", 1080), 3128);
+	assert_int_equal(config_url_port("http://user:pw@proxy", 1080), 80);
+	/* Nothing usable: no rule rather than a wrong one. */
+	assert_int_equal(config_url_port("proxy:3128", 1080), 0);
+	assert_int_equal(config_url_port("", 0), 0);
+	assert_int_equal(config_url_port(NULL, 0), 0);
+	assert_int_equal(config_url_port("http://h:0/", 0), 0);
+	assert_int_equal(config_url_port("http://h:65536/", 0), 0);
+	assert_int_equal(config_url_port("http://h:-1/", 0), 0);
+	assert_int_equal(config_url_port("http://h:80x/", 0), 0);
+}
+
 static void load_not_root_owned_is_refused_when_required(void **state)
 {
 	struct passwd *nobody = getpwnam("nobody");
@@ -1100,6 +1123,7 @@ int main(void)
 		cmocka_unit_test(config_check_judges_the_whole_after_overrides),
 		cmocka_unit_test(config_write_reads_back_to_the_same_config),
 		cmocka_unit_test(error_buffers_may_be_small_or_absent),
+		cmocka_unit_test(url_port_follows_the_scheme_and_an_explicit_port),
 		cmocka_unit_test_setup_teardown(load_reads_a_good_file, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(load_names_the_file_in_content_errors, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(load_missing_file_is_enoent_and_says_what_to_do, dir_setup, dir_teardown),
