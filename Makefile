@@ -231,7 +231,7 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 		TRACER_TEST_SANITIZED=1 tests/run-tests.sh $^
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(SHM_SRC) $(PROC_LIB_SRC) $(INGEST_LIB_SRC) $(SHM_HDR)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(PROC_LIB_SRC) $(INGEST_LIB_SRC) $(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
 	$(Q)$(CLANG) $(CPPFLAGS) -Iprocessor -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \

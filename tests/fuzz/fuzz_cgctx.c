@@ -19,16 +19,9 @@
 #include <string.h>
 
 #include "cgctx.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                            \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                               \
-		}                                                                              \
-	} while (0)
 
 static bool in_input(const char *path, size_t len, const char *s)
 {

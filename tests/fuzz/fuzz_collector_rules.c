@@ -42,17 +42,9 @@
 #include <unistd.h>
 
 #include "../../collector/load.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Our own messages go to fd 2 directly: stderr is the parser's log, captured. */
-#define CHECK(cond)                                                                                  \
-	do {                                                                                         \
-		if (!(cond)) {                                                                       \
-			dprintf(2, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);     \
-			abort();                                                                     \
-		}                                                                                    \
-	} while (0)
 
 static struct rules_file f;
 static struct tr_kernel_rules builtin; /* rules_parse(f, NULL): the built-in allowlist alone */

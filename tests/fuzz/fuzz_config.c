@@ -22,16 +22,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                  \
-		}                                                                                 \
-	} while (0)
 
 static void check_error(const char *err, size_t errsize, const char *prefix)
 {

@@ -32,16 +32,9 @@
 #include "ingest.h"
 #include "keys.h"
 #include "store.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                  \
-		}                                                                                 \
-	} while (0)
 
 #define MAX_RECORDS 64
 

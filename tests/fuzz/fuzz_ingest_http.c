@@ -76,18 +76,10 @@
 #include "keys.h"
 #include "server.h"
 #include "store.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Our own messages go to fd 2 directly: stderr is the server's log, captured. */
-#define CHECK(cond)                                                                                  \
-	do {                                                                                         \
-		if (!(cond)) {                                                                       \
-			dprintf(2, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);     \
-			abort();                                                                     \
-		}                                                                                    \
-	} while (0)
 
 #define MAX_BODY 4096u       /* the server's --max-body: inputs of a few KiB cross it */
 #define CONN_MEMORY 8192u    /* libmicrohttpd's pool per connection: headers larger than this are refused */
@@ -122,18 +114,6 @@ static void key_from_seed(struct batch_secret_key *k, const uint8_t seed[crypto_
 {
 	crypto_sign_seed_keypair(k->public_key, k->secret_key, seed);
 	batch_key_id(k->public_key, k->key_id);
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK(d != NULL);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
 }
 
 /* The keys file as an operator writes it (mode 0600), read by the ingest's own loader, then removed. */
@@ -202,7 +182,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	g.addr.sin_family = AF_INET;
 	g.addr.sin_port = htons(server_port(g.srv));
 	g.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	g.fds = count_fds();
+	g.fds = fuzz_count_fds();
 	g.dump = getenv("TRACER_FUZZ_HTTP_DUMP") != NULL;
 	return 0;
 }
@@ -490,7 +470,7 @@ static void check_fds(void)
 	int64_t deadline = now_ms() + 2000;
 	int n;
 
-	while ((n = count_fds()) != g.fds && now_ms() < deadline)
+	while ((n = fuzz_count_fds()) != g.fds && now_ms() < deadline)
 		usleep(50);
 	if (n != g.fds) {
 		dprintf(2, "invariant failed: %d descriptors open after the connection closed, %d before\n", n, g.fds);

@@ -29,6 +29,7 @@
 #include "records.h"
 #include "report.h"
 #include "session.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,14 +38,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FIX_EXEC 0x80u
 
 static struct session s;
-
-#define CHECK(cond)                                                             \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                \
-		}                                                               \
-	} while (0)
 
 /* ---- JSON validity ------------------------------------------------------ */
 

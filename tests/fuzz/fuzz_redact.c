@@ -23,20 +23,13 @@
 #include <string.h>
 
 #include "redact.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_ARGS 256
 #define MAX_IN 8192
 #define PLANTED "ZZplantedZZ"
-
-#define CHECK(cond)                                                                                 \
-	do {                                                                                        \
-		if (!(cond)) {                                                                      \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                    \
-		}                                                                                   \
-	} while (0)
 
 static char in[MAX_IN + 64], out[MAX_IN + 64], again[MAX_IN + 64], area_out[MAX_IN + 64];
 

@@ -50,16 +50,9 @@
 
 #include "handover.h"
 #include "ring.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                  \
-		}                                                                                 \
-	} while (0)
 
 #define FL_SPLIT 0x01u      /* the message in two sends, split at [1] */
 #define FL_EOF 0x02u        /* the producer's end closed after sending */
@@ -92,18 +85,6 @@ static uint64_t u64_at(const struct input *in, size_t at)
 	for (unsigned i = 0; i < 8; i++)
 		v |= (uint64_t)byte_at(in, at + i) << (8 * i);
 	return v;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK(d != NULL);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
 }
 
 /* Mappings of memfds left in this process (the ring's, the consumer page's, forged ones). */
@@ -274,7 +255,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ring_consumer c;
 
 	if (!init) {
-		fds_before = count_fds();
+		fds_before = fuzz_count_fds();
 		CHECK(memfd_mappings() == 0);
 		init = true;
 	}
@@ -346,7 +327,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(sv[0]);
 	close(sv[1]);
 	ring_producer_destroy(&p);
-	CHECK(count_fds() == fds_before);
+	CHECK(fuzz_count_fds() == fds_before);
 	CHECK(memfd_mappings() == 0);
 	return 0;
 }

@@ -39,16 +39,9 @@
 
 #include "batch.h"
 #include "spool.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                  \
-		}                                                                                 \
-	} while (0)
 
 struct input {
 	const uint8_t *p;

@@ -22,18 +22,11 @@
 
 #include "tool.h"
 #include "toolrules.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_ARGS 64
-
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                  \
-		}                                                                                 \
-	} while (0)
 
 static const char base_rules[] = "rename bwa-mem2 bwa\nsubcommand mytool value -c\n";
 

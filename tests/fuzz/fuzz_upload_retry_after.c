@@ -23,16 +23,9 @@
 #include <string.h>
 
 #include "upload.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                               \
-	do {                                                                                      \
-		if (!(cond)) {                                                                    \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-			abort();                                                                  \
-		}                                                                                 \
-	} while (0)
 
 #define SEC 1000000000ULL
 #define RETRY_AFTER_HOUR_NS (3600 * SEC) /* the uploader's longest wait (upload.c) */
