@@ -69,13 +69,14 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
             cppcheck procps util-linux snakemake bwa samtools openssl \
-            systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper
+            systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
+            libbpf-tools
 
 .PHONY: units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
 BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest
 
-all: $(BUILD)/libtracer_shm.a $(BINARIES) $(BUILD)/tests/e2e/workload
+all: $(BUILD)/libtracer_shm.a $(BINARIES) $(BUILD)/tests/e2e/workload $(BUILD)/tests/e2e/probe_state
 
 # ---- kernel programs (CO-RE, against the running kernel's BTF) ---------
 $(BUILD)/bpf/vmlinux.h: $(BTF)
@@ -261,6 +262,18 @@ $(BUILD)/bench/spool_recovery_bench: $(BUILD)/obj/bench/spool_recovery_bench.o $
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
+# The kernel benchmark's calibration: empty programs on tracer's hooks (the statistics' own cost per
+# call) and the loader that holds them attached. Built for the benchmarks only, never installed.
+$(BUILD)/bench/calib.bpf.o: bench/calib.bpf.c
+	@mkdir -p $(dir $@)
+	@echo "  BPF     $<"
+	$(Q)$(CLANG) -g -O2 -target bpf -Wall -Werror -c -o $@ $<
+
+$(BUILD)/bench/calib: $(BUILD)/obj/bench/calib.o
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz
+
 bench: $(addprefix bench-,$(BENCHES))
 
 bench-ring: $(BUILD)/bench/ring_bench
@@ -272,7 +285,7 @@ bench-overhead: all $(BUILD)/bench/spawn
 bench-agent: all $(BUILD)/bench/spawn
 	bench/agent.sh $(BUILD)
 
-bench-kernel: all $(BUILD)/bench/spawn
+bench-kernel: all $(BUILD)/bench/spawn $(BUILD)/bench/calib $(BUILD)/bench/calib.bpf.o
 	bench/kernel.sh $(BUILD)
 
 bench-delivery: all $(BUILD)/bench/delivery_bench $(BUILD)/bench/spool_recovery_bench

@@ -6,7 +6,8 @@
  *    Linux 6.3+; on older kernels these programs are not loaded);
  *  - time spent inside blocking network calls (syscall tracepoints);
  *  - regular files opened (TR_FILE records), once per (process, file, mode),
- *    at most max_files_per_proc per process. Paths and modes, never contents.
+ *    at most max_files_per_proc per process, except the dynamic loader's
+ *    (below). Paths and modes, never contents.
  * Untraced processes cost one hash lookup per event.
  */
 #include "tracer.bpf.h"
@@ -21,11 +22,11 @@
 
 _Static_assert(TR_FILE_READ == 0x1 && TR_FILE_WRITE == 0x2, "file modes are the kernel's FMODE bits");
 
-/* The current process's state if it is traced. */
-static __always_inline struct tr_pstate *traced_current(void)
+/* The current process's state if it is traced; t: current_task(). */
+static __always_inline struct tr_pstate *traced_current(struct task_struct *t)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct tr_pstate *st = pstate_current(current_task(), tgid);
+	struct tr_pstate *st = pstate_current(t, tgid);
 
 	return st && (st->flags & TR_PSTATE_TRACED) ? st : NULL;
 }
@@ -50,7 +51,7 @@ static __always_inline int count_net(struct sock_length_args *ctx, bool rx)
 		return 0;
 	if (rx && (ctx->flags & MSG_PEEK_FLAG)) /* peeked data is received again later */
 		return 0;
-	st = traced_current();
+	st = traced_current(current_task());
 	if (st)
 		__sync_fetch_and_add(rx ? &st->net_rx : &st->net_tx, ctx->ret);
 	return 0;
@@ -83,7 +84,7 @@ static __always_inline int net_call_enter(void)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 now;
 
-	if (!traced_current())
+	if (!traced_current(current_task()))
 		return 0;
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&net_calls, &tid, &now, BPF_ANY);
@@ -129,14 +130,23 @@ NET_WAIT_CALL(sendmsg)
 
 /* ---- files ------------------------------------------------------------------ */
 
-/* A file already reported for a process, in a mode. */
+/*
+ * A file already reported for a process, in a mode. The file is named by
+ * its struct inode's address and i_generation: the address names the
+ * file while the inode is in memory (it is, while the file is open), and
+ * once a freed inode's memory serves another file, the generation - a
+ * random number per new inode on ext4, xfs, btrfs and tmpfs - tells them
+ * apart. Both are one read from the file (the device number is two more:
+ * inode->i_sb->s_dev), and unlike the inode number they are not handed to
+ * the next file created after an unlink. An inode evicted from memory and
+ * read back gets a new address: its next open is reported again, as after
+ * an LRU eviction (harmless: the processor merges by path).
+ */
 struct file_key {
+	__u64 inode;
 	__u64 start_ns; /* of the process: a reused pid starts afresh */
-	__u64 ino;
-	__u32 dev;
 	__u32 tgid;
-	__u32 mode;
-	__u32 pad;
+	__u32 gen_mode; /* i_generation << 2 | mode (TR_FILE_READ, TR_FILE_WRITE) */
 };
 
 struct {
@@ -153,22 +163,103 @@ struct sys_exit_args {
 	long ret;
 };
 
+/*
+ * ---- the dynamic loader's opens ---------------------------------------
+ * A dynamically linked program's loader (ld.so, the ELF interpreter) opens
+ * ld.so.cache and each shared library before the program runs, and again
+ * for each dlopen(): two opens for /bin/true, dozens for a Python tool,
+ * each a path walk and a record, in every process. They say what was
+ * mapped, not what the program read; they are not reported.
+ *
+ * The test is where the open was made from, not what was opened: an open
+ * for reading (O_RDONLY) whose syscall instruction is in the interpreter's
+ * own image. The kernel maps the interpreter first, at the top of the mmap
+ * area, before anything else of the new image: it spans [AT_BASE, its
+ * end], AT_BASE from the auxiliary vector the kernel built at exec
+ * (mm->saved_auxv), its end at or below mm->mmap_base, and later mappings,
+ * placed top-down, go below AT_BASE (only one forced with MAP_FIXED into
+ * the sliver between its end and mmap_base would be taken for it). So a
+ * syscall whose return address (pt_regs->ip) lies in [AT_BASE, mmap_base)
+ * was made by the loader's code. What the program itself opens - a library included, through
+ * open() - is still reported, and so is everything opened by code in
+ * libraries (their constructors too): only ld.so's own opens are left out.
+ *
+ * Nothing is left out: without an interpreter (static programs, ld.so run
+ * as a command: AT_BASE 0), with the legacy bottom-up mmap layout
+ * (setarch -L: AT_BASE above mmap_base), for writes, for openat2() and
+ * creat(), and before 5.15 (no bpf_task_pt_regs(): every open is reported
+ * there).
+ * Costs: two helper calls and a few loads, before the file is looked up
+ * (docs/schema.md, "tr_file").
+ */
+#define AT_NULL_TYPE 0
+#define AT_BASE_TYPE 7
+#define AUXV_SCAN_PAIRS 16
+/*
+ * Where create_elf_tables() puts AT_BASE on x86_64: after the arch's
+ * two entries and six generic ones. Looked at first, alone: each cache
+ * line of the vector the scan touches can be a miss.
+ */
+#define AUXV_AT_BASE_PAIR 8
+#define O_ACCMODE_FLAGS 3
+
+static __always_inline bool opened_by_loader(struct task_struct *t, int flags_arg)
+{
+	unsigned long base = 0, flags;
+	struct pt_regs *regs;
+	struct mm_struct *mm;
+
+	if (!TASK_BTF || !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs) ||
+	    !bpf_core_field_exists(((struct mm_struct *)0)->saved_auxv))
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	/* The registers as the syscall left user space: its arguments, and where it returns to. */
+	flags = flags_arg == 3 ? PT_REGS_PARM3_SYSCALL(regs) : PT_REGS_PARM2_SYSCALL(regs);
+	if (flags & O_ACCMODE_FLAGS)
+		return false;
+	mm = t->mm;
+	if (!mm)
+		return false;
+	if (mm->saved_auxv[2 * AUXV_AT_BASE_PAIR] == AT_BASE_TYPE)
+		base = mm->saved_auxv[2 * AUXV_AT_BASE_PAIR + 1];
+	else
+		for (int i = 0; i < AUXV_SCAN_PAIRS; i++) {
+			unsigned long type = mm->saved_auxv[2 * i];
+
+			if (type == AT_BASE_TYPE) {
+				base = mm->saved_auxv[2 * i + 1];
+				break;
+			}
+			if (type == AT_NULL_TYPE)
+				break;
+		}
+	return base && PT_REGS_IP(regs) >= base && PT_REGS_IP(regs) < mm->mmap_base;
+}
+
+/* The struct file of descriptor fd of the current task t (a plain pointer, for BPF_CORE_READ). */
 static __always_inline struct file *fd_file(struct task_struct *t, long fd)
 {
-	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct fdtable *fdt = KREAD(t, files, fdt);
 	struct file **fds, *f = NULL;
 
-	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd >= KREAD(fdt, max_fds))
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	fds = KREAD(fdt, fd); /* a pointer to pointers: a plain number to the verifier, indexed below */
 	bpf_probe_read_kernel(&f, sizeof(f), fds + fd);
 	return f;
 }
 
-static __always_inline int file_opened(long fd)
+/*
+ * fd: the open's result; flags_arg: which argument of the syscall holds
+ * its flags (3 for openat, 2 for open), 0 when the loader's opens are not
+ * looked for. Cheapest refusals first: not traced (one lookup), the
+ * loader's, not opened for reading or writing (O_PATH), not a regular
+ * file, already reported; only then the path.
+ */
+static __always_inline int file_opened(long fd, int flags_arg)
 {
 	struct task_struct *task = current_task();
-	__u32 zero = 0, pos;
+	__u32 zero = 0, pos, mode;
 	struct file_key k = {};
 	struct path_scratch *ps;
 	struct path f_path, root;
@@ -179,18 +270,23 @@ static __always_inline int file_opened(long fd)
 	__u8 one = 1;
 	int r;
 
-	if (fd < 0 || !(st = traced_current()) || !(f = fd_file(task, fd)))
+	if (fd < 0 || !(st = traced_current(task)))
+		return 0;
+	if (flags_arg && opened_by_loader(task, flags_arg))
+		return 0;
+	f = fd_file(task, fd);
+	if (!f)
+		return 0;
+	mode = BPF_CORE_READ(f, f_mode) & FMODE_RW;
+	if (!mode) /* O_PATH */
 		return 0;
 	inode = BPF_CORE_READ(f, f_inode);
 	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT_MASK) != S_IFREG_MODE)
 		return 0;
-	k.mode = BPF_CORE_READ(f, f_mode) & FMODE_RW;
-	if (!k.mode) /* O_PATH */
-		return 0;
+	k.inode = (__u64)inode;
+	k.gen_mode = BPF_CORE_READ(inode, i_generation) << 2 | mode;
 	k.tgid = bpf_get_current_pid_tgid() >> 32;
 	k.start_ns = st->start_ns;
-	k.ino = BPF_CORE_READ(inode, i_ino);
-	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	if (bpf_map_lookup_elem(&files_sent, &k))
 		return 0;
 	if (st->files >= max_files_per_proc) {
@@ -198,7 +294,7 @@ static __always_inline int file_opened(long fd)
 		return 0;
 	}
 	f_path = BPF_CORE_READ(f, f_path);
-	root = BPF_CORE_READ(task, fs, root);
+	root = BPF_CORE_READ(task, fs, root); /* once per file reported, beside its path walk */
 	r = dentry_path(0, (__u64)f_path.dentry, (__u64)f_path.mnt, (__u64)root.dentry, (__u64)root.mnt);
 	pos = PATH_POS(r);
 	if (!path_pos_valid(pos))
@@ -209,7 +305,7 @@ static __always_inline int file_opened(long fd)
 	__builtin_memset(&h, 0, sizeof(h));
 	fill_hdr(&h.hdr, TR_FILE);
 	h.tgid = k.tgid;
-	h.mode = k.mode | (r & PATH_TRUNCATED ? TR_FILE_TRUNCATED : 0);
+	h.mode = mode | (r & PATH_TRUNCATED ? TR_FILE_TRUNCATED : 0);
 	h.start_ns = st->start_ns;
 	h.path_len = path_len(pos);
 	if (output_path_record(ps, pos, &h)) {
@@ -221,11 +317,11 @@ static __always_inline int file_opened(long fd)
 	return 0;
 }
 
-#define FILE_OPEN_CALL(call)                                                 \
+#define FILE_OPEN_CALL(call, flags_arg)                                      \
 	SEC("tracepoint/syscalls/sys_exit_" #call)                           \
-	int handle_##call(struct sys_exit_args *ctx) { return file_opened(ctx->ret); }
+	int handle_##call(struct sys_exit_args *ctx) { return file_opened(ctx->ret, flags_arg); }
 
-FILE_OPEN_CALL(openat)
-FILE_OPEN_CALL(openat2)
-FILE_OPEN_CALL(open)
-FILE_OPEN_CALL(creat)
+FILE_OPEN_CALL(openat, 3) /* openat(dirfd, path, flags, mode) */
+FILE_OPEN_CALL(open, 2)   /* open(path, flags, mode) */
+FILE_OPEN_CALL(openat2, 0) /* flags inside struct open_how, in user memory: never the loader's */
+FILE_OPEN_CALL(creat, 0)  /* always for writing */

@@ -103,10 +103,14 @@ __attribute__((noinline)) int read_env(__u32 off, __u64 p, __u64 end)
 	return len;
 }
 
-/* The working directory into b->data at off; its length (NUL included), 0 if unknown. */
+/*
+ * The working directory into b->data at off; its length (NUL included), 0
+ * if unknown. task: current_task(). The path's ends are read as plain
+ * pointers: dentry_path() is a global function.
+ */
 static __always_inline __u32 read_cwd(struct exec_buf *b, __u32 off, struct task_struct *task)
 {
-	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+	struct fs_struct *fs = KREAD(task, fs);
 	struct path pwd = BPF_CORE_READ(fs, pwd), root = BPF_CORE_READ(fs, root);
 	__u32 zero = 0, pos, len;
 	struct path_scratch *ps;
@@ -126,15 +130,22 @@ static __always_inline __u32 read_cwd(struct exec_buf *b, __u32 off, struct task
 	return len;
 }
 
-/* Inode number of the task's pid namespace (the one its pid lives in, not its children's). */
+/*
+ * Inode number of the task's pid namespace (the one its pid lives in, not
+ * its children's): pid->numbers[pid->level]. task: current_task(). The
+ * host's processes (level 0) are read with plain loads; a variable index
+ * needs bpf_probe_read_kernel.
+ */
 static __always_inline __u32 pid_ns_inum(struct task_struct *task)
 {
-	struct pid *pid = BPF_CORE_READ(task, thread_pid);
-	unsigned int level = BPF_CORE_READ(pid, level);
+	struct pid *pid = KREAD(task, thread_pid);
+	unsigned int level = pid ? KREAD(pid, level) : 0;
 	struct upid *up;
 
 	if (!pid || level > 32)
 		return 0;
+	if (TASK_BTF && level == 0)
+		return pid->numbers[0].ns->ns.inum;
 	up = (struct upid *)((char *)pid + bpf_core_field_offset(struct pid, numbers) +
 			     level * bpf_core_type_size(struct upid));
 	return BPF_CORE_READ(up, ns, ns.inum);
@@ -145,8 +156,9 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
 	struct task_struct *task = current_task();
 	__u64 id = bpf_get_current_pid_tgid(), ug = bpf_get_current_uid_gid();
-	struct kernfs_node *cg2, *cg1;
+	struct kernfs_node *cg1;
 	unsigned long arg_start, arg_end;
+	struct mm_struct *mm;
 	__u32 zero = 0, tgid = id >> 32, true_len, flags;
 	__u64 path_len, argv_len, cwd_len, env_len, size, start = process_start(task);
 	struct tr_pstate *st, fresh = {};
@@ -175,7 +187,7 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	fill_hdr(&b->e.hdr, TR_EXEC);
 	b->e.pid = (__u32)id;
 	b->e.tgid = tgid;
-	b->e.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	b->e.ppid = KREAD(task, real_parent, tgid);
 	b->e.uid = (__u32)ug;
 	b->e.gid = ug >> 32;
 	b->e.start_ns = start;
@@ -204,19 +216,19 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (!(flags & TR_PSTATE_TRACED))
 		return 0;
 
-	cg2 = cgroup_v2_kn(task);
 	cg1 = cgroup_v1_kn(task);
 	b->e.cgroup_id = bpf_get_current_cgroup_id();
 	b->e.cgroup_v1_id = kn_id(cg1);
-	b->e.mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	b->e.mnt_ns = KREAD(task, nsproxy, mnt_ns, ns.inum);
 	b->e.pid_ns = pid_ns_inum(task);
 	/* Paths of its cgroups go first, so the processor can resolve the ids when the exec arrives. */
-	send_cgroup(b->e.cgroup_id, 0, (__u64)cg2, 0);
+	send_cgroup(b->e.cgroup_id, 0, CGROUP_KN_CURRENT_V2, 0);
 	send_cgroup(b->e.cgroup_v1_id, 1, (__u64)cg1, 0);
 
 	/* argv: the new image's argument area, NUL-separated strings. */
-	arg_start = BPF_CORE_READ(task, mm, arg_start);
-	arg_end = BPF_CORE_READ(task, mm, arg_end);
+	mm = KREAD(task, mm);
+	arg_start = KREAD(mm, arg_start);
+	arg_end = KREAD(mm, arg_end);
 	true_len = arg_end > arg_start ? (__u32)(arg_end - arg_start) : 0;
 	argv_len = true_len > TR_ARGV_MAX ? TR_ARGV_MAX : true_len;
 	if (argv_len < true_len)
@@ -237,8 +249,7 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 
 	cwd_len = read_cwd(b, path_len + argv_len, task);
 	b->e.cwd_len = cwd_len;
-	env_len = read_env(path_len + argv_len + cwd_len, BPF_CORE_READ(task, mm, env_start),
-			   BPF_CORE_READ(task, mm, env_end));
+	env_len = read_env(path_len + argv_len + cwd_len, KREAD(mm, env_start), KREAD(mm, env_end));
 	b->e.env_len = env_len;
 
 	size = sizeof(b->e) + path_len + argv_len + cwd_len + env_len;
@@ -252,27 +263,37 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 /*
  * raw tracepoint: the child task is an argument, so threads can be told
  * from processes. Runs before the child does: its state (inherited from the
- * parent) is in place before any event of its own.
+ * parent) is in place before any event of its own. The parent is the
+ * current task (args[0]), read through current_task(); the child only
+ * through bpf_probe_read_kernel (a raw tracepoint's argument is a plain
+ * number to the verifier): its pid and tgid, adjacent, in one read.
  */
 SEC("raw_tp/sched_process_fork")
 int handle_fork(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct *parent = (struct task_struct *)ctx->args[0];
 	struct task_struct *child = (struct task_struct *)ctx->args[1];
-	__u32 ptgid = bpf_get_current_pid_tgid() >> 32, ctgid;
+	struct task_struct *parent = current_task();
+	__u32 ptgid = bpf_get_current_pid_tgid() >> 32, ids[2] = {};
 	struct tr_pstate *pst, cst = {};
 	struct tr_fork *r;
+	__u64 now;
 
-	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
-		return 0; /* a new thread, not a new process */
 	pst = pstate_current(parent, ptgid);
 	if (!pst)
 		return 0;
-	ctgid = BPF_CORE_READ(child, tgid);
+	if (bpf_core_field_offset(struct task_struct, tgid) == bpf_core_field_offset(struct task_struct, pid) + 4) {
+		bpf_probe_read_kernel(ids, sizeof(ids), (char *)child + bpf_core_field_offset(struct task_struct, pid));
+	} else {
+		ids[0] = BPF_CORE_READ(child, pid);
+		ids[1] = BPF_CORE_READ(child, tgid);
+	}
+	if (ids[0] != ids[1])
+		return 0; /* a new thread, not a new process */
+	now = bpf_ktime_get_ns(); /* one clock read: the record's time and the child's first sample's */
 	cst.start_ns = BPF_CORE_READ(child, start_time); /* the child leads its group */
-	cst.last_sample_ns = bpf_ktime_get_ns();                /* first sample one interval after birth */
+	cst.last_sample_ns = now;                        /* first sample one interval after birth */
 	cst.flags = pst->flags & (TR_PSTATE_TRACED | PS_EXCLUDED | PS_NOT_INCLUDED);
-	if (bpf_map_update_elem(&pstates, &ctgid, &cst, BPF_ANY))
+	if (bpf_map_update_elem(&pstates, &ids[1], &cst, BPF_ANY))
 		count_drop(TR_DROP_STATE);
 	if (!(pst->flags & TR_PSTATE_TRACED))
 		return 0;
@@ -281,9 +302,9 @@ int handle_fork(struct bpf_raw_tracepoint_args *ctx)
 		count_drop(TR_FORK);
 		return 0;
 	}
-	fill_hdr(&r->hdr, TR_FORK);
+	fill_hdr_at(&r->hdr, TR_FORK, now);
 	r->parent_tgid = ptgid;
-	r->child_tgid = ctgid;
+	r->child_tgid = ids[1];
 	r->parent_start_ns = process_start(parent);
 	r->child_start_ns = cst.start_ns;
 	r->uid = (__u32)bpf_get_current_uid_gid();
@@ -332,6 +353,23 @@ static __always_inline __u32 take_state(struct tr_exit *r, struct task_struct *t
 	return flags & TR_PSTATE_TRACED ? flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING) : 0;
 }
 
+/*
+ * The high-water mark of the task's memory cgroup (the page counter's
+ * watermark: memory.peak on v2, memory.max_usage_in_bytes on v1), in
+ * bytes; 0 without a memory controller. The processor decides whether that
+ * cgroup belongs to one step alone.
+ */
+static __always_inline __u64 memcg_peak_bytes(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = memory_css(task);
+	struct mem_cgroup *memcg;
+
+	if (!css)
+		return 0;
+	memcg = (struct mem_cgroup *)((char *)css - bpf_core_field_offset(struct mem_cgroup, css));
+	return BPF_CORE_READ(memcg, memory.watermark) * page_size;
+}
+
 SEC("tracepoint/sched/sched_process_exit")
 int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
@@ -341,7 +379,9 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	__u32 zero = 0, tid = (__u32)id, tgid = id >> 32;
 	struct kernfs_node *cg1;
 	struct pending_exit *pe;
+	struct mm_struct *mm;
 	struct totals tot = {};
+	__u64 maxrss, image;
 	struct tr_exit *r;
 
 	if (!group_dead(ctx, sig))
@@ -381,9 +421,27 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	r->min_flt = tot.min_flt;
 	r->maj_flt = tot.maj_flt;
 	r->nr_threads = tot.nr_threads;
+	/*
+	 * signal->maxrss holds the high-water marks of the process's earlier
+	 * images (each exec folds the old one in, and a forked child's first
+	 * image is a copy of its parent's): the rusage figure. The final image
+	 * is still attached here from 6.16, where sched_process_exit runs
+	 * before exit_mm(): its own peak is VmHWM's. Before 6.16 mm is NULL.
+	 */
+	mm = BPF_CORE_READ(task, mm);
+	maxrss = BPF_CORE_READ(sig, maxrss);
+	if (mm) {
+		image = image_peak_pages(mm, rss_pages(mm));
+		r->image_peak_rss_bytes = image * page_size;
+		/* exit_mm() may fold it into signal->maxrss only after this point. */
+		if (image > maxrss)
+			maxrss = image;
+	} else {
+		tot.flags |= TR_EXIT_NO_IMAGE_PEAK;
+	}
+	r->maxrss_bytes = maxrss * page_size;
 	r->flags = tot.flags;
-	/* do_exit() has folded the final mm's high-water mark into signal->maxrss. */
-	r->maxrss_bytes = BPF_CORE_READ(sig, maxrss) * page_size;
+	r->memcg_peak_bytes = memcg_peak_bytes(task);
 	/* The last thread's only: released threads' run delay is not kept anywhere. */
 	if (!(tot.flags & TR_EXIT_NO_SCHED_INFO))
 		r->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);

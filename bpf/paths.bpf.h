@@ -39,23 +39,49 @@ static __always_inline long output_path_record(struct path_scratch *ps, __u32 po
 	return bpf_ringbuf_output(&events, ps->buf + start, size, wakeup_flags());
 }
 
-/* The task's cgroup on the default (v2) hierarchy. */
+/*
+ * The cgroup helpers below take t = current_task() (tracer.bpf.h, KREAD)
+ * and return plain pointers: what they return goes to global functions
+ * (send_cgroup) or BPF_CORE_READ.
+ */
+
+/*
+ * The task's cgroup on the default (v2) hierarchy. Needed only to send a
+ * cgroup's path, once per cgroup: exec does not even ask for it
+ * (CGROUP_KN_CURRENT_V2); exit, OOM and samples do, eagerly.
+ */
 static __always_inline struct kernfs_node *cgroup_v2_kn(struct task_struct *t)
 {
-	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn);
+	struct cgroup *cg = KREAD(t, cgroups, dfl_cgrp);
+
+	return BPF_CORE_READ(cg, kn);
 }
 
-/* The task's state of the memory controller (its memory cgroup), on whichever hierarchy has it. */
+/* Index of the memory controller in css_set->subsys, or -1 when this kernel has none. */
+static __always_inline int memory_subsys(void)
+{
+	int idx;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+		return -1;
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	return idx >= 0 && idx < 64 ? idx : -1;
+}
+
+/*
+ * The task's state of the memory controller (its memory cgroup), on
+ * whichever hierarchy has it. Read with bpf_probe_read_kernel(): it is
+ * inlined into rules_decide(), which every program that can meet a new
+ * process verifies (tracer.bpf.h, KREAD: what a pointer hop costs the
+ * verifier), and it is seldom on a hot path.
+ */
 static __always_inline struct cgroup_subsys_state *memory_css(struct task_struct *t)
 {
 	struct cgroup_subsys_state *css = NULL;
 	struct css_set *cs = BPF_CORE_READ(t, cgroups);
-	int idx;
+	int idx = memory_subsys();
 
-	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id) || !cs)
-		return NULL;
-	idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-	if (idx < 0 || idx >= 64)
+	if (idx < 0 || !cs)
 		return NULL;
 	bpf_probe_read_kernel(&css, sizeof(css),
 			      (char *)cs + bpf_core_field_offset(struct css_set, subsys) + idx * sizeof(css));
@@ -68,14 +94,34 @@ static __always_inline bool css_on_v1(struct cgroup_subsys_state *css)
 	return BPF_CORE_READ(css, cgroup, root, hierarchy_id) != 0;
 }
 
-/* The task's cgroup in the v1 memory hierarchy, NULL when the controller is on v2 (or absent). */
+/*
+ * The task's cgroup in the v1 memory hierarchy, NULL when the controller is
+ * on v2 (or absent). Asked at every exec and exit, and NULL on most hosts:
+ * with BTF the question costs a few loads, not five helper calls.
+ */
 static __always_inline struct kernfs_node *cgroup_v1_kn(struct task_struct *t)
 {
-	struct cgroup_subsys_state *css = memory_css(t);
+	struct cgroup_subsys_state *css;
+	struct css_set *cs;
+	struct cgroup *cg;
+	int idx;
 
-	if (!css || !css_on_v1(css))
+	if (!TASK_BTF) {
+		css = memory_css(t);
+		if (!css || !css_on_v1(css))
+			return NULL;
+		return BPF_CORE_READ(css, cgroup, kn);
+	}
+	idx = memory_subsys();
+	cs = t->cgroups;
+	if (idx < 0 || !cs)
 		return NULL;
-	return BPF_CORE_READ(css, cgroup, kn);
+	/* idx is a constant once loaded: the verifier checks this load's offset like any other's. */
+	css = cs->subsys[idx];
+	cg = css ? css->cgroup : NULL;
+	if (!cg || !cg->root->hierarchy_id)
+		return NULL;
+	return BPF_CORE_READ(cg, kn);
 }
 
 /* A cgroup's id: its kernfs node's, the inode number of its directory. */

@@ -85,4 +85,53 @@ SUBPROG int sum_process(struct totals *r, struct signal_struct *sig)
 	return 0;
 }
 
+/* mm->rss_stat: percpu counters from 6.2, atomics before. Both layouts, whichever this kernel has. */
+struct mm_struct___pcpu {
+	struct percpu_counter rss_stat[4];
+} __attribute__((preserve_access_index));
+
+struct mm_rss_stat___atomic {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___atomic {
+	struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+
+/*
+ * Resident pages now: MM_FILEPAGES (0) + MM_ANONPAGES (1) + MM_SHMEMPAGES
+ * (3); 2 is swap entries (indexes stable since 4.5). The percpu counters'
+ * central value, as /proc/PID/status shows it: it can lag by a batch of
+ * pages per CPU.
+ */
+static __always_inline __u64 rss_pages(struct mm_struct *mm)
+{
+	struct mm_struct___pcpu *p = (void *)mm;
+	struct mm_struct___atomic *a = (void *)mm;
+	__s64 v = 0;
+
+	if (!mm)
+		return 0;
+	if (bpf_core_field_exists(p->rss_stat))
+		v = BPF_CORE_READ(p, rss_stat[0].count) + BPF_CORE_READ(p, rss_stat[1].count) +
+		    BPF_CORE_READ(p, rss_stat[3].count);
+	else if (bpf_core_field_exists(a->rss_stat))
+		v = BPF_CORE_READ(a, rss_stat.count[0].counter) + BPF_CORE_READ(a, rss_stat.count[1].counter) +
+		    BPF_CORE_READ(a, rss_stat.count[3].counter);
+	return v > 0 ? (__u64)v : 0;
+}
+
+/*
+ * The peak resident set of the image mm, in pages: what VmHWM in
+ * /proc/PID/status shows. hiwater_rss is brought up to date only when
+ * RSS is about to fall (unmap, exit): the current figure, rss (from
+ * rss_pages), can be above it.
+ */
+static __always_inline __u64 image_peak_pages(struct mm_struct *mm, __u64 rss)
+{
+	__u64 hiwater = mm ? BPF_CORE_READ(mm, hiwater_rss) : 0;
+
+	return hiwater > rss ? hiwater : rss;
+}
+
 #endif /* TRACER_PROC_BPF_H */

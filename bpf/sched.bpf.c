@@ -16,42 +16,6 @@
 #include "paths.bpf.h"
 #include "proc.bpf.h"
 
-/* mm->rss_stat: percpu counters from 6.2, atomics before. Both layouts, whichever this kernel has. */
-struct mm_struct___pcpu {
-	struct percpu_counter rss_stat[4];
-} __attribute__((preserve_access_index));
-
-struct mm_rss_stat___atomic {
-	atomic_long_t count[4];
-} __attribute__((preserve_access_index));
-
-struct mm_struct___atomic {
-	struct mm_rss_stat___atomic rss_stat;
-} __attribute__((preserve_access_index));
-
-/*
- * Resident pages now: MM_FILEPAGES (0) + MM_ANONPAGES (1) + MM_SHMEMPAGES
- * (3); 2 is swap entries (indexes stable since 4.5). The percpu counters'
- * central value, as /proc/PID/status shows it: it can lag by a batch of
- * pages per CPU.
- */
-static __always_inline __u64 rss_pages(struct mm_struct *mm)
-{
-	struct mm_struct___pcpu *p = (void *)mm;
-	struct mm_struct___atomic *a = (void *)mm;
-	__s64 v = 0;
-
-	if (!mm)
-		return 0;
-	if (bpf_core_field_exists(p->rss_stat))
-		v = BPF_CORE_READ(p, rss_stat[0].count) + BPF_CORE_READ(p, rss_stat[1].count) +
-		    BPF_CORE_READ(p, rss_stat[3].count);
-	else if (bpf_core_field_exists(a->rss_stat))
-		v = BPF_CORE_READ(a, rss_stat.count[0].counter) + BPF_CORE_READ(a, rss_stat.count[1].counter) +
-		    BPF_CORE_READ(a, rss_stat.count[3].counter);
-	return v > 0 ? (__u64)v : 0;
-}
-
 /* A TR_SAMPLE of the current process (tgid). slot: path_scratch slot for its cgroup's record. */
 __attribute__((noinline)) int send_sample(__u32 tgid, __u32 slot)
 {
@@ -67,10 +31,7 @@ __attribute__((noinline)) int send_sample(__u32 tgid, __u32 slot)
 	send_cgroup(cg, 0, (__u64)cgroup_v2_kn(t), slot);
 	sum_process(&tot, BPF_CORE_READ(t, signal));
 	rss = rss_pages(mm);
-	/* hiwater_rss is brought up to date only at unmap and exit: the current figure can be above it. */
-	hiwater = mm ? BPF_CORE_READ(mm, hiwater_rss) : 0;
-	if (hiwater < rss)
-		hiwater = rss;
+	hiwater = image_peak_pages(mm, rss);
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		count_drop(TR_SAMPLE);
@@ -106,15 +67,54 @@ __attribute__((noinline)) int send_sample(__u32 tgid, __u32 slot)
 }
 
 /*
- * Sample the current process if its interval has passed. The 1/16 slack
- * keeps a timer that fires once per interval from missing every other
- * tick through jitter. Two CPUs racing can both send one: rare, and the
- * processor keeps consecutive samples apart by their times.
+ * The time as of this CPU's current scheduler tick, for the sample check
+ * at every context switch of a traced thread: there a clock read
+ * (bpf_ktime_get_ns(), ~140 ns on the Firecracker guest of
+ * docs/benchmarks.md) would be most of the program, and switches come
+ * thousands of times per tick. The clock is read at the first switch of
+ * each tick (bpf_jiffies64() changed) and kept per CPU: the value lags
+ * by less than a tick (4 ms at HZ=250), so a switch-driven sample can
+ * come that much late, never early, and the next interval is counted from
+ * the earlier time. (bpf_ktime_get_coarse_ns() would do the same, but
+ * tracing programs may not call it.) Only sched_switch uses it, and it
+ * does not nest with itself on a CPU; the timer reads the clock.
  */
-static __always_inline void maybe_sample(struct tr_pstate *st, __u32 tgid, __u32 slot)
-{
-	__u64 now = bpf_ktime_get_ns();
+struct tick_time {
+	__u64 jiffies;
+	__u64 ns;
+};
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tick_time);
+} tick_times SEC(".maps");
+
+static __always_inline __u64 tick_time_ns(void)
+{
+	__u32 zero = 0;
+	struct tick_time *t = bpf_map_lookup_elem(&tick_times, &zero);
+	__u64 j = bpf_jiffies64();
+
+	if (!t)
+		return bpf_ktime_get_ns();
+	if (t->jiffies != j) {
+		t->jiffies = j;
+		t->ns = bpf_ktime_get_ns();
+	}
+	return t->ns;
+}
+
+/*
+ * Sample the current process if its interval has passed (now: the time,
+ * on bpf_ktime_get_ns()'s clock). The 1/16 slack keeps a timer that fires
+ * once per interval from missing every other tick through jitter. Two
+ * CPUs racing can both send one: rare, and the processor keeps
+ * consecutive samples apart by their times.
+ */
+static __always_inline void maybe_sample(struct tr_pstate *st, __u32 tgid, __u32 slot, __u64 now)
+{
 	if (now < st->last_sample_ns + sample_interval_ns - sample_interval_ns / 16)
 		return;
 	st->last_sample_ns = now;
@@ -122,30 +122,35 @@ static __always_inline void maybe_sample(struct tr_pstate *st, __u32 tgid, __u32
 		send_sample(tgid, slot);
 }
 
-/* The dying thread's last switch: add what the scheduler charged it since sched_process_exit, send. */
-static __always_inline int final_switch(struct task_struct *prev)
+/*
+ * The dying thread's last switch: add what the scheduler charged it since
+ * sched_process_exit, send. prev: current_task() (the dying thread, tid).
+ */
+static __always_inline int final_switch(struct task_struct *prev, __u32 tid)
 {
-	__u32 tid = BPF_CORE_READ(prev, pid);
 	struct pending_exit *pe = bpf_map_lookup_elem(&pending_exits, &tid);
 
 	if (!pe)
 		return 0;
-	pe->rec.runtime_ns += BPF_CORE_READ(prev, se.sum_exec_runtime) - pe->thread_runtime_ns;
-	pe->rec.utime_ns += BPF_CORE_READ(prev, utime) - pe->thread_utime_ns;
-	pe->rec.stime_ns += BPF_CORE_READ(prev, stime) - pe->thread_stime_ns;
+	pe->rec.runtime_ns += KREAD(prev, se.sum_exec_runtime) - pe->thread_runtime_ns;
+	pe->rec.utime_ns += KREAD(prev, utime) - pe->thread_utime_ns;
+	pe->rec.stime_ns += KREAD(prev, stime) - pe->thread_stime_ns;
 	if (bpf_ringbuf_output(&events, &pe->rec, sizeof(pe->rec), wakeup_flags()))
 		count_drop(TR_EXIT);
 	bpf_map_delete_elem(&pending_exits, &tid);
 	return 0;
 }
 
-/* prev goes to sleep uninterruptibly: note when, and whether it waits for I/O (io_schedule()). */
+/*
+ * prev (current_task()) goes to sleep uninterruptibly: note when, and
+ * whether it waits for I/O (io_schedule()).
+ */
 static __always_inline void sleep_starts(struct task_struct *prev, __u32 tid, __u32 tgid)
 {
 	struct blocked b = {
 		.since_ns = bpf_ktime_get_ns(),
 		.tgid = tgid,
-		.iowait = BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait),
+		.iowait = TASK_BTF ? BPF_CORE_READ_BITFIELD(prev, in_iowait) : BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait),
 	};
 
 	if (!bpf_map_update_elem(&blocked, &tid, &b, BPF_NOEXIST))
@@ -155,21 +160,23 @@ static __always_inline void sleep_starts(struct task_struct *prev, __u32 tid, __
 }
 
 /*
- * Called in prev's context (current == prev) before the switch.
- * args: preempt, prev, next, prev_state (the last from 5.18: before, the
- * program does not load and the collector falls back, docs/schema.md).
+ * Called in prev's context (current == prev) before the switch: prev is
+ * read as current_task(), not through args[1], which the verifier knows
+ * only as a number. args: preempt, prev, next, prev_state (the last from
+ * 5.18: before, the program does not load and the collector falls back,
+ * docs/schema.md).
  */
 SEC("raw_tp/sched_switch")
 int handle_switch(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct *prev = (struct task_struct *)ctx->args[1];
+	struct task_struct *prev = current_task();
 	unsigned int state = (unsigned int)ctx->args[3];
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct tr_pstate *st;
 
 	if (state == TASK_DEAD_STATE)
-		return final_switch(prev);
+		return final_switch(prev, (__u32)id);
 	if (!tgid) /* the idle task */
 		return 0;
 	st = pstate_current(prev, tgid);
@@ -177,7 +184,7 @@ int handle_switch(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if ((state & TASK_UNINTERRUPTIBLE_STATE) && !(state & TASK_NOLOAD_STATE))
 		sleep_starts(prev, (__u32)id, tgid);
-	maybe_sample(st, tgid, 0);
+	maybe_sample(st, tgid, 0, tick_time_ns());
 	return 0;
 }
 
@@ -225,7 +232,7 @@ int handle_timer(struct bpf_perf_event_data *ctx)
 	if (!tgid)
 		return 0;
 	st = pstate_current(current_task(), tgid);
-	if (st && (st->flags & TR_PSTATE_TRACED))
-		maybe_sample(st, tgid, 1);
+	if (st && (st->flags & TR_PSTATE_TRACED)) /* once per interval per CPU: the precise clock */
+		maybe_sample(st, tgid, 1, bpf_ktime_get_ns());
 	return 0;
 }

@@ -43,6 +43,26 @@ struct {
 	__type(value, __u8);
 } cgroups_sent SEC(".maps");
 
+/*
+ * The last cgroup each CPU found sent, per hierarchy, in front of
+ * cgroups_sent: every exec and exit (and sample) asks about its cgroup,
+ * nearly always the one the previous event asked about, and a lookup in a
+ * large hash map costs hundreds of ns on a busy VM (a cache and TLB miss
+ * or two), this a load. One entry per path_scratch slot (the timer's
+ * slot 1 can interrupt slot 0's programs on the same CPU), each id an
+ * 8-byte store: never torn. Cgroup ids are never reused.
+ */
+struct cg_recent {
+	__u64 id[2]; /* by hierarchy: [0] v2, [1] v1 */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct cg_recent);
+} cgroups_recent SEC(".maps");
+
 /* kernfs_node->parent became __parent in 6.15: both spellings, whichever this kernel has. */
 struct kernfs_node___new {
 	struct kernfs_node *__parent;
@@ -103,6 +123,42 @@ static __always_inline int path_result(struct path_scratch *ps, __u32 trunc)
 }
 
 /*
+ * A dentry's parent and name, and a mount's parent and mountpoint: the
+ * walk below reads each pair with one bpf_probe_read_kernel() where the
+ * two fields are adjacent (as they have been for years: d_parent then
+ * d_name, mnt_parent then mnt_mountpoint), and field by field otherwise.
+ * A helper call is most of what a step costs.
+ */
+struct dentry_up {
+	struct dentry *parent;
+	struct qstr name;
+};
+
+struct mount_up {
+	struct mount *parent;
+	struct dentry *mountpoint;
+};
+
+static __always_inline long read_dentry_up(struct dentry *d, struct dentry_up *u)
+{
+	if (bpf_core_field_offset(struct dentry, d_name) ==
+	    bpf_core_field_offset(struct dentry, d_parent) + sizeof(u->parent))
+		return bpf_probe_read_kernel(u, sizeof(*u), (char *)d + bpf_core_field_offset(struct dentry, d_parent));
+	u->parent = BPF_CORE_READ(d, d_parent);
+	return bpf_core_read(&u->name, sizeof(u->name), &d->d_name);
+}
+
+static __always_inline long read_mount_up(struct mount *m, struct mount_up *u)
+{
+	if (bpf_core_field_offset(struct mount, mnt_mountpoint) ==
+	    bpf_core_field_offset(struct mount, mnt_parent) + sizeof(u->parent))
+		return bpf_probe_read_kernel(u, sizeof(*u), (char *)m + bpf_core_field_offset(struct mount, mnt_parent));
+	u->parent = BPF_CORE_READ(m, mnt_parent);
+	u->mountpoint = BPF_CORE_READ(m, mnt_mountpoint);
+	return 0;
+}
+
+/*
  * Like the kernel's d_path(): up through parents, and at a mount's root,
  * across to where that mount is mounted, until the task's root. A path
  * outside it ends at its mount namespace's root.
@@ -121,34 +177,35 @@ __attribute__((noinline)) int dentry_path(__u32 slot, __u64 dentry, __u64 vfsmou
 		return 0;
 	path_start(ps);
 	for (int i = 0; i < DENTRY_STEPS_MAX; i++) {
-		struct dentry *parent;
-		struct qstr q;
+		struct dentry_up du;
+		struct mount_up mu;
 
 		if ((__u64)d == root_dentry && (__u64)vm == root_vfsmount) {
 			trunc = 0;
 			break;
 		}
 		if (d == mnt_root) {
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-
-			if (up == mnt) { /* the namespace's root mount */
+			if (read_mount_up(mnt, &mu))
+				break;
+			if (mu.parent == mnt) { /* the namespace's root mount */
 				trunc = 0;
 				break;
 			}
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			vm = (struct vfsmount *)((char *)up + bpf_core_field_offset(struct mount, mnt));
+			d = mu.mountpoint;
+			mnt = mu.parent;
+			vm = (struct vfsmount *)((char *)mnt + bpf_core_field_offset(struct mount, mnt));
 			mnt_root = BPF_CORE_READ(vm, mnt_root);
 			continue;
 		}
-		parent = BPF_CORE_READ(d, d_parent);
-		if (parent == d) { /* root of a filesystem mounted nowhere (detached) */
+		if (read_dentry_up(d, &du))
+			break;
+		if (du.parent == d) { /* root of a filesystem mounted nowhere (detached) */
 			trunc = 0;
 			break;
 		}
-		if (bpf_core_read(&q, sizeof(q), &d->d_name) || !prepend(ps, q.name, q.len))
+		if (!prepend(ps, du.name.name, du.name.len))
 			break;
-		d = parent;
+		d = du.parent;
 	}
 	return path_result(ps, trunc);
 }
@@ -177,6 +234,7 @@ static __always_inline int cgroup_path(struct path_scratch *ps, struct kernfs_no
 
 __attribute__((noinline)) int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 slot)
 {
+	struct cg_recent *recent = bpf_map_lookup_elem(&cgroups_recent, &slot);
 	struct cg_key k = { .id = id, .v1 = v1 };
 	struct path_scratch *ps;
 	struct tr_cgroup h;
@@ -184,7 +242,16 @@ __attribute__((noinline)) int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 sl
 	__u32 pos;
 	int r;
 
-	if (!id || !kn || bpf_map_lookup_elem(&cgroups_sent, &k))
+	if (!id || !kn || (recent && recent->id[v1 & 1] == id))
+		return 0;
+	if (bpf_map_lookup_elem(&cgroups_sent, &k)) {
+		if (recent)
+			recent->id[v1 & 1] = id;
+		return 0;
+	}
+	if (kn == CGROUP_KN_CURRENT_V2 && !v1)
+		kn = (__u64)cgroup_v2_kn(current_task());
+	if (kn == CGROUP_KN_CURRENT_V2)
 		return 0;
 	ps = bpf_map_lookup_elem(&path_scratch, &slot);
 	if (!ps)
@@ -204,6 +271,8 @@ __attribute__((noinline)) int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 sl
 		return 0; /* not marked sent: the next record naming it tries again */
 	}
 	bpf_map_update_elem(&cgroups_sent, &k, &one, BPF_ANY);
+	if (recent)
+		recent->id[v1 & 1] = id;
 	return 0;
 }
 
@@ -332,10 +401,28 @@ __attribute__((noinline)) int rules_decide(__u32 flags, __u32 from_exec)
 {
 	const struct tr_kernel_rules *r = active_rules();
 	const struct tr_rule_set *inc = &r->include;
-	struct task_struct *t = current_task();
+	volatile __u32 flags_in = flags;
+	struct task_struct *t;
 	struct subject sub = {};
 	__u32 zero = 0;
 
+	/*
+	 * Without exclude rules the answer is known before anything about the
+	 * process is read (the usual case, at every exec): what follows would
+	 * come to the same. What these tests teach the verifier about flags
+	 * and the counts must not reach the rule loops below, where it would
+	 * split the states it walks: the counts are read again there, and
+	 * flags comes back from the stack as a plain number (a 4-byte spill
+	 * keeps no range).
+	 */
+	if (!(r->exclude.n_exe | r->exclude.n_uid | r->exclude.n_cgroup)) {
+		if (flags & TR_PSTATE_TRACED)
+			return flags;
+		if (!(inc->n_exe | inc->n_uid | inc->n_cgroup))
+			return (flags & ~PS_NOT_INCLUDED) | TR_PSTATE_TRACED;
+	}
+	flags = flags_in;
+	t = current_task();
 	sub.uid = (__u32)bpf_get_current_uid_gid();
 	if (r->exclude.n_cgroup || inc->n_cgroup) {
 		struct cgroup_subsys_state *css = memory_css(t);

@@ -168,7 +168,12 @@ _Static_assert(PATH_KEEP == TR_CWD_MAX && PATH_KEEP == TR_CGROUP_PATH_MAX && PAT
  * afford. Their arguments are scalars: kernel pointers travel as __u64.
  */
 
-/* Send a TR_CGROUP for (id, v1) unless one went out already; kn: its kernfs node. */
+/*
+ * Send a TR_CGROUP for (id, v1) unless one went out already; kn: its
+ * kernfs node, or CGROUP_KN_CURRENT_V2 for the current task's v2 cgroup
+ * (id: bpf_get_current_cgroup_id()), read only if its path has to go out.
+ */
+#define CGROUP_KN_CURRENT_V2 1ULL /* never a kernel address */
 int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 slot);
 
 /*
@@ -214,22 +219,67 @@ static __always_inline __u64 wakeup_flags(void)
 	return avail >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void fill_hdr(struct tr_hdr *h, __u16 type)
+/* A record header stamped with ts (bpf_ktime_get_ns()), for a program that has read the clock already. */
+static __always_inline void fill_hdr_at(struct tr_hdr *h, __u16 type, __u64 ts)
 {
 	h->type = type;
 	h->version = RECORDS_VERSION;
 	h->cpu = bpf_get_smp_processor_id();
-	h->ts_ns = bpf_ktime_get_ns();
+	h->ts_ns = ts;
 }
+
+static __always_inline void fill_hdr(struct tr_hdr *h, __u16 type)
+{
+	fill_hdr_at(h, type, bpf_ktime_get_ns());
+}
+
+/*
+ * ---- reading the kernel's memory --------------------------------------
+ * Every bpf_probe_read_kernel() (what BPF_CORE_READ does, once per pointer
+ * it follows) is a helper call with a fault-tolerant copy: about 60 ns
+ * each on the Firecracker guest of docs/benchmarks.md, and a process's
+ * exec and exit take dozens. From 5.11 the current task is also available
+ * as a BTF pointer (bpf_get_current_task_btf()): the verifier then lets the
+ * program load its fields, and the fields of the pointers read from it, as
+ * plain loads (each made fault-tolerant by the JIT), about 1 ns each.
+ *
+ * TASK_BTF is decided at load time (CO-RE: does this kernel have the
+ * helper?); the verifier sees a constant and never walks the branch not
+ * taken, so the programs still load on 5.8. KREAD(p, a, b, ...) reads
+ * p->a->b... either way. Rules for its use, which the verifier enforces
+ * from 5.11:
+ *  - p is current_task() or a pointer read from it with KREAD (never a
+ *    raw tracepoint's argument, a global function's argument, or a pointer
+ *    read with BPF_CORE_READ: those are plain numbers to the verifier);
+ *  - a pointer read with KREAD is not passed to a global function (their
+ *    arguments are scalars) nor indexed with a variable: read its last
+ *    hop with BPF_CORE_READ to get a plain number.
+ * A number field costs the verifier nothing more; a pointer field loaded
+ * from the task (or from another pointer the kernel marks as safe to
+ * follow) makes it search the kernel's BTF by name, several times, each
+ * time it checks that load: such hops are kept to the hot paths.
+ */
+#define TASK_BTF bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+#define KREAD(src, a, ...) (TASK_BTF ? ___arrow(src, a, ##__VA_ARGS__) : BPF_CORE_READ(src, a, ##__VA_ARGS__))
 
 static __always_inline struct task_struct *current_task(void)
 {
-	return (struct task_struct *)bpf_get_current_task();
+	return TASK_BTF ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 }
 
-/* Start time of the process (its group leader): with the tgid, names one process lifetime. */
+/*
+ * Start time of the process (its group leader): with the tgid, names one
+ * process lifetime. t: current_task(). Nearly always asked by the leader
+ * itself (an exec makes the execing thread the leader; most processes have
+ * one thread): its own field then, a load. Another thread follows
+ * group_leader with BPF_CORE_READ: following it with KREAD would cost the
+ * verifier its BTF searches (above) in every program this is inlined into,
+ * on a path most of them never take.
+ */
 static __always_inline __u64 process_start(struct task_struct *t)
 {
+	if (KREAD(t, pid) == KREAD(t, tgid))
+		return KREAD(t, start_time);
 	return BPF_CORE_READ(t, group_leader, start_time);
 }
 
@@ -262,11 +312,13 @@ static __always_inline struct tr_pstate *pstate_of(__u32 tgid, __u64 start)
 }
 
 /*
- * The state of the current process (tgid, task t). In daemon mode a process
- * seen for the first time - one that was running before tracing started,
- * no fork or exec of it seen - gets one now, TR_PSTATE_PREEXISTING, decided
- * by the rules on its name (comm: at most 15 bytes of it), uid and cgroups.
- * NULL: no state (untraced under --trace-pid, kernel thread, exiting, map full).
+ * The state of the current process (tgid, task t: current_task()). In
+ * daemon mode a process seen for the first time - one that was running
+ * before tracing started, no fork or exec of it seen - gets one now,
+ * TR_PSTATE_PREEXISTING, decided by the rules on its name (comm: at most 15
+ * bytes of it), uid and cgroups. NULL: no state (untraced under
+ * --trace-pid, kernel thread, exiting, map full). The lookup comes first:
+ * it is all an untraced process pays.
  */
 static __always_inline struct tr_pstate *pstate_current(struct task_struct *t, __u32 tgid)
 {
@@ -277,7 +329,7 @@ static __always_inline struct tr_pstate *pstate_current(struct task_struct *t, _
 		st->start_ns = process_start(t);
 	if (st || trace_subtree)
 		return st;
-	if (BPF_CORE_READ(t, flags) & (PF_KTHREAD_FLAG | PF_EXITING_FLAG))
+	if (KREAD(t, flags) & (PF_KTHREAD_FLAG | PF_EXITING_FLAG))
 		return NULL;
 	fresh.start_ns = process_start(t);
 	fresh.flags = rules_decide(TR_PSTATE_PREEXISTING, 0);

@@ -15,6 +15,13 @@
  * ring buffer. Then the collector is stopped (it drains and writes an end
  * record), the processor writes the report, and tracer exits with CMD's
  * status (128 + signal when it was killed). tracer's own failures exit 125.
+ *
+ * CMD starts in the process state tracer inherited (docs/architecture.md,
+ * "Transparency"): what tracer changes for itself (signal dispositions) is
+ * recorded first and put back between fork and exec; everything else that
+ * exec hands down (umask, cwd, nice, oom_score_adj, environment, terminal
+ * and process group, capabilities, descriptors but our O_CLOEXEC ones)
+ * tracer never changes in itself or the reaper.
  */
 #include "run.h"
 
@@ -43,6 +50,20 @@
 #define STOP_TIMEOUT_MS 30000 /* SIGTERM to "stopped": a drain of the kernel buffer, then the end record */
 #define PROCESSOR_USER "nobody"  /* must differ from the collector's uid (65533) */
 
+/*
+ * What tracer inherited, recorded before it changes anything, for CMD.
+ * exec keeps ignored signals ignored and the mask as it is, so tracer's own
+ * choices would otherwise reach CMD (a SIGPIPE it ignores made `yes | head`
+ * fail). Handlers need no record: exec resets them, so at our start every
+ * signal is either ignored or default. rlimits: tracer changes none today;
+ * restoring them keeps that true for CMD whatever a later change does.
+ */
+struct inherited {
+	sigset_t ignored;
+	sigset_t mask;
+	struct rlimit limits[RLIM_NLIMITS];
+};
+
 struct run {
 	const char *json_path;
 	char **cmd;
@@ -69,6 +90,7 @@ struct run {
 	const char *config;        /* --config: also deliver the run to the lake (tracer.conf's upload_url) */
 	const char *sets[16];      /* --set KEY=VALUE, for the processor */
 	int nsets;
+	struct inherited inherited; /* what CMD gets back */
 };
 
 static void usage(FILE *f)
@@ -250,6 +272,44 @@ static int setup_dir(struct run *r)
 	return r->report_fd < 0 || r->summary_fd < 0 ? -1 : 0;
 }
 
+/*
+ * Every signal 1..NSIG-1 but glibc's own two (32 and 33: it refuses to
+ * show or change them, with EINVAL) and SIGKILL/SIGSTOP (never ignored).
+ */
+static void record_inherited(struct inherited *in)
+{
+	sigemptyset(&in->ignored);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&in->ignored, sig);
+	}
+	sigprocmask(SIG_SETMASK, NULL, &in->mask);
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		getrlimit(i, &in->limits[i]);
+}
+
+/* In CMD, before it becomes the user: raising a hard limit back up needs CAP_SYS_RESOURCE. */
+static int restore_inherited(const struct inherited *in)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa = { .sa_handler = sigismember(&in->ignored, sig) == 1 ? SIG_IGN : SIG_DFL };
+
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, &sa, NULL) && errno != EINVAL) {
+			fprintf(stderr, "tracer: cannot restore the handling of signal %d: %s\n", sig, strerror(errno));
+			return -1;
+		}
+	}
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if (setrlimit(i, &in->limits[i])) {
+			fprintf(stderr, "tracer: cannot restore resource limit %d: %s\n", i, strerror(errno));
+			return -1;
+		}
+	/* Last: a signal blocked until now is delivered as it would be right after exec. */
+	return sigprocmask(SIG_SETMASK, &in->mask, NULL);
+}
+
 static void keep_fd(int fd)
 {
 	fcntl(fd, F_SETFD, 0); /* inherited by the exec that follows */
@@ -263,6 +323,8 @@ static void exec_command(struct run *r, int go_r)
 	if (read(go_r, &g, 1) != 1)
 		_exit(EXIT_TRACER); /* tracer gave up before starting us */
 	close(go_r);
+	if (restore_inherited(&r->inherited))
+		_exit(EXIT_TRACER);
 	if (r->user_uid != geteuid() || r->user_gid != getegid()) {
 		if ((r->user_name ? initgroups(r->user_name, r->user_gid) : setgroups(0, NULL)) ||
 		    setresgid(r->user_gid, r->user_gid, r->user_gid) ||
@@ -271,8 +333,6 @@ static void exec_command(struct run *r, int go_r)
 			_exit(EXIT_TRACER);
 		}
 	}
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
 	execvp(r->cmd[0], r->cmd);
 	fprintf(stderr, "tracer: cannot run %s: %s\n", r->cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -299,6 +359,7 @@ static int start_reaper(struct run *r)
 		close(go[1]); /* so CMD sees end-of-file, not a hang, if tracer dies first */
 		close(pidp[0]);
 		close(status[0]);
+		/* The reaper's alone: fork clears both in CMD (prctl(2)). */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 		cmd = fork();
@@ -569,7 +630,11 @@ static int finish(struct run *r, int status)
 	kill(r->collector, SIGTERM);
 	if (collector_stopped(r, &collector_cpu_ns, &collector_maxrss))
 		err = -1;
-	if (wait4(r->processor, &st, 0, &pru) != r->processor || !WIFEXITED(st) || WEXITSTATUS(st)) {
+	if (wait4(r->processor, &st, 0, &pru) != r->processor) {
+		fprintf(stderr, "tracer: cannot wait for the processor: %s: no report\n", strerror(errno));
+		return -1;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "tracer: the processor failed (status %#x): no report\n", st);
 		return -1;
 	}
@@ -596,6 +661,7 @@ int cmd_run(int argc, char **argv)
 	int raw = 0, status;
 
 	r.start_ns = realtime_ns();
+	record_inherited(&r.inherited); /* before any change below */
 	if (parse_args(argc, argv, &r))
 		return 2;
 	if (geteuid() != 0) {
@@ -607,6 +673,8 @@ int cmd_run(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	/* Inherited SIG_IGN would have the kernel reap our children: no status for the reaper, nor for us. */
+	signal(SIGCHLD, SIG_DFL);
 	if (resolve_users(&r) || find_binaries(&r) || setup_dir(&r) || start_reaper(&r) ||
 	    start_collector(&r) || start_processor(&r)) {
 		if (r.reaper > 0)

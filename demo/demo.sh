@@ -45,7 +45,9 @@ echo "3. tracer run -- demo/pipeline.sh (collector, processor; records spooled i
 "$build/tracer" run --json "$d/report.json" --set "state_dir=$d/state" \
 	--set "upload_url=http://127.0.0.1:$port/v1/batches" --set "signing_key=$d/signing.key" \
 	-- "$here/pipeline.sh" > "$d/pipeline.out" 2> "$d/run.log" || true
-grep -E '^(tracer:|agent:)' "$d/run.log" | sed 's/^/     /'
+# The summary's first line, its signals (what to act on), totals and losses.
+awk '/^(tracer|totals|agent):/ { print; next } /^signals:/ { s = 1; print; next } s && /^  / { print; next }
+	{ s = 0 }' "$d/run.log" | sed 's/^/     /'
 kill $ingest
 wait $ingest 2>/dev/null || true
 trap - EXIT

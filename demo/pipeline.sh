@@ -1,7 +1,10 @@
 #!/bin/sh
 # A small pipeline for `make demo`: several tools, pipes, a compressor, an
 # interpreter, a tool with subcommands when samtools is installed, and one
-# step that fails on purpose and is handled, as real pipelines do.
+# step that fails on purpose and is handled, as real pipelines do. Shell
+# idioms end non-zero too - sort stopped by head's closed pipe, grep -q
+# that finds nothing - and are not failures: the summary counts them
+# ("tolerated") and raises no signal for them.
 set -eu
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -16,4 +19,12 @@ if command -v samtools > /dev/null; then
 	samtools faidx "$work/reads.fa" read42 > /dev/null
 fi
 grep -q NNNN "$work/reads.fa" || echo "no N runs found (grep exited 1, as expected)"
+# The step that fails: fetch a reference that is not there (TRACER_STEP
+# names the step); the pipeline falls back to one of its own and goes on.
+# The summary's signal says which step failed, how, and which tool in it.
+if ! TRACER_STEP=fetch-reference sh -c 'cp "$1" "$2" && echo "reference fetched"' sh \
+	/nonexistent/reference.fa "$work/ref.fa"; then
+	echo "no reference at /nonexistent/reference.fa: using the first read instead"
+	head -n 2 "$work/reads.fa" > "$work/ref.fa"
+fi
 wc -l "$work/count.txt" "$work/top.txt"

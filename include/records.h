@@ -22,7 +22,13 @@
 #include <linux/types.h>
 #endif
 
-#define RECORDS_VERSION 2
+#define RECORDS_VERSION 3
+/*
+ * The oldest version still decoded (a spool or lake written before an
+ * upgrade): version 2 differs only in struct tr_exit, which lacks its
+ * last field (TR_EXIT_V2_SIZE).
+ */
+#define RECORDS_VERSION_MIN 2
 
 /* Record types: also the shared-memory ring's record types (16..63). */
 enum tr_type {
@@ -122,7 +128,8 @@ struct tr_exit {
 	__u64 utime_ns;        /* tick-sampled user time (like /proc) */
 	__u64 stime_ns;        /* tick-sampled system time */
 	__u64 runtime_ns;      /* precise CPU time (sum_exec_runtime), what wait4 scales to */
-	__u64 maxrss_bytes;    /* peak resident set, all images of this process */
+	__u64 maxrss_bytes;    /* rusage's peak resident set: every image of the process, the
+	                        * pre-exec copy of its parent included (what wait4 reports) */
 	__u64 read_bytes;      /* storage I/O (task_io_accounting) */
 	__u64 write_bytes;
 	__u64 cancelled_write_bytes;
@@ -147,11 +154,25 @@ struct tr_exit {
 	__u64 cgroup_v1_id;    /* v1 memory cgroup id at exit (0 if none) */
 	__u32 files_dropped;   /* files not reported: per-process bound reached */
 	__u32 state_flags;     /* TR_PSTATE_* */
+	/* Version 3. */
+	__u64 image_peak_rss_bytes; /* peak resident set of the final image alone: its VmHWM at
+	                             * exit; 0 with TR_EXIT_NO_IMAGE_PEAK */
+	__u64 memcg_peak_bytes;     /* high-water mark of its memory cgroup's usage (memory.peak,
+	                             * memory.max_usage_in_bytes on v1) at exit; 0 if unknown */
 };
+
+/* A version-2 exit record: the same bytes without the version-3 fields (decoded, flagged). */
+#define TR_EXIT_V2_SIZE 256
 
 #define TR_EXIT_NO_IO_ACCOUNTING 0x1 /* kernel built without task I/O accounting */
 #define TR_EXIT_NO_SCHED_INFO 0x2    /* kernel built without CONFIG_SCHED_INFO */
 #define TR_EXIT_THREADS_TRUNCATED 0x4 /* more than 256 threads listed: the rest not summed */
+/*
+ * The final image's memory was already released when the exit was seen
+ * (kernels that run sched_process_exit after exit_mm(), before 6.16), or
+ * the record predates version 3: image_peak_rss_bytes is 0.
+ */
+#define TR_EXIT_NO_IMAGE_PEAK 0x8
 
 /* Per-process state flags (tr_exit.state_flags, tr_sample.state_flags). */
 #define TR_PSTATE_TRACED 0x1      /* the programs keep state for it (net, waits, files, samples) */
@@ -283,7 +304,8 @@ struct tr_end {
 _Static_assert(sizeof(struct tr_hdr) == 16, "tr_hdr layout");
 _Static_assert(sizeof(struct tr_exec) == 112, "tr_exec layout");
 _Static_assert(sizeof(struct tr_fork) == 48, "tr_fork layout");
-_Static_assert(sizeof(struct tr_exit) == 256, "tr_exit layout");
+_Static_assert(sizeof(struct tr_exit) == 272, "tr_exit layout");
+_Static_assert(__builtin_offsetof(struct tr_exit, image_peak_rss_bytes) == TR_EXIT_V2_SIZE, "tr_exit v2 prefix");
 _Static_assert(sizeof(struct tr_oom) == 112, "tr_oom layout");
 _Static_assert(sizeof(struct tr_cgroup) == 40, "tr_cgroup layout");
 _Static_assert(sizeof(struct tr_sample) == 192, "tr_sample layout");

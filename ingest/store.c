@@ -19,6 +19,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,7 @@ static const char schema_sql[] =
 	"  nr_threads INTEGER, exit_flags INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
 	"  iowait_ns INTEGER, blocked_ns INTEGER, net_wait_ns INTEGER, files_dropped INTEGER,\n"
 	"  state_flags INTEGER, last_pid INTEGER,\n"
+	"  peak_rss_bytes INTEGER, memcg_peak_bytes INTEGER,\n"
 	"  PRIMARY KEY (host_id, boot_id, tgid, start_ns));\n"
 	"CREATE TABLE samples (\n"
 	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
@@ -140,6 +142,7 @@ static const char schema_sql[] =
 	"  start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, signal INTEGER, failed INTEGER,\n"
 	"  processes INTEGER, failed_processes INTEGER, oom_killed INTEGER, cpu_ns INTEGER,\n"
 	"  peak_rss_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
+	"  rss_sum_of_peaks_bytes INTEGER, peak_rss_partial INTEGER, memcg_peak_bytes INTEGER,\n"
 	"  PRIMARY KEY (run_id, idx));\n"
 	"CREATE TABLE run_processes (\n"
 	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, pid INTEGER, ppid INTEGER,\n"
@@ -148,7 +151,22 @@ static const char schema_sql[] =
 	"  cpu_user_ns INTEGER, cpu_sys_ns INTEGER, peak_rss_bytes INTEGER,\n"
 	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
 	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, cgroup TEXT, container_id TEXT,\n"
+	"  maxrss_rusage_bytes INTEGER, peak_rss_source TEXT,\n"
 	"  PRIMARY KEY (run_id, idx));\n";
+
+/*
+ * From schema version 1 (before the process's own peak): the columns
+ * version 2 added, in one transaction with the version's update.
+ */
+static const char migrate_1_to_2_sql[] =
+	"ALTER TABLE processes ADD COLUMN peak_rss_bytes INTEGER;\n"
+	"ALTER TABLE processes ADD COLUMN memcg_peak_bytes INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN rss_sum_of_peaks_bytes INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN peak_rss_partial INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN memcg_peak_bytes INTEGER;\n"
+	"ALTER TABLE run_processes ADD COLUMN maxrss_rusage_bytes INTEGER;\n"
+	"ALTER TABLE run_processes ADD COLUMN peak_rss_source TEXT;\n"
+	"UPDATE schema_version SET version = 2;\n";
 
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
@@ -254,8 +272,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "stime_ns, runtime_ns, maxrss_bytes, read_bytes, write_bytes, cancelled_write_bytes, rchar, "
 		    "wchar, syscr, syscw, nvcsw, nivcsw, min_flt, maj_flt, run_delay_ns, nr_threads, exit_flags, "
 		    "net_tx_bytes, net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, files_dropped, state_flags, "
-		    "last_pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		    "?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
+		    "last_pid, peak_rss_bytes, memcg_peak_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
 		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(ppid, excluded.ppid), "
 		    "comm = excluded.comm, cgroup_id = coalesce(cgroup_id, excluded.cgroup_id), "
 		    "cgroup_v1_id = coalesce(cgroup_v1_id, excluded.cgroup_v1_id), exit_ts_ns = excluded.exit_ts_ns, "
@@ -271,8 +289,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "net_rx_bytes = excluded.net_rx_bytes, iowait_ns = excluded.iowait_ns, "
 		    "blocked_ns = excluded.blocked_ns, net_wait_ns = excluded.net_wait_ns, "
 		    "files_dropped = excluded.files_dropped, state_flags = excluded.state_flags, "
-		    "last_pid = excluded.last_pid",
-	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so). */
+		    "last_pid = excluded.last_pid, peak_rss_bytes = excluded.peak_rss_bytes, "
+		    "memcg_peak_bytes = excluded.memcg_peak_bytes",
+	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
 	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail) "
 			   "SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM processes "
 			   "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?5 AND start_ns = ?6 AND oom_killed)",
@@ -321,7 +340,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_COUNTS] = "SELECT coalesce(processes, 0), coalesce(steps, 0), coalesce(signals, 0) FROM runs "
 			  "WHERE run_id = ?1",
 	[ST_STEPS] = "INSERT INTO steps (run_id, idx, step_id, name, tools, start_ns, end_ns, exit_code, signal, "
-		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes) "
+		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes, "
+		     "rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes) "
 		     "SELECT ?2, e.key, " J_TEXT("e.value", "$.id") ", " J_TEXT("e.value", "$.name") ", "
 		     J_ARRAY("e.value", "$.tools") ", " J_INT("e.value", "$.start_ns") ", "
 		     J_INT("e.value", "$.end_ns") ", " J_INT("e.value", "$.exit_code") ", "
@@ -329,10 +349,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     J_INT("e.value", "$.processes") ", " J_INT("e.value", "$.failed_processes") ", "
 		     J_INT("e.value", "$.oom_killed") ", " J_INT("e.value", "$.cpu_ns") ", "
 		     J_INT("e.value", "$.peak_rss_bytes") ", " J_INT("e.value", "$.read_bytes") ", "
-		     J_INT("e.value", "$.write_bytes") J_OBJECTS("$.report.steps") " LIMIT ?3",
+		     J_INT("e.value", "$.write_bytes") ", " J_INT("e.value", "$.rss_sum_of_peaks_bytes") ", "
+		     J_BOOL("e.value", "$.peak_rss_partial") ", " J_INT("e.value", "$.memcg_peak_bytes")
+		     J_OBJECTS("$.report.steps") " LIMIT ?3",
 	[ST_RUN_PROCS] = "INSERT INTO run_processes (run_id, idx, pid, ppid, start_ns, end_ns, exe, argv, tool, step, "
 			 "exit_code, signal, core_dumped, oom_killed, cpu_user_ns, cpu_sys_ns, peak_rss_bytes, "
-			 "read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, cgroup, container_id) "
+			 "read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, cgroup, container_id, "
+			 "maxrss_rusage_bytes, peak_rss_source) "
 			 "SELECT ?2, e.key, " J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.ppid") ", "
 			 J_INT("e.value", "$.start_ns") ", " J_INT("e.value", "$.end_ns") ", "
 			 J_TEXT("e.value", "$.exe") ", " J_ARRAY("e.value", "$.argv") ", "
@@ -344,7 +367,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 J_INT("e.value", "$.write_bytes") ", " J_INT("e.value", "$.rchar") ", "
 			 J_INT("e.value", "$.wchar") ", " J_INT("e.value", "$.net_tx_bytes") ", "
 			 J_INT("e.value", "$.net_rx_bytes") ", " J_TEXT("e.value", "$.cgroup") ", "
-			 J_TEXT("e.value", "$.container_id") J_OBJECTS("$.report.processes") " LIMIT ?3",
+			 J_TEXT("e.value", "$.container_id") ", " J_INT("e.value", "$.maxrss_rusage_bytes") ", "
+			 J_TEXT("e.value", "$.peak_rss_source") J_OBJECTS("$.report.processes") " LIMIT ?3",
 	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, step, tool, detail) "
 			   "SELECT ?4, ?5, ?6, ?2, 'run_report', " J_TEXT("e.value", "$.kind") ", "
 			   J_INT("e.value", "$.pid") ", " J_TEXT("e.value", "$.step") ", "
@@ -591,7 +615,24 @@ static int64_t schema_version(struct store *s)
 	return v;
 }
 
-/* An empty database gets the schema; a lake must be of our version. */
+/* A version-1 lake gains version 2's columns (nothing else changed); all or nothing. */
+static int migrate_schema(struct store *s, const char *path, char *err, size_t errlen)
+{
+	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, migrate_1_to_2_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return STORE_OK;
+	open_fail(err, errlen, STORE_E_SCHEMA, "%s: cannot upgrade the lake from schema version 1: %s", path,
+		  sqlite3_errmsg(s->db));
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return STORE_E_SCHEMA;
+}
+
+/* An empty database gets the schema; a version-1 lake is upgraded; otherwise a lake must be of our version. */
 static int check_schema(struct store *s, const char *path, char *err, size_t errlen)
 {
 	int64_t v = schema_version(s);
@@ -604,6 +645,11 @@ static int check_schema(struct store *s, const char *path, char *err, size_t err
 				 "give the --db file tracer-ingest writes", path);
 	if (v == -1)
 		return create_schema(s, path, err, errlen);
+	if (v == 1 && !s->read_only)
+		return migrate_schema(s, path, err, errlen);
+	if (v == 1)
+		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: lake schema version 1: start tracer-ingest "
+				 "on it once to upgrade it to version %d", path, STORE_SCHEMA_VERSION);
 	if (v != STORE_SCHEMA_VERSION)
 		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: lake schema version %lld, this build knows %d: "
 				 "use a tracer of the same version", path, (long long)v, STORE_SCHEMA_VERSION);
@@ -817,25 +863,29 @@ static void bind_exit_figures(struct bind *b, const struct tr_exit *x)
 		b_u64(b, v[i]);
 }
 
-/* The failed or killed signal an exit status gives, if any. */
+/*
+ * The killed signal an exit status gives, if any. A record says how one
+ * process ended, not whether that failed anything: a non-zero exit is a
+ * failure only as the end of a step or of a run (docs/processor.md,
+ * "Signals"), which raw records do not show - grep -q that found nothing
+ * exits 1 - so none is raised here; the run report's own signals carry
+ * those. SIGPIPE is the normal end of a writer whose reader went away.
+ */
 static int exit_signal(struct batch_ctx *c, const struct tr_exit *x)
 {
-	unsigned sig = decode_exit_signal(x->exit_code), status = decode_exit_status(x->exit_code);
+	unsigned sig = decode_exit_signal(x->exit_code);
 	char detail[80];
 	struct bind b;
 
-	if (!sig && !status)
+	if (!sig || sig == SIGPIPE)
 		return STORE_OK;
-	if (sig)
-		snprintf(detail, sizeof(detail), "{\"signal\":%u,\"core_dumped\":%s}", sig,
-			 decode_exit_core(x->exit_code) ? "true" : "false");
-	else
-		snprintf(detail, sizeof(detail), "{\"exit_code\":%u}", status);
+	snprintf(detail, sizeof(detail), "{\"signal\":%u,\"core_dumped\":%s}", sig,
+		 decode_exit_core(x->exit_code) ? "true" : "false");
 	b = bind_start(c->s, ST_EXIT_SIGNAL);
 	b_str(&b, c->host);
 	b_str(&b, c->boot);
 	b_u64(&b, c->seq);
-	b_str(&b, sig ? "killed" : "failed");
+	b_str(&b, "killed");
 	b_u64(&b, x->tgid);
 	b_u64(&b, x->start_ns);
 	b_u64(&b, x->hdr.ts_ns);
@@ -871,6 +921,15 @@ static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 	b_u64(&b, sig);
 	b_i64(&b, decode_exit_core(x->exit_code));
 	bind_exit_figures(&b, x);
+	/* The final image's own peak: unknown (NULL) where the kernel released it before the exit was seen. */
+	if (x->flags & TR_EXIT_NO_IMAGE_PEAK)
+		b_null(&b);
+	else
+		b_u64(&b, x->image_peak_rss_bytes);
+	if (x->memcg_peak_bytes)
+		b_u64(&b, x->memcg_peak_bytes);
+	else
+		b_null(&b);
 	rc = exec_bound(&b);
 	return rc ? rc : exit_signal(c, x);
 }

@@ -23,7 +23,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run report, each */
 #define STORE_ARGV_JSON_MAX (64u << 10) /* bytes of an exec's argv or env as JSON (an argument area is 4 KiB) */

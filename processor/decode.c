@@ -216,6 +216,8 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	if (!variable && want == 0)
 		return refuse(d, DECODE_ERR_TYPE);
 	/* Lengths first: nothing is read from the payload before its size is known to be sane. */
+	if (type == TR_EXIT && len == TR_EXIT_V2_SIZE)
+		want = TR_EXIT_V2_SIZE; /* a version-2 exit: checked against the header below */
 	if (variable ? len < min || len > max : len != want)
 		return refuse(d, DECODE_ERR_LENGTH);
 	/* The one read of shared memory: everything below uses this copy. */
@@ -224,8 +226,9 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	memcpy(&h, d->buf, sizeof(h));
 	if (h.type != type)
 		return refuse(d, DECODE_ERR_HDR_TYPE);
-	if (h.version != RECORDS_VERSION)
-		return refuse(d, DECODE_ERR_VERSION);
+	if (h.version < RECORDS_VERSION_MIN || h.version > RECORDS_VERSION ||
+	    (want == TR_EXIT_V2_SIZE) != (type == TR_EXIT && h.version == 2))
+		return refuse(d, h.version == RECORDS_VERSION ? DECODE_ERR_LENGTH : DECODE_ERR_VERSION);
 	d->type = type;
 	d->ts_ns = h.ts_ns;
 	if (variable) {
@@ -235,8 +238,13 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 			d->type = 0;
 		return err;
 	}
-	/* Fixed-size types: the union member has exactly `want` bytes. */
+	/* Fixed-size types: the union member has exactly `want` bytes (an old exit: fewer, flagged). */
 	memcpy(&d->u, d->buf, want);
+	if (want == TR_EXIT_V2_SIZE) {
+		d->u.exit.image_peak_rss_bytes = 0;
+		d->u.exit.memcg_peak_bytes = 0;
+		d->u.exit.flags |= TR_EXIT_NO_IMAGE_PEAK;
+	}
 	if (check_pids(d)) {
 		d->type = 0;
 		return -EBADMSG;

@@ -181,6 +181,7 @@ static inline struct tr_exit encode_exit(uint64_t ts_ns, uint32_t tgid, uint64_t
 	x.stime_ns = 1000000;
 	x.runtime_ns = 4000000;
 	x.maxrss_bytes = 1 << 20;
+	x.image_peak_rss_bytes = 1 << 20;
 	x.read_bytes = 4096;
 	x.write_bytes = 8192;
 	x.rchar = 100;

@@ -470,6 +470,9 @@ int proctab_exec(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns
 	}
 	keep_earlier_image(t, p);
 	p->image = im;
+	/* A new image: the memory peaks of the one before are not its own. */
+	p->image_ts_ns = ts_ns;
+	p->sampled_hwm_bytes = 0;
 	return 0;
 }
 
@@ -607,6 +610,9 @@ int proctab_sample(struct proctab *t, const struct tr_sample *s, uint64_t ts_ns)
 	if (!p->cgroup_id)
 		p->cgroup_id = s->cgroup_id;
 	p->state_flags = s->state_flags;
+	/* A sample taken before the current image's exec (records from other CPUs can trail) is not its. */
+	if (s->hdr.ts_ns >= p->image_ts_ns && s->hiwater_rss_bytes > p->sampled_hwm_bytes)
+		p->sampled_hwm_bytes = s->hiwater_rss_bytes;
 	series_point_from_sample(&pt, s);
 	moved = !p->series || !p->series->samples || series_progressed(&p->series->last, &pt);
 	if (moved)
@@ -785,4 +791,34 @@ static unsigned sweep(struct proctab *t, const struct proc *pin)
 unsigned proctab_sweep(struct proctab *t)
 {
 	return sweep(t, NULL);
+}
+
+uint64_t proc_peak_rss(const struct proc *p, enum proc_peak_source *src)
+{
+	enum proc_peak_source from = PEAK_NONE;
+	uint64_t v = 0;
+
+	if ((p->flags & PROC_F_EXIT) && !(p->exit.flags & TR_EXIT_NO_IMAGE_PEAK)) {
+		from = PEAK_EXIT;
+		v = p->exit.image_peak_rss_bytes;
+	} else if (p->sampled_hwm_bytes) {
+		from = PEAK_SAMPLED;
+		v = p->sampled_hwm_bytes;
+	} else if (p->flags & PROC_F_EXIT) {
+		from = PEAK_RUSAGE;
+		v = p->exit.maxrss_bytes;
+	}
+	if (src)
+		*src = from;
+	return v;
+}
+
+const char *proc_peak_source_name(enum proc_peak_source src)
+{
+	switch (src) {
+	case PEAK_EXIT: return "exit";
+	case PEAK_SAMPLED: return "sampled";
+	case PEAK_RUSAGE: return "rusage";
+	default: return NULL;
+	}
 }

@@ -164,6 +164,8 @@ struct proc {
 	uint32_t execs_dropped;     /* earlier images beyond PROC_MAX_EARLIER_EXECS */
 	struct tr_exit exit;        /* valid with PROC_F_EXIT */
 	struct proc_oom oom;        /* valid with PROC_F_OOM */
+	uint64_t image_ts_ns;       /* when its current image began: its exec, else its fork or start */
+	uint64_t sampled_hwm_bytes; /* the largest VmHWM its samples showed for the current image */
 	char comm[TR_COMM_LEN + 1];
 	uint32_t memo_gen;
 	/* Hash chains: entry index + 1, 0 for none. Free entries chain through key_next. */
@@ -240,6 +242,21 @@ int proctab_file(struct proctab *t, const struct decoded_file *f, uint64_t ts_ns
 bool proctab_stalled_now(const struct proctab *t, const struct proc *p, uint64_t now_ns);
 
 struct proc *proctab_lookup(const struct proctab *t, uint32_t tgid, uint64_t start_ns);
+
+/* Where a process's peak_rss_bytes comes from, best first (docs/schema.md). */
+enum proc_peak_source {
+	PEAK_NONE,    /* nothing known yet (no exit, no sample) */
+	PEAK_EXIT,    /* the final image's VmHWM, read by the kernel programs at exit: exact */
+	PEAK_SAMPLED, /* the largest VmHWM of its samples: a lower bound (no image peak at exit) */
+	PEAK_RUSAGE,  /* rusage's maxrss: an upper bound, it includes the images before the last exec */
+};
+
+/*
+ * The peak resident set of p's final image (its VmHWM at exit), or the
+ * best bound of it known; *src says which (may be NULL).
+ */
+uint64_t proc_peak_rss(const struct proc *p, enum proc_peak_source *src);
+const char *proc_peak_source_name(enum proc_peak_source src);
 
 /* The parent entry of p, if the table has it. */
 struct proc *proctab_parent(const struct proctab *t, const struct proc *p);

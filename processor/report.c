@@ -5,6 +5,7 @@
 #include "report_steps.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,38 @@ static const char *step_id(const struct report_input *in, const struct proc *p)
 	return s ? s->id : NULL;
 }
 
+/*
+ * How a process's end counts (docs/processor.md, "Signals: what
+ * failed"). A non-zero status is a failure only where it decides
+ * something: the main process of a step that failed (steps.c decides
+ * which did) and the traced command itself. Anywhere else the status was
+ * read by whoever ran the process and is theirs to judge: grep -q that
+ * found nothing, test, a writer stopped by a closed pipe. A kill is a
+ * kill wherever it lands, except SIGPIPE, the normal end of a writer
+ * whose reader went away.
+ */
+enum end_kind {
+	END_CLEAN,     /* exit 0, or no exit record */
+	END_OOM,       /* the OOM killer */
+	END_KILLED,    /* a signal other than SIGPIPE */
+	END_FAILED,    /* non-zero (SIGPIPE included) where that is a failure */
+	END_TOLERATED, /* non-zero (SIGPIPE included) where it is not */
+};
+
+static enum end_kind end_kind_of(const struct report_input *in, const struct proc *root, const struct proc *p)
+{
+	struct outcome o = outcome_of(p);
+	const struct step *s = in->steps ? steps_of(in->steps, p) : NULL;
+
+	if (o.oom)
+		return END_OOM;
+	if (!o.exited || (!o.signal && !o.status))
+		return END_CLEAN;
+	if (o.signal && o.signal != SIGPIPE)
+		return END_KILLED;
+	return p == root || (s && s->failed && s->main == p) ? END_FAILED : END_TOLERATED;
+}
+
 static uint64_t to_real(const struct report_input *in, uint64_t mono_ns)
 {
 	return mono_ns + in->mono_to_real_ns; /* modulo 2^64, so a negative offset works too */
@@ -240,6 +273,8 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 	struct proc_waits w = report_waits(p);
 	struct cgctx cg;
 	bool cg_known = report_cgroup_context(p, in->cgroups, &cg);
+	enum proc_peak_source peak_src;
+	uint64_t peak = proc_peak_rss(p, &peak_src);
 
 	json_kv_u64(j, "pid", p->tgid);
 	json_kv_u64_or_null(j, "ppid", p->parent_src != PARENT_UNKNOWN, p->ppid);
@@ -260,7 +295,7 @@ static void write_design_fields(struct json *j, const struct proc *p, const stru
 	json_kv_bool(j, "oom_killed", o->oom);
 	json_kv_u64_or_null(j, "cpu_user_ns", o->exited, o->user_ns);
 	json_kv_u64_or_null(j, "cpu_sys_ns", o->exited, o->sys_ns);
-	json_kv_u64_or_null(j, "peak_rss_bytes", o->exited, p->exit.maxrss_bytes);
+	json_kv_u64_or_null(j, "peak_rss_bytes", peak_src != PEAK_NONE, peak);
 	json_kv_u64_or_null(j, "read_bytes", io, p->exit.read_bytes);
 	json_kv_u64_or_null(j, "write_bytes", io, p->exit.write_bytes);
 	json_kv_u64_or_null(j, "rchar", io, p->exit.rchar);
@@ -297,6 +332,9 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 	bool io = o->exited && !(p->exit.flags & TR_EXIT_NO_IO_ACCOUNTING);
 	bool sched = o->exited && !(p->exit.flags & TR_EXIT_NO_SCHED_INFO);
 	bool cgroup = (p->flags & (PROC_F_EXEC | PROC_F_EXIT)) != 0;
+	enum proc_peak_source peak_src;
+
+	proc_peak_rss(p, &peak_src);
 
 	json_kv_u64_or_null(j, "cgroup_id", cgroup, p->cgroup_id);
 	json_kv_u64_or_null(j, "uid", (p->flags & PROC_F_UID) != 0, p->uid);
@@ -318,6 +356,8 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 	json_kv_u64_or_null(j, "run_delay_ns", sched, p->exit.run_delay_ns);
 	json_kv_u64_or_null(j, "threads", o->exited, p->exit.nr_threads);
 	json_kv_bool_or_null(j, "threads_truncated", o->exited, (p->exit.flags & TR_EXIT_THREADS_TRUNCATED) != 0);
+	json_kv_string(j, "peak_rss_source", proc_peak_source_name(peak_src));
+	json_kv_u64_or_null(j, "maxrss_rusage_bytes", o->exited, p->exit.maxrss_bytes);
 	write_context_fields(j, p, in);
 	write_earlier_execs(j, p, in);
 }
@@ -373,6 +413,7 @@ static const char *const sig_kind_names[] = { "oom_kill", "killed", "failed", "s
 struct sig_entry {
 	enum sig_kind kind;
 	struct proc *p;
+	bool run; /* failed: the traced command's own end (it may also be its step's main) */
 };
 
 struct sig_list {
@@ -380,15 +421,37 @@ struct sig_list {
 	size_t n;
 };
 
+/* oom_kill, killed or failed: how the process ended, when that is a signal (end_kind_of()). */
+static bool end_signal(const struct report_input *in, const struct proc *root, struct proc *p,
+		       struct sig_entry *e)
+{
+	switch (end_kind_of(in, root, p)) {
+	case END_OOM:
+		*e = (struct sig_entry){ SIGK_OOM, p, false };
+		return true;
+	case END_KILLED:
+		*e = (struct sig_entry){ SIGK_KILLED, p, false };
+		return true;
+	case END_FAILED:
+		*e = (struct sig_entry){ SIGK_FAILED, p, p == root };
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
- * The run's signals, in process start order: oom_kill for OOM victims;
- * killed for other deaths by signal; failed for non-zero exits; stalled,
- * io_wait and net_wait from the waits measured. At most 4 per process.
+ * The run's signals, in process start order: at most one of oom_kill,
+ * killed and failed for how a process ended (end_kind_of()), so one
+ * failure is one signal even when the command is its step's main; then
+ * stalled, io_wait and net_wait from the waits measured. At most 4 per
+ * process.
  */
 static int collect_signals(struct proctab *t, const struct members *m, const struct report_input *in,
 			   struct sig_list *out)
 {
 	bool *busy = stalls_with_live_children(t, m);
+	const struct proc *root = proctab_root(t);
 	uint64_t now = t->newest_ts;
 
 	out->n = 0;
@@ -399,7 +462,6 @@ static int collect_signals(struct proctab *t, const struct members *m, const str
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct proc *p = m->v[i];
-		struct outcome o = outcome_of(p);
 		struct proc_waits w = report_waits(p);
 
 		/* A process still alive at the end: its current gap counts too. */
@@ -408,21 +470,25 @@ static int collect_signals(struct proctab *t, const struct members *m, const str
 			p->stall_ns = now - p->progress_ts_ns;
 			p->stalls++;
 		}
-		if (o.oom)
-			out->v[out->n++] = (struct sig_entry){ SIGK_OOM, p };
-		else if (o.exited && o.signal)
-			out->v[out->n++] = (struct sig_entry){ SIGK_KILLED, p };
-		else if (o.exited && o.status)
-			out->v[out->n++] = (struct sig_entry){ SIGK_FAILED, p };
+		if (end_signal(in, root, p, &out->v[out->n]))
+			out->n++;
 		if (in->stall_after_ns && p->stalls && !(busy && busy[p - t->procs]))
-			out->v[out->n++] = (struct sig_entry){ SIGK_STALLED, p };
+			out->v[out->n++] = (struct sig_entry){ SIGK_STALLED, p, false };
 		if (w.known && in->io_wait_after_ns && w.iowait_ns >= in->io_wait_after_ns)
-			out->v[out->n++] = (struct sig_entry){ SIGK_IO_WAIT, p };
+			out->v[out->n++] = (struct sig_entry){ SIGK_IO_WAIT, p, false };
 		if (w.known && in->net_wait_after_ns && w.net_wait_ns >= in->net_wait_after_ns)
-			out->v[out->n++] = (struct sig_entry){ SIGK_NET_WAIT, p };
+			out->v[out->n++] = (struct sig_entry){ SIGK_NET_WAIT, p, false };
 	}
 	free(busy);
 	return 0;
+}
+
+/* The step of a failed signal's process when it is that step's failure (its main), else NULL. */
+static const struct step *failed_step(const struct sig_entry *e, const struct report_input *in)
+{
+	const struct step *s = in->steps ? steps_of(in->steps, e->p) : NULL;
+
+	return s && s->failed && s->main == e->p ? s : NULL;
 }
 
 static void write_signal(struct json *j, const struct sig_entry *e, const struct report_input *in)
@@ -447,7 +513,8 @@ static void write_signal(struct json *j, const struct sig_entry *e, const struct
 		json_kv_bool(j, "core_dumped", o.core);
 		break;
 	case SIGK_FAILED:
-		json_kv_u64(j, "exit_code", o.status);
+		/* null when SIGPIPE ended it (the process says so); the step's first_failed_pid names the cause */
+		json_kv_u64_or_null(j, "exit_code", o.signal == 0, o.status);
 		break;
 	case SIGK_STALLED:
 		json_kv_u64(j, "start_ns", to_real(in, p->stall_start_ns));
@@ -543,7 +610,7 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 		write_process(&j, m.v[i], in);
 	json_array_end(&j);
 	series = report_step_series(in->steps, m.v, m.n);
-	report_write_steps(&j, in->steps, series, in->mono_to_real_ns);
+	report_write_steps(&j, in->steps, series, in->mono_to_real_ns, in->cgroups);
 	free(series);
 	if (in->steps)
 		report_write_run(&j, in->steps);
@@ -691,13 +758,20 @@ static void pad(struct obuf *o, size_t have, size_t width)
 /* Summary                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Status text and a grouping class (exit status, 256 + signal, OOM, still running). */
-static int status_text(const struct proc *p, char *buf, size_t size)
+/*
+ * Status text and a grouping class (exit status, 256 + signal, OOM, still
+ * running; offset by how the end counts). Capitals only for what is a
+ * signal (end_kind_of()): a non-zero exit nobody failed on reads "exit 1".
+ */
+static int status_text(const struct report_input *in, const struct proc *root, const struct proc *p, char *buf,
+		       size_t size)
 {
 	struct outcome o = outcome_of(p);
+	enum end_kind k = end_kind_of(in, root, p);
+	const char *how = k == END_FAILED ? "FAILED " : "";
 	char sig[24];
 
-	if (o.oom) {
+	if (k == END_OOM) {
 		snprintf(buf, size, "OOM-KILLED");
 		return 1000;
 	}
@@ -705,16 +779,16 @@ static int status_text(const struct proc *p, char *buf, size_t size)
 		snprintf(buf, size, "running");
 		return 2000;
 	}
-	if (o.signal) {
+	if (k == END_KILLED) {
 		snprintf(buf, size, "KILLED %s%s", report_signal_name(o.signal, sig, sizeof(sig)),
 			 o.core ? " (core)" : "");
 		return 256 + (int)o.signal;
 	}
-	if (o.status)
-		snprintf(buf, size, "FAILED exit %u", o.status);
+	if (o.signal) /* SIGPIPE */
+		snprintf(buf, size, "%s%s (pipe closed)", how, report_signal_name(o.signal, sig, sizeof(sig)));
 	else
-		snprintf(buf, size, "exit 0");
-	return (int)o.status;
+		snprintf(buf, size, "%sexit %u", how, o.status);
+	return (k == END_FAILED ? 3000 : 0) + (o.signal ? 256 + (int)o.signal : (int)o.status);
 }
 
 struct tree {
@@ -780,6 +854,7 @@ struct line {
 struct summary {
 	struct obuf *o;
 	const struct report_input *in;
+	const struct proc *root; /* the traced command, NULL if not seen */
 	struct tree tr;
 	struct line *stack;
 	size_t top, lines, shown;
@@ -797,14 +872,14 @@ static void print_process(struct summary *s, const struct line *l)
 	obuf_printf(s->o, "%*s%-8u ", (int)(2 * indent), "", (unsigned)p->tgid);
 	w = put_safe_text(s->o, tool ? tool : "?", 30 - 2 * indent);
 	pad(s->o, w, 31 - 2 * indent);
-	status_text(p, st, sizeof(st));
+	status_text(s->in, s->root, p, st, sizeof(st));
 	if (!o.exited) {
 		obuf_printf(s->o, "%9s %9s %10s %10s %10s  %s\n", "-", "-", "-", "-", "-", st);
 		return;
 	}
 	report_format_duration(p->exit.hdr.ts_ns - p->start_ns, a, sizeof(a));
 	report_format_duration(p->exit.runtime_ns, b, sizeof(b));
-	report_format_bytes(p->exit.maxrss_bytes, c, sizeof(c));
+	report_format_bytes(proc_peak_rss(p, NULL), c, sizeof(c));
 	report_format_bytes(p->exit.read_bytes, d, sizeof(d));
 	report_format_bytes(p->exit.write_bytes, e, sizeof(e));
 	if (p->exit.hdr.ts_ns < p->start_ns)
@@ -819,7 +894,7 @@ static void print_collapsed(struct summary *s, const struct line *l)
 	unsigned indent = l->depth > SUMMARY_MAX_INDENT ? SUMMARY_MAX_INDENT : l->depth;
 	char st[48];
 
-	status_text(p, st, sizeof(st));
+	status_text(s->in, s->root, p, st, sizeof(st));
 	obuf_printf(s->o, "%*s... %zu more `", (int)(2 * indent), "", l->hidden);
 	put_safe_text(s->o, tool ? tool : "?", 60);
 	obuf_printf(s->o, "` (%s)\n", st);
@@ -833,11 +908,11 @@ struct group {
 	size_t total, seen;
 };
 
-static struct group *group_of(struct group *g, size_t *ng, const struct proc *p)
+static struct group *group_of(const struct summary *s, struct group *g, size_t *ng, const struct proc *p)
 {
 	const char *tool = tool_of(p);
 	char st[48];
-	int klass = status_text(p, st, sizeof(st));
+	int klass = status_text(s->in, s->root, p, st, sizeof(st));
 
 	tool = tool ? tool : "";
 	for (size_t i = 0; i < *ng; i++)
@@ -857,13 +932,13 @@ static void push_children(struct summary *s, long node, unsigned depth)
 	const struct tree *tr = &s->tr;
 
 	for (long c = tr->first_child[node]; c >= 0; c = tr->next_sibling[c]) {
-		struct group *g = group_of(groups, &ng, tr->m->v[c]);
+		struct group *g = group_of(s, groups, &ng, tr->m->v[c]);
 
 		if (g)
 			g->total++;
 	}
 	for (long c = tr->first_child[node]; c >= 0; c = tr->next_sibling[c]) {
-		struct group *g = group_of(groups, &ng, tr->m->v[c]);
+		struct group *g = group_of(s, groups, &ng, tr->m->v[c]);
 		struct line l = { .idx = c, .depth = depth };
 
 		if (g && g->total > SUMMARY_COLLAPSE_MIN && g->seen++ >= SUMMARY_COLLAPSE_SHOW) {
@@ -911,11 +986,12 @@ static void print_tree(struct summary *s)
 
 struct totals {
 	size_t procs, failed, killed, oom, running;
+	size_t tolerated; /* non-zero ends that are not failures (end_kind_of()) */
 	uint64_t user_ns, sys_ns, read, write;
 	const struct proc *peak;
 };
 
-static struct totals totals_of(const struct members *m)
+static struct totals totals_of(const struct summary *s, const struct members *m)
 {
 	struct totals t = { .procs = m->n };
 
@@ -929,13 +1005,24 @@ static struct totals totals_of(const struct members *m)
 			t.running++;
 			continue;
 		}
-		t.killed += o.signal && !o.oom;
-		t.failed += !o.signal && o.status;
+		switch (end_kind_of(s->in, s->root, p)) {
+		case END_KILLED:
+			t.killed++;
+			break;
+		case END_FAILED:
+			t.failed++;
+			break;
+		case END_TOLERATED:
+			t.tolerated++;
+			break;
+		default:
+			break;
+		}
 		t.user_ns = add_sat(t.user_ns, o.user_ns);
 		t.sys_ns = add_sat(t.sys_ns, o.sys_ns);
 		t.read = add_sat(t.read, p->exit.read_bytes);
 		t.write = add_sat(t.write, p->exit.write_bytes);
-		if (!t.peak || p->exit.maxrss_bytes > t.peak->exit.maxrss_bytes)
+		if (!t.peak || proc_peak_rss(p, NULL) > proc_peak_rss(t.peak, NULL))
 			t.peak = p;
 	}
 	return t;
@@ -965,7 +1052,7 @@ static void print_header(struct summary *s)
 
 static void print_totals(struct summary *s, const struct members *m)
 {
-	struct totals t = totals_of(m);
+	struct totals t = totals_of(s, m);
 	const struct report_agent *a = &s->in->agent;
 	char u[24], y[24], r[24], w[24], pk[24];
 	uint64_t dropped = report_dropped(a);
@@ -974,15 +1061,17 @@ static void print_totals(struct summary *s, const struct members *m)
 	report_format_duration(t.sys_ns, y, sizeof(y));
 	report_format_bytes(t.read, r, sizeof(r));
 	report_format_bytes(t.write, w, sizeof(w));
-	obuf_printf(s->o, "totals: %zu processes (%zu failed, %zu killed, %zu OOM-killed%s", t.procs, t.failed,
-		    t.killed, t.oom, t.running ? ", " : "");
+	obuf_printf(s->o, "totals: %zu processes (%zu failed, %zu killed, %zu OOM-killed", t.procs, t.failed,
+		    t.killed, t.oom);
+	if (t.tolerated) /* said, so that "0 failed" next to a tree of non-zero exits is not a surprise */
+		obuf_printf(s->o, ", %zu tolerated non-zero exit%s", t.tolerated, t.tolerated > 1 ? "s" : "");
 	if (t.running)
-		obuf_printf(s->o, "%zu without an exit record", t.running);
+		obuf_printf(s->o, ", %zu without an exit record", t.running);
 	obuf_printf(s->o, "); CPU user %s, sys %s; read %s, write %s", u, y, r, w);
 	if (t.peak) {
 		const char *tool = tool_of(t.peak);
 
-		report_format_bytes(t.peak->exit.maxrss_bytes, pk, sizeof(pk));
+		report_format_bytes(proc_peak_rss(t.peak, NULL), pk, sizeof(pk));
 		obuf_printf(s->o, "; peak RSS %s (pid %u ", pk, (unsigned)t.peak->tgid);
 		put_safe_text(s->o, tool ? tool : "?", 40);
 		obuf_puts(s->o, ")");
@@ -1003,6 +1092,40 @@ static void print_totals(struct summary *s, const struct members *m)
 
 #define SUMMARY_MAX_SIGNALS 20
 
+/* "exit N", or the signal that ended it. */
+static void put_end(struct obuf *o, const struct outcome *oc)
+{
+	char sig[24];
+
+	if (oc->signal)
+		obuf_printf(o, "%s", report_signal_name(oc->signal, sig, sizeof(sig)));
+	else
+		obuf_printf(o, "exit %u", oc->status);
+}
+
+/*
+ * What failed and the likely cause: the step's first process to fail
+ * (by exit time) when that is another than its main - the tool whose
+ * status the step's script passed on.
+ */
+static void print_failure(struct summary *s, const struct sig_entry *e)
+{
+	const struct step *st = failed_step(e, s->in);
+	const struct proc *first = st ? st->first_failed : NULL;
+	struct outcome oc = outcome_of(e->p);
+
+	obuf_puts(s->o, e->run ? (st ? ": the command and its step failed, " : ": the command failed, ")
+			       : ": the step failed, ");
+	put_end(s->o, &oc);
+	if (!first || first == e->p)
+		return;
+	oc = outcome_of(first);
+	obuf_printf(s->o, "; first to fail in it: pid %u ", (unsigned)first->tgid);
+	put_safe_text(s->o, tool_of(first) ? tool_of(first) : "?", 40);
+	obuf_puts(s->o, ", ");
+	put_end(s->o, &oc);
+}
+
 /* One line per signal (the first SUMMARY_MAX_SIGNALS), after the tree. */
 static void print_signals(struct summary *s, struct proctab *t, const struct members *m)
 {
@@ -1019,8 +1142,15 @@ static void print_signals(struct summary *s, struct proctab *t, const struct mem
 		struct proc_waits w = report_waits(p);
 		const char *tool = tool_of(p);
 
+		const char *step = step_id(s->in, p);
+
 		obuf_printf(s->o, "  %-9s pid %u ", sig_kind_names[sl.v[i].kind], (unsigned)p->tgid);
 		put_safe_text(s->o, tool ? tool : "?", 40);
+		if (step) {
+			obuf_puts(s->o, " (step ");
+			put_safe_text(s->o, step, 60);
+			obuf_puts(s->o, ")");
+		}
 		switch (sl.v[i].kind) {
 		case SIGK_OOM:
 			report_format_bytes(p->oom.memcg_limit_bytes, d, sizeof(d));
@@ -1031,7 +1161,7 @@ static void print_signals(struct summary *s, struct proctab *t, const struct mem
 			obuf_printf(s->o, ": killed by %s", report_signal_name(oc.signal, sig, sizeof(sig)));
 			break;
 		case SIGK_FAILED:
-			obuf_printf(s->o, ": exit %u", oc.status);
+			print_failure(s, &sl.v[i]);
 			break;
 		case SIGK_STALLED:
 			report_format_duration(p->stall_ns, d, sizeof(d));
@@ -1056,7 +1186,7 @@ static void print_signals(struct summary *s, struct proctab *t, const struct mem
 
 int report_summary(struct obuf *o, struct proctab *t, const struct report_input *in)
 {
-	struct summary s = { .o = o, .in = in };
+	struct summary s = { .o = o, .in = in, .root = proctab_root(t) };
 	struct members m;
 	int err = collect(t, &m);
 

@@ -113,6 +113,7 @@ void report_write_files(struct json *j, const struct proc *p)
 void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_real_ns)
 {
 	const struct proc_series *s = p->series;
+	uint64_t peak = proc_peak_rss(p, NULL);
 
 	json_key(j, "series");
 	if (!s || s->n == 0) {
@@ -142,7 +143,7 @@ void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_
 		return;
 	}
 	json_object_begin(j);
-	json_kv_u64(j, "rss_bytes", s->peaks.rss_bytes > p->exit.maxrss_bytes ? s->peaks.rss_bytes : p->exit.maxrss_bytes);
+	json_kv_u64(j, "rss_bytes", s->peaks.rss_bytes > peak ? s->peaks.rss_bytes : peak);
 	json_kv_u64(j, "cpu_millicores", s->peaks.cpu_millicores);
 	json_kv_u64(j, "read_bytes_per_s", s->peaks.read_bps);
 	json_kv_u64(j, "write_bytes_per_s", s->peaks.write_bps);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report_steps.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,8 @@ static void write_step_series(struct json *j, const struct step_series *ss, uint
 	json_object_end(j);
 }
 
-static void write_step(struct json *j, const struct step *s, const struct step_series *ss, uint64_t off)
+static void write_step(struct json *j, const struct step *s, const struct step_series *ss, uint64_t off,
+		       const struct cgtab *cgroups)
 {
 	uint32_t raw = s->exit_raw;
 	unsigned sig = decode_exit_signal(raw);
@@ -193,10 +195,15 @@ static void write_step(struct json *j, const struct step *s, const struct step_s
 	json_kv_u64(j, "processes", s->processes);
 	json_kv_u64(j, "running", s->running);
 	json_kv_u64(j, "failed_processes", s->failed_processes);
+	json_kv_u64(j, "nonzero_exits", step_nonzero_exits(s));
 	json_kv_u64(j, "oom_killed", s->oom_killed);
 	json_kv_u64(j, "cpu_ns", s->cpu_ns);
 	json_kv_u64(j, "peak_rss_bytes", s->peak_rss_bytes);
 	json_kv_bool(j, "peak_rss_partial", s->peak_rss_partial);
+	json_kv_u64(j, "rss_sum_of_peaks_bytes", s->rss_sum_of_peaks_bytes);
+	json_kv_u64(j, "max_process_rss_bytes", s->max_process_rss_bytes);
+	json_kv_string(j, "memcg", s->memcg_own && cgroups ? cgtab_path(cgroups, s->memcg_v1, s->memcg_id) : NULL);
+	json_kv_u64_or_null(j, "memcg_peak_bytes", s->memcg_own && s->memcg_peak_bytes, s->memcg_peak_bytes);
 	json_kv_u64(j, "read_bytes", s->read_bytes);
 	json_kv_u64(j, "write_bytes", s->write_bytes);
 	json_kv_u64(j, "rchar", s->rchar);
@@ -210,12 +217,13 @@ static void write_step(struct json *j, const struct step *s, const struct step_s
 }
 
 void report_write_steps(struct json *j, const struct steps *st, const struct step_series *series,
-			uint64_t mono_to_real_ns)
+			uint64_t mono_to_real_ns, const struct cgtab *cgroups)
 {
 	json_key(j, "steps");
 	json_array_begin(j);
 	for (uint32_t i = 0; st && i < st->n; i++)
-		write_step(j, &st->v[i], series && i < STEP_SERIES_MAX_STEPS ? &series[i] : NULL, mono_to_real_ns);
+		write_step(j, &st->v[i], series && i < STEP_SERIES_MAX_STEPS ? &series[i] : NULL, mono_to_real_ns,
+			   cgroups);
 	json_array_end(j);
 }
 
@@ -230,6 +238,30 @@ static void put_cell(struct obuf *o, const char *s, size_t width)
 	obuf_printf(o, "%-*s", (int)width, buf);
 }
 
+/*
+ * FAILED, KILLED, OOM-KILLED only for a step that failed (its main's end);
+ * a step that succeeded is ok, with the non-zero exits it tolerated.
+ */
+static void print_step_status(struct obuf *o, const struct step *s)
+{
+	unsigned sig = s->exited ? decode_exit_signal(s->exit_raw) : 0;
+	uint32_t others = step_nonzero_exits(s);
+	char name[24];
+
+	if (s->running)
+		obuf_printf(o, "running (%u)", s->running);
+	else if (s->failed && s->main && (s->main->flags & PROC_F_OOM))
+		obuf_puts(o, "OOM-KILLED");
+	else if (s->failed && sig)
+		obuf_printf(o, "%s %s", sig == SIGPIPE ? "FAILED" : "KILLED", report_signal_name(sig, name, sizeof(name)));
+	else if (s->failed)
+		obuf_printf(o, "FAILED exit %u", decode_exit_status(s->exit_raw));
+	else
+		obuf_puts(o, "ok");
+	if (others && !s->running)
+		obuf_printf(o, " (%u %s non-zero)", others, s->failed ? "more ended" : "ended");
+}
+
 void report_print_steps(struct obuf *o, const struct steps *st, unsigned max_lines)
 {
 	if (!st || st->n == 0)
@@ -238,7 +270,7 @@ void report_print_steps(struct obuf *o, const struct steps *st, unsigned max_lin
 	obuf_printf(o, "  %-24s %-40s %9s %9s %10s  %s\n", "STEP", "NAME", "WALL", "CPU", "PEAK RSS", "STATUS");
 	for (uint32_t i = 0; i < st->n && i < max_lines; i++) {
 		const struct step *s = &st->v[i];
-		char wall[24], cpu[24], rss[24], sig[24];
+		char wall[24], cpu[24], rss[24];
 
 		if (s->end_ns >= s->start_ns && s->end_ns)
 			report_format_duration(s->end_ns - s->start_ns, wall, sizeof(wall));
@@ -251,16 +283,7 @@ void report_print_steps(struct obuf *o, const struct steps *st, unsigned max_lin
 		obuf_putc(o, ' ');
 		put_cell(o, s->name, 40);
 		obuf_printf(o, " %9s %9s %10s  ", wall, cpu, rss);
-		if (s->running)
-			obuf_printf(o, "running (%u)", s->running);
-		else if (s->oom_killed)
-			obuf_puts(o, "OOM-KILLED");
-		else if (s->exited && decode_exit_signal(s->exit_raw))
-			obuf_printf(o, "KILLED %s", report_signal_name(decode_exit_signal(s->exit_raw), sig, sizeof(sig)));
-		else if (s->failed)
-			obuf_printf(o, "FAILED exit %u", decode_exit_status(s->exit_raw));
-		else
-			obuf_puts(o, "ok");
+		print_step_status(o, s);
 		obuf_puts(o, "\n");
 	}
 	if (st->n > max_lines)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "cgtab.h"
 #include "steps.h"
 
 #define STEP_SERIES_BUCKETS 24    /* points of a step's series: its lifetime cut in equal parts */
@@ -33,7 +34,7 @@ struct step_series *report_step_series(const struct steps *st, struct proc *cons
 void report_write_run(struct json *j, const struct steps *st);
 /* series may be NULL (no series written). */
 void report_write_steps(struct json *j, const struct steps *st, const struct step_series *series,
-			uint64_t mono_to_real_ns);
+			uint64_t mono_to_real_ns, const struct cgtab *cgroups);
 
 /* One line per step (at most max_lines, then a count), for the human summary. */
 void report_print_steps(struct obuf *o, const struct steps *st, unsigned max_lines);

@@ -10,6 +10,7 @@ void series_point_from_sample(struct series_point *pt, const struct tr_sample *s
 		.ts_ns = s->hdr.ts_ns,
 		.runtime_ns = s->runtime_ns,
 		.rss_bytes = s->rss_bytes,
+		.hwm_bytes = s->hiwater_rss_bytes,
 		.read_bytes = s->read_bytes,
 		.write_bytes = s->write_bytes,
 		.rchar = s->rchar,

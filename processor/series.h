@@ -22,6 +22,7 @@ struct series_point {
 	uint64_t ts_ns;
 	uint64_t runtime_ns;
 	uint64_t rss_bytes;   /* resident now, not cumulative */
+	uint64_t hwm_bytes;   /* the image's peak resident set so far (VmHWM): only grows within an image */
 	uint64_t read_bytes, write_bytes;
 	uint64_t rchar, wchar;
 	uint64_t net_tx_bytes, net_rx_bytes;

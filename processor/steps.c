@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stepmem.h"
 #include "tool.h"
 
 /*
@@ -34,7 +35,6 @@
 #define M_LINK 0x80000000u          /* on the walk's path; low bits: index + 1 of the child below */
 #define M_ENGINE_SHIFT 28           /* 3 bits: enum eng */
 #define M_BODY (1u << 27)           /* inside a Nextflow task's .command.sh */
-#define M_ECHILD (1u << 26)         /* started by an engine: its exit maxrss is partly the engine's */
 #define M_STEP_MASK ((1u << 26) - 1) /* step index + 1, or M_LOST */
 #define M_LOST M_STEP_MASK          /* would have started a step: the table was full */
 
@@ -810,8 +810,7 @@ static void walk(struct steps *s, struct build *b, struct proc *p)
 	for (;;) {
 		uint32_t next = cur->step & ~M_LINK;
 
-		cur->step = assign(s, b, cur, par, lost_root) |
-			    (par && real_engine(memo_engine(par->step)) ? M_ECHILD : 0);
+		cur->step = assign(s, b, cur, par, lost_root);
 		lost_root = false;
 		if (!next)
 			break;
@@ -944,8 +943,6 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		if (x->hdr.ts_ns > st->end_ns)
 			st->end_ns = x->hdr.ts_ns;
 		add_sat(&st->cpu_ns, x->runtime_ns);
-		if (!(m & M_ECHILD) && x->maxrss_bytes > st->peak_rss_bytes)
-			st->peak_rss_bytes = x->maxrss_bytes;
 		if (x->flags & TR_EXIT_NO_IO_ACCOUNTING)
 			st->io_partial = true;
 		add_sat(&st->read_bytes, x->read_bytes);
@@ -956,23 +953,6 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		add_sat(&st->net_rx_bytes, x->net_rx_bytes);
 	} else {
 		st->running++;
-	}
-	/*
-	 * An engine starts its children with vfork or posix_spawn: until exec
-	 * they run in the engine's memory, and the kernel carries that peak
-	 * across exec into the child's maxrss (wait4 reports the same). So a
-	 * child of Snakemake's python or Nextflow's JVM counts with its sampled
-	 * resident set only.
-	 */
-	if (m & M_ECHILD) {
-		uint64_t rss = p->series ? p->series->peaks.rss_bytes : 0;
-
-		if (p->series && p->series->last.rss_bytes > rss)
-			rss = p->series->last.rss_bytes;
-		if (rss > st->peak_rss_bytes)
-			st->peak_rss_bytes = rss;
-		if (!p->series)
-			st->peak_rss_partial = true;
 	}
 	/* Tools: the work, not the plumbing (docs). */
 	if (plumbing_tool(tool) || real_engine(memo_engine(m)) || (st->has_body && !body))
@@ -1112,7 +1092,8 @@ static void step_finish(struct steps *s, struct step *st)
 		st->exited = true;
 		st->exit_raw = st->main->exit.exit_code;
 	}
-	st->failed = st->main && proc_failed(st->main);
+	/* A generic step's status is its script's to judge: judge_generic_steps(). */
+	st->failed = st->main && proc_failed(st->main) && st->engine != STEP_ENGINE_GENERIC;
 	if (!st->name)
 		st->name = st->rule; /* a job runner inside the job's submit shell named the rule */
 	if (st->name)
@@ -1135,6 +1116,37 @@ static void step_finish(struct steps *s, struct step *st)
 	st->name = str_keep(s, name, strlen(name));
 	if (!st->name)
 		st->name = st->id;
+}
+
+/*
+ * A generic step is one command of the traced script, and the script
+ * judges its status: `if grep -q`, `test -f x || ...`, a writer stopped by
+ * a closed pipe are not failures. So a generic step failed only when the
+ * script exited non-zero, and then only the last one to end non-zero
+ * before the script did: where `set -e` stopped it, and what a script that
+ * ends on a failing command returns. While the script runs, when its end
+ * was not seen, or when a signal ended it (a kill is not its commands'
+ * doing), none failed.
+ */
+static void judge_generic_steps(struct steps *s, const struct proc *root)
+{
+	struct step *last = NULL;
+
+	if (!root || !(root->flags & PROC_F_EXIT) || decode_exit_signal(root->exit.exit_code) ||
+	    !decode_exit_status(root->exit.exit_code))
+		return;
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct step *st = &s->v[i];
+		const struct proc *m = st->main;
+
+		if (st->engine != STEP_ENGINE_GENERIC || !m || !(m->flags & PROC_F_EXIT) || !proc_failed(m) ||
+		    m->exit.hdr.ts_ns > root->exit.hdr.ts_ns)
+			continue;
+		if (!last || m->exit.hdr.ts_ns > last->main->exit.hdr.ts_ns)
+			last = st;
+	}
+	if (last)
+		last->failed = true;
 }
 
 static bool step_before(const struct step *a, const struct step *b)
@@ -1215,7 +1227,7 @@ int steps_build(struct steps *s, struct proctab *t)
 {
 	struct build b = { .t = t, .root = proctab_root(t), .run_mode = t->root_pid != 0 };
 	struct run_scan r;
-	int rc;
+	int rc, mrc;
 
 	steps_reset(s);
 	memset(&r, 0, sizeof(r));
@@ -1239,7 +1251,9 @@ int steps_build(struct steps *s, struct proctab *t)
 	}
 	for (uint32_t i = 0; i < s->n; i++)
 		step_finish(s, &s->v[i]);
+	judge_generic_steps(s, b.root);
 	rc = steps_sort(s, &b);
+	mrc = steps_memory(s, t);
 	run_finish(s, &r);
-	return b.rc ? b.rc : rc;
+	return b.rc ? b.rc : rc ? rc : mrc;
 }

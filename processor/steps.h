@@ -72,14 +72,21 @@ struct step {
 	enum step_engine engine;
 	uint32_t processes;
 	uint32_t running;      /* processes without an exit record */
-	uint32_t failed_processes; /* non-zero exit, killed by a signal or OOM-killed */
+	uint32_t failed_processes; /* ended non-zero: an exit status, a signal (SIGPIPE too) or the OOM killer */
 	uint32_t oom_killed;
 	uint64_t start_ns;     /* earliest process start, CLOCK_MONOTONIC */
 	uint64_t end_ns;       /* latest exit, CLOCK_MONOTONIC; 0 if none exited (see running) */
 	/* Sums over the processes that exited (the kernel's figures at exit, saturating). */
 	uint64_t cpu_ns;
-	uint64_t peak_rss_bytes; /* the largest single process's peak: not the sum of concurrent ones (docs) */
-	bool peak_rss_partial; /* a process an engine started was never sampled: its peak is not in it */
+	/* Memory (stepmem.h): what a memory limit for the step must hold. */
+	uint64_t peak_rss_bytes;          /* the concurrent peak: its processes' resident sets at one instant */
+	uint64_t rss_sum_of_peaks_bytes;  /* the largest sum of peaks of processes whose lives overlapped */
+	uint64_t max_process_rss_bytes;   /* the largest single process's peak */
+	bool peak_rss_partial;            /* an exited process's own peak is a bound, not exact (docs) */
+	bool memcg_own;                   /* its processes had a memory cgroup to themselves */
+	bool memcg_v1;                    /* that cgroup is in the v1 memory hierarchy */
+	uint64_t memcg_id;
+	uint64_t memcg_peak_bytes;        /* that cgroup's own high-water mark (0: not known) */
 	uint64_t read_bytes, write_bytes, rchar, wchar;
 	uint64_t net_tx_bytes, net_rx_bytes;
 	bool io_partial;       /* an exited process had no I/O accounting: the I/O sums are partial */
@@ -91,7 +98,7 @@ struct step {
 	const struct proc *main;
 	bool exited;           /* main has an exit record */
 	uint32_t exit_raw;     /* main's raw wait status (tr_exit.exit_code) when exited */
-	bool failed;           /* main exited non-zero, was killed by a signal or OOM-killed */
+	bool failed;           /* main ended non-zero; a generic step only when the script failed on it (docs) */
 	const struct proc *first_failed; /* the step's first process (by exit time) that failed, or NULL */
 	/* Private to steps.c. */
 	uint8_t kind;
@@ -146,6 +153,18 @@ void steps_free(struct steps *s);
  * processes not reached have step 0).
  */
 int steps_build(struct steps *s, struct proctab *t);
+
+/*
+ * The step's processes that ended non-zero (failed_processes) other than
+ * the main process whose end is the step's failure: in a step that
+ * succeeded, every status its script tested or tolerated - grep -q that
+ * found nothing, a writer stopped by a closed pipe, test - none of them a
+ * failure. `failed` implies main ended non-zero, so main is among them.
+ */
+static inline uint32_t step_nonzero_exits(const struct step *s)
+{
+	return s->failed_processes - (s->failed && s->failed_processes > 0);
+}
 
 /* The step of a process, or NULL. */
 static inline const struct step *steps_of(const struct steps *s, const struct proc *p)

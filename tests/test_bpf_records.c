@@ -30,6 +30,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/utsname.h>
 
 #include "bpf_harness.h"
 
@@ -411,6 +414,186 @@ static void test_files_opened_once_per_mode_regular_only(void **state)
 	expect_file(pid, real, "o.txt", TR_FILE_READ);
 	expect_file(pid, real, "o2.txt", TR_FILE_READ);
 	assert_int_equal(harness_count(TR_FILE, pid), 6); /* not the directory, /dev/null, O_PATH */
+}
+
+/* File records of pid whose path is want. */
+static unsigned file_records(pid_t pid, const char *want)
+{
+	const struct tr_file *f;
+	size_t pos = 0, size;
+	unsigned n = 0;
+
+	while ((f = harness_next(&pos, TR_FILE, &size)))
+		n += (pid_t)f->tgid == pid && !strcmp((const char *)(f + 1), want);
+	return n;
+}
+
+/* The loader's opens are recognised from 5.15 (bpf_task_pt_regs()); before, every open is reported. */
+static bool loader_opens_recognised(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 5 || (major == 5 && minor >= 15);
+}
+
+/* /bin/cat on a data file, with an empty environment: ld.so opens ld.so.cache and libc, cat the file. */
+static int exec_cat(void *path)
+{
+	char a0[] = "cat";
+	char *const argv[] = { a0, path, NULL };
+	char *const envp[] = { NULL };
+	int null = open("/dev/null", O_WRONLY);
+
+	if (null < 0 || dup2(null, 1) < 0)
+		return 1;
+	execve("/bin/cat", argv, envp);
+	return 127;
+}
+
+static void test_files_loader_opens_left_out_program_opens_reported(void **state)
+{
+	char dir[PATH_MAX], real[PATH_MAX], data[PATH_MAX + 16];
+	const struct tr_file *f;
+	size_t pos = 0, size;
+	pid_t pid;
+
+	(void)state;
+	if (!loader_opens_recognised())
+		skip();
+	path_in_tmp(dir, sizeof(dir), "loader");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(realpath(dir, real));
+	snprintf(data, sizeof(data), "%s/data.txt", real);
+	harness_write_file(data, "data");
+	pid = harness_spawn(exec_cat, data);
+	harness_reap(pid);
+	expect_file(pid, real, "data.txt", TR_FILE_READ);
+	/* Not ld.so.cache, not libc.so.6: what the loader opened to map. */
+	while ((f = harness_next(&pos, TR_FILE, &size)))
+		if ((pid_t)f->tgid == pid && strcmp((const char *)(f + 1), data))
+			fail_msg("the loader's open of %s was reported", (const char *)(f + 1));
+	assert_int_equal(harness_count(TR_FILE, pid), 1);
+}
+
+/* A shared library this test is linked with (libz), for copies that no process has loaded. */
+static int find_libz(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	if (!strstr(info->dlpi_name, "/libz.so"))
+		return 0;
+	snprintf(out, PATH_MAX, "%s", info->dlpi_name);
+	return 1;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		fail_msg("copy %s to %s: %s", from, to, strerror(errno));
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	assert_int_equal(n, 0);
+	close(in);
+	close(out);
+}
+
+/* dlopen() one copy (ld.so opens it), open() the other for reading as ld.so would (the program opens it). */
+static int dlopen_and_open(void *dir)
+{
+	char a[PATH_MAX + 16], b[PATH_MAX + 16];
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/dl-a.so", (const char *)dir);
+	snprintf(b, sizeof(b), "%s/dl-b.so", (const char *)dir);
+	if (!dlopen(a, RTLD_NOW | RTLD_LOCAL))
+		return 1;
+	if ((fd = open(b, O_RDONLY | O_CLOEXEC)) < 0)
+		return 2;
+	close(fd);
+	return 0;
+}
+
+static void test_files_dlopen_left_out_library_opened_by_program_reported(void **state)
+{
+	char dir[PATH_MAX], real[PATH_MAX], libz[PATH_MAX] = "", p[PATH_MAX + 16];
+	pid_t pid;
+
+	(void)state;
+	if (!loader_opens_recognised())
+		skip();
+	assert_int_equal(dl_iterate_phdr(find_libz, libz), 1);
+	path_in_tmp(dir, sizeof(dir), "dlopen");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(realpath(dir, real));
+	snprintf(p, sizeof(p), "%s/dl-a.so", real);
+	copy_file(libz, p);
+	snprintf(p, sizeof(p), "%s/dl-b.so", real);
+	copy_file(libz, p);
+	pid = harness_spawn(dlopen_and_open, real);
+	harness_reap(pid);
+	snprintf(p, sizeof(p), "%s/dl-a.so", real);
+	assert_int_equal(file_records(pid, p), 0);
+	expect_file(pid, real, "dl-b.so", TR_FILE_READ);
+}
+
+/*
+ * Write a file, delete it, create another: the file system hands the new
+ * file the freed inode number (ext4 does, at once). Writes "same" into
+ * result when it did.
+ */
+static int replace_file(void *dir)
+{
+	char f1[PATH_MAX + 16], f2[PATH_MAX + 16], res[PATH_MAX + 16];
+	struct stat a, b;
+	int fd;
+
+	snprintf(f1, sizeof(f1), "%s/first", (const char *)dir);
+	snprintf(f2, sizeof(f2), "%s/second", (const char *)dir);
+	snprintf(res, sizeof(res), "%s/result", (const char *)dir);
+	if ((fd = open(f1, O_WRONLY | O_CREAT, 0644)) < 0 || fstat(fd, &a))
+		return 1;
+	close(fd);
+	if (unlink(f1))
+		return 2;
+	if ((fd = open(f2, O_WRONLY | O_CREAT, 0644)) < 0 || fstat(fd, &b))
+		return 3;
+	close(fd);
+	if ((fd = open(res, O_WRONLY | O_CREAT, 0644)) < 0 ||
+	    write(fd, a.st_ino == b.st_ino ? "same" : "diff", 4) != 4)
+		return 4;
+	close(fd);
+	return 0;
+}
+
+static void test_files_new_file_with_reused_inode_number_reported(void **state)
+{
+	char dir[PATH_MAX], real[PATH_MAX], res[PATH_MAX + 16], got[8] = "";
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	path_in_tmp(dir, sizeof(dir), "reuse");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_non_null(realpath(dir, real));
+	pid = harness_spawn(replace_file, real);
+	harness_reap(pid);
+	snprintf(res, sizeof(res), "%s/result", real);
+	fd = open(res, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, got, 4), 4);
+	close(fd);
+	expect_file(pid, real, "first", TR_FILE_WRITE);
+	if (strcmp(got, "same")) {
+		fprintf(stderr, "(%s's file system gave the new file a new inode number: nothing more to prove)\n", real);
+		return;
+	}
+	expect_file(pid, real, "second", TR_FILE_WRITE);
 }
 
 #define MANY_FILES 1100
@@ -893,6 +1076,9 @@ int main(void)
 		cmocka_unit_test(test_exec_env_scan_is_bounded),
 		cmocka_unit_test(test_files_opened_once_per_mode_regular_only),
 		cmocka_unit_test(test_files_bounded_per_process_and_drops_counted),
+		cmocka_unit_test(test_files_loader_opens_left_out_program_opens_reported),
+		cmocka_unit_test(test_files_dlopen_left_out_library_opened_by_program_reported),
+		cmocka_unit_test(test_files_new_file_with_reused_inode_number_reported),
 		cmocka_unit_test(test_net_bytes_and_waits_over_loopback_tcp),
 		cmocka_unit_test(test_blocked_process_sends_no_samples),
 		cmocka_unit_test(test_cpu_bound_process_sampled_by_timer),

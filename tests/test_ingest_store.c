@@ -246,11 +246,40 @@ static void exec_fork_exit_make_one_process_with_its_exit_figures(void **state)
 	assert_int_equal(q(fx, "SELECT exit_code IS NULL FROM processes WHERE tgid = 43"), 1);
 	assert_int_equal(q(fx, "SELECT signal FROM processes WHERE tgid = 43"), 9);
 	assert_int_equal(q(fx, "SELECT core_dumped FROM processes WHERE tgid = 43"), 1);
-	/* signals from exit statuses */
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'failed' AND pid = 42 AND "
-			       "json_extract(detail, '$.exit_code') = 3 AND run_id IS NULL"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 43 AND "
+	/* signals from exit statuses: the kill only (exit_records_raise_killed_for_a_real_kill_only) */
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 43 AND run_id IS NULL AND "
 			       "json_extract(detail, '$.signal') = 9 AND json_extract(detail, '$.core_dumped')"), 1);
+}
+
+/*
+ * A record says how a process ended, not whether that failed anything:
+ * exit 1 (grep -q that found nothing) and SIGPIPE (a writer whose reader
+ * went away) raise nothing; SIGTERM and SIGSEGV are kills.
+ */
+static void exit_records_raise_killed_for_a_real_kill_only(void **state)
+{
+	struct fixture *fx = *state;
+	const struct tr_exit ends[] = {
+		make_exit(500, 42, 90, 41, 1 << 8, 0),   /* exit 1 */
+		make_exit(510, 43, 91, 41, 255 << 8, 0), /* exit 255 */
+		make_exit(520, 44, 92, 41, 13, 0),       /* SIGPIPE */
+		make_exit(530, 45, 93, 41, 15, 0),       /* SIGTERM */
+		make_exit(540, 46, 94, 41, 11 | 0x80, 0) /* SIGSEGV, core */
+	};
+	struct store_result res;
+
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		assert_true(frames_add(&fx->f, i + 1, TR_EXIT, &ends[i], sizeof(ends[i])));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 5);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'failed'"), 0);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE pid IN (42, 43, 44)"), 0);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 45 AND "
+			       "json_extract(detail, '$.signal') = 15"), 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 46 AND "
+			       "json_extract(detail, '$.signal') = 11 AND json_extract(detail, '$.core_dumped')"), 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 2);
 }
 
 static void oom_kill_marks_the_victim_and_is_its_only_signal(void **state)
@@ -648,6 +677,76 @@ static void lake_reopens_and_refuses_other_versions_and_other_files(void **state
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/*
+ * An exit gives the final image's own peak (NULL when the kernel had
+ * released it: TR_EXIT_NO_IMAGE_PEAK) next to rusage's, and its memory
+ * cgroup's peak; a version-2 record (an old spool) is stored, peak unknown.
+ */
+static void exits_store_the_images_own_peak_and_old_records_say_unknown(void **state)
+{
+	struct fixture *fx = *state;
+	struct tr_exit own = make_exit(500, 42, 99, 41, 0, 1000);
+	struct tr_exit gone = make_exit(600, 43, 120, 41, 0, 2000);
+	struct tr_exit old = make_exit(700, 44, 130, 41, 0, 3000);
+	struct store_result res;
+
+	own.image_peak_rss_bytes = 8 << 20;
+	own.memcg_peak_bytes = 64 << 20;
+	gone.flags |= TR_EXIT_NO_IMAGE_PEAK;
+	old.hdr.version = 2;
+	assert_true(frames_add(&fx->f, 1, TR_EXIT, &own, sizeof(own)));
+	assert_true(frames_add(&fx->f, 2, TR_EXIT, &gone, sizeof(gone)));
+	assert_true(frames_add(&fx->f, 3, TR_EXIT, &old, TR_EXIT_V2_SIZE));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.undecodable, 0);
+	assert_int_equal(q(fx, "SELECT peak_rss_bytes FROM processes WHERE tgid = 42"), 8 << 20);
+	assert_int_equal(q(fx, "SELECT maxrss_bytes FROM processes WHERE tgid = 42"), 1004);
+	assert_int_equal(q(fx, "SELECT memcg_peak_bytes FROM processes WHERE tgid = 42"), 64 << 20);
+	assert_int_equal(q(fx, "SELECT peak_rss_bytes IS NULL AND memcg_peak_bytes IS NULL FROM processes "
+			       "WHERE tgid = 43"), 1);
+	assert_int_equal(q(fx, "SELECT peak_rss_bytes IS NULL AND maxrss_bytes = 3004 FROM processes WHERE tgid = 44"),
+			 1);
+}
+
+/* A lake of schema version 1 gains version 2's columns when the ingest opens it, keeping its rows. */
+static void version_1_lake_is_upgraded_in_place_and_keeps_its_rows(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *const v2_columns[][2] = {
+		{ "processes", "peak_rss_bytes" },	   { "processes", "memcg_peak_bytes" },
+		{ "steps", "rss_sum_of_peaks_bytes" },	   { "steps", "peak_rss_partial" },
+		{ "steps", "memcg_peak_bytes" },	   { "run_processes", "maxrss_rusage_bytes" },
+		{ "run_processes", "peak_rss_source" },
+	};
+	struct store_result res;
+	struct store *ro = NULL;
+	char err[512], sql[128];
+	sqlite3 *db;
+
+	add_samples(fx, 1, 3);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	store_close(fx->st);
+	fx->st = NULL;
+	/* back to version 1: without the columns version 2 added */
+	assert_int_equal(sqlite3_open(fx->db, &db), SQLITE_OK);
+	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(v2_columns[0]); i++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN %s", v2_columns[i][0], v2_columns[i][1]);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	}
+	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 1", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* a reader cannot upgrade it: it says which version it found */
+	assert_int_equal(store_open(&ro, fx->db, true, err, sizeof(err)), STORE_E_SCHEMA);
+	assert_non_null(strstr(err, "version 1"));
+	assert_int_equal(store_open(&fx->st, fx->db, false, err, sizeof(err)), STORE_OK);
+	assert_int_equal(q(fx, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 3);
+	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(v2_columns[0]); i++) {
+		assert_int_equal(q(fx, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+				   v2_columns[i][0], v2_columns[i][1]), 1);
+	}
+}
+
 /* ---- speed ----------------------------------------------------------------------- */
 
 static double now_s(void)
@@ -705,6 +804,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(gaps_between_and_within_batches_are_recorded_and_filled, setup, teardown),
 		cmocka_unit_test_setup_teardown(key_announcement_enrols_the_new_key_for_the_same_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_file_key_noted_in_the_lake_is_not_a_rotation_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(exit_records_raise_killed_for_a_real_kill_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_report_fills_runs_steps_processes_and_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(run_report_that_is_not_json_is_counted_and_the_batch_still_stored, setup,
 						teardown),
@@ -712,6 +812,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(lake_reopens_and_refuses_other_versions_and_other_files, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(exits_store_the_images_own_peak_and_old_records_say_unknown, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(version_1_lake_is_upgraded_in_place_and_keeps_its_rows, setup, teardown),
 		cmocka_unit_test_setup_teardown(ten_thousand_samples_are_stored_in_one_transaction, setup, teardown),
 	};
 

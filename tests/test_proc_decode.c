@@ -198,6 +198,39 @@ static void wrong_version_is_refused(void **state)
 	assert_int_equal(d.error, DECODE_ERR_VERSION);
 }
 
+/*
+ * A spool or lake written before version 3: version-2 records decode, and
+ * a version-2 exit (shorter by the image's and the cgroup's peaks) says
+ * its image peak is unknown. A length and a version that disagree are refused.
+ */
+static void version_2_records_decode_and_an_old_exit_has_no_image_peak(void **state)
+{
+	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
+	struct tr_fork f = encode_fork(5, 10, 100, 11, 110);
+
+	(void)state;
+	x.image_peak_rss_bytes = 0x1234; /* bytes past a version-2 exit: never read */
+	x.memcg_peak_bytes = 0x5678;
+	x.hdr.version = 2;
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V2_SIZE), 0);
+	assert_int_equal(d.u.exit.tgid, 11);
+	assert_int_equal(d.u.exit.maxrss_bytes, 1 << 20);
+	assert_int_equal(d.u.exit.image_peak_rss_bytes, 0);
+	assert_int_equal(d.u.exit.memcg_peak_bytes, 0);
+	assert_true(d.u.exit.flags & TR_EXIT_NO_IMAGE_PEAK);
+	f.hdr.version = 2;
+	assert_int_equal(decode_exact(TR_FORK, &f, sizeof(f)), 0);
+	/* a version-2 exit of version-3 length, and a version-3 exit of version-2 length */
+	assert_int_equal(decode_exact(TR_EXIT, &x, sizeof(x)), -EPROTO);
+	assert_int_equal(d.error, DECODE_ERR_VERSION);
+	x.hdr.version = RECORDS_VERSION;
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V2_SIZE), -EBADMSG);
+	assert_int_equal(d.error, DECODE_ERR_LENGTH);
+	assert_int_equal(decode_exact(TR_EXIT, &x, sizeof(x)), 0);
+	assert_int_equal(d.u.exit.image_peak_rss_bytes, 0x1234);
+	assert_false(d.u.exit.flags & TR_EXIT_NO_IMAGE_PEAK);
+}
+
 static void header_type_differing_from_ring_type_is_refused(void **state)
 {
 	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
@@ -383,6 +416,7 @@ int main(void)
 		cmocka_unit_test(payload_is_read_once_into_a_private_copy),
 		cmocka_unit_test(unknown_types_are_refused),
 		cmocka_unit_test(wrong_version_is_refused),
+		cmocka_unit_test(version_2_records_decode_and_an_old_exit_has_no_image_peak),
 		cmocka_unit_test(header_type_differing_from_ring_type_is_refused),
 		cmocka_unit_test(fixed_size_records_of_any_other_size_are_refused),
 		cmocka_unit_test(exec_shorter_than_its_fixed_part_is_refused),

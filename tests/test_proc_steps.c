@@ -83,15 +83,22 @@ static void run(uint32_t parent, uint32_t child, const char *cwd, const char *co
 	exec_in(child, cwd, env, path, argv);
 }
 
-static void finish(uint32_t pid, uint32_t raw, uint64_t runtime, uint64_t rss)
+/* An exit whose final image peaked at image bytes, and whose rusage maxrss (all its images) is rusage. */
+static void finish_mem(uint32_t pid, uint32_t raw, uint64_t runtime, uint64_t image, uint64_t rusage)
 {
 	struct tr_exit x = encode_exit(++clk, pid, starts[pid], 1, raw);
 
 	x.runtime_ns = runtime;
-	x.maxrss_bytes = rss;
+	x.maxrss_bytes = rusage;
+	x.image_peak_rss_bytes = image;
 	x.net_tx_bytes = 10;
 	x.net_rx_bytes = 20;
 	assert_int_equal(proctab_exit(T, &x, clk, NULL), 0);
+}
+
+static void finish(uint32_t pid, uint32_t raw, uint64_t runtime, uint64_t rss)
+{
+	finish_mem(pid, raw, runtime, rss, rss);
 }
 
 static struct proc *P(uint32_t pid)
@@ -239,8 +246,11 @@ static void step_figures_sum_its_processes(void **state)
 	assert_int_equal(st->processes, 3);
 	assert_int_equal(st->running, 0);
 	assert_int_equal(st->cpu_ns, 100 + 3000 + 700);
-	assert_int_equal(st->peak_rss_bytes, 90 << 20); /* the largest process's, not a sum */
-	assert_true(st->peak_rss_partial);               /* the job's shell, started by snakemake, was not sampled */
+	/* bwa (90 MiB), samtools (8) and their shell (3) were alive at once: a limit must hold their sum */
+	assert_int_equal(st->peak_rss_bytes, (90 + 8 + 3) << 20);
+	assert_int_equal(st->rss_sum_of_peaks_bytes, (90 + 8 + 3) << 20);
+	assert_int_equal(st->max_process_rss_bytes, 90 << 20);
+	assert_false(st->peak_rss_partial); /* every peak is the image's own, read at exit */
 	assert_int_equal(st->read_bytes, 3 * 4096);
 	assert_int_equal(st->write_bytes, 3 * 8192);
 	assert_int_equal(st->rchar, 300);
@@ -253,26 +263,54 @@ static void step_figures_sum_its_processes(void **state)
 	world_end();
 }
 
-static void peak_memory_of_an_engines_child_comes_from_its_samples(void **state)
+static void an_engines_child_counts_its_own_image_not_the_engines(void **state)
+{
+	(void)state;
+	world(1024, ROOT, 0);
+	exec_in(ROOT, "/p", NO_ENV, "/usr/bin/snakemake", ARGV("/usr/bin/python3", "/usr/bin/snakemake", "-c1"));
+	/* vfork'd by a 400 MiB python: rusage carries the engine's peak across exec, the image's does not */
+	run(ROOT, 101, "/p", NO_ENV, "/usr/bin/bash", ARGV("/usr/bin/bash", "-c", "set -euo pipefail;  samtools index x.bam"));
+	exec_in(101, "/p", NO_ENV, "/usr/bin/samtools", ARGV("samtools", "index", "x.bam"));
+	finish_mem(101, 0, 10, 6 << 20, 400 << 20);
+	build();
+	assert_int_equal(step_of(101)->peak_rss_bytes, 6 << 20);
+	assert_int_equal(step_of(101)->max_process_rss_bytes, 6 << 20);
+	assert_false(step_of(101)->peak_rss_partial);
+	world_end();
+}
+
+static void an_exit_without_its_image_peak_uses_samples_then_rusage_and_says_so(void **state)
 {
 	struct tr_sample smp;
+	struct tr_exit x;
 
 	(void)state;
 	world(1024, ROOT, 0);
-	snakemake_run();
-	/* job 3's shell exec'd samtools sort: its exit maxrss (20 MiB) may be snakemake's python */
-	build();
-	assert_int_equal(step_of(106)->peak_rss_bytes, 0);
-	assert_true(step_of(106)->peak_rss_partial);
-	assert_int_equal(step_of(102)->peak_rss_bytes, 0);
-	/* a sample of it says what it really held */
-	smp = encode_sample(++clk, 106, starts[106], 101, 50, 12 << 20, 0);
+	exec_in(ROOT, "/p", NO_ENV, "/usr/bin/snakemake", ARGV("/usr/bin/python3", "/usr/bin/snakemake", "-c1"));
+	run(ROOT, 101, "/p", NO_ENV, "/usr/bin/bash", ARGV("/usr/bin/bash", "-c", "set -euo pipefail;  samtools sort x.bam"));
+	exec_in(101, "/p", NO_ENV, "/usr/bin/samtools", ARGV("samtools", "sort", "x.bam"));
+	run(ROOT, 102, "/p", NO_ENV, "/usr/bin/bash", ARGV("/usr/bin/bash", "-c", "set -euo pipefail;  samtools index x.bam"));
+	exec_in(102, "/p", NO_ENV, "/usr/bin/samtools", ARGV("samtools", "index", "x.bam"));
+	/* a kernel that released the image before the exit was seen (before 6.16) */
+	smp = encode_sample(++clk, 101, starts[101], ROOT, 50, 12 << 20, 0);
 	assert_int_equal(proctab_sample(T, &smp, clk), 0);
+	x = encode_exit(++clk, 101, starts[101], ROOT, 0);
+	x.flags |= TR_EXIT_NO_IMAGE_PEAK;
+	x.image_peak_rss_bytes = 0;
+	x.maxrss_bytes = 400 << 20;
+	assert_int_equal(proctab_exit(T, &x, clk, NULL), 0);
+	x = encode_exit(++clk, 102, starts[102], ROOT, 0);
+	x.flags |= TR_EXIT_NO_IMAGE_PEAK;
+	x.image_peak_rss_bytes = 0;
+	x.maxrss_bytes = 300 << 20;
+	assert_int_equal(proctab_exit(T, &x, clk, NULL), 0);
 	build();
-	assert_int_equal(step_of(106)->peak_rss_bytes, 12 << 20);
-	assert_false(step_of(106)->peak_rss_partial);
-	/* a process its shell forked counts with its exit maxrss */
-	assert_int_equal(step_of(104)->peak_rss_bytes, 90 << 20);
+	/* sampled: a lower bound, flagged */
+	assert_int_equal(step_of(101)->peak_rss_bytes, 12 << 20);
+	assert_true(step_of(101)->peak_rss_partial);
+	/* nothing but rusage: an upper bound, flagged, never 0 */
+	assert_int_equal(step_of(102)->peak_rss_bytes, 300 << 20);
+	assert_true(step_of(102)->peak_rss_partial);
 	world_end();
 }
 
@@ -893,7 +931,8 @@ int main(void)
 		cmocka_unit_test(unfinished_step_counts_its_running_processes),
 		cmocka_unit_test(snakemake_job_runner_names_the_step_by_its_rule),
 		cmocka_unit_test(snakemake_child_that_is_not_a_job_belongs_to_no_step),
-		cmocka_unit_test(peak_memory_of_an_engines_child_comes_from_its_samples),
+		cmocka_unit_test(an_engines_child_counts_its_own_image_not_the_engines),
+		cmocka_unit_test(an_exit_without_its_image_peak_uses_samples_then_rusage_and_says_so),
 		cmocka_unit_test(nextflow_tasks_are_one_step_per_work_directory),
 		cmocka_unit_test(nextflow_task_without_a_launcher_is_still_a_task),
 		cmocka_unit_test(nextflow_work_directory_falls_back_to_argv_then_environment),

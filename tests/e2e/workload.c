@@ -18,6 +18,8 @@
  *                        wait status, rusage and final /proc/PID/io
  *   burn MS              spin for MS ms of CPU time
  *   touch MIB            touch MIB MiB of anonymous memory, hold it briefly
+ *   hwm MIB MS           touch MIB MiB, hold it MS ms, print `vmhwm PID KIB`:
+ *                        its own VmHWM, read just before it exits
  *   write MIB FILE       write MIB MiB of non-zero bytes to FILE, fsync
  *   read FILE            drop FILE's cached pages, then read it fully
  *   hog MIB              touch memory 1 MiB at a time, up to MIB (exit 3
@@ -385,6 +387,38 @@ static int cmd_touch(int argc, char **argv)
 	return 0;
 }
 
+/* This image's peak resident set as the kernel shows it (VmHWM), in KiB; -1 if unreadable. */
+static long own_vmhwm_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static int cmd_hwm(int argc, char **argv)
+{
+	size_t size;
+	long ms;
+
+	if (argc < 2)
+		die("usage: hwm MIB MS");
+	size = (size_t)parse_long(argv[0], 0, 1 << 20, "hwm MIB") * MIB;
+	ms = parse_long(argv[1], 0, 3600000, "hwm MS");
+	if (size)
+		map_touched(size);
+	sleep_ms(ms);
+	out("vmhwm %d %ld\n", (int)getpid(), own_vmhwm_kib());
+	return 0;
+}
+
 static int cmd_write(int argc, char **argv)
 {
 	size_t chunk = MIB, total;
@@ -525,7 +559,7 @@ static const struct {
 } commands[] = {
 	{ "storm", cmd_storm },   { "exit", cmd_exit },   { "signal", cmd_signal }, { "measure", cmd_measure },
 	{ "burn", cmd_burn },     { "touch", cmd_touch }, { "write", cmd_write },   { "read", cmd_read },
-	{ "hog", cmd_hog },       { "orphan", cmd_orphan },
+	{ "hog", cmd_hog },       { "orphan", cmd_orphan }, { "hwm", cmd_hwm },
 };
 
 int main(int argc, char **argv)
@@ -539,7 +573,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			if (!strcmp(argv[1], commands[i].name))
 				return commands[i].fn(argc - 2, argv + 2);
-	fprintf(stderr, "usage: workload storm|exit|signal|measure|burn|touch|write|read|hog|orphan ARGS...\n"
+	fprintf(stderr, "usage: workload storm|exit|signal|measure|burn|touch|write|read|hog|orphan|hwm ARGS...\n"
 			"(see the comment at the top of tests/e2e/workload.c)\n");
 	return EXIT_SETUP;
 }
