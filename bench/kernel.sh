@@ -19,6 +19,8 @@
 #    the same time (bench/calib.bpf.c, loaded by bench/calib). Per process:
 #    the sum over tracer's programs of the run's time, raw and net, divided by
 #    the storm's STORM_N processes (target: net <= 10 us).
+# COMPARE_BUILD=DIR adds a fourth mode to the ratios, DIR's collector in daemon mode (an older
+# build, say), in the same rotation: kernel.storm.compare_daemon.*_ratio.
 # Results: one "<metric> <value> <unit>" per line on stdout. Needs root.
 set -euo pipefail
 build=${1:-build}
@@ -48,7 +50,7 @@ trap cleanup EXIT
 start_collector() { # collector options...
 	rm -f "$tmp/sock" "$tmp/ready"
 	mkfifo "$tmp/ready"
-	"$collector" --socket "$tmp/sock" --consumer-uid 65534 --ready-fd 3 "$@" 3>"$tmp/ready" 2>>"$tmp/collector.log" &
+	"${use_collector:-$collector}" --socket "$tmp/sock" --consumer-uid 65534 --ready-fd 3 "$@" 3>"$tmp/ready" 2>>"$tmp/collector.log" &
 	cpid=$!
 	read -r _ <"$tmp/ready" || { cat "$tmp/collector.log" >&2; exit 1; }
 }
@@ -75,20 +77,22 @@ idle=$! # what --trace-pid traces in the "untraced" runs: it never runs
 
 # ---- ratios, statistics off ----
 echo 0 >/proc/sys/kernel/bpf_stats_enabled
-: >"$tmp/plain"; : >"$tmp/daemon"; : >"$tmp/untraced"
-run_mode() { # plain | daemon | untraced
+modes=(plain daemon untraced ${COMPARE_BUILD:+compare_daemon})
+for m in "${modes[@]}"; do : >"$tmp/$m"; done
+run_mode() { # plain | daemon | untraced | compare_daemon
 	case $1 in
 	daemon) start_collector ;;
 	untraced) start_collector --trace-pid "$idle" ;;
+	compare_daemon) use_collector=$COMPARE_BUILD/tracer-collector start_collector ;;
 	esac
 	sleep 1 # let a load's (or an unload's) deferred kernel work pass first
 	storm >>"$tmp/$1"
 	[ "$1" = plain ] || stop_collector
+	echo "<7>$1 $(tail -n 1 "$tmp/$1")" >&2
 }
-modes=(plain daemon untraced)
 for ((i = 0; i < runs; i++)); do
-	for ((m = 0; m < 3; m++)); do # rotated, so that no mode always comes first
-		run_mode "${modes[(i + m) % 3]}"
+	for ((m = 0; m < ${#modes[@]}; m++)); do # rotated, so that no mode always comes first
+		run_mode "${modes[(i + m) % ${#modes[@]}]}"
 	done
 done
 
@@ -144,14 +148,15 @@ wait "$calpid" || true
 calpid=''
 
 python3 - "$tmp" "$storm_n" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 tmp = sys.argv[1]
-runs = {k: [tuple(map(int, x.split())) for x in open(f"{tmp}/{k}")] for k in ("plain", "daemon", "untraced")}
+modes = [m for m in ("plain", "daemon", "untraced", "compare_daemon") if os.path.exists(f"{tmp}/{m}")]
+runs = {k: [tuple(map(int, x.split())) for x in open(f"{tmp}/{k}")] for k in modes}
 for i, what in ((0, "wall"), (1, "cpu")):
     med = {k: statistics.median(r[i] for r in v) for k, v in runs.items()}
     for k in runs:
         print(f"kernel.storm.{k}.{what}_s {med[k] / 1e9:.4f} s")
-    for k in ("daemon", "untraced"):
+    for k in modes[1:]:
         print(f"kernel.storm.{k}.{what}_ratio {med[k] / med['plain']:.4f} ratio")
 ours = ("handle_", "nwe_", "nwx_")
 storm_n = int(sys.argv[2])

@@ -135,8 +135,7 @@ NET_WAIT_CALL(sendmsg)
  * its struct inode's address and i_generation: the address names the
  * file while the inode is in memory (it is, while the file is open), and
  * once a freed inode's memory serves another file, the generation - a
- * random number per new inode on ext4, xfs, btrfs and tmpfs - tells them
- * apart. Both are one read from the file (the device number is two more:
+ * random number per new inode on ext4, xfs and tmpfs - tells them apart. Both are one read from the file (the device number is two more:
  * inode->i_sb->s_dev), and unlike the inode number they are not handed to
  * the next file created after an unlink. An inode evicted from memory and
  * read back gets a new address: its next open is reported again, as after
@@ -180,9 +179,10 @@ struct sys_exit_args {
  * placed top-down, go below AT_BASE (only one forced with MAP_FIXED into
  * the sliver between its end and mmap_base would be taken for it). So a
  * syscall whose return address (pt_regs->ip) lies in [AT_BASE, mmap_base)
- * was made by the loader's code. What the program itself opens - a library included, through
- * open() - is still reported, and so is everything opened by code in
- * libraries (their constructors too): only ld.so's own opens are left out.
+ * was made by the loader's code. What the program itself opens - a
+ * library included, through open() - is still reported, and so is
+ * everything opened by code in libraries (their constructors too): only
+ * ld.so's own opens are left out.
  *
  * Nothing is left out: without an interpreter (static programs, ld.so run
  * as a command: AT_BASE 0), with the legacy bottom-up mmap layout
@@ -252,9 +252,9 @@ static __always_inline struct file *fd_file(struct task_struct *t, long fd)
 /*
  * fd: the open's result; flags_arg: which argument of the syscall holds
  * its flags (3 for openat, 2 for open), 0 when the loader's opens are not
- * looked for. Cheapest refusals first: not traced (one lookup), the
- * loader's, not opened for reading or writing (O_PATH), not a regular
- * file, already reported; only then the path.
+ * looked for. Cheapest refusals first: a failed open, not traced (one
+ * lookup), the loader's, not opened for reading or writing (O_PATH), not
+ * a regular file, already reported; only then the path.
  */
 static __always_inline int file_opened(long fd, int flags_arg)
 {

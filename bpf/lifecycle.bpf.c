@@ -72,13 +72,24 @@ __attribute__((noinline)) int read_env(__u32 off, __u64 p, __u64 end)
 {
 	const struct tr_kernel_rules *r = active_rules();
 	struct exec_buf *b;
-	__u64 start = p;
+	__u64 start = p, first_bytes = 0;
 	__u32 len = 0, zero = 0;
 	bool cont = false;
 
 	b = bpf_map_lookup_elem(&exec_scratch, &zero);
 	if (!b || !r->n_env)
 		return 0;
+	/*
+	 * Bit (c & 63) for the first byte c of each allowlisted key (the low
+	 * byte of its first word): a string whose first byte has no bit set
+	 * matches no key, and is dropped without calling env_allowed(), which
+	 * compares it with every key. Most of an environment is dropped so.
+	 */
+	for (int k = 0; k < TR_RULES_ENV_MAX; k++) {
+		if (k >= r->n_env)
+			break;
+		first_bytes |= 1ULL << (r->env[k].word[0] & 63);
+	}
 	for (int i = 0; i < ENV_SCAN_STRINGS && p < end && p - start < ENV_SCAN_BYTES; i++) {
 		__u32 pos = (off + len) & EXEC_MASK;
 		bool was_cont = cont;
@@ -91,7 +102,7 @@ __attribute__((noinline)) int read_env(__u32 off, __u64 p, __u64 end)
 		/* A full read may have stopped inside the string: the rest is read as a continuation. */
 		cont = n == ENV_READ_MAX;
 		p += cont ? n - 1 : n;
-		if (was_cont || !env_allowed(pos))
+		if (was_cont || !((first_bytes >> (b->data[pos] & 63)) & 1) || !env_allowed(pos))
 			continue;
 		if (cont || len + n > TR_ENV_MAX)
 			b->e.flags |= TR_EXEC_ENV_TRUNCATED;
@@ -105,12 +116,13 @@ __attribute__((noinline)) int read_env(__u32 off, __u64 p, __u64 end)
 
 /*
  * The working directory into b->data at off; its length (NUL included), 0
- * if unknown. task: current_task(). The path's ends are read as plain
- * pointers: dentry_path() is a global function.
+ * if unknown. The path's ends are read as plain pointers: dentry_path() is
+ * a global function (so a BTF hop to fs would save one helper call, for
+ * the verifier's BTF searches: tracer.bpf.h).
  */
 static __always_inline __u32 read_cwd(struct exec_buf *b, __u32 off, struct task_struct *task)
 {
-	struct fs_struct *fs = KREAD(task, fs);
+	struct fs_struct *fs = BPF_CORE_READ(task, fs);
 	struct path pwd = BPF_CORE_READ(fs, pwd), root = BPF_CORE_READ(fs, root);
 	__u32 zero = 0, pos, len;
 	struct path_scratch *ps;
@@ -156,7 +168,7 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
 	struct task_struct *task = current_task();
 	__u64 id = bpf_get_current_pid_tgid(), ug = bpf_get_current_uid_gid();
-	struct kernfs_node *cg1;
+	struct kernfs_node *cg2, *cg1;
 	unsigned long arg_start, arg_end;
 	struct mm_struct *mm;
 	__u32 zero = 0, tgid = id >> 32, true_len, flags;
@@ -216,13 +228,14 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (!(flags & TR_PSTATE_TRACED))
 		return 0;
 
+	cg2 = cgroup_v2_kn(task);
 	cg1 = cgroup_v1_kn(task);
 	b->e.cgroup_id = bpf_get_current_cgroup_id();
 	b->e.cgroup_v1_id = kn_id(cg1);
 	b->e.mnt_ns = KREAD(task, nsproxy, mnt_ns, ns.inum);
 	b->e.pid_ns = pid_ns_inum(task);
 	/* Paths of its cgroups go first, so the processor can resolve the ids when the exec arrives. */
-	send_cgroup(b->e.cgroup_id, 0, CGROUP_KN_CURRENT_V2, 0);
+	send_cgroup(b->e.cgroup_id, 0, (__u64)cg2, 0);
 	send_cgroup(b->e.cgroup_v1_id, 1, (__u64)cg1, 0);
 
 	/* argv: the new image's argument area, NUL-separated strings. */

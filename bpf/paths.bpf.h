@@ -46,15 +46,14 @@ static __always_inline long output_path_record(struct path_scratch *ps, __u32 po
  */
 
 /*
- * The task's cgroup on the default (v2) hierarchy. Needed only to send a
- * cgroup's path, once per cgroup: exec does not even ask for it
- * (CGROUP_KN_CURRENT_V2); exit, OOM and samples do, eagerly.
+ * The task's cgroup on the default (v2) hierarchy. Helper calls, not
+ * KREAD: inlined into every program that sends a cgroup, each pointer hop
+ * through BTF would cost the verifier its searches (tracer.bpf.h) for the
+ * two helper calls it saves.
  */
 static __always_inline struct kernfs_node *cgroup_v2_kn(struct task_struct *t)
 {
-	struct cgroup *cg = KREAD(t, cgroups, dfl_cgrp);
-
-	return BPF_CORE_READ(cg, kn);
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn);
 }
 
 /* Index of the memory controller in css_set->subsys, or -1 when this kernel has none. */

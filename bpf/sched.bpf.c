@@ -94,11 +94,20 @@ struct {
 static __always_inline __u64 tick_time_ns(void)
 {
 	__u32 zero = 0;
-	struct tick_time *t = bpf_map_lookup_elem(&tick_times, &zero);
-	__u64 j = bpf_jiffies64();
+	struct tick_time *t;
+	__u64 j;
 
+	/*
+	 * Tracing programs reach bpf_jiffies64() through the base helpers they
+	 * fall back to, there by 5.15 at the latest: bpf_task_pt_regs() (5.15)
+	 * stands as the test. Before, the clock at every switch.
+	 */
+	if (!bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return bpf_ktime_get_ns();
+	t = bpf_map_lookup_elem(&tick_times, &zero);
 	if (!t)
 		return bpf_ktime_get_ns();
+	j = bpf_jiffies64();
 	if (t->jiffies != j) {
 		t->jiffies = j;
 		t->ns = bpf_ktime_get_ns();

@@ -242,17 +242,17 @@ __attribute__((noinline)) int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 sl
 	__u32 pos;
 	int r;
 
-	if (!id || !kn || (recent && recent->id[v1 & 1] == id))
+	/*
+	 * No recent entry: a slot path_scratch has no entry for either (both
+	 * have two), nothing could be sent. Returning here also keeps the
+	 * verifier from walking the path builder below once per case.
+	 */
+	if (!id || !kn || !recent || recent->id[v1 & 1] == id)
 		return 0;
 	if (bpf_map_lookup_elem(&cgroups_sent, &k)) {
-		if (recent)
-			recent->id[v1 & 1] = id;
+		recent->id[v1 & 1] = id;
 		return 0;
 	}
-	if (kn == CGROUP_KN_CURRENT_V2 && !v1)
-		kn = (__u64)cgroup_v2_kn(current_task());
-	if (kn == CGROUP_KN_CURRENT_V2)
-		return 0;
 	ps = bpf_map_lookup_elem(&path_scratch, &slot);
 	if (!ps)
 		return 0;
@@ -271,8 +271,7 @@ __attribute__((noinline)) int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 sl
 		return 0; /* not marked sent: the next record naming it tries again */
 	}
 	bpf_map_update_elem(&cgroups_sent, &k, &one, BPF_ANY);
-	if (recent)
-		recent->id[v1 & 1] = id;
+	recent->id[v1 & 1] = id;
 	return 0;
 }
 

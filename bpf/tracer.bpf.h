@@ -168,12 +168,7 @@ _Static_assert(PATH_KEEP == TR_CWD_MAX && PATH_KEEP == TR_CGROUP_PATH_MAX && PAT
  * afford. Their arguments are scalars: kernel pointers travel as __u64.
  */
 
-/*
- * Send a TR_CGROUP for (id, v1) unless one went out already; kn: its
- * kernfs node, or CGROUP_KN_CURRENT_V2 for the current task's v2 cgroup
- * (id: bpf_get_current_cgroup_id()), read only if its path has to go out.
- */
-#define CGROUP_KN_CURRENT_V2 1ULL /* never a kernel address */
+/* Send a TR_CGROUP for (id, v1) unless one went out already; kn: its kernfs node. */
 int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 slot);
 
 /*
