@@ -168,7 +168,6 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
 	struct task_struct *task = current_task();
 	__u64 id = bpf_get_current_pid_tgid(), ug = bpf_get_current_uid_gid();
-	struct kernfs_node *cg2, *cg1;
 	unsigned long arg_start, arg_end;
 	struct mm_struct *mm;
 	__u32 zero = 0, tgid = id >> 32, true_len, flags;
@@ -228,15 +227,11 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (!(flags & TR_PSTATE_TRACED))
 		return 0;
 
-	cg2 = cgroup_v2_kn(task);
-	cg1 = cgroup_v1_kn(task);
 	b->e.cgroup_id = bpf_get_current_cgroup_id();
-	b->e.cgroup_v1_id = kn_id(cg1);
+	/* Paths of its cgroups go first, so the processor can resolve the ids when the exec arrives. */
+	b->e.cgroup_v1_id = send_task_cgroups(b->e.cgroup_id, 0);
 	b->e.mnt_ns = KREAD(task, nsproxy, mnt_ns, ns.inum);
 	b->e.pid_ns = pid_ns_inum(task);
-	/* Paths of its cgroups go first, so the processor can resolve the ids when the exec arrives. */
-	send_cgroup(b->e.cgroup_id, 0, (__u64)cg2, 0);
-	send_cgroup(b->e.cgroup_v1_id, 1, (__u64)cg1, 0);
 
 	/* argv: the new image's argument area, NUL-separated strings. */
 	mm = KREAD(task, mm);
@@ -340,18 +335,16 @@ static __always_inline bool group_dead(struct trace_event_raw_sched_process_exit
 }
 
 /*
- * The process's state goes into its exit record and is deleted. Returns
- * its state flags, or 0 when no exit record is to be sent.
+ * The process's state (st, from pstate_of(); NULL: none) goes into its exit
+ * record and is deleted. Returns its state flags, or 0 when no exit record
+ * is to be sent.
  */
-static __always_inline __u32 take_state(struct tr_exit *r, struct task_struct *task, __u32 tgid)
+static __always_inline __u32 take_state(struct tr_exit *r, struct tr_pstate *st, __u32 tgid)
 {
-	struct tr_pstate *st = pstate_of(tgid, r->start_ns);
 	__u32 flags;
 
 	if (!st) {
 		/* Daemon mode: a process that was running before tracing started and never seen since. */
-		if (trace_subtree)
-			return 0;
 		flags = rules_decide(TR_PSTATE_PREEXISTING, 0);
 		return flags & TR_PSTATE_TRACED ? flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING) : 0;
 	}
@@ -367,58 +360,96 @@ static __always_inline __u32 take_state(struct tr_exit *r, struct task_struct *t
 }
 
 /*
- * The high-water mark of the task's memory cgroup (the page counter's
- * watermark: memory.peak on v2, memory.max_usage_in_bytes on v1), in
- * bytes; 0 without a memory controller. The processor decides whether that
- * cgroup belongs to one step alone.
+ * The task's memory cgroup state (memory_css()), through BTF where the
+ * kernel allows it: a few loads instead of two helper calls.
  */
-static __always_inline __u64 memcg_peak_bytes(struct task_struct *task)
+static __always_inline struct cgroup_subsys_state *exit_memory_css(struct task_struct *task)
 {
-	struct cgroup_subsys_state *css = memory_css(task);
-	struct mem_cgroup *memcg;
+	int idx = memory_subsys();
+	struct css_set *cs;
+
+	if (!TASK_BTF)
+		return memory_css(task);
+	cs = task->cgroups;
+	if (idx < 0 || !cs)
+		return NULL;
+	return cs->subsys[idx];
+}
+
+/*
+ * The high-water mark of the memory cgroup whose state is css (the page
+ * counter's watermark: memory.peak on v2, memory.max_usage_in_bytes on
+ * v1), in bytes; 0 without a memory controller. The processor decides
+ * whether that cgroup belongs to one step alone.
+ */
+static __always_inline __u64 memcg_peak_bytes(struct cgroup_subsys_state *css)
+{
+	__u64 pages = 0;
 
 	if (!css)
 		return 0;
-	memcg = (struct mem_cgroup *)((char *)css - bpf_core_field_offset(struct mem_cgroup, css));
-	return BPF_CORE_READ(memcg, memory.watermark) * page_size;
+	bpf_probe_read_kernel(&pages, sizeof(pages),
+			      (char *)css - bpf_core_field_offset(struct mem_cgroup, css) +
+				      bpf_core_field_offset(struct mem_cgroup, memory.watermark));
+	return pages * page_size;
 }
 
+/*
+ * The process's totals: the exiting task's own fields when it is the only
+ * thread and the kernel has BTF pointers (nearly every short process), the
+ * thread walk otherwise.
+ */
+static __always_inline void exit_totals(struct totals *tot, struct task_struct *task, struct signal_struct *sig)
+{
+	if (TASK_BTF && KREAD(sig, nr_threads) == 1)
+		sum_one_thread(tot, task, sig);
+	else
+		sum_process(tot, BPF_CORE_READ(task, signal));
+}
+
+/*
+ * The end of a process (its last thread's exit). Decided first: the state
+ * lookup is all an untraced process pays, after the group check. Then the
+ * record, read through BTF where the kernel allows it.
+ */
 SEC("tracepoint/sched/sched_process_exit")
 int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
 	struct task_struct *task = current_task();
-	struct signal_struct *sig = BPF_CORE_READ(task, signal);
+	struct signal_struct *sig = KREAD(task, signal);
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 zero = 0, tid = (__u32)id, tgid = id >> 32;
-	struct kernfs_node *cg1;
+	struct cgroup_subsys_state *css;
 	struct pending_exit *pe;
 	struct mm_struct *mm;
 	struct totals tot = {};
-	__u64 maxrss, image;
+	struct tr_pstate *st;
+	__u64 maxrss, image, start;
 	struct tr_exit *r;
 
 	if (!group_dead(ctx, sig))
+		return 0;
+	start = process_start(task);
+	st = pstate_of(tgid, start);
+	if (!st && trace_subtree)
 		return 0;
 	pe = bpf_map_lookup_elem(&exit_scratch, &zero);
 	if (!pe)
 		return 0;
 	r = &pe->rec;
 	__builtin_memset(pe, 0, sizeof(*pe));
-	r->start_ns = process_start(task);
-	r->state_flags = take_state(r, task, tgid);
+	r->start_ns = start;
+	r->state_flags = take_state(r, st, tgid);
 	if (!r->state_flags)
 		return 0;
 	fill_hdr(&r->hdr, TR_EXIT);
 	r->pid = tid;
 	r->tgid = tgid;
-	r->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	r->exit_code = BPF_CORE_READ(task, exit_code);
+	r->ppid = KREAD(task, real_parent, tgid);
+	r->exit_code = KREAD(task, exit_code);
 	r->cgroup_id = bpf_get_current_cgroup_id();
-	cg1 = cgroup_v1_kn(task);
-	r->cgroup_v1_id = kn_id(cg1);
-	send_cgroup(r->cgroup_id, 0, (__u64)cgroup_v2_kn(task), 0);
-	send_cgroup(r->cgroup_v1_id, 1, (__u64)cg1, 0);
-	sum_process(&tot, sig);
+	r->cgroup_v1_id = send_task_cgroups(r->cgroup_id, 0);
+	exit_totals(&tot, task, sig);
 	r->utime_ns = tot.utime;
 	r->stime_ns = tot.stime;
 	r->runtime_ns = tot.runtime;
@@ -441,8 +472,8 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	 * is still attached here from 6.16, where sched_process_exit runs
 	 * before exit_mm(): its own peak is VmHWM's. Before 6.16 mm is NULL.
 	 */
-	mm = BPF_CORE_READ(task, mm);
-	maxrss = BPF_CORE_READ(sig, maxrss);
+	mm = KREAD(task, mm);
+	maxrss = KREAD(sig, maxrss);
 	if (mm) {
 		image = image_peak_pages(mm, rss_pages(mm));
 		r->image_peak_rss_bytes = image * page_size;
@@ -454,14 +485,18 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	}
 	r->maxrss_bytes = maxrss * page_size;
 	r->flags = tot.flags;
-	r->memcg_peak_bytes = memcg_peak_bytes(task);
+	css = exit_memory_css(task);
+	r->memcg_peak_bytes = memcg_peak_bytes(css);
 	/* The last thread's only: released threads' run delay is not kept anywhere. */
 	if (!(tot.flags & TR_EXIT_NO_SCHED_INFO))
-		r->run_delay_ns = BPF_CORE_READ(task, sched_info.run_delay);
-	BPF_CORE_READ_STR_INTO(&r->comm, task, group_leader, comm);
-	pe->thread_runtime_ns = BPF_CORE_READ(task, se.sum_exec_runtime);
-	pe->thread_utime_ns = BPF_CORE_READ(task, utime);
-	pe->thread_stime_ns = BPF_CORE_READ(task, stime);
+		r->run_delay_ns = KREAD(task, sched_info.run_delay);
+	if (tid == tgid) /* the leader: its comm is the current task's */
+		bpf_get_current_comm(&r->comm, sizeof(r->comm));
+	else
+		BPF_CORE_READ_STR_INTO(&r->comm, task, group_leader, comm);
+	pe->thread_runtime_ns = KREAD(task, se.sum_exec_runtime);
+	pe->thread_utime_ns = KREAD(task, utime);
+	pe->thread_stime_ns = KREAD(task, stime);
 	if (exit_at_switch && !bpf_map_update_elem(&pending_exits, &tid, pe, BPF_ANY))
 		return 0;
 	if (bpf_ringbuf_output(&events, r, sizeof(*r), wakeup_flags()))

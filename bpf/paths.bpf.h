@@ -95,32 +95,16 @@ static __always_inline bool css_on_v1(struct cgroup_subsys_state *css)
 
 /*
  * The task's cgroup in the v1 memory hierarchy, NULL when the controller is
- * on v2 (or absent). Asked at every exec and exit, and NULL on most hosts:
- * with BTF the question costs a few loads, not five helper calls.
+ * on v2 (or absent). Helper calls: what kernels without BTF pointers take
+ * (send_task_cgroups() reads it through BTF where it can).
  */
 static __always_inline struct kernfs_node *cgroup_v1_kn(struct task_struct *t)
 {
-	struct cgroup_subsys_state *css;
-	struct css_set *cs;
-	struct cgroup *cg;
-	int idx;
+	struct cgroup_subsys_state *css = memory_css(t);
 
-	if (!TASK_BTF) {
-		css = memory_css(t);
-		if (!css || !css_on_v1(css))
-			return NULL;
-		return BPF_CORE_READ(css, cgroup, kn);
-	}
-	idx = memory_subsys();
-	cs = t->cgroups;
-	if (idx < 0 || !cs)
+	if (!css || !css_on_v1(css))
 		return NULL;
-	/* idx is a constant once loaded: the verifier checks this load's offset like any other's. */
-	css = cs->subsys[idx];
-	cg = css ? css->cgroup : NULL;
-	if (!cg || !cg->root->hierarchy_id)
-		return NULL;
-	return BPF_CORE_READ(cg, kn);
+	return BPF_CORE_READ(css, cgroup, kn);
 }
 
 /* A cgroup's id: its kernfs node's, the inode number of its directory. */

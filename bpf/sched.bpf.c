@@ -21,7 +21,7 @@ __attribute__((noinline)) int send_sample(__u32 tgid, __u32 slot)
 {
 	struct tr_pstate *st = bpf_map_lookup_elem(&pstates, &tgid);
 	struct task_struct *t = current_task();
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct mm_struct *mm = KREAD(t, mm);
 	__u64 cg = bpf_get_current_cgroup_id(), rss, hiwater;
 	struct totals tot = {};
 	struct tr_sample *r;

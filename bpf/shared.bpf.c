@@ -275,6 +275,45 @@ __attribute__((noinline)) int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 sl
 	return 0;
 }
 
+/*
+ * Most events ask about the cgroups the CPU's previous event asked about:
+ * cgroups_recent answers before any kernfs node is read. Through BTF the
+ * v1 memory cgroup's id is a few loads; its node (and the v2 one) are read
+ * with helper calls only for a cgroup this CPU did not send last.
+ */
+__attribute__((noinline)) __u64 send_task_cgroups(__u64 v2_id, __u32 slot)
+{
+	struct cg_recent *recent = bpf_map_lookup_elem(&cgroups_recent, &slot);
+	struct task_struct *t = current_task();
+	struct cgroup_subsys_state *css;
+	int idx = memory_subsys();
+	struct kernfs_node *kn;
+	struct css_set *cs;
+	struct cgroup *cg;
+	__u64 v1_id = 0;
+
+	if (!recent || recent->id[0] != v2_id)
+		send_cgroup(v2_id, 0, (__u64)cgroup_v2_kn(t), slot);
+	if (!TASK_BTF) {
+		kn = cgroup_v1_kn(t);
+		v1_id = kn_id(kn);
+		send_cgroup(v1_id, 1, (__u64)kn, slot);
+		return v1_id;
+	}
+	cs = t->cgroups;
+	if (idx < 0 || !cs)
+		return 0;
+	/* idx is a constant once loaded: the verifier checks this load's offset like any other's. */
+	css = cs->subsys[idx];
+	cg = css ? css->cgroup : NULL;
+	if (!cg || !cg->root->hierarchy_id)
+		return 0;
+	v1_id = cg->kn->id;
+	if (!recent || recent->id[1] != v1_id)
+		send_cgroup(v1_id, 1, (__u64)BPF_CORE_READ(cg, kn), slot);
+	return v1_id;
+}
+
 /* ---- rules ------------------------------------------------------------------- */
 
 /* What rules are matched against. */

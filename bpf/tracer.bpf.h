@@ -172,6 +172,14 @@ _Static_assert(PATH_KEEP == TR_CWD_MAX && PATH_KEEP == TR_CGROUP_PATH_MAX && PAT
 int send_cgroup(__u64 id, __u32 v1, __u64 kn, __u32 slot);
 
 /*
+ * The current task's cgroups: sends the record of its v2 cgroup (v2_id:
+ * bpf_get_current_cgroup_id()) and of its cgroup in the v1 memory
+ * hierarchy where they may not have gone out yet. Returns the v1 one's id
+ * (0: the memory controller is not on v1, or absent).
+ */
+__u64 send_task_cgroups(__u64 v2_id, __u32 slot);
+
+/*
  * The path of dentry on vfsmount as seen from root, into path_scratch[slot].
  * Returns the path's first byte in buf (PATH_POS), | PATH_TRUNCATED.
  */
