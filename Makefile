@@ -15,7 +15,7 @@ BUILD    ?= build
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wpointer-arith -Wformat=2 -Wundef -Wvla -Wcast-qual -Wwrite-strings \
             -Wimplicit-fallthrough
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Ishm -Icommon -Iprocessor -Iingest -isystem $(BUILD)/bpf # generated skeletons: not our warnings
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -isystem $(BUILD)/bpf # generated skeletons: not our warnings
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 $(WARN) -fno-strict-aliasing -fstack-protector-strong -fPIE \
             -D_FORTIFY_SOURCE=2
@@ -33,22 +33,48 @@ FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
 
 SHM_SRC  := shm/ring.c shm/handover.c
-SHM_HDR  := $(wildcard shm/*.h include/*.h common/*.h processor/*.h cli/*.h collector/*.h ingest/*.h)
+SHM_HDR  := $(wildcard include/*.h $(addsuffix /*.h,$(STAGES)))
 COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c common/config.c \
                  common/landlock.c common/notify.c
 # The kernel programs' tests (tests/test_bpf_*.c) load them through the collector's own loader.
 BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
-# processor/: every module but main.c goes into a library the unit tests link too.
-# common/batch.c (signed batches, keys) and common/config.c (tracer.conf) are shared by the daemons and the CLI.
-PROC_LIB_SRC := $(filter-out processor/main.c,$(wildcard processor/*.c)) common/batch.c common/config.c \
-                common/landlock.c common/notify.c
-# ingest/: every module but main.c goes into a library (the CLI's `tracer report --db` reads the lake through it).
-INGEST_LIB_SRC := $(filter-out ingest/main.c,$(wildcard ingest/*.c))
+
+# ---- stages -------------------------------------------------------------
+# One folder per stage of the data flow (docs/architecture.md), each a static
+# library compiled with its own include path: a folder sees include/, itself
+# and the folders listed for it, so an include against the data flow fails
+# to build. Each folder's README says what it owns and what it may use.
+STAGES := common shm records naming model attrib report delivery lake ingest cli collector processor
+USES_common    :=
+USES_shm       :=
+USES_records   :=
+USES_naming    :=
+USES_model     := records naming common
+USES_attrib    := model records naming common
+USES_report    := attrib model records naming common
+USES_delivery  := records naming shm common
+USES_lake      := records common
+USES_ingest    := lake common
+USES_cli       := lake common
+USES_collector := shm common
+USES_processor := report attrib model records naming delivery shm common
+# Tests, benchmarks and fuzz targets reach into every stage.
+USES_tests     := $(STAGES) tests
+USES_bench     := $(STAGES)
+stage_inc = $(addprefix -I,$(firstword $(subst /, ,$(1))) $(USES_$(firstword $(subst /, ,$(1)))))
+
+# Libraries, in link order (a library before those it uses). common/testtrigger.c: test builds only.
+LIB_STAGES := ingest lake delivery report attrib model naming records common
+lib_src = $(filter-out %/main.c common/testtrigger.c,$(wildcard $(1)/*.c))
+LIBS     := $(LIB_STAGES:%=$(BUILD)/libtracer_%.a)
+ALL_LIB_SRC := $(foreach l,$(LIB_STAGES),$(call lib_src,$(l)))
+PROC_SRC := processor/main.c
 CLI_SRC  := $(wildcard cli/*.c)
 # Libraries of the delivery path: io_uring (spool), libsodium (signatures), zlib (compression, crc32),
 # libcurl (upload), SQLite and libmicrohttpd (ingest).
 PROC_LDLIBS := -lseccomp -luring -lsodium -lz -lcurl
 INGEST_LDLIBS := -lmicrohttpd -lsqlite3 -lsodium -lz -lseccomp
+LAKE_LDLIBS := -lsqlite3 -lsodium -lz
 # bpf/*.bpf.c are linked into one object (they share maps), one skeleton: tracer.skel.h.
 # shared.bpf.c defines the shared maps and must come first: libbpf 1.1's
 # linker cannot relocate a map used by an earlier object that declares it extern.
@@ -59,7 +85,7 @@ BPFTOOL  ?= bpftool
 BTF      ?= /sys/kernel/btf/vmlinux
 
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
-TEST_LIBS := $(BUILD)/libtracer_ingest.a $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCHES  := ring overhead agent kernel delivery
@@ -104,30 +130,27 @@ $(BUILD)/tracer-collector: $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtra
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lseccomp
 
-# ---- the processor and the CLI -----------------------------------------
-$(BUILD)/libtracer_proc.a: $(PROC_LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/common/priv.o
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+# ---- the stages' libraries ------------------------------------------------
+define stage_lib
+$(BUILD)/libtracer_$(1).a: $$(patsubst %.c,$(BUILD)/obj/%.o,$$(call lib_src,$(1)))
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+$(BUILD)/asan/libtracer_$(1).a: $$(patsubst %.c,$(BUILD)/asan/obj/%.o,$$(call lib_src,$(1)))
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+endef
+$(foreach l,$(LIB_STAGES),$(eval $(call stage_lib,$(l))))
 
-$(BUILD)/asan/libtracer_proc.a: $(PROC_LIB_SRC:%.c=$(BUILD)/asan/obj/%.o) $(BUILD)/asan/obj/common/priv.o
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
-$(BUILD)/tracer-processor: $(BUILD)/obj/processor/main.o $(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+# ---- the processor, the CLI, the ingest ---------------------------------
+PROC_LIBS := $(addprefix $(BUILD)/libtracer_,delivery.a report.a attrib.a model.a naming.a records.a common.a) \
+             $(BUILD)/libtracer_shm.a
+$(BUILD)/tracer-processor: $(PROC_SRC:%.c=$(BUILD)/obj/%.o) $(PROC_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtracer_ingest.a $(BUILD)/libtracer_proc.a
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,lake.a records.a common.a)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS)
 
-# ---- the ingest ---------------------------------------------------------
-$(BUILD)/libtracer_ingest.a: $(INGEST_LIB_SRC:%.c=$(BUILD)/obj/%.o)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
-$(BUILD)/asan/libtracer_ingest.a: $(INGEST_LIB_SRC:%.c=$(BUILD)/asan/obj/%.o)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
-$(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(BUILD)/libtracer_ingest.a $(BUILD)/libtracer_proc.a \
-		$(BUILD)/libtracer_shm.a
+$(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(addprefix $(BUILD)/libtracer_,ingest.a lake.a records.a common.a)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
 
@@ -137,7 +160,7 @@ $(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(BUILD)/libtracer_ingest.a $
 $(BUILD)/testobj/%.o: %.c $(SHM_HDR) $(BPF_SKELS)
 	@mkdir -p $(dir $@)
 	@echo "  CC test $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DTRACER_TEST_TRIGGERS -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(call stage_inc,$<) -Icommon $(CFLAGS) -DTRACER_TEST_TRIGGERS -c -o $@ $<
 
 $(BUILD)/testbin/tracer-collector: $(BUILD)/testobj/collector/main.o $(BUILD)/testobj/common/testtrigger.o \
 		$(filter-out %/collector/main.o,$(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o)) $(BUILD)/libtracer_shm.a
@@ -146,7 +169,7 @@ $(BUILD)/testbin/tracer-collector: $(BUILD)/testobj/collector/main.o $(BUILD)/te
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lseccomp
 
 $(BUILD)/testbin/tracer-processor: $(BUILD)/testobj/processor/main.o $(BUILD)/testobj/common/testtrigger.o \
-		$(BUILD)/libtracer_proc.a $(BUILD)/libtracer_shm.a
+		$(PROC_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
@@ -185,12 +208,12 @@ $(BUILD)/tests/e2e/%: $(BUILD)/obj/tests/e2e/%.o
 $(BUILD)/obj/%.o: %.c $(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(call stage_inc,$<) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/asan/obj/%.o: %.c $(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC san  $<"
-	$(Q)$(CC) $(CPPFLAGS) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) $(call stage_inc,$<) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 $(BUILD)/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/obj/%.o)
 	$(Q)$(AR) rcs $@ $^
@@ -232,11 +255,12 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 		TRACER_TEST_SANITIZED=1 tests/run-tests.sh $^
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(PROC_LIB_SRC) $(INGEST_LIB_SRC) $(SHM_HDR)
+# The same sources as the libraries (whose builds enforce the stages' include paths), in one program.
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(ALL_LIB_SRC) $(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	$(Q)$(CLANG) $(CPPFLAGS) -Iprocessor -std=gnu11 $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(PROC_LIB_SRC) $(INGEST_LIB_SRC) common/priv.c \
+	$(Q)$(CLANG) $(CPPFLAGS) $(addprefix -I,$(USES_tests)) -std=gnu11 $(WARN) -g -O1 \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(ALL_LIB_SRC) \
 		$(FUZZ_EXTRA_SRC) $(PROC_LDLIBS) $(INGEST_LDLIBS)
 
 # A target's sources beyond those: the collector's rules parser (collector/load.h includes the skeleton).
@@ -256,8 +280,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libtracer_shm.a
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
 # The spool recovery benchmark calls the spool directly: the processor's library and its libraries.
-$(BUILD)/bench/spool_recovery_bench: $(BUILD)/obj/bench/spool_recovery_bench.o $(BUILD)/libtracer_proc.a \
-		$(BUILD)/libtracer_shm.a
+$(BUILD)/bench/spool_recovery_bench: $(BUILD)/obj/bench/spool_recovery_bench.o $(PROC_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
@@ -307,8 +330,8 @@ check: deps
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude -Ishm -Icommon \
-		--suppress=missingIncludeSystem shm common collector processor ingest cli tests bench
+		--inline-suppr --std=c11 -D_GNU_SOURCE -Iinclude $(addprefix -I,$(STAGES)) \
+		--suppress=missingIncludeSystem $(STAGES) tests bench
 
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \

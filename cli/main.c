@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "keygen.h"
-#include "report.h"
-#include "run.h"
-#include "status.h"
+#include "cmd_keygen.h"
+#include "cmd_report.h"
+#include "cmd_run.h"
+#include "cmd_status.h"
 
 static void usage(FILE *f)
 {

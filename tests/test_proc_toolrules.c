@@ -279,7 +279,7 @@ static void limits_are_enforced_with_a_message(void **state)
 		memset(big, 'n', sizeof(big) - 1);
 		big[sizeof(big) - 1] = 0;
 		snprintf(line, sizeof(line), "rename x %.*s", TOOL_NAME_MAX, big);
-		snprintf(msg, sizeof(msg), "rules.conf:1:10: new name longer than %u bytes: %.40s...", TOOL_NAME_MAX - 1,
+		snprintf(msg, sizeof(msg), "rules.conf:1:10: new name longer than %d bytes: %.40s...", TOOL_NAME_MAX - 1,
 			 big);
 		expect_error(line, -EINVAL, msg);
 		snprintf(line, sizeof(line), "rename %s y", big);
