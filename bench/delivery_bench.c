@@ -7,7 +7,7 @@
  * a Unix socket to the processor's uid only (handover_listen with mode
  * 0666, ring_handover_send with the SO_PEERCRED check, the connection kept
  * open so that the processor sees end-of-file when we exit), then writes
- * kernel records built with processor/encode.h for --seconds, flat out or
+ * kernel records built with records/encode.h for --seconds, flat out or
  * at --rate records/s.
  *
  * The records are those of a pipeline's processes: each simulated process

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracer report: what the lake holds about runs, read through the lake's
- * own module (ingest/store.h), read-only.
+ * own module (lake/store.h), read-only.
  *
  *   tracer report --db FILE         one line per run: id, host, start, duration, exit code, command
  *   tracer report --db FILE RUN     that run's summary as tracer run printed it, then its signals

@@ -2,7 +2,7 @@
 /*
  * What the ingest tests share: frames built the way the processor's spool
  * writes them (include/frame.h), records with the kernel's layouts
- * (include/records.h, processor/encode.h), batches sealed with
+ * (include/records.h, records/encode.h), batches sealed with
  * common/batch.c, temporary directories, and a few SQLite queries against
  * the real lake file. Header-only; no cmocka here, so the fuzzer can use
  * it too.

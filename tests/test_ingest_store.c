@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The lake (ingest/store.c) on a real SQLite file: a verified batch is
+ * The lake (lake/store.c) on a real SQLite file: a verified batch is
  * stored with every record exactly once and its checksum; rows derived
  * from real-layout kernel records (processes with their exit figures,
  * samples, files, cgroups, signals, agent counters, losses) are right; a

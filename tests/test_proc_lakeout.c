@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The lake's copy of kernel records (processor/lakeout.c): an exec's
+ * The lake's copy of kernel records (delivery/lakeout.c): an exec's
  * secrets are gone from every byte, what remains still decodes and keeps
  * its path, cwd, environment and ordinary arguments; other records are
  * sent as the decoder checked them, byte for byte.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The uploader (processor/upload.c) against a real HTTP server on
+ * The uploader (delivery/upload.c) against a real HTTP server on
  * 127.0.0.1 (libmicrohttpd, in this process, answering what each test
  * asks) and a real spool: a 2xx acknowledges the batch (the spool's ledger
  * moves); a 503 with Retry-After is retried no sooner than it says; a 400

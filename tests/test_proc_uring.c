@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The spool's io_uring ring is confined (processor/uring.c): on the real
+ * The spool's io_uring ring is confined (delivery/uring.c): on the real
  * kernel, a ring from uring_open_restricted() writes and fsyncs the files of
  * its fixed table, and refuses everything else - writes to other file
  * descriptors, reads, opens, sockets, and every registration but a file
