@@ -17,6 +17,7 @@
  * note saying why, counted, and nothing is derived from it.
  */
 #include "store.h"
+#include "db.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -180,48 +181,6 @@ static const char migrate_1_to_2_sql[] =
 
 /* ---- statements ------------------------------------------------------- */
 
-enum stmt_id {
-	ST_BEGIN,
-	ST_COMMIT,
-	ST_ROLLBACK,
-	ST_BATCH_EXISTS,
-	ST_CHAIN,
-	ST_HOST_ENSURE,
-	ST_HOST_MAXSEQ,
-	ST_HOST_UPDATE,
-	ST_BATCH_INSERT,
-	ST_BATCH_COUNTS,
-	ST_RECORD,
-	ST_RECORD_CRC,
-	ST_RECORD_NOTE,
-	ST_GAP,
-	ST_GAP_FILL,
-	ST_EXEC,
-	ST_FORK,
-	ST_EXIT,
-	ST_EXIT_SIGNAL,
-	ST_OOM_MARK,
-	ST_OOM_SIGNAL,
-	ST_SAMPLE,
-	ST_FILE,
-	ST_CGROUP,
-	ST_COUNTERS,
-	ST_LOSS,
-	ST_KEY_GET,
-	ST_KEY_ROTATION,
-	ST_KEY_FILE,
-	ST_REPORT_CHECK,
-	ST_RUN,
-	ST_RUN_COUNTS,
-	ST_STEPS,
-	ST_RUN_PROCS,
-	ST_RUN_SIGNALS,
-	ST_RUNS_LIST,
-	ST_RUN_BY_ID,
-	ST_RUN_BY_NAME,
-	ST_RUN_SIGNALS_LIST,
-	ST_COUNT,
-};
 
 #define RUN_COLUMNS                                                                            \
 	"SELECT run_id, host_id, start_ns, end_ns, exit_code, "                               \
@@ -381,16 +340,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 				"ORDER BY signal_id",
 };
 
-struct store {
-	sqlite3 *db;
-	bool read_only;
-	sqlite3_stmt *st[ST_COUNT];
-	char errmsg[256];
-	struct decoded *dec;     /* the decoder's private copy of one record */
-	struct obuf argv_json;   /* an exec's argv as a JSON array (reused) */
-	struct obuf env_json;    /* its environment strings */
-	struct obuf drops_json;  /* a counters record's arrays */
-};
 
 /* One batch being stored. */
 struct batch_ctx {
@@ -426,7 +375,7 @@ const char *store_last_error(const struct store *s)
 }
 
 /* Map SQLite's result to ours, keeping its message. */
-static int sql_fail(struct store *s, int rc)
+int lake_sql_fail(struct store *s, int rc)
 {
 	snprintf(s->errmsg, sizeof(s->errmsg), "%s", sqlite3_errmsg(s->db));
 	switch (rc & 0xff) {
@@ -450,14 +399,8 @@ static sqlite3_stmt *stmt(struct store *s, enum stmt_id id)
 
 /* ---- binding: parameters in order, the first failure kept --------------- */
 
-struct bind {
-	struct store *s;
-	sqlite3_stmt *st;
-	int n;  /* parameters bound */
-	int rc; /* SQLite's first failure */
-};
 
-static struct bind bind_start(struct store *s, enum stmt_id id)
+struct bind lake_bind_start(struct store *s, enum stmt_id id)
 {
 	struct bind b = { .s = s, .st = stmt(s, id) };
 
@@ -465,7 +408,7 @@ static struct bind bind_start(struct store *s, enum stmt_id id)
 	return b;
 }
 
-static void b_i64(struct bind *b, int64_t v)
+void lake_b_i64(struct bind *b, int64_t v)
 {
 	if (b->rc == SQLITE_OK)
 		b->rc = sqlite3_bind_int64(b->st, ++b->n, v);
@@ -474,7 +417,7 @@ static void b_i64(struct bind *b, int64_t v)
 /* Counters are unsigned 64-bit; SQLite keeps signed: values above 2^63 read back negative (never in practice). */
 static void b_u64(struct bind *b, uint64_t v)
 {
-	b_i64(b, (int64_t)v);
+	lake_b_i64(b, (int64_t)v);
 }
 
 static void b_null(struct bind *b)
@@ -494,7 +437,7 @@ static void b_text(struct bind *b, const char *t, size_t len)
 		b->rc = sqlite3_bind_text64(b->st, ++b->n, t, len, SQLITE_STATIC, SQLITE_UTF8);
 }
 
-static void b_str(struct bind *b, const char *t)
+void lake_b_str(struct bind *b, const char *t)
 {
 	b_text(b, t, t ? strlen(t) : 0);
 }
@@ -505,12 +448,12 @@ static void b_blob(struct bind *b, const void *p, size_t len)
 		b->rc = sqlite3_bind_blob64(b->st, ++b->n, len ? p : "", len, SQLITE_STATIC);
 }
 
-static int bind_check(struct bind *b)
+int lake_bind_check(struct bind *b)
 {
 	if (b->rc != SQLITE_OK) {
 		if (b->st)
 			sqlite3_clear_bindings(b->st);
-		return b->st ? sql_fail(b->s, b->rc) : STORE_E_SQL;
+		return b->st ? lake_sql_fail(b->s, b->rc) : STORE_E_SQL;
 	}
 	if (b->n != sqlite3_bind_parameter_count(b->st)) {
 		snprintf(b->s->errmsg, sizeof(b->s->errmsg), "bound %d of %d parameters: %.80s", b->n,
@@ -524,7 +467,7 @@ static int bind_check(struct bind *b)
 /* Run a statement that returns no rows (or whose rows do not matter). */
 static int exec_bound(struct bind *b)
 {
-	int rc = bind_check(b);
+	int rc = lake_bind_check(b);
 
 	if (rc)
 		return rc;
@@ -532,13 +475,13 @@ static int exec_bound(struct bind *b)
 		;
 	sqlite3_reset(b->st);
 	sqlite3_clear_bindings(b->st);
-	return rc == SQLITE_DONE ? STORE_OK : sql_fail(b->s, rc);
+	return rc == SQLITE_DONE ? STORE_OK : lake_sql_fail(b->s, rc);
 }
 
 /* Run a statement for its first row's first column as an integer: STORE_OK, STORE_E_NOT_FOUND or an error. */
 static int query_i64(struct bind *b, int64_t *out)
 {
-	int rc = bind_check(b);
+	int rc = lake_bind_check(b);
 
 	if (rc)
 		return rc;
@@ -549,12 +492,12 @@ static int query_i64(struct bind *b, int64_t *out)
 	sqlite3_clear_bindings(b->st);
 	if (rc == SQLITE_ROW)
 		return STORE_OK;
-	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : sql_fail(b->s, rc);
+	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(b->s, rc);
 }
 
 static int exec_simple(struct store *s, enum stmt_id id)
 {
-	struct bind b = bind_start(s, id);
+	struct bind b = lake_bind_start(s, id);
 
 	return exec_bound(&b);
 }
@@ -591,7 +534,7 @@ static int create_schema(struct store *s, const char *path, char *err, size_t er
 		return STORE_OK;
 	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, sqlite3_errmsg(s->db));
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return sql_fail(s, rc);
+	return lake_sql_fail(s, rc);
 }
 
 /* -1: no schema_version table (a new file); else the version, or a store_err below -1. */
@@ -607,7 +550,7 @@ static int64_t schema_version(struct store *s)
 		bool missing = strstr(sqlite3_errmsg(s->db), "no such table") != NULL;
 
 		sqlite3_finalize(st);
-		return missing ? -1 : (sql_fail(s, rc), -2);
+		return missing ? -1 : (lake_sql_fail(s, rc), -2);
 	}
 	rc = sqlite3_step(st);
 	v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -676,7 +619,7 @@ static int configure(struct store *s, const char *path, char *err, size_t errlen
 		return STORE_OK;
 	rc = sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
-		return open_fail(err, errlen, sql_fail(s, rc), "%s: cannot set up the database: %s", path,
+		return open_fail(err, errlen, lake_sql_fail(s, rc), "%s: cannot set up the database: %s", path,
 				 sqlite3_errmsg(s->db));
 	return STORE_OK;
 }
@@ -765,9 +708,9 @@ static bool all_zero(const uint8_t *p, size_t n)
 /* Start a statement with the columns every per-record row begins with: host_id, seq. */
 static struct bind bind_record_row(struct batch_ctx *c, enum stmt_id id)
 {
-	struct bind b = bind_start(c->s, id);
+	struct bind b = lake_bind_start(c->s, id);
 
-	b_str(&b, c->host);
+	lake_b_str(&b, c->host);
 	b_u64(&b, c->seq);
 	return b;
 }
@@ -810,17 +753,17 @@ static int derive_exec(struct batch_ctx *c, const struct decoded_exec *e)
 {
 	const char *argv = strings_json(&c->s->argv_json, e->argv, e->argv_len);
 	const char *env = strings_json(&c->s->env_json, e->env, e->env_len);
-	struct bind b = bind_start(c->s, ST_EXEC);
+	struct bind b = lake_bind_start(c->s, ST_EXEC);
 
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, e->rec.tgid);
 	b_u64(&b, e->rec.start_ns);
-	b_i64(&b, to_real(c, e->rec.start_ns));
+	lake_b_i64(&b, to_real(c, e->rec.start_ns));
 	b_u64(&b, e->rec.ppid);
 	b_u64(&b, e->rec.uid);
 	b_u64(&b, e->rec.gid);
-	b_str(&b, e->comm);
+	lake_b_str(&b, e->comm);
 	b_text(&b, e->path, e->path_len);
 	b_text(&b, argv, argv ? c->s->argv_json.len : 0);
 	b_text(&b, e->cwd_len ? e->cwd : NULL, e->cwd_len);
@@ -837,13 +780,13 @@ static int derive_exec(struct batch_ctx *c, const struct decoded_exec *e)
 
 static int derive_fork(struct batch_ctx *c, const struct tr_fork *f)
 {
-	struct bind b = bind_start(c->s, ST_FORK);
+	struct bind b = lake_bind_start(c->s, ST_FORK);
 
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, f->child_tgid);
 	b_u64(&b, f->child_start_ns);
-	b_i64(&b, to_real(c, f->child_start_ns));
+	lake_b_i64(&b, to_real(c, f->child_start_ns));
 	b_u64(&b, f->parent_tgid);
 	b_u64(&b, f->parent_start_ns);
 	b_u64(&b, f->uid);
@@ -881,15 +824,15 @@ static int exit_signal(struct batch_ctx *c, const struct tr_exit *x)
 		return STORE_OK;
 	snprintf(detail, sizeof(detail), "{\"signal\":%u,\"core_dumped\":%s}", sig,
 		 decode_exit_core(x->exit_code) ? "true" : "false");
-	b = bind_start(c->s, ST_EXIT_SIGNAL);
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	b = lake_bind_start(c->s, ST_EXIT_SIGNAL);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, c->seq);
-	b_str(&b, "killed");
+	lake_b_str(&b, "killed");
 	b_u64(&b, x->tgid);
 	b_u64(&b, x->start_ns);
 	b_u64(&b, x->hdr.ts_ns);
-	b_str(&b, detail);
+	lake_b_str(&b, detail);
 	return exec_bound(&b);
 }
 
@@ -897,19 +840,19 @@ static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 {
 	unsigned sig = decode_exit_signal(x->exit_code);
 	char comm[TR_COMM_LEN + 1];
-	struct bind b = bind_start(c->s, ST_EXIT);
+	struct bind b = lake_bind_start(c->s, ST_EXIT);
 	int rc;
 
 	memcpy(comm, x->comm, TR_COMM_LEN);
 	comm[TR_COMM_LEN] = 0;
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, x->tgid);
 	b_u64(&b, x->start_ns);
-	b_i64(&b, to_real(c, x->start_ns));
-	b_i64(&b, to_real(c, x->hdr.ts_ns));
+	lake_b_i64(&b, to_real(c, x->start_ns));
+	lake_b_i64(&b, to_real(c, x->hdr.ts_ns));
 	b_u64(&b, x->ppid);
-	b_str(&b, comm);
+	lake_b_str(&b, comm);
 	b_u64(&b, x->cgroup_id);
 	b_u64(&b, x->cgroup_v1_id);
 	b_u64(&b, x->hdr.ts_ns);
@@ -919,7 +862,7 @@ static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 	else
 		b_u64(&b, decode_exit_status(x->exit_code));
 	b_u64(&b, sig);
-	b_i64(&b, decode_exit_core(x->exit_code));
+	lake_b_i64(&b, decode_exit_core(x->exit_code));
 	bind_exit_figures(&b, x);
 	/* The final image's own peak: unknown (NULL) where the kernel released it before the exit was seen. */
 	if (x->flags & TR_EXIT_NO_IMAGE_PEAK)
@@ -936,19 +879,19 @@ static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 
 static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
 {
-	struct bind b = bind_start(c->s, ST_OOM_MARK);
+	struct bind b = lake_bind_start(c->s, ST_OOM_MARK);
 	int rc;
 
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, o->pid);
 	b_u64(&b, o->hdr.ts_ns);
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
-	b = bind_start(c->s, ST_OOM_SIGNAL);
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	b = lake_bind_start(c->s, ST_OOM_SIGNAL);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, c->seq);
 	b_u64(&b, o->pid);
 	b_u64(&b, o->hdr.ts_ns);
@@ -958,7 +901,7 @@ static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
 	b_u64(&b, o->file_rss_kb);
 	b_u64(&b, o->shmem_rss_kb);
 	b_u64(&b, o->pgtables_kb);
-	b_i64(&b, o->oom_score_adj);
+	lake_b_i64(&b, o->oom_score_adj);
 	b_u64(&b, o->trigger_cgroup_id);
 	b_u64(&b, o->memcg_id);
 	b_u64(&b, o->memcg_v1);
@@ -978,14 +921,14 @@ static int derive_sample(struct batch_ctx *c, const struct tr_sample *x)
 
 	memcpy(comm, x->comm, TR_COMM_LEN);
 	comm[TR_COMM_LEN] = 0;
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, x->tgid);
 	b_u64(&b, x->start_ns);
 	b_u64(&b, x->hdr.ts_ns);
 	b_u64(&b, x->ppid);
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		b_u64(&b, v[i]);
-	b_str(&b, comm);
+	lake_b_str(&b, comm);
 	return exec_bound(&b);
 }
 
@@ -1002,26 +945,26 @@ static int derive_file(struct batch_ctx *c, const struct decoded_file *f)
 {
 	struct bind b = bind_record_row(c, ST_FILE);
 
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, f->rec.tgid);
 	b_u64(&b, f->rec.start_ns);
 	b_u64(&b, f->rec.hdr.ts_ns);
 	b_text(&b, f->path, f->path_len);
-	b_str(&b, file_mode(f->rec.mode));
-	b_i64(&b, (f->rec.mode & TR_FILE_TRUNCATED) != 0);
+	lake_b_str(&b, file_mode(f->rec.mode));
+	lake_b_i64(&b, (f->rec.mode & TR_FILE_TRUNCATED) != 0);
 	return exec_bound(&b);
 }
 
 static int derive_cgroup(struct batch_ctx *c, const struct decoded_cgroup *g)
 {
-	struct bind b = bind_start(c->s, ST_CGROUP);
+	struct bind b = lake_bind_start(c->s, ST_CGROUP);
 
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, g->rec.v1);
 	b_u64(&b, g->rec.id);
 	b_text(&b, g->path, g->path_len);
-	b_i64(&b, (g->rec.flags & TR_CGROUP_TRUNCATED) != 0);
+	lake_b_i64(&b, (g->rec.flags & TR_CGROUP_TRUNCATED) != 0);
 	b_u64(&b, c->seq);
 	return exec_bound(&b);
 }
@@ -1056,7 +999,7 @@ static int derive_counters(struct batch_ctx *c, const struct tr_counters *k)
 	klen = o->len;
 	obuf_putc(o, 0);
 	ring = put_counts(o, k->ring_drops, sizeof(k->ring_drops) / sizeof(k->ring_drops[0]));
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, k->hdr.ts_ns);
 	b_u64(&b, kernel);
 	b_u64(&b, k->kernel_drops[TR_DROP_STATE]);
@@ -1116,7 +1059,7 @@ static int derive_loss(struct batch_ctx *c, const struct tr_frame *f, const void
 		return STORE_OK;
 	}
 	b = bind_record_row(c, ST_LOSS);
-	b_str(&b, reason);
+	lake_b_str(&b, reason);
 	b_u64(&b, l.first_seq);
 	b_u64(&b, l.last_seq);
 	b_u64(&b, l.records);
@@ -1130,13 +1073,13 @@ static int derive_loss(struct batch_ctx *c, const struct tr_frame *f, const void
 static int key_row(struct store *s, const char *key_hex, uint8_t pk[BATCH_PUBKEY_LEN], char host[HEX_HOST],
 		   bool *rotation)
 {
-	struct bind b = bind_start(s, ST_KEY_GET);
+	struct bind b = lake_bind_start(s, ST_KEY_GET);
 	const char *b64, *h, *src;
 	size_t n = 0;
 	int rc;
 
-	b_str(&b, key_hex);
-	rc = bind_check(&b);
+	lake_b_str(&b, key_hex);
+	rc = lake_bind_check(&b);
 	if (rc)
 		return rc;
 	rc = sqlite3_step(b.st);
@@ -1158,7 +1101,7 @@ static int key_row(struct store *s, const char *key_hex, uint8_t pk[BATCH_PUBKEY
 		snprintf(s->errmsg, sizeof(s->errmsg), "keys row %s: public key is not base64 of 32 bytes", key_hex);
 		return STORE_E_SQL;
 	}
-	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : sql_fail(s, rc);
+	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(s, rc);
 }
 
 /*
@@ -1200,12 +1143,12 @@ static int derive_key_announce(struct batch_ctx *c, const struct tr_frame *f, co
 	if (rc != STORE_E_NOT_FOUND)
 		return rc;
 	sodium_bin2base64(b64, sizeof(b64), a.new_public_key, sizeof(a.new_public_key), sodium_base64_VARIANT_ORIGINAL);
-	b = bind_start(c->s, ST_KEY_ROTATION);
-	b_str(&b, key_hex);
-	b_str(&b, b64);
-	b_str(&b, c->host);
-	b_str(&b, c->key);
-	b_str(&b, c->hash);
+	b = lake_bind_start(c->s, ST_KEY_ROTATION);
+	lake_b_str(&b, key_hex);
+	lake_b_str(&b, b64);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->key);
+	lake_b_str(&b, c->hash);
 	b_u64(&b, c->received_ns);
 	rc = exec_bound(&b);
 	if (!rc)
@@ -1240,15 +1183,15 @@ int store_note_file_key(struct store *s, const uint8_t key_id[BATCH_KEY_ID_LEN],
 {
 	char key_hex[HEX_KEY], host[HEX_HOST];
 	char b64[sodium_base64_ENCODED_LEN(BATCH_PUBKEY_LEN, sodium_base64_VARIANT_ORIGINAL)];
-	struct bind b = bind_start(s, ST_KEY_FILE);
+	struct bind b = lake_bind_start(s, ST_KEY_FILE);
 
 	hex(key_hex, sizeof(key_hex), key_id, BATCH_KEY_ID_LEN);
 	sodium_bin2base64(b64, sizeof(b64), public_key, BATCH_PUBKEY_LEN, sodium_base64_VARIANT_ORIGINAL);
 	if (host_id)
 		hex(host, sizeof(host), host_id, BATCH_HOST_ID_LEN);
-	b_str(&b, key_hex);
-	b_str(&b, b64);
-	b_str(&b, host_id ? host : NULL);
+	lake_b_str(&b, key_hex);
+	lake_b_str(&b, b64);
+	lake_b_str(&b, host_id ? host : NULL);
 	b_u64(&b, now_ns);
 	return exec_bound(&b);
 }
@@ -1277,7 +1220,7 @@ static bool utf8_text(const unsigned char *p, size_t n)
 
 static int report_shape_ok(struct batch_ctx *c, const char *json, size_t len, bool *ok)
 {
-	struct bind b = bind_start(c->s, ST_REPORT_CHECK);
+	struct bind b = lake_bind_start(c->s, ST_REPORT_CHECK);
 	int64_t v = 0;
 	int rc;
 
@@ -1291,15 +1234,15 @@ static int report_shape_ok(struct batch_ctx *c, const char *json, size_t len, bo
 static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size_t len, int64_t run_id,
 		    int64_t listed)
 {
-	struct bind b = bind_start(c->s, id);
+	struct bind b = lake_bind_start(c->s, id);
 	int rc;
 
 	b_text(&b, json, len);
-	b_i64(&b, run_id);
-	b_i64(&b, STORE_RUN_ROWS_MAX);
+	lake_b_i64(&b, run_id);
+	lake_b_i64(&b, STORE_RUN_ROWS_MAX);
 	if (id == ST_RUN_SIGNALS) {
-		b_str(&b, c->host);
-		b_str(&b, c->boot);
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
 		b_u64(&b, c->seq);
 	}
 	rc = exec_bound(&b);
@@ -1310,11 +1253,11 @@ static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size
 
 static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
 {
-	struct bind b = bind_start(s, ST_RUN_COUNTS);
+	struct bind b = lake_bind_start(s, ST_RUN_COUNTS);
 	int rc;
 
-	b_i64(&b, run_id);
-	rc = bind_check(&b);
+	lake_b_i64(&b, run_id);
+	rc = lake_bind_check(&b);
 	if (rc)
 		return rc;
 	rc = sqlite3_step(b.st);
@@ -1322,7 +1265,7 @@ static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
 		n[i] = sqlite3_column_int64(b.st, i);
 	sqlite3_reset(b.st);
 	sqlite3_clear_bindings(b.st);
-	return rc == SQLITE_ROW ? STORE_OK : sql_fail(s, rc);
+	return rc == SQLITE_ROW ? STORE_OK : lake_sql_fail(s, rc);
 }
 
 static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
@@ -1343,12 +1286,12 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 		c->res->bad_reports++;
 		return STORE_OK;
 	}
-	b = bind_start(c->s, ST_RUN);
+	b = lake_bind_start(c->s, ST_RUN);
 	b_text(&b, json, f->len);
-	b_str(&b, c->host);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, c->seq);
-	b_str(&b, c->hash);
+	lake_b_str(&b, c->hash);
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
@@ -1389,12 +1332,12 @@ static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void
 /* The lake already holds (host, seq): the same record, or another one with that seq (counted). */
 static int record_duplicate(struct batch_ctx *c, const struct tr_frame *f)
 {
-	struct bind b = bind_start(c->s, ST_RECORD_CRC);
+	struct bind b = lake_bind_start(c->s, ST_RECORD_CRC);
 	int64_t crc = 0;
 	int rc;
 
 	c->res->dup_records++;
-	b_str(&b, c->host);
+	lake_b_str(&b, c->host);
 	b_u64(&b, f->seq);
 	rc = query_i64(&b, &crc);
 	if (rc == STORE_OK && (uint32_t)crc != f->crc)
@@ -1409,17 +1352,17 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
 	int rc = STORE_OK;
 
 	if (seq > c->max_seq + 1) {
-		b = bind_start(c->s, ST_GAP);
-		b_str(&b, c->host);
+		b = lake_bind_start(c->s, ST_GAP);
+		lake_b_str(&b, c->host);
 		b_u64(&b, c->max_seq + 1);
 		b_u64(&b, seq - 1);
 		b_u64(&b, c->received_ns);
-		b_str(&b, c->hash);
+		lake_b_str(&b, c->hash);
 		rc = exec_bound(&b);
 		c->res->gaps++;
 	} else if (seq <= c->max_seq) {
-		b = bind_start(c->s, ST_GAP_FILL);
-		b_str(&b, c->host);
+		b = lake_bind_start(c->s, ST_GAP_FILL);
+		lake_b_str(&b, c->host);
 		b_u64(&b, seq);
 		rc = exec_bound(&b);
 	}
@@ -1430,10 +1373,10 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
 
 static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool *inserted)
 {
-	struct bind b = bind_start(c->s, ST_RECORD);
+	struct bind b = lake_bind_start(c->s, ST_RECORD);
 	int rc;
 
-	b_str(&b, c->host);
+	lake_b_str(&b, c->host);
 	b_u64(&b, f->seq);
 	b_u64(&b, f->src_pos);
 	b_u64(&b, f->src_gen);
@@ -1447,8 +1390,8 @@ static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const vo
 	b_u64(&b, f->len);
 	b_u64(&b, f->crc);
 	b_blob(&b, payload, f->len);
-	b_str(&b, c->hash);
-	b_str(&b, c->note);
+	lake_b_str(&b, c->hash);
+	lake_b_str(&b, c->note);
 	rc = exec_bound(&b);
 	*inserted = rc == STORE_OK && sqlite3_changes(c->s->db) > 0;
 	return rc;
@@ -1458,7 +1401,7 @@ static int set_note(struct batch_ctx *c)
 {
 	struct bind b = bind_record_row(c, ST_RECORD_NOTE);
 
-	b_str(&b, c->note);
+	lake_b_str(&b, c->note);
 	return exec_bound(&b);
 }
 
@@ -1505,12 +1448,12 @@ static int store_frame(struct batch_ctx *c, const struct tr_frame *f)
 int store_batch_exists(struct store *s, const uint8_t hash[BATCH_HASH_LEN])
 {
 	char h[HEX_HASH];
-	struct bind b = bind_start(s, ST_BATCH_EXISTS);
+	struct bind b = lake_bind_start(s, ST_BATCH_EXISTS);
 	int64_t one = 0;
 	int rc;
 
 	hex(h, sizeof(h), hash, BATCH_HASH_LEN);
-	b_str(&b, h);
+	lake_b_str(&b, h);
 	rc = query_i64(&b, &one);
 	if (rc == STORE_E_NOT_FOUND)
 		return 0;
@@ -1531,9 +1474,9 @@ static int chain_state(struct batch_ctx *c, const char **state)
 		return STORE_OK;
 	}
 	hex(prev, sizeof(prev), c->hdr->prev_hash, BATCH_HASH_LEN);
-	b = bind_start(c->s, ST_CHAIN);
-	b_str(&b, prev);
-	b_str(&b, c->host);
+	b = lake_bind_start(c->s, ST_CHAIN);
+	lake_b_str(&b, prev);
+	lake_b_str(&b, c->host);
 	rc = query_i64(&b, &one);
 	*state = rc == STORE_OK ? "linked" : "broken";
 	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
@@ -1541,17 +1484,17 @@ static int chain_state(struct batch_ctx *c, const char **state)
 
 static int host_max_seq(struct batch_ctx *c)
 {
-	struct bind b = bind_start(c->s, ST_HOST_ENSURE);
+	struct bind b = lake_bind_start(c->s, ST_HOST_ENSURE);
 	int64_t max = 0;
 	int rc;
 
-	b_str(&b, c->host);
+	lake_b_str(&b, c->host);
 	b_u64(&b, c->received_ns);
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
-	b = bind_start(c->s, ST_HOST_MAXSEQ);
-	b_str(&b, c->host);
+	b = lake_bind_start(c->s, ST_HOST_MAXSEQ);
+	lake_b_str(&b, c->host);
 	rc = query_i64(&b, &max);
 	c->max_seq = (uint64_t)max;
 	return rc;
@@ -1568,11 +1511,11 @@ static int insert_batch(struct batch_ctx *c, size_t wire_len)
 	if (rc)
 		return rc;
 	hex(prev, sizeof(prev), h->prev_hash, BATCH_HASH_LEN);
-	b = bind_start(c->s, ST_BATCH_INSERT);
-	b_str(&b, c->hash);
-	b_str(&b, c->host);
-	b_str(&b, c->key);
-	b_str(&b, c->boot);
+	b = lake_bind_start(c->s, ST_BATCH_INSERT);
+	lake_b_str(&b, c->hash);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->key);
+	lake_b_str(&b, c->boot);
 	b_u64(&b, h->batch_seq);
 	b_u64(&b, h->first_seq);
 	b_u64(&b, h->last_seq);
@@ -1582,9 +1525,9 @@ static int insert_batch(struct batch_ctx *c, size_t wire_len)
 	b_u64(&b, h->raw_len);
 	b_u64(&b, wire_len);
 	b_u64(&b, h->created_ns);
-	b_i64(&b, h->mono_to_real_ns);
-	b_str(&b, prev);
-	b_str(&b, chain);
+	lake_b_i64(&b, h->mono_to_real_ns);
+	lake_b_str(&b, prev);
+	lake_b_str(&b, chain);
 	b_u64(&b, c->received_ns);
 	rc = exec_bound(&b);
 	c->batch_id = sqlite3_last_insert_rowid(c->s->db);
@@ -1594,10 +1537,10 @@ static int insert_batch(struct batch_ctx *c, size_t wire_len)
 static int finish_batch(struct batch_ctx *c)
 {
 	const struct store_result *r = c->res;
-	struct bind b = bind_start(c->s, ST_BATCH_COUNTS);
+	struct bind b = lake_bind_start(c->s, ST_BATCH_COUNTS);
 	int rc;
 
-	b_i64(&b, c->batch_id);
+	lake_b_i64(&b, c->batch_id);
 	b_u64(&b, r->new_records);
 	b_u64(&b, r->dup_records);
 	b_u64(&b, r->conflicts);
@@ -1608,15 +1551,15 @@ static int finish_batch(struct batch_ctx *c)
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
-	b = bind_start(c->s, ST_HOST_UPDATE);
-	b_str(&b, c->host);
+	b = lake_bind_start(c->s, ST_HOST_UPDATE);
+	lake_b_str(&b, c->host);
 	b_u64(&b, c->received_ns);
 	b_u64(&b, c->max_seq);
 	b_u64(&b, r->new_records);
 	b_u64(&b, c->hdr->batch_seq);
-	b_str(&b, c->hash);
-	b_str(&b, c->key);
-	b_str(&b, c->boot);
+	lake_b_str(&b, c->hash);
+	lake_b_str(&b, c->key);
+	lake_b_str(&b, c->boot);
 	return exec_bound(&b);
 }
 
@@ -1675,110 +1618,4 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 		memset(res, 0, sizeof(*res));
 	}
 	return rc;
-}
-
-/* ---- reading ------------------------------------------------------------ */
-
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-	return (const char *)sqlite3_column_text(st, i);
-}
-
-static void row_to_run(sqlite3_stmt *st, struct store_run *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->run_id = sqlite3_column_int64(st, 0);
-	snprintf(r->host_id, sizeof(r->host_id), "%s", col_text(st, 1) ? col_text(st, 1) : "");
-	r->has_start = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
-	r->start_ns = sqlite3_column_int64(st, 2);
-	r->has_end = sqlite3_column_type(st, 3) == SQLITE_INTEGER;
-	r->end_ns = sqlite3_column_int64(st, 3);
-	r->has_exit = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
-	r->exit_code = sqlite3_column_int64(st, 4);
-	r->command = col_text(st, 5) ? col_text(st, 5) : "";
-	r->summary = col_text(st, 6);
-}
-
-/* Every row of a bound run query to fn; *rows counts them. */
-static int each_run(struct bind *b, store_run_fn fn, void *ctx, int *rows)
-{
-	struct store_run r;
-	int rc = bind_check(b), stop = 0;
-
-	if (rc)
-		return rc;
-	while (!stop && (rc = sqlite3_step(b->st)) == SQLITE_ROW) {
-		row_to_run(b->st, &r);
-		(*rows)++;
-		stop = fn(ctx, &r);
-	}
-	sqlite3_reset(b->st);
-	sqlite3_clear_bindings(b->st);
-	if (stop)
-		return stop;
-	return rc == SQLITE_DONE ? STORE_OK : sql_fail(b->s, rc);
-}
-
-int store_runs(struct store *s, store_run_fn fn, void *ctx)
-{
-	struct bind b = bind_start(s, ST_RUNS_LIST);
-	int rows = 0;
-
-	return each_run(&b, fn, ctx, &rows);
-}
-
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
-int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx)
-{
-	struct bind b;
-	int rows = 0, rc;
-
-	if (all_digits(name) && strlen(name) < 19) {
-		b = bind_start(s, ST_RUN_BY_ID);
-		b_i64(&b, strtoll(name, NULL, 10));
-		rc = each_run(&b, fn, ctx, &rows);
-		if (rc || rows)
-			return rc;
-	}
-	b = bind_start(s, ST_RUN_BY_NAME);
-	b_str(&b, name);
-	rc = each_run(&b, fn, ctx, &rows);
-	return rc || rows ? rc : STORE_E_NOT_FOUND;
-}
-
-int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void *ctx)
-{
-	struct bind b = bind_start(s, ST_RUN_SIGNALS_LIST);
-	struct store_signal sig;
-	int rc, stop = 0;
-
-	b_i64(&b, run_id);
-	rc = bind_check(&b);
-	if (rc)
-		return rc;
-	while (!stop && (rc = sqlite3_step(b.st)) == SQLITE_ROW) {
-		sig = (struct store_signal){
-			.kind = col_text(b.st, 0) ? col_text(b.st, 0) : "?",
-			.has_pid = sqlite3_column_type(b.st, 1) == SQLITE_INTEGER,
-			.pid = sqlite3_column_int64(b.st, 1),
-			.step = col_text(b.st, 2),
-			.tool = col_text(b.st, 3),
-			.detail = col_text(b.st, 4),
-		};
-		stop = fn(ctx, &sig);
-	}
-	sqlite3_reset(b.st);
-	sqlite3_clear_bindings(b.st);
-	if (stop)
-		return stop;
-	return rc == SQLITE_DONE ? STORE_OK : sql_fail(s, rc);
 }

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Inside the SQLite lake, shared by its two halves: store.c (opening, the
+ * schema, every statement's SQL, storing batches) and read.c (the read
+ * calls of store.h). Not an interface: other stages see store.h only.
+ */
+#ifndef TRACER_LAKE_DB_H
+#define TRACER_LAKE_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "decode.h"
+#include "json.h"
+#include "store.h"
+
+/* Every statement, prepared once on first use; their SQL is store.c's stmt_sql[]. */
+enum stmt_id {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_BATCH_EXISTS,
+	ST_CHAIN,
+	ST_HOST_ENSURE,
+	ST_HOST_MAXSEQ,
+	ST_HOST_UPDATE,
+	ST_BATCH_INSERT,
+	ST_BATCH_COUNTS,
+	ST_RECORD,
+	ST_RECORD_CRC,
+	ST_RECORD_NOTE,
+	ST_GAP,
+	ST_GAP_FILL,
+	ST_EXEC,
+	ST_FORK,
+	ST_EXIT,
+	ST_EXIT_SIGNAL,
+	ST_OOM_MARK,
+	ST_OOM_SIGNAL,
+	ST_SAMPLE,
+	ST_FILE,
+	ST_CGROUP,
+	ST_COUNTERS,
+	ST_LOSS,
+	ST_KEY_GET,
+	ST_KEY_ROTATION,
+	ST_KEY_FILE,
+	ST_REPORT_CHECK,
+	ST_RUN,
+	ST_RUN_COUNTS,
+	ST_STEPS,
+	ST_RUN_PROCS,
+	ST_RUN_SIGNALS,
+	ST_RUNS_LIST,
+	ST_RUN_BY_ID,
+	ST_RUN_BY_NAME,
+	ST_RUN_SIGNALS_LIST,
+	ST_COUNT,
+};
+
+struct store {
+	sqlite3 *db;
+	bool read_only;
+	sqlite3_stmt *st[ST_COUNT];
+	char errmsg[256];
+	struct decoded *dec;     /* the decoder's private copy of one record */
+	struct obuf argv_json;   /* an exec's argv as a JSON array (reused) */
+	struct obuf env_json;    /* its environment strings */
+	struct obuf drops_json;  /* a counters record's arrays */
+};
+
+struct bind {
+	struct store *s;
+	sqlite3_stmt *st;
+	int n;  /* parameters bound */
+	int rc; /* SQLite's first failure */
+};
+
+/* Map SQLite's result to a store_err, keeping its message in s->errmsg. */
+int lake_sql_fail(struct store *s, int rc);
+
+/* Bind a statement's parameters in order; the first failure is kept and reported by lake_bind_check(). */
+struct bind lake_bind_start(struct store *s, enum stmt_id id);
+void lake_b_i64(struct bind *b, int64_t v);
+void lake_b_str(struct bind *b, const char *t); /* NULL binds NULL */
+/* STORE_OK when every parameter was bound, else the error (the bindings cleared). */
+int lake_bind_check(struct bind *b);
+
+#endif /* TRACER_LAKE_DB_H */
