@@ -36,7 +36,7 @@
 #include "keys.h"
 #include "notify.h"
 #include "priv.h"
-#include "sandbox.h"
+#include "ingest_sandbox.h"
 #include "server.h"
 #include "store.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "sandbox.h"
+#include "ingest_sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
