@@ -32,10 +32,14 @@ endif
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
 
-SHM_SRC  := shm/ring.c shm/handover.c
+# shm/: the ring's producer side (the collector's), its consumer side (the processor's), what both share.
+SHM_SRC  := shm/ring_producer.c shm/ring_producer_extra.c shm/ring_consumer.c shm/handover_peer.c \
+            shm/handover_producer.c shm/handover_consumer.c
 SHM_HDR  := $(wildcard include/*.h $(addsuffix /*.h,$(STAGES)))
-COLLECTOR_SRC := collector/main.c collector/sandbox.c collector/load.c collector/rules.c common/priv.c common/config.c \
-                 common/landlock.c common/notify.c
+# The privileged collector links only what it runs (docs/security.md counts it from the binary): its own
+# tracer.conf reader (collector/conf.c), not common/config.c; the producer half of shm/ (libtracer_shm.a).
+COLLECTOR_SRC := collector/main.c collector/conf.c collector/sandbox.c collector/load.c collector/rules.c \
+                 common/priv.c common/landlock.c common/notify.c
 # The kernel programs' tests (tests/test_bpf_*.c) load them through the collector's own loader.
 BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 
@@ -130,6 +134,10 @@ $(BUILD)/tracer-collector: $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtra
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lbpf -lelf -lz -lseccomp
 
+# Its tracer.conf reader, tested against the general parser (common/config.c, in libtracer_common.a).
+$(BUILD)/tests/test_collector_conf: $(BUILD)/obj/collector/conf.o
+$(BUILD)/asan/tests/test_collector_conf: $(BUILD)/asan/obj/collector/conf.o
+
 # ---- the stages' libraries ------------------------------------------------
 define stage_lib
 $(BUILD)/libtracer_$(1).a: $$(patsubst %.c,$(BUILD)/obj/%.o,$$(call lib_src,$(1)))
@@ -194,9 +202,10 @@ $(BUILD)/systemd/%.service: systemd/%.service.in
 units-check: $(BINARIES) $(UNITS:%=$(BUILD)/systemd/%.service)
 	@tests/units/check-units.sh $(BUILD)
 
-# docs/security.md's audit table (files, line counts) and the collector's system calls match the code.
-audit-check:
-	@tests/audit/check-security-doc.sh
+# docs/security.md's audit tables (files, line counts, at most 2000) are what $(BUILD)/tracer-collector is built
+# from, read from its debug line table; the collector's system calls there match the code.
+audit-check: $(BUILD)/tracer-collector
+	@tests/audit/check-security-doc.sh $(BUILD)
 
 # Workloads for the end-to-end tests (tests/e2e/).
 $(BUILD)/tests/e2e/%: $(BUILD)/obj/tests/e2e/%.o
@@ -215,16 +224,22 @@ $(BUILD)/asan/obj/%.o: %.c $(SHM_HDR)
 	@echo "  CC san  $<"
 	$(Q)$(CC) $(CPPFLAGS) $(call stage_inc,$<) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
+# Both sides of the ring, one object per side: a program links only the objects of what it calls
+# (the collector: ring_producer.o, handover_producer.o, handover_peer.o). rm first: no stale member stays.
 $(BUILD)/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/obj/%.o)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/asan/libtracer_shm.a: $(SHM_SRC:%.c=$(BUILD)/asan/obj/%.o)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # ---- tests ------------------------------------------------------------
 $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BPF_TEST_SRC:%.c=$(BUILD)/asan/obj/%.o): $(BPF_SKELS)
 BPF_TEST_OBJS := $(patsubst tests/%.c,%.o,$(wildcard tests/test_bpf_*.c)) bpf_harness.o
 $(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/tests/%): $(BPF_SKELS)
+# The tests that run the real binaries share tests/daemon_harness.c.
+DAEMON_TESTS := test_proc_main test_ingest_main test_ingest_report test_bpf_rules
+$(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o
+$(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o
 
 $(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
@@ -266,6 +281,9 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(ALL_LIB_SRC
 # A target's sources beyond those: the collector's rules parser (collector/load.h includes the skeleton).
 $(BUILD)/fuzz/fuzz_collector_rules: FUZZ_EXTRA_SRC := collector/rules.c
 $(BUILD)/fuzz/fuzz_collector_rules: collector/rules.c $(BPF_SKELS)
+# The collector's tracer.conf reader, against the general parser (common/config.c, in ALL_LIB_SRC).
+$(BUILD)/fuzz/fuzz_collector_conf: FUZZ_EXTRA_SRC := collector/conf.c
+$(BUILD)/fuzz/fuzz_collector_conf: collector/conf.c collector/conf.h
 
 fuzz-smoke: $(FUZZERS:%=$(BUILD)/fuzz/%)
 	@tests/run-fuzz.sh $(FUZZ_SMOKE_SECONDS) $^

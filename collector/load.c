@@ -14,7 +14,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "ring.h"
+#include "ring_common.h"
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -10,9 +10,11 @@
  *      and, on SIGHUP, reread the rules into the programs' memory (no bpf())
  *   5. on SIGTERM: drain, write the end record, detach, exit
  *
- * It parses nothing it did not produce but the root-owned rules file
- * (rules.c), opens no network socket, and allocates nothing in its loop. Its only input from the processor is the
- * consumer position in the ring, which shm/ring.c validates where it reads it.
+ * It parses nothing it did not produce but two root-owned files, its keys
+ * of tracer.conf (conf.c, at start) and the rules file (rules.c), opens no
+ * network socket, and allocates nothing in its loop. Its only input from
+ * the processor is the consumer position in the ring, which
+ * shm/ring_producer.c validates where it reads it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -31,13 +33,13 @@
 
 #include <bpf/libbpf.h>
 
-#include "config.h"
-#include "handover.h"
+#include "conf.h"
+#include "handover_producer.h"
 #include "load.h"
 #include "notify.h"
 #include "priv.h"
 #include "records.h"
-#include "ring.h"
+#include "ring_producer.h"
 #include "sandbox.h"
 #include "testtrigger.h"
 
@@ -101,19 +103,19 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 /*
  * Daemon mode: the root-owned config file (and --set overrides) give the
- * socket, the users, the rules and the sizes. The runtime directory is
- * made here (root's, 0711: the processor can reach the socket in it, not
- * list or change it).
+ * socket, the users, the rules and the sizes (conf.c: the collector's own
+ * keys only). The runtime directory is made here (root's, 0711: the
+ * processor can reach the socket in it, not list or change it).
  */
 static int from_config(struct options *o)
 {
-	static struct tracer_config cfg;
+	static struct collector_conf cfg;
 	static char socket_path[PATH_MAX + 32];
 	gid_t gid;
 	uid_t uid;
 	int rc;
 
-	if (config_from_options(&cfg, o->config, true, o->sets, o->nsets))
+	if (conf_from_options(&cfg, o->config, o->sets, o->nsets))
 		return -1;
 	rc = priv_lookup_user(cfg.processor_user, &uid, &gid);
 	if (rc) {

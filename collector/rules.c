@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "load.h"
-#include "ring.h"
+#include "ring_common.h"
 
 /* Run identifiers that schedulers (and tracer) put in the environment: docs/security.md. */
 static const char *const default_env_keys[] = {

@@ -15,8 +15,6 @@
 
 #include "../collector/load.h"
 
-#define SKIP_EXIT 77
-
 struct harness {
 	struct bpf_state bpf;
 	struct rules_file rules;
@@ -29,7 +27,7 @@ extern struct harness H;
 
 /*
  * Why the kernel programs cannot be tested here (not root, no BTF), or
- * NULL. A test executable exits SKIP_EXIT with the reason when it is not.
+ * NULL. A test executable then returns test_skip_all("%s", why) (skip.h).
  */
 const char *harness_unavailable(void);
 

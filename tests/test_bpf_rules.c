@@ -29,6 +29,8 @@
 #include <cmocka.h>
 
 #include "bpf_harness.h"
+#include "daemon_harness.h"
+#include "skip.h"
 
 static char dir[64];            /* this test's own root-owned directory (0755) */
 static char rules_path[128];
@@ -97,15 +99,30 @@ static const struct tr_exec *exec_of_child(pid_t ppid)
 	return NULL;
 }
 
+/*
+ * Nothing at all of a shell that is not included, or of its child; and,
+ * run the same way just after it, an included one is traced (so the
+ * silence is the rule's doing, not a harness that sees nothing).
+ */
 static void test_not_included_process_sends_nothing(void **state)
 {
-	pid_t pid;
+	const struct tr_exec *e;
+	pid_t pid, included;
 
 	(void)state;
 	pid = run("/bin/sh", "/bin/true");
+	included = run(incl, "/bin/true");
 	for (unsigned t = TR_EXEC; t < TR_KERNEL_TYPES_END; t++)
 		assert_int_equal(harness_count(t, pid), 0);
 	assert_null(exec_of_child(pid));
+	e = harness_find(TR_EXEC, included, NULL);
+	assert_non_null(e);
+	assert_false(e->flags & TR_EXEC_EXCLUDED);
+	assert_string_equal((const char *)(e + 1), incl);
+	assert_non_null(harness_find(TR_EXIT, included, NULL));
+	e = exec_of_child(included);
+	assert_non_null(e);
+	assert_string_equal((const char *)(e + 1), "/bin/true");
 }
 
 static void test_included_exe_and_its_descendants_traced_with_file_env(void **state)
@@ -197,6 +214,8 @@ static void test_reloaded_cgroup_rule_excludes_descendant_cgroups(void **state)
 	char top[PATH_MAX], inner[PATH_MAX + 16], text[PATH_MAX + 256], script[PATH_MAX + 128];
 
 	(void)state;
+	if (!hier[0] && !hier[1])
+		TEST_SKIP("no cgroup v2 hierarchy and no v1 memory hierarchy to make the test cgroups in");
 	for (int h = 0; h < 2; h++) {
 		pid_t pid;
 
@@ -346,16 +365,22 @@ static void test_rules_read_is_rules_parse_of_the_file_text(void **state)
 	}
 }
 
-/* The real collector's binary, or NULL (with a note) when it is not built. */
+/* The real collector of this build (BUILD/tracer-collector), or NULL when it is not built. */
 static const char *collector_bin(void)
 {
 	static char bin[PATH_MAX];
 
-	snprintf(bin, sizeof(bin), "%s/tracer-collector", getenv("TRACER_BUILD") ? getenv("TRACER_BUILD") : "build");
-	if (access(bin, X_OK) == 0)
-		return bin;
-	fprintf(stderr, "%s not built: the collector binary is not tested here\n", bin);
-	return NULL;
+	return daemon_find("tracer-collector", bin, sizeof(bin)) ? NULL : bin;
+}
+
+/* In the child: the sock tracepoints hidden under an empty tmpfs, in a mount namespace of its own. */
+static int hide_sock_tracepoints(void *arg)
+{
+	(void)arg;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/sys/kernel/tracing/events/sock", "tmpfs", 0, "size=4k"))
+		return 126;
+	return 0;
 }
 
 /*
@@ -366,29 +391,26 @@ static const char *collector_bin(void)
  */
 static pid_t start_collector(const char *bin, bool hide_sock)
 {
-	char sock[128], log[128], fdnum[16], c;
-	int ready[2], fd;
+	char sock[128], log[128], fdnum[16], said[16];
+	struct daemon_io io = DAEMON_IO;
+	int ready[2];
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/c.sock", dir);
 	snprintf(log, sizeof(log), "%s/collector.log", dir);
-	assert_int_equal(pipe(ready), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 2);
-		close(ready[0]);
-		if (hide_sock && (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-				  mount("tmpfs", "/sys/kernel/tracing/events/sock", "tmpfs", 0, "size=4k")))
-			_exit(126);
-		snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
-		execl(bin, bin, "--socket", sock, "--consumer-uid", "65534", "--rules", rules_path, "--ready-fd", fdnum,
-		      "--trace-pid", "1", (char *)NULL);
-		_exit(127);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	snprintf(fdnum, sizeof(fdnum), "%d", ready[1]);
+	{
+		const char *argv[] = { bin, "--socket", sock, "--consumer-uid", "65534", "--rules", rules_path,
+				       "--ready-fd", fdnum, "--trace-pid", "1", NULL };
+
+		io.stderr_path = log;
+		io.inherit[0] = ready[1];
+		io.in_child = hide_sock ? hide_sock_tracepoints : NULL;
+		pid = daemon_start(argv, &io);
 	}
 	close(ready[1]);
-	assert_true(read(ready[0], &c, 1) == 1);
+	assert_true(daemon_ready(ready[0], 60000, said, sizeof(said)) >= 1);
 	close(ready[0]);
 	return pid;
 }
@@ -398,16 +420,13 @@ static const char *stop_collector(pid_t pid)
 {
 	static char said[8192];
 	char log[128];
-	ssize_t n;
-	int fd, st;
+	int st;
 
-	assert_int_equal(kill(pid, SIGTERM), 0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	st = daemon_stop(pid, SIGTERM, 60000);
 	snprintf(log, sizeof(log), "%s/collector.log", dir);
-	fd = open(log, O_RDONLY);
-	n = read(fd, said, sizeof(said) - 1);
-	close(fd);
-	said[n > 0 ? n : 0] = 0;
+	daemon_read_file(log, said, sizeof(said));
+	if (st == -1)
+		fail_msg("the collector did not stop within 60 s of SIGTERM; it said:\n%s", said);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fail_msg("the collector ended with status %#x; it said:\n%s", st, said);
 	return said;
@@ -425,7 +444,7 @@ static void test_collector_reloads_rules_in_its_sandbox(void **state)
 
 	(void)state;
 	if (!bin)
-		return;
+		TEST_SKIP("no tracer-collector next to the test binaries: run 'make all' first");
 	harness_write_file(rules_path, "exclude uid 4\n");
 	pid = start_collector(bin, false);
 	harness_write_file(rules_path, "exclude uid 5\nenv ANOTHER_KEY\n");
@@ -448,10 +467,10 @@ static void test_collector_leaves_out_programs_of_missing_tracepoints(void **sta
 	const char *bin = collector_bin(), *said;
 
 	(void)state;
-	if (!bin || access("/sys/kernel/tracing/events/sock", F_OK)) {
-		fprintf(stderr, "no collector, or no /sys/kernel/tracing/events/sock to hide: not tested\n");
-		return;
-	}
+	if (!bin)
+		TEST_SKIP("no tracer-collector next to the test binaries: run 'make all' first");
+	if (access("/sys/kernel/tracing/events/sock", F_OK))
+		TEST_SKIP("no /sys/kernel/tracing/events/sock to hide (tracefs not mounted there?)");
 	said = stop_collector(start_collector(bin, true));
 	assert_non_null(strstr(said, "<4>this kernel has no tracepoint sock/sock_send_length: handle_net_tx is left out"));
 	assert_non_null(strstr(said, "<4>this kernel has no tracepoint sock/sock_recv_length: handle_net_rx is left out"));
@@ -504,9 +523,7 @@ int main(void)
 	};
 	const char *why = harness_unavailable();
 
-	if (why) {
-		fprintf(stderr, "%s\n", why);
-		return SKIP_EXIT;
-	}
+	if (why)
+		return test_skip_all("%s", why);
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

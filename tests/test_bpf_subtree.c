@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "bpf_harness.h"
+#include "skip.h"
 
 static pid_t root_pid;
 static int go_fd = -1;
@@ -167,9 +168,7 @@ int main(void)
 	};
 	const char *why = harness_unavailable();
 
-	if (why) {
-		fprintf(stderr, "%s\n", why);
-		return SKIP_EXIT;
-	}
+	if (why)
+		return test_skip_all("%s", why);
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

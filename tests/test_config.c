@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "skip.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL
@@ -242,7 +243,7 @@ static void example_file_documents_every_key_with_its_default(void **state)
 
 	(void)state;
 	if (!f)
-		skip(); /* not run from the top of the tree */
+		TEST_SKIP("no docs/tracer.conf.example here: run it from the top of the tree");
 	c = new_config();
 	d = new_config();
 	text = calloc(1, CONFIG_FILE_MAX + 1);
@@ -1040,7 +1041,7 @@ static void load_not_root_owned_is_refused_when_required(void **state)
 	char path[128], err[256];
 
 	if (geteuid() != 0 || !nobody)
-		skip(); /* chown needs root */
+		TEST_SKIP("needs root (to chown the file) and a user nobody");
 	c = new_config();
 	make_file(*state, "nobody.conf", "ring_order = 21\n", 0644, path, sizeof(path));
 	assert_int_equal(chown(path, nobody->pw_uid, nobody->pw_gid), 0);
@@ -1056,7 +1057,7 @@ static void load_group_writable_is_refused_when_required(void **state)
 	char path[128], err[256];
 
 	if (geteuid() != 0)
-		skip(); /* as another user, the file would not be root's anyway */
+		TEST_SKIP("needs root: as another user the file would not be root's anyway");
 	c = new_config();
 	make_file(*state, "gw.conf", "ring_order = 21\n", 0664, path, sizeof(path));
 	load_bad(path, true, -EPERM, "is writable by its group (mode 0664): only root may be able to change it");
@@ -1071,7 +1072,7 @@ static void load_refuses_a_directory_others_can_write_when_required(void **state
 	int fd;
 
 	if (geteuid() != 0)
-		skip();
+		TEST_SKIP("needs root: as another user the directory would not be root's anyway");
 	snprintf(sub, sizeof(sub), "%s/open", d->path);
 	assert_int_equal(mkdir(sub, 0700), 0);
 	assert_int_equal(chmod(sub, 01777), 0); /* as /tmp */

@@ -47,6 +47,8 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 
+#include "daemon_harness.h"
+#include "skip.h"
 #include "test_ingest_helpers.h"
 
 static char ingest_bin[PATH_MAX];
@@ -66,27 +68,6 @@ static bool as_root(void)
 	return geteuid() == 0;
 }
 
-static int find_ingest(void)
-{
-	char self[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *const rel[] = { "/../tracer-ingest", "/../../tracer-ingest" };
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	for (int i = 0; i < 2; i++) {
-		snprintf(ingest_bin, sizeof(ingest_bin), "%s%s", self, rel[i]);
-		if (access(ingest_bin, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -97,67 +78,62 @@ static void write_file(const char *path, const char *text, mode_t mode)
 	close(fd);
 }
 
-static void read_file(const char *path, char *out, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? 0 : read(fd, out, cap - 1);
+struct child_env {
+	const struct fixture *fx;
+	int ready_fd;
+};
 
-	out[n > 0 ? n : 0] = 0;
-	if (fd >= 0)
-		close(fd);
+/* In the child, before exec: systemd's variables as the test set them, the ready pipe as fd 3. */
+static int ingest_child(void *arg)
+{
+	const struct child_env *c = arg;
+
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	unsetenv("WATCHDOG_PID");
+	if (c->fx->notify_socket)
+		setenv("NOTIFY_SOCKET", c->fx->notify_socket, 1);
+	if (c->fx->watchdog_usec)
+		setenv("WATCHDOG_USEC", c->fx->watchdog_usec, 1);
+	if (c->ready_fd == 3)
+		fcntl(3, F_SETFD, 0); /* keep it across exec */
+	else if (c->ready_fd >= 0 && dup2(c->ready_fd, 3) == 3)
+		close(c->ready_fd);
+	return 0;
 }
 
 /* Start tracer-ingest with args (NULL-terminated), stderr into fx->log; ready_fd: the write end to pass, or -1. */
 static pid_t spawn(struct fixture *fx, const char *const *args, int ready_fd)
 {
 	const char *argv[24] = { ingest_bin };
+	struct child_env c = { fx, ready_fd };
+	struct daemon_io io = DAEMON_IO;
 	size_t n = 1;
-	pid_t pid;
 
 	while (args[n - 1] && n < 23) {
 		argv[n] = args[n - 1];
 		n++;
 	}
 	argv[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int log = open(fx->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		unsetenv("NOTIFY_SOCKET");
-		unsetenv("WATCHDOG_USEC");
-		unsetenv("WATCHDOG_PID");
-		if (fx->notify_socket)
-			setenv("NOTIFY_SOCKET", fx->notify_socket, 1);
-		if (fx->watchdog_usec)
-			setenv("WATCHDOG_USEC", fx->watchdog_usec, 1);
-
-		dup2(log, 2);
-		if (ready_fd == 3)
-			fcntl(3, F_SETFD, 0); /* keep it across exec */
-		else if (ready_fd >= 0 && dup2(ready_fd, 3) == 3)
-			close(ready_fd);
-		execv(ingest_bin, (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	return pid;
+	io.stderr_path = fx->log;
+	io.in_child = ingest_child;
+	io.arg = &c;
+	return daemon_start(argv, &io);
 }
 
 /* Exit status of a run that must end by itself within a few seconds. */
 static int run_to_end(struct fixture *fx, const char *const *args, char *log, size_t cap)
 {
 	pid_t pid = spawn(fx, args, -1);
-	int status = 0;
+	int status = daemon_wait(pid, 5000);
 
-	for (int i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(10000);
-	if (waitpid(pid, &status, WNOHANG) == 0) {
+	if (status == -1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		fail_msg("tracer-ingest did not exit");
 	}
-	read_file(fx->log, log, cap);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	daemon_read_file(fx->log, log, cap);
+	return daemon_exit_code(status);
 }
 
 static void keys_file(struct fixture *fx, const struct batch_secret_key *k, const char *extra_line)
@@ -291,23 +267,19 @@ static long post_batch(unsigned port, const struct batch_secret_key *k, uint8_t 
 /* Start with args (which must hold "--ready-fd 3"); fx->port from --ready-fd, and the same port in the log line. */
 static void start_args(struct fixture *fx, const char *const *args)
 {
-	struct pollfd p;
-	char line[64] = "", log[4096], expect[64];
+	char line[64], log[4096], expect[64];
 	int ready[2];
 	ssize_t n;
 
 	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
 	fx->pid = spawn(fx, args, ready[1]);
 	close(ready[1]);
-	p = (struct pollfd){ .fd = ready[0], .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 10000), 1);
-	n = read(ready[0], line, sizeof(line) - 1);
+	n = daemon_ready(ready[0], 10000, line, sizeof(line)); /* -1: nothing within 10 s */
 	close(ready[0]);
 	assert_true(n > 0);
-	line[n] = 0;
 	assert_int_equal(sscanf(line, "ready %u\n", &fx->port), 1);
 	assert_true(fx->port > 0);
-	read_file(fx->log, log, sizeof(log));
+	daemon_read_file(fx->log, log, sizeof(log));
 	snprintf(expect, sizeof(expect), "<6>listening on 127.0.0.1:%u\n", fx->port);
 	assert_non_null(strstr(log, expect));
 }
@@ -330,7 +302,7 @@ static void wait_log(struct fixture *fx, const char *text, unsigned nth)
 		const char *p = log;
 		unsigned seen = 0;
 
-		read_file(fx->log, log, sizeof(log));
+		daemon_read_file(fx->log, log, sizeof(log));
 		while ((p = strstr(p, text)) != NULL) {
 			seen++;
 			p++;
@@ -350,12 +322,11 @@ static void serves_the_port_it_reports_and_stops_cleanly_on_sigterm(void **state
 	keys_file(fx, &fx->a, NULL);
 	start_server(fx);
 	assert_int_equal(post_batch(fx->port, &fx->a, 1, 1), 200);
-	assert_int_equal(kill(fx->pid, SIGTERM), 0);
-	for (int i = 0; i < 500 && waitpid(fx->pid, &status, WNOHANG) == 0; i++)
-		usleep(10000);
+	status = daemon_stop(fx->pid, SIGTERM, 5000);
+	fx->pid = 0;
+	assert_int_not_equal(status, -1); /* it stopped within 5 s */
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	fx->pid = 0;
 	wait_log(fx, "batches stored 1,", 1);
 	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 3);
 }
@@ -390,15 +361,11 @@ static void sighup_reloads_the_keys_file_all_or_nothing(void **state)
 /* SIGTERM, then an exit of its own with status 0 within 5 s (not a kill: SIGSYS would be the seccomp filter). */
 static void stop_cleanly(struct fixture *fx)
 {
-	int status = 0;
-	pid_t got = 0;
+	int status = daemon_stop(fx->pid, SIGTERM, 5000);
 
-	assert_int_equal(kill(fx->pid, SIGTERM), 0);
-	for (int i = 0; i < 500 && (got = waitpid(fx->pid, &status, WNOHANG)) == 0; i++)
-		usleep(10000);
-	if (got != fx->pid)
-		fail_msg("tracer-ingest did not stop within 5 s of SIGTERM");
 	fx->pid = 0;
+	if (status == -1)
+		fail_msg("tracer-ingest did not stop within 5 s of SIGTERM");
 	if (WIFSIGNALED(status))
 		fail_msg("tracer-ingest was killed by signal %d (%s)%s", WTERMSIG(status), strsignal(WTERMSIG(status)),
 			 WTERMSIG(status) == SIGSYS ? ": a syscall its seccomp filter does not allow" : "");
@@ -472,7 +439,7 @@ static void proc_status(pid_t pid, const char *key, char *out, size_t cap)
 	size_t n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	read_file(path, text, sizeof(text));
+	daemon_read_file(path, text, sizeof(text));
 	snprintf(want, sizeof(want), "\n%s:\t", key);
 	out[0] = 0;
 	p = strstr(text, want);
@@ -509,7 +476,7 @@ static void config_gives_the_port_the_lake_and_the_keys(void **state)
 		 "ingest_db = %s\ningest_keys = %s   # enrolment\ningest_timeout = 1.5s\n", fx->db, fx->keys);
 	config_file(fx, conf);
 	start_args(fx, args);
-	read_file(fx->log, log, sizeof(log));
+	daemon_read_file(fx->log, log, sizeof(log));
 	snprintf(expect, sizeof(expect), "<6>lake %s, 1 keys from %s\n", fx->db, fx->keys);
 	assert_non_null(strstr(log, expect));
 	assert_int_equal(post_batch(fx->port, &fx->a, 1, 1), 200);
@@ -577,23 +544,31 @@ static void bad_config_is_named_by_file_and_line_and_exits_2(void **state)
 	assert_int_equal(access(fx->db, F_OK), -1); /* nothing was started */
 }
 
-/* Never root; only root changes user; as root with --config, tracer-ingest or --user. */
+/* Never root; only root changes user. */
 static void the_user_it_runs_as_is_never_root(void **state)
 {
 	struct fixture *fx = *state;
 	const char *as_uid0[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--user", "0", NULL };
-	const char *daemon[] = { "--config", fx->conf, NULL };
-	char conf[1024], log[4096];
+	char log[4096];
 
 	keys_file(fx, &fx->a, NULL);
 	assert_int_equal(run_to_end(fx, as_uid0, log, sizeof(log)), 1);
 	assert_non_null(strstr(log, as_root() ? "--user 0 is root" : "only root can change user"));
 	assert_int_equal(access(fx->db, F_OK), -1);
-	if (!as_root() || getpwnam("tracer-ingest")) {
-		fprintf(stderr, "note: the refusal for a missing tracer-ingest user is checked as root, where it "
-			"is missing\n");
-		return;
-	}
+}
+
+/* As root with --config, it runs as tracer-ingest (or --user): a missing tracer-ingest is named. */
+static void as_root_a_missing_tracer_ingest_user_is_named(void **state)
+{
+	struct fixture *fx = *state;
+	const char *daemon[] = { "--config", fx->conf, NULL };
+	char conf[1024], log[4096];
+
+	if (!as_root())
+		TEST_SKIP("needs root: only root changes user");
+	if (getpwnam("tracer-ingest"))
+		TEST_SKIP("a user tracer-ingest exists here: the refusal for a missing one cannot be seen");
+	keys_file(fx, &fx->a, NULL);
 	snprintf(conf, sizeof(conf), "ingest_listen = 127.0.0.1:0\ningest_db = %s\ningest_keys = %s\n", fx->db,
 		 fx->keys);
 	config_file(fx, conf);
@@ -621,8 +596,7 @@ static void ready_reaches_notify_socket_once_the_port_answers(void **state)
 	struct fixture *fx = *state;
 	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--ready-fd", "3", NULL };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct pollfd p;
-	char msg[256], line[64] = "";
+	char msg[256], line[64];
 	int ready[2], fd, watchdogs = 0;
 	ssize_t n;
 
@@ -640,12 +614,9 @@ static void ready_reaches_notify_socket_once_the_port_answers(void **state)
 	/* The first message is READY=1; by then the ready line is written and the port answers HTTP. */
 	assert_true(notify_recv(fd, msg, sizeof(msg), 10000) > 0);
 	assert_string_equal(msg, "READY=1");
-	p = (struct pollfd){ .fd = ready[0], .events = POLLIN };
-	assert_int_equal(poll(&p, 1, 0), 1);
-	n = read(ready[0], line, sizeof(line) - 1);
+	n = daemon_ready(ready[0], 0, line, sizeof(line)); /* already there: -1 if not */
 	close(ready[0]);
 	assert_true(n > 0);
-	line[n] = 0;
 	assert_int_equal(sscanf(line, "ready %u\n", &fx->port), 1);
 	assert_int_equal(http_get(fx->port, "/v1/health"), 200);
 
@@ -811,6 +782,18 @@ static void a_busy_lake_is_waited_for_under_the_filter(void **state)
 	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 3);
 }
 
+/* In the child: what SystemCallFilter= without seccomp does to the service: seccomp() fails EPERM. */
+static int without_seccomp(void *arg)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+	(void)arg;
+	if (!ctx || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 0) || seccomp_load(ctx))
+		return 99;
+	return 0;
+}
+
 /*
  * Where the seccomp() syscall is refused (a service manager's filter:
  * systemd 252's @system-service does not list it), the ingest does not
@@ -821,32 +804,22 @@ static void refuses_to_run_without_its_filter(void **state)
 	struct fixture *fx = *state;
 	const char *argv[] = { ingest_bin, "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys,
 			       as_root() ? "--user" : NULL, "nobody", NULL };
+	struct daemon_io io = DAEMON_IO;
 	char log[4096];
-	pid_t pid, got = 0;
-	int status = 0;
+	pid_t pid;
+	int status;
 
 	keys_file(fx, &fx->a, NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* what SystemCallFilter= without seccomp does to the service: seccomp() fails EPERM */
-		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-		int log_fd = open(fx->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (!ctx || log_fd < 0 || dup2(log_fd, 2) != 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 0) || seccomp_load(ctx))
-			_exit(99);
-		execv(ingest_bin, (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && (got = waitpid(pid, &status, WNOHANG)) == 0; i++)
-		usleep(10000);
-	if (got != pid) {
+	io.stderr_path = fx->log;
+	io.in_child = without_seccomp;
+	pid = daemon_start(argv, &io);
+	status = daemon_wait(pid, 5000);
+	if (status == -1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		fail_msg("tracer-ingest ran on without its seccomp filter");
 	}
-	read_file(fx->log, log, sizeof(log));
+	daemon_read_file(fx->log, log, sizeof(log));
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 1);
 	assert_non_null(strstr(log, "the seccomp() syscall is refused here"));
@@ -866,6 +839,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(set_and_given_options_win_over_the_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_config_is_named_by_file_and_line_and_exits_2, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_user_it_runs_as_is_never_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(as_root_a_missing_tracer_ingest_user_is_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(ready_reaches_notify_socket_once_the_port_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(runs_confined_and_still_serves_reloads_and_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(restarted_on_its_lake_stores_under_the_filter, setup, teardown),
@@ -874,10 +848,8 @@ int main(void)
 	};
 	int rc;
 
-	if (find_ingest()) {
-		fprintf(stderr, "skipped: no tracer-ingest next to the test binaries: run 'make all' first\n");
-		return 77;
-	}
+	if (daemon_find("tracer-ingest", ingest_bin, sizeof(ingest_bin)))
+		return test_skip_all("no tracer-ingest next to the test binaries: run 'make all' first");
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "daemon_harness.h"
+#include "skip.h"
 #include "store.h"
 #include "test_ingest_helpers.h"
 
@@ -37,44 +39,10 @@ struct output {
 	int status;
 };
 
-static int find_tracer(void)
-{
-	char self[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *const rel[] = { "/../tracer", "/../../tracer" };
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	for (int i = 0; i < 2; i++) {
-		snprintf(tracer_bin, sizeof(tracer_bin), "%s%s", self, rel[i]);
-		if (access(tracer_bin, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static void read_into(int fd, char *buf, size_t cap)
-{
-	size_t len = 0;
-	ssize_t n;
-
-	while ((n = read(fd, buf + len, cap - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = 0;
-	close(fd);
-}
-
 /* Run tracer with args (NULL-terminated, without argv[0]); stdout, stderr and exit status into o. */
 static void run_tracer(struct output *o, const char *const *args)
 {
 	const char *argv[16] = { tracer_bin };
-	int out[2], err[2], status = 0;
-	pid_t pid;
 	size_t n = 1;
 
 	while (args[n - 1] && n < 15) {
@@ -82,23 +50,7 @@ static void run_tracer(struct output *o, const char *const *args)
 		n++;
 	}
 	argv[n] = NULL;
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(err, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		execv(tracer_bin, (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
-	close(out[1]);
-	close(err[1]);
-	/* the outputs are small: stdout then stderr cannot deadlock below a pipe's size */
-	read_into(out[0], o->out, sizeof(o->out));
-	read_into(err[0], o->err, sizeof(o->err));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	o->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	o->status = daemon_capture(argv, o->out, sizeof(o->out), o->err, sizeof(o->err), 20000);
 }
 
 static int lookup(void *ctx, const uint8_t key_id[BATCH_KEY_ID_LEN], uint8_t pk[BATCH_PUBKEY_LEN],
@@ -264,9 +216,7 @@ int main(void)
 		cmocka_unit_test(unknown_run_missing_file_and_non_lake_are_clear_errors),
 	};
 
-	if (find_tracer()) {
-		fprintf(stderr, "skipped: no tracer binary next to the test binaries: run 'make all' first\n");
-		return 77;
-	}
+	if (daemon_find("tracer", tracer_bin, sizeof(tracer_bin)))
+		return test_skip_all("no tracer binary next to the test binaries: run 'make all' first");
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

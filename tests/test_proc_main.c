@@ -7,7 +7,7 @@
  * outside its seccomp allowlist would die of SIGSYS and fail these tests.
  *
  * As root the processor runs as nobody, as tracer run starts it; otherwise
- * as the caller. Needs build/tracer-processor (make all): skips without it.
+ * as the caller. Needs BUILD/tracer-processor (make all): skips without it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,10 +30,12 @@
 
 #include <cmocka.h>
 
+#include "daemon_harness.h"
 #include "decode.h"
 #include "encode.h"
 #include "handover.h"
 #include "ring.h"
+#include "skip.h"
 
 #define NOBODY 65534
 #define ROOT_PID 4242
@@ -54,44 +56,9 @@ struct harness {
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static int find_processor(void)
-{
-	char self[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	const char *const rel[] = { "/../tracer-processor", "/../../tracer-processor" };
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	for (int i = 0; i < 2; i++) {
-		snprintf(processor_bin, sizeof(processor_bin), "%s%s", self, rel[i]);
-		if (access(processor_bin, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static char *read_all(int fd)
-{
-	struct stat st;
-	char *buf;
-	ssize_t n;
-
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = calloc(1, (size_t)st.st_size + 1);
-	assert_non_null(buf);
-	n = pread(fd, buf, (size_t)st.st_size, 0);
-	assert_int_equal(n, st.st_size);
-	return buf;
-}
-
 static void dump_stderr(const struct harness *h)
 {
-	char *e = read_all(h->stderr_fd);
+	char *e = daemon_read_fd(h->stderr_fd);
 
 	fprintf(stderr, "--- processor stderr ---\n%s------------------------\n", e);
 	free(e);
@@ -108,6 +75,7 @@ static uint64_t realtime_ns(void)
 /* Start the processor with the standard run-mode options plus extra ones (NULL-terminated). */
 static void harness_start(struct harness *h, bool run_mode, const char *const *extra)
 {
+	struct daemon_io io = DAEMON_IO;
 	int ready[2], control[2];
 	char uid[16], root[16], start[24], rep[16], sum[16], rdy[16], ctl[16];
 	const char *argv[40];
@@ -156,15 +124,10 @@ static void harness_start(struct harness *h, bool run_mode, const char *const *e
 	for (; extra && *extra; extra++)
 		argv[n++] = *extra;
 	argv[n] = NULL;
-	h->pid = fork();
-	assert_true(h->pid >= 0);
-	if (h->pid == 0) {
-		fcntl(ready[1], F_SETFD, 0);
-		fcntl(control[0], F_SETFD, 0);
-		dup2(h->stderr_fd, STDERR_FILENO);
-		execv(processor_bin, (char *const *)(uintptr_t)argv);
-		_exit(127);
-	}
+	io.stderr_fd = h->stderr_fd;
+	io.inherit[0] = ready[1];
+	io.inherit[1] = control[0];
+	h->pid = daemon_start(argv, &io);
 	close(ready[1]);
 	close(control[0]);
 	h->ready_r = ready[0];
@@ -175,7 +138,7 @@ static void harness_start(struct harness *h, bool run_mode, const char *const *e
 static void harness_attach(struct harness *h)
 {
 	struct pollfd p = { .fd = h->lfd, .events = POLLIN };
-	char buf[8] = { 0 };
+	char buf[8];
 
 	if (poll(&p, 1, WAIT_MS) != 1) {
 		dump_stderr(h);
@@ -184,8 +147,7 @@ static void harness_attach(struct harness *h)
 	h->conn = accept4(h->lfd, NULL, NULL, SOCK_CLOEXEC);
 	assert_true(h->conn >= 0);
 	assert_int_equal(ring_handover_send(h->conn, &h->p, h->consumer_uid), 0);
-	p = (struct pollfd){ .fd = h->ready_r, .events = POLLIN };
-	if (poll(&p, 1, WAIT_MS) != 1 || read(h->ready_r, buf, sizeof(buf)) != 6 || strcmp(buf, "ready\n")) {
+	if (daemon_ready(h->ready_r, WAIT_MS, buf, sizeof(buf)) != 6 || strcmp(buf, "ready\n")) {
 		dump_stderr(h);
 		fail_msg("the processor did not say ready");
 	}
@@ -245,19 +207,14 @@ static void send_control(struct harness *h, const char *line)
 /* Wait for the processor to end; returns its wait status. */
 static int harness_wait(struct harness *h)
 {
-	int status = 0;
+	int status = daemon_wait(h->pid, WAIT_MS);
 
-	for (int ms = 0; ms < WAIT_MS; ms += 5) {
-		pid_t w = waitpid(h->pid, &status, WNOHANG);
-
-		if (w == h->pid)
-			return status;
-		usleep(5000);
+	if (status == -1) {
+		kill(h->pid, SIGKILL);
+		waitpid(h->pid, &status, 0);
+		dump_stderr(h);
+		fail_msg("the processor did not stop");
 	}
-	kill(h->pid, SIGKILL);
-	waitpid(h->pid, &status, 0);
-	dump_stderr(h);
-	fail_msg("the processor did not stop");
 	return status;
 }
 
@@ -341,8 +298,8 @@ static void processor_reports_a_run_from_inside_its_sandbox(void **state)
 	put_end(&h);
 	send_control(&h, "end 3 1800000000000000000\n");
 	assert_exited_cleanly(&h, harness_wait(&h));
-	report = read_all(h.report_fd);
-	summary = read_all(h.summary_fd);
+	report = daemon_read_fd(h.report_fd);
+	summary = daemon_read_fd(h.summary_fd);
 	assert_contains(report, "{\"schema\":\"tracer.run.v1\",\"command\":[\"sh\",\"-c\",\"samtools sort x; true\"],"
 				"\"exit_code\":3,");
 	assert_contains(report, "\"end_ns\":1800000000000000000,\"agent\":{\"dropped\":1,\"kernel_drops\":1,");
@@ -410,7 +367,7 @@ static void processor_notes_a_collector_that_went_away(void **state)
 	usleep(200000);
 	send_control(&h, "end 3 5\n");
 	assert_exited_cleanly(&h, harness_wait(&h));
-	report = read_all(h.report_fd);
+	report = daemon_read_fd(h.report_fd);
 	assert_contains(report, "\"end_record\":false,\"collector_lost\":true,\"control_end\":true");
 	assert_contains(report, "\"pid\":10002,"); /* everything published before it died is there */
 	free(report);
@@ -429,8 +386,8 @@ static void processor_writes_what_it_has_on_sigterm(void **state)
 	usleep(200000);
 	assert_int_equal(kill(h.pid, SIGTERM), 0);
 	assert_exited_cleanly(&h, harness_wait(&h));
-	report = read_all(h.report_fd);
-	summary = read_all(h.summary_fd);
+	report = daemon_read_fd(h.report_fd);
+	summary = daemon_read_fd(h.summary_fd);
 	assert_contains(report, "\"exit_code\":null,");
 	assert_contains(report, "\"end_ns\":null,");
 	assert_contains(report, "\"interrupted\":true");
@@ -452,8 +409,8 @@ static void processor_ignores_a_malformed_control_line(void **state)
 	send_control(&h, "end 300 12\n"); /* status out of range */
 	put_end(&h);
 	assert_exited_cleanly(&h, harness_wait(&h));
-	report = read_all(h.report_fd);
-	err = read_all(h.stderr_fd);
+	report = daemon_read_fd(h.report_fd);
+	err = daemon_read_fd(h.stderr_fd);
 	assert_contains(report, "\"exit_code\":null,");
 	assert_contains(report, "\"control_end\":false");
 	assert_contains(err, "<3>unexpected input on the control fd");
@@ -491,7 +448,7 @@ static void processor_counts_hostile_records_and_carries_on(void **state)
 	put_end(&h);
 	send_control(&h, "end 3 9\n");
 	assert_exited_cleanly(&h, harness_wait(&h));
-	report = read_all(h.report_fd);
+	report = daemon_read_fd(h.report_fd);
 	assert_contains(report, "\"decode_errors\":300,");
 	assert_contains(report, "\"pid\":4243,");
 	free(report);
@@ -509,7 +466,7 @@ static void processor_without_a_root_logs_each_finished_process(void **state)
 	play_a_run(&h, 1);
 	put_end(&h);
 	assert_exited_cleanly(&h, harness_wait(&h));
-	err = read_all(h.stderr_fd);
+	err = daemon_read_fd(h.stderr_fd);
 	assert_contains(err, "<7>exit pid=4243 ppid=4242 tool=samtools sort status=3 signal=0");
 	assert_contains(err, "<7>exit pid=10000 ppid=4242 tool=true status=0");
 	assert_contains(err, "daemon mode");
@@ -531,21 +488,13 @@ static void processor_refuses_bad_options(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *argv[8] = { processor_bin };
+		struct daemon_io io = DAEMON_IO;
 		int status;
-		pid_t pid;
 
 		for (size_t k = 0; k < 6 && cases[i][k]; k++)
 			argv[k + 1] = cases[i][k];
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, STDERR_FILENO);
-			execv(processor_bin, (char *const *)(uintptr_t)argv);
-			_exit(127);
-		}
-		assert_int_equal(waitpid(pid, &status, 0), pid);
+		io.stderr_path = "/dev/null";
+		status = daemon_run(argv, &io, WAIT_MS);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
 			fail_msg("case %zu: status %#x, want exit 2", i, status);
 	}
@@ -564,10 +513,8 @@ int main(void)
 		cmocka_unit_test(processor_refuses_bad_options),
 	};
 
-	if (find_processor()) {
-		fprintf(stderr, "skipped: no tracer-processor next to the test binaries: run 'make all' first\n");
-		return 77;
-	}
+	if (daemon_find("tracer-processor", processor_bin, sizeof(processor_bin)))
+		return test_skip_all("no tracer-processor next to the test binaries: run 'make all' first");
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include <liburing.h>
 
+#include "skip.h"
 #include "uring.h"
 
 struct fix {
@@ -191,10 +192,9 @@ int main(void)
 	int rc = uring_open_restricted(&probe, 4, fds, 1, -1);
 
 	if (rc != 1) {
-		fprintf(stderr, "skip: %s\n", rc < 0 ? "the kernel refuses io_uring" : "the kernel cannot restrict rings");
 		if (rc == 0)
 			io_uring_queue_exit(&probe);
-		return 77;
+		return test_skip_all("%s", rc < 0 ? "the kernel refuses io_uring" : "the kernel cannot restrict rings");
 	}
 	io_uring_queue_exit(&probe);
 	return cmocka_run_group_tests(tests, NULL, NULL);

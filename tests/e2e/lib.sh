@@ -7,7 +7,8 @@
 #   e2e_require_bpf        # skip (77) when tracer run cannot work here
 #
 # A test exits 0 (pass), 1 (fail) or 77 (skip, reason on the last line of
-# stderr); e2e_fail and e2e_skip do that. Every tracer run goes through
+# stderr); e2e_fail and e2e_skip do that. With TRACER_E2E_REQUIRE=1 (CI)
+# there is no skip: e2e_skip fails instead. Every tracer run goes through
 # tracer_run, which bounds it with a timeout and keeps its output.
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,6 +16,7 @@ E2E_TIMEOUT=${TRACER_E2E_TIMEOUT:-300} # seconds per tracer run: generous, only 
 E2E_CLEANUPS=()
 
 e2e_skip() {
+	[ "${TRACER_E2E_REQUIRE:-}" = 1 ] && e2e_fail "TRACER_E2E_REQUIRE=1 allows no skip, but: $*"
 	echo "$*" >&2
 	exit 77
 }

@@ -9,8 +9,9 @@
 # "SKIP name: reason". Exits 1 if any test failed.
 #
 # Whether tracer run can work here (root, BPF) is decided once, by a probe,
-# and passed down in TRACER_E2E_SKIP. TRACER_E2E_REQUIRE=1 turns such a skip
-# into a failure (for CI, where BPF must be there).
+# and passed down in TRACER_E2E_SKIP. TRACER_E2E_REQUIRE=1 turns every skip,
+# that one or any other, into a failure (for CI, where nothing a test needs
+# may be missing).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -50,7 +51,15 @@ for t in "${tests[@]}"; do
 	ms=$((($(date +%s%N) - start) / 1000000))
 	case $rc in
 	0) echo "PASS $name (${ms} ms)"; passed=$((passed + 1)) ;;
-	77) echo "SKIP $name: $(tail -n 1 "$log")"; skipped=$((skipped + 1)) ;;
+	77)
+		if [ "${TRACER_E2E_REQUIRE:-}" = 1 ]; then
+			echo "FAIL $name: skipped, and TRACER_E2E_REQUIRE=1 allows no skip: $(tail -n 1 "$log")"
+			failed=$((failed + 1))
+		else
+			echo "SKIP $name: $(tail -n 1 "$log")"
+			skipped=$((skipped + 1))
+		fi
+		;;
 	*)
 		echo "FAIL $name (exit $rc, ${ms} ms)"
 		sed 's/^/    /' "$log"
