@@ -35,7 +35,8 @@ FUZZ_SMOKE_SECONDS ?= 10
 # shm/: the ring's producer side (the collector's), its consumer side (the processor's), what both share.
 SHM_SRC  := shm/ring_producer.c shm/ring_producer_extra.c shm/ring_consumer.c shm/handover_peer.c \
             shm/handover_producer.c shm/handover_consumer.c
-SHM_HDR  := $(wildcard include/*.h $(addsuffix /*.h,$(STAGES)))
+# Every header of include/ and the stages (STAGES, below): an object is rebuilt when any changes.
+SHM_HDR   = $(wildcard include/*.h $(addsuffix /*.h,$(STAGES)) tests/*.h)
 # The privileged collector links only what it runs (docs/security.md counts it from the binary): its own
 # tracer.conf reader (collector/conf.c), not common/config.c; the producer half of shm/ (libtracer_shm.a).
 COLLECTOR_SRC := collector/main.c collector/conf.c collector/sandbox.c collector/load.c collector/rules.c \
@@ -48,7 +49,7 @@ BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # library compiled with its own include path: a folder sees include/, itself
 # and the folders listed for it, so an include against the data flow fails
 # to build. Each folder's README says what it owns and what it may use.
-STAGES := common shm records naming model attrib report delivery lake ingest cli collector processor
+STAGES := common shm records naming model attrib report delivery status lake ingest cli collector processor
 USES_common    :=
 USES_shm       :=
 USES_records   :=
@@ -57,18 +58,19 @@ USES_model     := records naming common
 USES_attrib    := model records naming common
 USES_report    := attrib model records naming common
 USES_delivery  := records naming shm common
+USES_status    := records common
 USES_lake      := records common
 USES_ingest    := lake common
-USES_cli       := lake common
+USES_cli       := lake status common
 USES_collector := shm common
-USES_processor := report attrib model records naming delivery shm common
+USES_processor := report attrib model records naming delivery status shm common
 # Tests, benchmarks and fuzz targets reach into every stage.
 USES_tests     := $(STAGES) tests
 USES_bench     := $(STAGES)
 stage_inc = $(addprefix -I,$(firstword $(subst /, ,$(1))) $(USES_$(firstword $(subst /, ,$(1)))))
 
 # Libraries, in link order (a library before those it uses). common/testtrigger.c: test builds only.
-LIB_STAGES := ingest lake delivery report attrib model naming records common
+LIB_STAGES := processor ingest lake delivery report attrib model naming status records common
 lib_src = $(filter-out %/main.c common/testtrigger.c,$(wildcard $(1)/*.c))
 LIBS     := $(LIB_STAGES:%=$(BUILD)/libtracer_%.a)
 ALL_LIB_SRC := $(foreach l,$(LIB_STAGES),$(call lib_src,$(l)))
@@ -148,13 +150,14 @@ endef
 $(foreach l,$(LIB_STAGES),$(eval $(call stage_lib,$(l))))
 
 # ---- the processor, the CLI, the ingest ---------------------------------
-PROC_LIBS := $(addprefix $(BUILD)/libtracer_,delivery.a report.a attrib.a model.a naming.a records.a common.a) \
+PROC_LIBS := $(addprefix $(BUILD)/libtracer_,processor.a delivery.a report.a attrib.a model.a naming.a status.a records.a \
+               common.a) \
              $(BUILD)/libtracer_shm.a
 $(BUILD)/tracer-processor: $(PROC_SRC:%.c=$(BUILD)/obj/%.o) $(PROC_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,lake.a records.a common.a)
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,lake.a status.a records.a common.a)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS)
 

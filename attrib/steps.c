@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "hsort.h"
 #include "stepmem.h"
 #include "tool.h"
 
@@ -168,16 +170,10 @@ struct steps_slot {
 	uint32_t val; /* 0: empty */
 };
 
+/* A tag's strings hash from a basis of their own. */
 static uint64_t hash_str(uint64_t seed, uint32_t tag, const char *p)
 {
-	/* FNV-1a with a seed (as intern.c), finished by a multiply-xorshift so low bits mix well. */
-	uint64_t h = (0xcbf29ce484222325ULL ^ seed) + tag;
-
-	for (; *p; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 32);
+	return hash_bytes(seed + tag, p, strlen(p));
 }
 
 static void map_clear(struct steps_map *m)
@@ -1154,24 +1150,13 @@ static bool step_before(const struct step *a, const struct step *b)
 	return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : strcmp(a->id, b->id) < 0;
 }
 
-/* Heapsort of an index array (not qsort: glibc's may call sysinfo, outside the sandbox). */
-static void sift(const struct steps *s, uint32_t *ix, uint32_t root, uint32_t n)
+/* Step indexes by their steps' start, then id; hsort_r's comparison (not qsort: see hsort.h). */
+static int step_index_cmp(const void *a, const void *b, void *ctx)
 {
-	for (;;) {
-		uint32_t c = 2 * root + 1;
+	const struct steps *s = ctx;
+	const struct step *x = &s->v[*(const uint32_t *)a], *y = &s->v[*(const uint32_t *)b];
 
-		if (c >= n)
-			return;
-		if (c + 1 < n && step_before(&s->v[ix[c]], &s->v[ix[c + 1]]))
-			c++;
-		if (!step_before(&s->v[ix[root]], &s->v[ix[c]]))
-			return;
-		uint32_t tmp = ix[root];
-
-		ix[root] = ix[c];
-		ix[c] = tmp;
-		root = c;
-	}
+	return step_before(x, y) ? -1 : step_before(y, x) ? 1 : 0;
 }
 
 /* Put the steps in start order and renumber the processes' `step`. */
@@ -1193,15 +1178,7 @@ static int steps_sort(struct steps *s, struct build *b)
 	}
 	for (uint32_t i = 0; i < s->n; i++)
 		ix[i] = i;
-	for (uint32_t i = s->n / 2; i > 0; i--)
-		sift(s, ix, i - 1, s->n);
-	for (uint32_t end = s->n - 1; end > 0; end--) {
-		uint32_t tmp = ix[0];
-
-		ix[0] = ix[end];
-		ix[end] = tmp;
-		sift(s, ix, 0, end);
-	}
+	hsort_r(ix, s->n, sizeof(*ix), step_index_cmp, s);
 	for (uint32_t i = 0; i < s->n; i++) {
 		nv[i] = s->v[ix[i]];
 		rank[ix[i]] = i;

@@ -15,17 +15,19 @@
 
 #include "batch.h"
 #include "cmd_keygen.h"
+#include "config.h"
 
-#define DEFAULT_KEY_PATH "/etc/tracer/signing.key"
-#define MACHINE_ID "/etc/machine-id"
 
 static void usage(FILE *f)
 {
+	/* The default is where the processor reads it: tracer.conf's signing_key default. */
 	fprintf(f, "usage: tracer keygen [--out FILE] [--host-id HEX32 | --any-host]\n"
-		   "Writes a new signing key to FILE (default " DEFAULT_KEY_PATH ", mode 0600; an existing\n"
+		   "Writes a new signing key to FILE (default %s, mode 0600; an existing\n"
 		   "file is never replaced) and prints its public key line for the ingest's keys file:\n"
 		   "  tracer-public-key-v1 KEYID PUBLIC_KEY HOST_ID\n"
-		   "The key is bound to this host (" MACHINE_ID ") unless --host-id or --any-host says otherwise.\n");
+		   "The key is bound to this host (" BATCH_MACHINE_ID_PATH ") unless --host-id or --any-host says "
+		   "otherwise.\n",
+		   config_default_text("signing_key"));
 }
 
 static int parse_host_id(const char *s, uint8_t id[16])
@@ -44,7 +46,7 @@ int cmd_keygen(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = DEFAULT_KEY_PATH;
+	const char *out = config_default_text("signing_key");
 	uint8_t host[16];
 	bool have_host = false, any_host = false;
 	struct batch_secret_key k;
@@ -56,7 +58,7 @@ int cmd_keygen(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'H':
 			if (parse_host_id(optarg, host)) {
-				fprintf(stderr, "tracer keygen: --host-id wants 32 hex digits (like %s)\n", MACHINE_ID);
+				fprintf(stderr, "tracer keygen: --host-id wants 32 hex digits (like %s)\n", BATCH_MACHINE_ID_PATH);
 				return 2;
 			}
 			have_host = true;
@@ -71,10 +73,10 @@ int cmd_keygen(int argc, char **argv)
 		return 2;
 	}
 	if (!have_host && !any_host) {
-		err = batch_read_id_file(MACHINE_ID, host);
+		err = batch_read_id_file(BATCH_MACHINE_ID_PATH, host);
 		if (err) {
 			fprintf(stderr, "tracer keygen: cannot read this host's id from %s (%s): pass --host-id "
-					"or --any-host\n", MACHINE_ID, strerror(-err));
+					"or --any-host\n", BATCH_MACHINE_ID_PATH, strerror(-err));
 			return 1;
 		}
 	}

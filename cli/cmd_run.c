@@ -45,6 +45,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "config.h"
+#include "parse.h"
+
 #define EXIT_TRACER 125          /* tracer itself failed */
 #define READY_TIMEOUT_MS 30000
 #define STOP_TIMEOUT_MS 30000 /* SIGTERM to "stopped": a drain of the kernel buffer, then the end record */
@@ -93,49 +97,68 @@ struct run {
 	struct inherited inherited; /* what CMD gets back */
 };
 
+/* Seconds for a message: "300", "2.5". */
+static double seconds(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
 static void usage(FILE *f)
 {
+	uint64_t stall = 0, io = 0, net = 0, procs = 0;
+
+	/* The processor's defaults are tracer.conf's (common/config.c): said here as it will apply them. */
+	config_key_number("stall_after", &stall, NULL, NULL);
+	config_key_number("io_wait_after", &io, NULL, NULL);
+	config_key_number("net_wait_after", &net, NULL, NULL);
+	config_key_number("max_processes", &procs, NULL, NULL);
 	fprintf(f, "usage: tracer run [--json FILE] [--stall-after S] [--io-wait-after S] [--net-wait-after S]\n"
 		   "                  -- CMD [ARGS...]\n"
 		   "Runs CMD (as the sudo user when started through sudo), traces it and every\n"
 		   "process it starts, prints a summary and exits with CMD's status.\n"
 		   "  --json FILE          write the run report (schema tracer.run.v1) to FILE\n"
 		   "  --stall-after S      a live process with no CPU and no I/O progress for S seconds\n"
-		   "                       is reported stalled (default 300)\n"
-		   "  --io-wait-after S    report processes that waited S seconds or more for I/O (default 10)\n"
-		   "  --net-wait-after S   ... or spent S seconds or more in network calls (default 30)\n"
-		   "  --max-processes N    processes the report can hold (default 65536; more are counted\n"
+		   "                       is reported stalled (default %.9g)\n"
+		   "  --io-wait-after S    report processes that waited S seconds or more for I/O (default %.9g)\n"
+		   "  --net-wait-after S   ... or spent S seconds or more in network calls (default %.9g)\n"
+		   "  --max-processes N    processes the report can hold (default %llu; more are counted\n"
 		   "                       in agent.table_full); about 600 bytes each\n"
 		   "  --tool-rules FILE    name tools with these rules too (docs/processor.md, \"Tool rules\")\n"
 		   "  --redact-rules FILE  redact these options too (docs/processor.md, \"Redaction\");\n"
 		   "                       both files must be readable by the user 'nobody'\n"
 		   "  --config FILE        also send the run to the lake: its records and its report are\n"
 		   "                       spooled in state_dir and uploaded to upload_url (docs/config.md)\n"
-		   "  --set KEY=VALUE      override one key of that config (repeatable)\n");
+		   "  --set KEY=VALUE      override one key of that config (repeatable)\n",
+		   seconds(stall), seconds(io), seconds(net), (unsigned long long)procs);
 }
 
-static uint64_t realtime_ns(void)
+/*
+ * Seconds as the processor takes them (common/parse.h: digits, optionally
+ * a point and up to 9 more), within the bounds of tracer.conf's key for
+ * the same setting. Checked here, passed on as given.
+ */
+static const char *seconds_arg(const char *opt, const char *key, const char *v, bool zero_ok)
 {
-	struct timespec ts;
+	uint64_t ns = 0, max = 0;
+	bool ok = config_key_number(key, NULL, NULL, &max) == 0 && parse_duration(v, 0, &ns) == PARSE_OK &&
+		  ns <= max && (zero_ok || ns > 0);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Seconds as the processor takes them: digits, optionally a dot and up to 9 more. */
-static const char *seconds_arg(const char *opt, const char *v, bool zero_ok)
-{
-	const char *dot = strchr(v, '.');
-	size_t whole = dot ? (size_t)(dot - v) : strlen(v);
-	bool ok = whole > 0 && whole <= 8 && strspn(v, "0123456789") == whole &&
-		  (!dot || (dot[1] && strlen(dot + 1) <= 9 && strspn(dot + 1, "0123456789") == strlen(dot + 1)));
-
-	if (ok && !zero_ok && strspn(v, "0.") == strlen(v))
-		ok = false;
 	if (!ok)
 		fprintf(stderr, "tracer run: %s wants a number of seconds such as 60 or 2.5%s, not '%s'\n", opt,
 			zero_ok ? " (0 turns it off)" : "", v);
 	return ok ? v : NULL;
+}
+
+/* tracer.conf's max_processes bounds: what the processor's table takes. 0, or -1 with a message. */
+static int max_processes_arg(const char *v)
+{
+	uint64_t n = 0, min = 0, max = 0;
+
+	if (config_key_number("max_processes", NULL, &min, &max) == 0 && parse_u64(v, max, &n) == PARSE_OK && n >= min)
+		return 0;
+	fprintf(stderr, "tracer run: --max-processes wants a number from %llu to %llu, not '%s'\n",
+		(unsigned long long)min, (unsigned long long)max, v);
+	return -1;
 }
 
 static int parse_args(int argc, char **argv, struct run *r)
@@ -160,24 +183,20 @@ static int parse_args(int argc, char **argv, struct run *r)
 		switch (c) {
 		case 'j': r->json_path = optarg; break;
 		case 's':
-			if (!(r->stall_after = seconds_arg("--stall-after", optarg, false)))
+			if (!(r->stall_after = seconds_arg("--stall-after", "stall_after", optarg, false)))
 				return -1;
 			break;
 		case 'i':
-			if (!(r->io_wait_after = seconds_arg("--io-wait-after", optarg, true)))
+			if (!(r->io_wait_after = seconds_arg("--io-wait-after", "io_wait_after", optarg, true)))
 				return -1;
 			break;
 		case 'n':
-			if (!(r->net_wait_after = seconds_arg("--net-wait-after", optarg, true)))
+			if (!(r->net_wait_after = seconds_arg("--net-wait-after", "net_wait_after", optarg, true)))
 				return -1;
 			break;
 		case 'm':
-			if (strspn(optarg, "0123456789") != strlen(optarg) || strlen(optarg) > 7 || atol(optarg) < 1 ||
-			    atol(optarg) > 4194304) {
-				fprintf(stderr, "tracer run: --max-processes wants a number from 1 to 4194304, not '%s'\n",
-					optarg);
+			if (max_processes_arg(optarg))
 				return -1;
-			}
 			r->max_processes = optarg;
 			break;
 		case 'T': r->tool_rules = optarg; break;
@@ -623,7 +642,7 @@ static int finish(struct run *r, int status)
 	char line[64];
 	int st, len, err = 0;
 
-	len = snprintf(line, sizeof(line), "end %d %llu\n", status, (unsigned long long)realtime_ns());
+	len = snprintf(line, sizeof(line), "end %d %llu\n", status, (unsigned long long)real_ns());
 	if (write(r->control_w, line, (size_t)len) != len)
 		err = -1;
 	close(r->control_w);
@@ -660,7 +679,7 @@ int cmd_run(int argc, char **argv)
 	struct run r = { .report_fd = -1, .summary_fd = -1, .control_w = -1, .collector_status_r = -1 };
 	int raw = 0, status;
 
-	r.start_ns = realtime_ns();
+	r.start_ns = real_ns();
 	record_inherited(&r.inherited); /* before any change below */
 	if (parse_args(argc, argv, &r))
 		return 2;

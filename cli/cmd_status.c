@@ -2,8 +2,10 @@
 /*
  * tracer status: how delivery stands, from the status file the processor
  * rewrites every second in its state directory (STATE_DIR/status.json,
- * schema tracer.status.v1): the spool (records waiting, evicted, corrupt,
- * quarantined), the upload (acknowledged, retries, the last error).
+ * schema tracer.status.v1, read by status/status.c): the spool (records
+ * waiting, evicted, corrupt, quarantined), the upload (acknowledged,
+ * retries, the last error). A file it cannot read as tracer.status.v1 is
+ * refused, with the key at fault.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "cmd_status.h"
+#include "config.h"
+#include "status.h"
 
-#define STATUS_MAX (1 << 16)
 #define STALE_S 10 /* older than this: the processor is not running (or stuck) */
 
 static void usage(FILE *f)
@@ -49,38 +51,6 @@ static int state_dir_of(const char *config, const char *dir, char *out, size_t o
 	return 0;
 }
 
-/* The value of "key": in the JSON text (our own flat format), as text; "" when absent. */
-static const char *field(const char *json, const char *section, const char *key, char *out, size_t outlen)
-{
-	char pat[96];
-	const char *p = json, *e;
-	size_t n;
-
-	out[0] = 0;
-	if (section) {
-		snprintf(pat, sizeof(pat), "\"%s\":", section);
-		p = strstr(json, pat);
-		if (!p)
-			return out;
-	}
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(p, pat);
-	if (!p)
-		return out;
-	p += strlen(pat);
-	if (*p == '"') {
-		e = ++p;
-		while (*e && !(*e == '"' && e[-1] != '\\'))
-			e++;
-	} else {
-		e = p + strcspn(p, ",}");
-	}
-	n = (size_t)(e - p) < outlen - 1 ? (size_t)(e - p) : outlen - 1;
-	memcpy(out, p, n);
-	out[n] = 0;
-	return out;
-}
-
 /*
  * The file is written by the processor, which runs with less privilege
  * than whoever reads this: no terminal control bytes reach the screen.
@@ -92,34 +62,40 @@ static void make_printable(char *s)
 			*s = '?';
 }
 
-static void print_human(const char *path, const char *j, time_t mtime)
+static const char *yes_no(bool b)
 {
-	char a[160], b[160], c[160], d[160], e[160];
+	return b ? "true" : "false";
+}
+
+/* The figures, as the processor wrote them (strings as the file has them, escapes and all). */
+static void print_human(const char *path, const struct status *s, time_t mtime)
+{
+	char text[6 * STATUS_URL_MAX];
 	long age = (long)(time(NULL) - mtime);
 
 	printf("status of %s (written %ld s ago%s)\n", path, age,
 	       age > STALE_S ? ": the processor is not running, or is stuck" : "");
-	printf("ring:    attached %s, %s records read, %s lost before the processor\n", field(j, "ring", "attached", a, sizeof(a)),
-	       field(j, "ring", "records", b, sizeof(b)), field(j, "ring", "lost", c, sizeof(c)));
-	printf("spool:   %s segments, %s bytes; next seq %s, durable %s, acknowledged %s\n",
-	       field(j, "spool", "segments", a, sizeof(a)), field(j, "spool", "bytes_on_disk", b, sizeof(b)),
-	       field(j, "spool", "next_seq", c, sizeof(c)), field(j, "spool", "durable_seq", d, sizeof(d)),
-	       field(j, "spool", "acked_seq", e, sizeof(e)));
-	printf("lost:    %s evicted (quota), %s corrupt, %s quarantined (refused by the ingest)\n",
-	       field(j, "spool", "evicted_records", a, sizeof(a)), field(j, "spool", "corrupt_frames", b, sizeof(b)),
-	       field(j, "spool", "quarantined_records", c, sizeof(c)));
-	field(j, "upload", "enabled", a, sizeof(a));
-	if (strcmp(a, "true")) {
+	printf("ring:    attached %s, %llu records read, %llu lost before the processor\n", yes_no(s->ring.attached),
+	       (unsigned long long)s->ring.records, (unsigned long long)s->ring.lost);
+	printf("spool:   %llu segments, %llu bytes; next seq %llu, durable %llu, acknowledged %llu\n",
+	       (unsigned long long)s->spool.segments, (unsigned long long)s->spool.bytes_on_disk,
+	       (unsigned long long)s->spool.next_seq, (unsigned long long)s->spool.durable_seq,
+	       (unsigned long long)s->spool.acked_seq);
+	printf("lost:    %llu evicted (quota), %llu corrupt, %llu quarantined (refused by the ingest)\n",
+	       (unsigned long long)s->spool.evicted_records, (unsigned long long)s->spool.corrupt_frames,
+	       (unsigned long long)s->spool.quarantined_records);
+	if (!s->upload.enabled) {
 		printf("upload:  off (no upload_url): records stay in the spool\n");
 		return;
 	}
-	printf("upload:  to %s: %s batches (%s records) acknowledged, %s waiting; %s retries\n",
-	       field(j, "upload", "url", a, sizeof(a)), field(j, "upload", "batches_acked", b, sizeof(b)),
-	       field(j, "upload", "records_acked", c, sizeof(c)), field(j, "upload", "pending_records", d, sizeof(d)),
-	       field(j, "upload", "retries", e, sizeof(e)));
-	field(j, "upload", "last_error", a, sizeof(a));
-	if (a[0])
-		printf("         last error: %s\n", a);
+	status_shown(s->upload.url, text, sizeof(text));
+	printf("upload:  to %s: %llu batches (%llu records) acknowledged, %llu waiting; %llu retries\n", text,
+	       (unsigned long long)s->upload.batches_acked, (unsigned long long)s->upload.records_acked,
+	       (unsigned long long)s->upload.pending_records, (unsigned long long)s->upload.retries);
+	if (s->upload.last_error[0]) {
+		status_shown(s->upload.last_error, text, sizeof(text));
+		printf("         last error: %s\n", text);
+	}
 }
 
 int cmd_status(int argc, char **argv)
@@ -132,9 +108,12 @@ int cmd_status(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *dir = NULL;
-	char state[PATH_MAX], path[PATH_MAX + 16], buf[STATUS_MAX + 1];
+	char state[PATH_MAX], path[PATH_MAX + 16], buf[STATUS_FILE_MAX + 1], why[256];
+	struct status st;
+	enum status_error e;
 	bool json = false;
-	struct stat st;
+	struct stat sb;
+	time_t mtime;
 	ssize_t n;
 	int c, fd;
 
@@ -153,26 +132,42 @@ int cmd_status(int argc, char **argv)
 	}
 	if (state_dir_of(config, dir, state, sizeof(state)))
 		return 1;
-	snprintf(path, sizeof(path), "%s/status.json", state);
+	snprintf(path, sizeof(path), "%s/" STATUS_FILE, state);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
+	if (fd < 0 || fstat(fd, &sb)) {
 		fprintf(stderr, "tracer status: cannot read %s: %s (has tracer-processor run with this state_dir?)\n", path,
 			strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 1;
 	}
-	n = read(fd, buf, STATUS_MAX);
+	mtime = sb.st_mtime;
+	n = read(fd, buf, STATUS_FILE_MAX);
 	close(fd);
-	if (n <= 0 || !memchr(buf, '\n', (size_t)n)) {
-		fprintf(stderr, "tracer status: %s is empty or being written: try again\n", path);
+	if (n < 0) {
+		fprintf(stderr, "tracer status: cannot read %s: %s\n", path, strerror(errno));
 		return 1;
 	}
 	buf[n] = 0;
-	make_printable(buf);
-	if (json)
+	e = status_parse(buf, (size_t)n, &st, why, sizeof(why));
+	if (e == STATUS_E_INCOMPLETE) {
+		fprintf(stderr, "tracer status: %s is empty or being written: try again\n", path);
+		return 1;
+	}
+	if (e == STATUS_E_JSON) {
+		fprintf(stderr, "tracer status: %s: %s (being written, or damaged: try again)\n", path, why);
+		return 1;
+	}
+	if (e) {
+		fprintf(stderr, "tracer status: %s: %s (the processor that wrote it may be another version than this "
+				"tracer)\n", path, why);
+		return 1;
+	}
+	if (json) {
+		make_printable(buf);
 		fputs(buf, stdout);
-	else
-		print_human(path, buf, st.st_mtime);
+	} else {
+		print_human(path, &st, mtime);
+	}
 	return 0;
 }

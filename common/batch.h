@@ -68,9 +68,12 @@ int batch_key_read(const char *path, struct batch_secret_key *k, char *err, size
  */
 int batch_public_line(const struct batch_secret_key *k, const uint8_t *host_id, char *out, size_t outlen);
 
+#define BATCH_MACHINE_ID_PATH "/etc/machine-id"              /* the host id, unless the config gives one */
+#define BATCH_BOOT_ID_PATH "/proc/sys/kernel/random/boot_id" /* this boot's id: names the clock of ts_ns */
+
 /*
  * A 128-bit id from a file holding 32 hex digits, dashes allowed:
- * /etc/machine-id (the host id) or /proc/sys/kernel/random/boot_id.
+ * BATCH_MACHINE_ID_PATH (the host id) or BATCH_BOOT_ID_PATH.
  * 0, -errno, or -EINVAL when the file holds something else.
  */
 int batch_read_id_file(const char *path, uint8_t id[16]);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "batch_format.h"
+#include "parse.h"
 
 enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URL };
 
@@ -473,31 +474,6 @@ static int lookup(const char *name, size_t len, const struct config_key **kp, ch
 /* Values                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Decimal digits at s[*i...]: 0 and the value, -EINVAL (no digit) or -ERANGE (above UINT64_MAX). */
-static int parse_digits(const char *s, size_t *i, uint64_t *v)
-{
-	size_t start = *i;
-	int rc = 0;
-
-	*v = 0;
-	for (; s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
-		unsigned d = (unsigned)(s[*i] - '0');
-
-		if (*v > (UINT64_MAX - d) / 10)
-			rc = -ERANGE;
-		else
-			*v = *v * 10 + d;
-	}
-	return *i == start ? -EINVAL : rc;
-}
-
-/* In a NUL-terminated value. */
-static void skip_blanks(const char *s, size_t *i)
-{
-	while (s[*i] == ' ' || s[*i] == '\t')
-		(*i)++;
-}
-
 /* In a line of n bytes, which is not NUL-terminated. */
 static void skip_blanks_n(const char *s, size_t n, size_t *i)
 {
@@ -521,12 +497,12 @@ static int not_valid(const struct config_key *k, const char *v, const char *what
 	return why(w, wlen, "'%s' %s (%s)", shown(v, strlen(v), b), what, ex);
 }
 
+/* The number kinds, through common/parse.h; the messages say what is wrong in the key's terms. */
 static int parse_uint(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	size_t i = 0;
-	int rc = parse_digits(v, &i, out);
+	enum parse_error rc = parse_u64(v, UINT64_MAX, out);
 
-	if (rc == -EINVAL || v[i])
+	if (rc == PARSE_E_SYNTAX)
 		return not_valid(k, v, "is not a whole number", w, wlen);
 	if (rc || *out < k->min || *out > k->max)
 		return out_of_range(k, v, w, wlen);
@@ -535,75 +511,37 @@ static int parse_uint(const struct config_key *k, const char *v, uint64_t *out, 
 
 static int parse_bytes(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	static const struct {
-		const char *suffix;
-		uint64_t unit;
-	} units[] = { { "", 1 },       { "B", 1 },      { "K", KIB },   { "KiB", KIB }, { "M", MIB },
-		      { "MiB", MIB },  { "G", GIB },    { "GiB", GIB }, { "T", TIB },   { "TiB", TIB } };
-	size_t i = 0, u;
-	uint64_t n;
-	int rc = parse_digits(v, &i, &n);
-	char b[48], ub[48];
+	enum parse_error rc = parse_size(v, out);
+	char b[48], ub[48], ex[WHY_MAX];
+	const char *unit = v + parse_size_unit_at(v);
 
-	if (rc == -EINVAL)
+	if (rc == PARSE_E_SYNTAX)
 		return not_valid(k, v, "is not a size", w, wlen);
-	skip_blanks(v, &i);
-	for (u = 0; u < sizeof(units) / sizeof(units[0]) && strcmp(v + i, units[u].suffix); u++)
-		;
-	if (u == sizeof(units) / sizeof(units[0])) {
-		char ex[WHY_MAX];
-
+	if (rc == PARSE_E_UNIT) {
 		expected(k, ex, sizeof(ex));
 		return why(w, wlen, "'%s' has an unknown unit '%s' (%s)", shown(v, strlen(v), b),
-			   shown(v + i, strlen(v + i), ub), ex);
+			   shown(unit, strlen(unit), ub), ex);
 	}
-	if (rc || n > UINT64_MAX / units[u].unit || n * units[u].unit < k->min || n * units[u].unit > k->max)
+	if (rc || *out < k->min || *out > k->max)
 		return out_of_range(k, v, w, wlen);
-	n *= units[u].unit;
-	if ((k->flags & CK_POW2) && (n & (n - 1)))
+	if ((k->flags & CK_POW2) && (*out & (*out - 1)))
 		return not_valid(k, v, "is not a power of two", w, wlen);
-	*out = n;
 	return 0;
 }
 
-static int parse_duration(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+static int parse_duration_value(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	static const struct {
-		const char *suffix;
-		uint64_t unit;
-	} units[] = { { "", SEC }, { "ms", MS }, { "s", SEC }, { "m", MIN }, { "h", HOUR } };
-	size_t i = 0, u, digits = 0;
-	uint64_t whole, frac9 = 0, ns; /* frac9: the fraction in units of 10^-9 */
-	int rc = parse_digits(v, &i, &whole);
-
-	if (rc == -EINVAL)
-		return not_valid(k, v, "is not a duration", w, wlen);
-	if (v[i] == '.') {
-		i++;
-		for (; v[i] >= '0' && v[i] <= '9'; i++, digits++)
-			if (digits < 9)
-				frac9 = frac9 * 10 + (uint64_t)(v[i] - '0');
-			else if (v[i] != '0')
-				return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
-		if (digits == 0)
-			return not_valid(k, v, "has no digit after the point", w, wlen);
-		for (size_t d = digits; d < 9; d++)
-			frac9 *= 10;
+	switch (parse_duration(v, PARSE_UNITS, out)) {
+	case PARSE_OK: break;
+	case PARSE_E_SYNTAX: return not_valid(k, v, "is not a duration", w, wlen);
+	case PARSE_E_FRACTION: return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
+	case PARSE_E_POINT: return not_valid(k, v, "has no digit after the point", w, wlen);
+	case PARSE_E_UNIT: return not_valid(k, v, "has an unknown unit", w, wlen);
+	case PARSE_E_SUB_NS: return not_valid(k, v, "is finer than a nanosecond", w, wlen);
+	case PARSE_E_RANGE: return out_of_range(k, v, w, wlen);
 	}
-	skip_blanks(v, &i);
-	for (u = 0; u < sizeof(units) / sizeof(units[0]) && strcmp(v + i, units[u].suffix); u++)
-		;
-	if (u == sizeof(units) / sizeof(units[0]))
-		return not_valid(k, v, "has an unknown unit", w, wlen);
-	/* Every unit is a whole number of ms; a fraction of a ms must be whole ns. */
-	if (units[u].unit == MS && frac9 % 1000)
-		return not_valid(k, v, "is finer than a nanosecond", w, wlen);
-	if (rc || whole > (UINT64_MAX - DAY) / units[u].unit)
+	if (*out < k->min || *out > k->max)
 		return out_of_range(k, v, w, wlen);
-	ns = whole * units[u].unit + (units[u].unit == MS ? frac9 / 1000 : frac9 * (units[u].unit / SEC));
-	if (ns < k->min || ns > k->max)
-		return out_of_range(k, v, w, wlen);
-	*out = ns;
 	return 0;
 }
 
@@ -623,10 +561,9 @@ static int parse_bool(const struct config_key *k, const char *v, bool *out, char
 /* A port, the whole of s: 0..65535. */
 static int parse_port(const char *s, uint16_t *port)
 {
-	size_t i = 0;
 	uint64_t v;
 
-	if (parse_digits(s, &i, &v) || s[i] || i > 5 || v > 65535)
+	if (strlen(s) > 5 || parse_u64(s, 65535, &v))
 		return -1;
 	*port = (uint16_t)v;
 	return 0;
@@ -736,12 +673,13 @@ static int check_user(const struct config_key *k, const char *v, char *w, size_t
 {
 	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
 	size_t digits = strspn(v, "0123456789");
+	uint64_t uid;
 
 	if (v[n] || n == 0 || v[0] == '-')
 		return not_valid(k, v, "is not a user name or uid", w, wlen);
 	if (!strcmp(v, "root") || (digits == n && strspn(v, "0") == n))
 		return not_valid(k, v, "is root: the daemons run as this user to give root up", w, wlen);
-	if (digits == n && (n > 10 || strtoull(v, NULL, 10) > 0xfffffffeULL))
+	if (digits == n && (n > 10 || parse_u64(v, 0xfffffffeULL, &uid)))
 		return not_valid(k, v, "is not a valid uid", w, wlen);
 	return 0;
 }
@@ -822,7 +760,7 @@ static int set_value(const struct config_key *k, struct tracer_config *cfg, cons
 		return rc;
 	case CT_BYTES:
 	case CT_DURATION:
-		rc = k->type == CT_BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration(k, v, &u64, w, wlen);
+		rc = k->type == CT_BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration_value(k, v, &u64, w, wlen);
 		if (!rc)
 			memcpy(field, &u64, sizeof(u64));
 		return rc;
@@ -882,6 +820,36 @@ void config_defaults(struct tracer_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < NKEYS; i++)
 		(void)set_value(&keys[i], cfg, keys[i].def, w, sizeof(w)); /* tests/test_config.c: every default is valid */
+}
+
+const char *config_default_text(const char *key)
+{
+	const struct config_key *k = find_key(key, strlen(key));
+
+	return k ? k->def : NULL;
+}
+
+int config_key_number(const char *key, uint64_t *def, uint64_t *min, uint64_t *max)
+{
+	const struct config_key *k = find_key(key, strlen(key));
+	char w[WHY_MAX];
+	uint64_t v;
+	int rc;
+
+	if (!k || (k->type != CT_UINT && k->type != CT_BYTES && k->type != CT_DURATION))
+		return -ENOENT;
+	rc = k->type == CT_UINT    ? parse_uint(k, k->def, &v, w, sizeof(w))
+	     : k->type == CT_BYTES ? parse_bytes(k, k->def, &v, w, sizeof(w))
+				   : parse_duration_value(k, k->def, &v, w, sizeof(w));
+	if (rc)
+		return rc; /* tests/test_config.c: every default is valid */
+	if (def)
+		*def = v;
+	if (min)
+		*min = k->min;
+	if (max)
+		*max = k->max;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1317,8 +1285,8 @@ int config_from_options(struct tracer_config *cfg, const char *path, bool requir
 uint16_t config_url_port(const char *url, uint16_t dflt)
 {
 	const char *host = url ? strstr(url, "://") : NULL, *end, *colon, *bracket;
-	char *digits_end;
-	unsigned long port;
+	size_t ndigits;
+	uint64_t port;
 
 	if (!host)
 		return 0;
@@ -1336,9 +1304,7 @@ uint16_t config_url_port(const char *url, uint16_t dflt)
 	colon = memchr(host, ':', (size_t)(end - host));
 	if (!colon)
 		return dflt;
-	if (colon[1] < '0' || colon[1] > '9')
+	if (parse_u64_prefix(colon + 1, &ndigits, &port) || colon + 1 + ndigits != end)
 		return 0;
-	errno = 0;
-	port = strtoul(colon + 1, &digits_end, 10);
-	return !errno && digits_end == end && port > 0 && port < 65536 ? (uint16_t)port : 0;
+	return port > 0 && port < 65536 ? (uint16_t)port : 0;
 }

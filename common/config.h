@@ -106,6 +106,20 @@ struct tracer_config {
 void config_defaults(struct tracer_config *cfg);
 
 /*
+ * One key's default as the table writes it ("300s", "/etc/tracer/signing.key"),
+ * or NULL for no such key: for programs whose own options default to it.
+ */
+const char *config_default_text(const char *key);
+
+/*
+ * A number key's default and bounds, parsed (integer: the value; size:
+ * bytes; duration: ns); def, min and max may be NULL. For programs whose
+ * own options take the same value, so that the table stays the one place
+ * it is written. 0, or -ENOENT when key is not an integer, size or duration.
+ */
+int config_key_number(const char *key, uint64_t *def, uint64_t *min, uint64_t *max);
+
+/*
  * Parse a config text (len bytes, need not be NUL-terminated; name is the
  * file name for messages). No I/O. On success *cfg is the defaults plus
  * what the text sets, and config_check() holds; on error *cfg is untouched.

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -23,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "lake.h"
 #include "lakeout.h"
-#include "ring.h"
 
 #define CHECKPOINTS 1024
 #define APPEND_WAIT_MS 10
@@ -88,7 +87,6 @@ static int start_rotation(struct deliver *d, const struct deliver_options *o)
 {
 	char hex[BATCH_KEY_ID_LEN * 2 + 1];
 	struct tl_key_announce a;
-	struct timespec ts;
 	uint64_t seq;
 	int rc = read_key(o->next_key_path, &d->next_key);
 
@@ -103,8 +101,7 @@ static int start_rotation(struct deliver *d, const struct deliver_options *o)
 	memset(&a, 0, sizeof(a));
 	memcpy(a.new_key_id, d->next_key.key_id, sizeof(a.new_key_id));
 	memcpy(a.new_public_key, d->next_key.public_key, sizeof(a.new_public_key));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	a.announced_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	a.announced_ns = real_ns();
 	rc = spool_append(d->spool, TL_KEY_ANNOUNCE, 0, 0, 0, &a, sizeof(a), &seq);
 	if (rc == -EAGAIN) {
 		rc = spool_sync(d->spool);
@@ -190,7 +187,7 @@ static int append(struct deliver *d, uint16_t type, uint16_t flags, uint32_t gen
 			return rc;
 		}
 		d->st.append_waits++;
-		rc = spool_poll(d->spool, ring_now_ns());
+		rc = spool_poll(d->spool, mono_ns());
 		if (rc)
 			return rc;
 		poll(&(struct pollfd){ .fd = spool_event_fd(d->spool), .events = POLLIN }, 1, APPEND_WAIT_MS);
@@ -327,13 +324,13 @@ int deliver_sync(struct deliver *d)
 
 int deliver_drain(struct deliver *d, uint64_t timeout_ns)
 {
-	uint64_t end = ring_now_ns() + timeout_ns, target = spool_durable_seq(d->spool);
+	uint64_t end = mono_ns() + timeout_ns, target = spool_durable_seq(d->spool);
 	struct upload_stats us;
 
 	if (!d->up)
 		return 0;
 	for (;;) {
-		uint64_t now = ring_now_ns();
+		uint64_t now = mono_ns();
 
 		if (deliver_poll(d, now))
 			return -1;

@@ -48,6 +48,8 @@
 #include <zlib.h>
 
 #include "batch.h"
+#include "clock.h"
+#include "config.h"
 #include "uring.h"
 
 #define SPOOL_MAX_SEGMENTS 4096u          /* tracked at once; beyond, the oldest is evicted like the quota */
@@ -165,22 +167,6 @@ struct spool {
 };
 
 /* ---- small helpers ------------------------------------------------- */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -1731,16 +1717,26 @@ static int ring_open(struct spool *s)
 	return 0;
 }
 
+/* A setting left 0: tracer.conf's default for its key (the one table, common/config.c). */
+static uint64_t or_default(uint64_t v, const char *key)
+{
+	uint64_t def = 0;
+
+	if (v == 0 && config_key_number(key, &def, NULL, NULL) == 0)
+		return def;
+	return v;
+}
+
 static void config_apply(struct spool *s, const struct spool_config *c)
 {
 	memcpy(s->host_id, c->host_id, sizeof(s->host_id));
-	s->quota = c->quota_bytes ? c->quota_bytes : SPOOL_DEFAULT_QUOTA_BYTES;
-	s->seg_bytes = c->segment_bytes ? c->segment_bytes : SPOOL_DEFAULT_SEGMENT_BYTES;
+	s->quota = or_default(c->quota_bytes, "spool_quota");
+	s->seg_bytes = or_default(c->segment_bytes, "segment_size");
 	/* At least four segments fit the quota, so evicting one never takes most of it. */
 	s->seg_bytes = min_u64(s->seg_bytes, s->quota / 4);
 	s->seg_bytes = max_u64(s->seg_bytes, SPOOL_MIN_SEGMENT_BYTES);
-	s->seg_age_ns = c->segment_age_ns ? c->segment_age_ns : SPOOL_DEFAULT_SEGMENT_AGE_NS;
-	s->fsync_ns = c->fsync_interval_ns ? c->fsync_interval_ns : SPOOL_DEFAULT_FSYNC_NS;
+	s->seg_age_ns = or_default(c->segment_age_ns, "segment_age");
+	s->fsync_ns = or_default(c->fsync_interval_ns, "fsync_interval");
 	s->fsync_ns = min_u64(s->fsync_ns, SPOOL_MAX_FSYNC_NS);
 }
 

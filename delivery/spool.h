@@ -27,20 +27,17 @@
 
 #include "spool_format.h"
 
-#define SPOOL_DEFAULT_SEGMENT_BYTES (16ULL << 20)
-#define SPOOL_DEFAULT_SEGMENT_AGE_NS (60ULL * 1000000000ULL)
-#define SPOOL_DEFAULT_FSYNC_NS (200ULL * 1000000ULL)
-#define SPOOL_DEFAULT_QUOTA_BYTES (1ULL << 30)
 #define SPOOL_WRITE_BUFFERS 4
 #define SPOOL_WRITE_BUFFER_BYTES (1u << 20)
 
 struct spool_config {
 	const char *dir;             /* STATE_DIR/spool: created (0700) if missing; its parent must exist */
 	uint8_t host_id[16];         /* written into segment headers */
-	uint64_t segment_bytes;      /* rotate at this size (0: default) */
-	uint64_t segment_age_ns;     /* ... or age (0: default) */
-	uint64_t fsync_interval_ns;  /* group commit interval (0: default; at most 1 s) */
-	uint64_t quota_bytes;        /* all segments together (0: default); oldest unacked evicted beyond it */
+	/* 0: tracer.conf's default (segment_size, segment_age, fsync_interval, spool_quota) */
+	uint64_t segment_bytes;      /* rotate at this size */
+	uint64_t segment_age_ns;     /* ... or age */
+	uint64_t fsync_interval_ns;  /* group commit interval (at most 1 s) */
+	uint64_t quota_bytes;        /* all segments together; oldest unacked evicted beyond it */
 };
 
 /* What recovery found and what has happened since; cumulative where the ledger keeps it. */

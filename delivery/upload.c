@@ -22,6 +22,9 @@
 #include <curl/curl.h>
 #include <sodium.h>
 
+#include "clock.h"
+#include "parse.h"
+
 #define READ_BUF_MIN (8u << 20)       /* frames read for one batch; grows for one large frame */
 #define BACKLOG_FACTOR 4u             /* records per batch, times batch_records, when a backlog waits */
 #define DEFAULT_RETRY_BASE_NS 500000000ULL
@@ -90,22 +93,23 @@ uint64_t upload_backoff_ceiling(uint64_t base_ns, uint64_t max_ns, unsigned atte
 uint64_t upload_parse_retry_after(const char *v, int64_t now_real_s)
 {
 	struct tm tm;
-	char *end;
-	unsigned long long s;
+	const char *end;
+	size_t n;
+	uint64_t s;
+	enum parse_error rc;
 	time_t t;
 
 	while (*v == ' ' || *v == '\t')
 		v++;
-	if (*v >= '0' && *v <= '9') {
-		errno = 0;
-		s = strtoull(v, &end, 10);
-		while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+	rc = parse_u64_prefix(v, &n, &s);
+	if (rc != PARSE_E_SYNTAX) {
+		for (end = v + n; *end == ' ' || *end == '\t' || *end == '\r' || *end == '\n';)
 			end++;
 		if (*end)
 			return 0;
-		if (errno == ERANGE || s > RETRY_AFTER_MAX_NS / 1000000000ULL)
+		if (rc == PARSE_E_RANGE || s > RETRY_AFTER_MAX_NS / 1000000000ULL)
 			return RETRY_AFTER_MAX_NS; /* very long: as long as we ever wait */
-		return (uint64_t)s * 1000000000ULL;
+		return s * 1000000000ULL;
 	}
 	memset(&tm, 0, sizeof(tm));
 	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
@@ -278,7 +282,6 @@ static int seal_into(struct uploader *u, struct slot *sl, uint64_t from_seq, uin
 		     const uint8_t prev[BATCH_HASH_LEN])
 {
 	struct spool_span span;
-	struct timespec ts;
 	int rc;
 
 	for (;;) {
@@ -294,13 +297,12 @@ static int seal_into(struct uploader *u, struct slot *sl, uint64_t from_seq, uin
 		return rc;
 	if (batch_max_wire(span.bytes) > sl->wire_cap && grow(&sl->wire, &sl->wire_cap, batch_max_wire(span.bytes)))
 		return -ENOMEM;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	sl->b = (struct batch_build){
 		.batch_seq = batch_seq,
 		.first_seq = span.first_seq,
 		.last_seq = span.last_seq,
 		.nrecords = span.nrecords,
-		.created_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec,
+		.created_ns = real_ns(),
 		.mono_to_real_ns = u->c.mono_to_real_ns,
 		.compression = u->c.compression,
 	};

@@ -6,23 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <sodium.h>
 
 #include "batch.h"
+#include "clock.h"
 
 #define HEX_HOST (2 * BATCH_HOST_ID_LEN + 1)
 #define HEX_KEY (2 * BATCH_KEY_ID_LEN + 1)
 #define HEX_HASH (2 * BATCH_HASH_LEN + 1)
-
-uint64_t ingest_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int ingest_init(struct ingest *ig, struct store *store, struct keyring *keys)
 {
@@ -219,7 +211,7 @@ static void open_and_store(struct ingest *ig, const void *body, size_t len, cons
 			refuse_batch(ig, rc, peer, body, len, h, r);
 			return;
 		}
-		rc = store_batch(ig->store, h, hash, frames, raw_len, len, ingest_now_ns(), &res);
+		rc = store_batch(ig->store, h, hash, frames, raw_len, len, real_ns(), &res);
 		free(frames);
 		if (rc == STORE_OK && !res.duplicate) {
 			ig->stats.stored++;

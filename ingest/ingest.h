@@ -78,7 +78,4 @@ void ingest_refuse(struct ingest *ig, unsigned status, const char *reason, const
 int ingest_key_lookup(void *ctx, const uint8_t key_id[BATCH_KEY_ID_LEN], uint8_t public_key[BATCH_PUBKEY_LEN],
 		      uint8_t bound_host[BATCH_HOST_ID_LEN]);
 
-/* CLOCK_REALTIME in ns. */
-uint64_t ingest_now_ns(void);
-
 #endif /* TRACER_INGEST_INGEST_H */

@@ -31,10 +31,12 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "clock.h"
 #include "config.h"
 #include "ingest.h"
 #include "keys.h"
 #include "notify.h"
+#include "parse.h"
 #include "priv.h"
 #include "ingest_sandbox.h"
 #include "server.h"
@@ -79,14 +81,20 @@ struct identity {
 
 static void usage(FILE *f)
 {
+	uint64_t body = 0, conns = 0, timeout_ns = 0;
+
+	/* The defaults of the options tracer.conf also has are its keys' (common/config.c). */
+	config_key_number("ingest_max_body", &body, NULL, NULL);
+	config_key_number("ingest_max_connections", &conns, NULL, NULL);
+	config_key_number("ingest_timeout", &timeout_ns, NULL, NULL);
 	fprintf(f,
 		"usage: tracer-ingest --listen ADDR:PORT --db FILE --keys FILE [options]\n"
 		"       tracer-ingest --config FILE [--set KEY=VALUE]... [options]\n"
 		"  --listen ADDR:PORT      address to serve on, exactly (127.0.0.1:8443, [::1]:8443; port 0: any free)\n"
 		"  --db FILE               the lake (SQLite; created if missing)\n"
 		"  --keys FILE             enrolled public keys, one 'tracer-public-key-v1 ...' line each\n"
-		"  --max-body BYTES        largest batch accepted (default and most: %u)\n"
-		"  --max-connections N     connections at once (default %u)\n"
+		"  --max-body BYTES        largest batch accepted (default %llu, at most %u)\n"
+		"  --max-connections N     connections at once (default %llu)\n"
 		"  --max-per-ip N          connections at once from one address (default %u)\n"
 		"  --timeout S             close a connection idle this long (default %u; a whole request gets %ux)\n"
 		"  --max-memory BYTES      request bodies held in memory at once (default %u)\n"
@@ -98,22 +106,21 @@ static void usage(FILE *f)
 		"                          the options above, when given, win over it\n"
 		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
 		"signals: SIGHUP reloads the keys file (all or nothing), SIGTERM/SIGINT stop\n",
-		BATCH_MAX_WIRE, SERVER_DEFAULT_CONNECTIONS, SERVER_DEFAULT_PER_IP, SERVER_DEFAULT_TIMEOUT_S,
-		SERVER_REQUEST_DEADLINE_FACTOR, SERVER_DEFAULT_MEMORY);
+		(unsigned long long)body, BATCH_MAX_WIRE, (unsigned long long)conns, SERVER_DEFAULT_PER_IP,
+		server_timeout_s(timeout_ns), SERVER_REQUEST_DEADLINE_FACTOR, SERVER_DEFAULT_MEMORY);
 }
 
-/* A whole number in [min, max]; 0 or -1 with a message. */
+/* A whole number in [min, max], digits only (common/parse.h); 0 or -1 with a message. */
 static int parse_number(const char *opt, const char *s, unsigned long long min, unsigned long long max,
 			unsigned long long *out)
 {
-	char *end = NULL;
+	uint64_t v = 0;
 
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (errno || !*s || *end || *s == '-' || *out < min || *out > max) {
+	if (parse_u64(s, max, &v) || v < min) {
 		fprintf(stderr, "tracer-ingest: %s %s: want a whole number from %llu to %llu\n", opt, s, min, max);
 		return -1;
 	}
+	*out = v;
 	return 0;
 }
 
@@ -221,7 +228,7 @@ static int apply_config(struct options *o)
 	if (!(o->explicit & EXPLICIT_MAX_CONN))
 		o->server.max_connections = cfg.ingest_max_connections;
 	if (!(o->explicit & EXPLICIT_TIMEOUT)) /* whole seconds for libmicrohttpd: "1.5s" is 2 s */
-		o->server.timeout_s = (unsigned)((cfg.ingest_timeout_ns + NS_PER_S - 1) / NS_PER_S);
+		o->server.timeout_s = server_timeout_s(cfg.ingest_timeout_ns);
 	return 0;
 }
 
@@ -275,7 +282,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 /* Note the file's keys in the lake's keys table: which key signed a batch stays answerable. */
 static void note_keys(struct store *st, const struct keyring *kr)
 {
-	uint64_t now = ingest_now_ns();
+	uint64_t now = real_ns();
 
 	for (size_t i = 0; i < kr->n; i++) {
 		const struct key_entry *e = &kr->v[i];
@@ -323,14 +330,6 @@ static void announce_ready(struct server *srv, int ready_fd)
 	if (write(ready_fd, line, (size_t)n) != n)
 		fprintf(stderr, "<4>--ready-fd %d: %s\n", ready_fd, strerror(errno));
 	close(ready_fd);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 /*

@@ -15,6 +15,9 @@
 #include <microhttpd.h>
 
 #include "batch_format.h"
+#include "clock.h"
+#include "config.h"
+#include "parse.h"
 
 #define LISTEN_BACKLOG 128
 #define FIRST_CHUNK (64u << 10)   /* buffer for a body of unknown length, grown by doubling */
@@ -46,26 +49,13 @@ struct request {
 	bool has_idem;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- address -------------------------------------------------------------- */
 
 static int parse_port(const char *s, uint16_t *port)
 {
-	char *end = NULL;
-	unsigned long v;
+	uint64_t v;
 
-	if (!*s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > 65535)
+	if (parse_u64(s, 65535, &v))
 		return -EINVAL;
 	*port = (uint16_t)v;
 	return 0;
@@ -234,13 +224,8 @@ static void refuse_late(struct server *s, struct request *rq, unsigned status, c
 static bool content_length(struct MHD_Connection *conn, uint64_t *len)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	char *end = NULL;
 
-	if (!v || *v < '0' || *v > '9')
-		return false;
-	errno = 0;
-	*len = strtoull(v, &end, 10);
-	return !errno && !*end;
+	return v && parse_u64(v, UINT64_MAX, len) == PARSE_OK;
 }
 
 static void peer_of(struct MHD_Connection *conn, char *out, size_t outlen)
@@ -457,16 +442,26 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
 
 /* ---- life ------------------------------------------------------------------- */
 
+unsigned server_timeout_s(uint64_t ns)
+{
+	return (unsigned)((ns + 999999999ull) / 1000000000ull);
+}
+
+/* What the caller left 0; the settings tracer.conf has take its defaults (common/config.c). */
 static void fill_defaults(struct server_config *c)
 {
+	uint64_t v = 0;
+
+	if (!c->max_body && config_key_number("ingest_max_body", &v, NULL, NULL) == 0)
+		c->max_body = (size_t)v;
 	if (!c->max_body || c->max_body > BATCH_MAX_WIRE)
 		c->max_body = BATCH_MAX_WIRE;
-	if (!c->max_connections)
-		c->max_connections = SERVER_DEFAULT_CONNECTIONS;
+	if (!c->max_connections && config_key_number("ingest_max_connections", &v, NULL, NULL) == 0)
+		c->max_connections = (unsigned)v;
 	if (!c->max_per_ip)
 		c->max_per_ip = SERVER_DEFAULT_PER_IP;
-	if (!c->timeout_s)
-		c->timeout_s = SERVER_DEFAULT_TIMEOUT_S;
+	if (!c->timeout_s && config_key_number("ingest_timeout", &v, NULL, NULL) == 0)
+		c->timeout_s = server_timeout_s(v);
 	if (!c->max_memory)
 		c->max_memory = SERVER_DEFAULT_MEMORY;
 	if (!c->conn_memory)

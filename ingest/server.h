@@ -28,19 +28,18 @@
 
 #include "ingest.h"
 
-#define SERVER_DEFAULT_CONNECTIONS 64u
+/* max_body, max_connections, timeout_s: tracer.conf's ingest_* keys say their defaults (docs/config.md). */
 #define SERVER_DEFAULT_PER_IP 16u
-#define SERVER_DEFAULT_TIMEOUT_S 30u
 #define SERVER_DEFAULT_MEMORY (256u << 20)
 #define SERVER_DEFAULT_CONN_MEMORY (64u << 10)
 #define SERVER_REQUEST_DEADLINE_FACTOR 10u
 
 struct server_config {
 	const char *listen;        /* "ADDR:PORT", "[ADDR6]:PORT"; port 0: the kernel picks one */
-	size_t max_body;           /* 0: BATCH_MAX_WIRE */
-	unsigned max_connections;  /* 0: default */
+	size_t max_body;           /* 0: ingest_max_body's default; at most BATCH_MAX_WIRE */
+	unsigned max_connections;  /* 0: ingest_max_connections's default */
 	unsigned max_per_ip;       /* 0: default */
-	unsigned timeout_s;        /* 0: default */
+	unsigned timeout_s;        /* 0: ingest_timeout's default */
 	size_t max_memory;         /* 0: default */
 	size_t conn_memory;        /* 0: default */
 };
@@ -60,6 +59,9 @@ struct server;
 
 /* Parse "ADDR:PORT" / "[ADDR6]:PORT" (numeric only: exactly that address). 0 or -EINVAL. */
 int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* A duration as the whole seconds libmicrohttpd takes, rounded up ("1.5s" is 2 s). */
+unsigned server_timeout_s(uint64_t ns);
 
 /* Bind, listen and serve. 0, or -errno with err saying what failed and what to do. */
 int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen);

@@ -158,11 +158,11 @@ install-check: install-build
 # the tree's sources in $(BUILD)/deb/src, so the .deb, tracer-dbgsym (debug symbols),
 # .buildinfo and .changes land in $(BUILD)/deb and the tree and its parent stay as they are.
 # The copy: what git tracks or would track (untracked, not ignored) under these paths
-# (without git: every file there but objects). A new source directory goes in this list,
-# or the package's build fails for want of it.
+# (without git: every file there but objects). A new stage directory is in STAGES
+# (Makefile); any other new source directory goes in this list, or the package's build
+# fails for want of it.
 DEB_DIR       = $(BUILD)/deb
-DEB_SRC_PATHS := Makefile README.md mk debian bpf collector common shm include processor ingest cli docs \
-	systemd selinux
+DEB_SRC_PATHS  = Makefile README.md mk debian bpf include $(STAGES) docs systemd selinux
 DEB_VERSION    = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
 DEB_ARCH       = $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
 DEB_FILE       = $(DEB_DIR)/tracer_$(DEB_VERSION)_$(DEB_ARCH).deb

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 #define INTERN_MIN_BUCKETS 1024u
 
 struct intern_entry {
@@ -15,18 +17,6 @@ struct intern_entry {
 	uint64_t hash;
 	char s[];
 };
-
-static uint64_t hash_bytes(uint64_t seed, const char *s, size_t len)
-{
-	/* FNV-1a with a seed, finished by a multiply-xorshift so low bits mix well. */
-	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	return h ^ (h >> 32);
-}
 
 int intern_init(struct intern *in, uint64_t budget, uint64_t seed)
 {

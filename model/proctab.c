@@ -6,30 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 enum { MEMO_NONE = 0, MEMO_BUSY, MEMO_YES, MEMO_NO };
 
 /* ------------------------------------------------------------------ */
 /* Hashing and chains                                                 */
 /* ------------------------------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finaliser: every input bit reaches every output bit. */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 static uint32_t key_bucket(const struct proctab *t, uint32_t tgid, uint64_t start_ns)
 {
-	return (uint32_t)(mix64(mix64(t->seed ^ tgid) ^ start_ns) & t->mask);
+	return (uint32_t)(hash_mix64(hash_mix64(t->seed ^ tgid) ^ start_ns) & t->mask);
 }
 
 static uint32_t tgid_bucket(const struct proctab *t, uint32_t tgid)
 {
-	return (uint32_t)(mix64(t->seed ^ ((uint64_t)tgid << 32) ^ 0x9e3779b97f4a7c15ULL) & t->mask);
+	return (uint32_t)(hash_mix64(t->seed ^ ((uint64_t)tgid << 32) ^ 0x9e3779b97f4a7c15ULL) & t->mask);
 }
 
 static struct proc *at(const struct proctab *t, uint32_t idx1)

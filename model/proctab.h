@@ -34,8 +34,7 @@
 #include "tool.h"
 #include "toolrules.h"
 
-#define PROCTAB_DEFAULT_MAX 65536u
-#define PROCTAB_MAX_LIMIT (1u << 22)  /* --max-processes above this is refused */
+#define PROCTAB_MAX_LIMIT (1u << 22)  /* the most entries a table takes (tracer.conf's max_processes bound) */
 #define PROC_MAX_EARLIER_EXECS 3      /* earlier images kept per process (first ones) */
 #define PROC_PENDING_OOMS 16          /* OOM victims not yet matched to a process */
 #define PROC_TGID_WALK_MAX 256        /* entries looked at when resolving a pid to a process */

@@ -21,43 +21,46 @@
  * From step 3 on nothing can be opened: every file descriptor it reads or
  * writes was handed to it on the command line (and checked at start-up) or
  * came from steps 1-2.
+ *
+ * This file owns the loop: start-up in order (main), attaching to a ring,
+ * draining it, the control fd, signals, housekeeping, the rules files
+ * (read at start and on SIGHUP), the status file's figures and the end
+ * (report, summary, the run's delivery). The options and the config are
+ * options.c's, the user, Landlock and seccomp confine.c's, the status
+ * file's format status/'s.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <limits.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <termios.h>
-#include <sys/stat.h>
 #include <sys/random.h>
-#include <limits.h>
-
-#include <sodium.h>
-#include <time.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
+#include "clock.h"
 #include "config.h"
+#include "confine.h"
 #include "deliver.h"
-#include "landlock.h"
-#include "notify.h"
-#include "testtrigger.h"
 #include "handover.h"
 #include "lake.h"
-#include "priv.h"
+#include "notify.h"
+#include "options.h"
+#include "parse.h"
 #include "records.h"
+#include "redact.h"
 #include "report.h"
 #include "ring.h"
-#include "redact.h"
 #include "session.h"
+#include "status.h"
 #include "steps.h"
+#include "testtrigger.h"
 #include "toolrules.h"
 
 #define HANDOVER_TIMEOUT_MS 10000
@@ -71,126 +74,11 @@
 #define KNOWN_TYPES                                                                                     \
 	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_CGROUP) | \
 	 (1ULL << TR_SAMPLE) | (1ULL << TR_FILE) | (1ULL << TR_COUNTERS) | (1ULL << TR_END))
-#define DEFAULT_STALL_AFTER_NS (300ULL * 1000000000ULL) /* five minutes */
 #define STALL_CHECK_INTERVAL_NS 1000000000ULL
 #define RULES_FILE_MAX (1 << 20) /* bytes of a rules file read at most */
-#define MAX_SETS 64              /* --set KEY=VALUE options */
 #define RECONNECT_INTERVAL_NS 1000000000ULL /* daemon mode: looking for a (new) collector */
 #define STATUS_INTERVAL_NS 1000000000ULL
 #define UPLOAD_WAIT_MS 5         /* loop sleep while a transfer is under way: the ring is looked at this often */
-#define MACHINE_ID_PATH "/etc/machine-id"
-#define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
-
-/*
- * What the loop may do after start-up, and nothing more: no open, no
- * socket, no connect, no exec, no kill. read: ring handover socket (EOF),
- * control fd, signalfd; write: report, summary, stderr; mmap family and
- * brk: malloc; futex: ring_wait; fstat: stdio's first write to stderr.
- */
-static const char *const processor_syscalls[] = {
-	"read", "write", "writev", "close",
-	"poll", "ppoll",
-	"futex",
-	"munmap", "mremap", "brk", "madvise",
-	"clock_gettime", "clock_nanosleep",
-	"fstat", "newfstatat", "lseek",
-	"getpid",
-	"rt_sigreturn", "rt_sigprocmask", "restart_syscall",
-	"exit", "exit_group",
-	NULL,
-};
-
-/*
- * Rereading the rules files on SIGHUP: openat with exactly the flags
- * read_rules_file() uses (read-only: nothing can be created, truncated or
- * written through it). Which files the processor's user may read is up to
- * the file system; it runs as an unprivileged user of its own.
- */
-#define RULES_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-/* Memory may be mapped, never executable: no code can be brought in (MemoryDenyWriteExecute, in the code). */
-#define NO_EXEC_MAPPINGS(name)                                           \
-	{ name, 2, 0, PROT_EXEC, 0 }, /* allowed without PROT_EXEC */       \
-	{ name, 2, PROT_EXEC, PROT_EXEC, EPERM } /* refused, not killed */
-static const struct priv_arg_rule processor_arg_syscalls[] = {
-	{ "openat", 2, RULES_OPEN_FLAGS, 0, 0 },
-	NO_EXEC_MAPPINGS("mmap"),
-	{ NULL, 0, 0, 0, 0 },
-};
-
-/*
- * Daemon mode with delivery adds: the spool (io_uring, its files: create,
- * fsync, rename, unlink), the upload (sockets to the ingest; libcurl's
- * resolver thread), reconnecting to a new collector (an AF_UNIX socket).
- * Still no exec, no kill, no ptrace, no bpf, no mount.
- */
-static const char *const delivery_syscalls[] = {
-	"read", "write", "writev", "readv", "pread64", "pwrite64", "close",
-	"poll", "ppoll", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
-	"futex", "munmap", "mremap", "brk", "madvise",
-	"clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday",
-	"fstat", "newfstatat", "statx", "lseek", "fcntl", "getpid", "gettid", "getuid", "geteuid", "getgid",
-	"getegid", "uname", "getrandom", "sysinfo",
-	"rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "restart_syscall", "exit", "exit_group",
-	/* spool */
-	/* io_uring_setup is not here: the spool's ring was made, restricted, before (uring.c) */
-	"io_uring_enter", "io_uring_register", "eventfd2",
-	"fsync", "fdatasync", "ftruncate", "renameat", "renameat2", "rename", "unlinkat", "unlink", "mkdirat",
-	"mkdir", "getdents64",
-	/* upload and the collector's socket */
-	"connect", "getsockopt", "setsockopt", "getsockname", "getpeername", "sendto", "recvfrom",
-	"sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "pipe2", "socketpair",
-	/* libcurl's threaded resolver: threads, below */
-	"set_robust_list", "rseq", "sched_getaffinity", "sched_yield",
-	/* which files: Landlock decides (sandbox_files()); seccomp cannot see paths */
-	"openat",
-	NULL,
-};
-
-static const struct priv_arg_rule delivery_arg_syscalls[] = {
-	/* Sockets of three families: the collector's and systemd's (unix), the ingest's (IPv4, IPv6). */
-	{ "socket", 0, AF_UNIX, 0, 0 },
-	{ "socket", 0, AF_INET, 0, 0 },
-	{ "socket", 0, AF_INET6, 0, 0 },
-	/* Threads, never processes: clone only with CLONE_THREAD; clone3 hides its flags, so glibc is told
-	 * it does not exist and falls back to clone. */
-	{ "clone", 0, CLONE_THREAD, CLONE_THREAD, 0 },
-	{ "clone3", PRIV_ANY_ARG, 0, 0, ENOSYS },
-	NO_EXEC_MAPPINGS("mmap"),
-	NO_EXEC_MAPPINGS("mprotect"),
-	/* Non-blocking sockets and bytes waiting; isatty() is told no. */
-	{ "ioctl", 1, FIONBIO, 0, 0 },
-	{ "ioctl", 1, FIONREAD, 0, 0 },
-	{ "ioctl", 1, TCGETS, 0, ENOTTY },
-	{ NULL, 0, 0, 0, 0 },
-};
-
-struct options {
-	const char *socket_path;
-	uid_t producer_uid;
-	const char *user;
-	uint32_t root_pid;          /* 0: daemon mode */
-	bool start_ns_set;
-	uint64_t start_ns;
-	int report_fd, summary_fd, ready_fd, control_fd;
-	uint32_t max_processes;
-	uint64_t stall_after_ns;
-	uint64_t io_wait_after_ns;
-	uint64_t net_wait_after_ns;
-	const char *tool_rules_path;
-	const char *redact_rules_path;
-	const char *const *command;
-	size_t ncommand;
-	/* daemon mode with a config */
-	const char *config_path;
-	const char *sets[MAX_SETS];
-	unsigned nsets;
-	unsigned explicit;          /* OPT_* given on the command line: they win over the config */
-	struct tracer_config cfg;
-	bool delivery;
-};
-
-enum { OPT_SOCKET = 1, OPT_USER = 2, OPT_MAX_PROCS = 4, OPT_STALL = 8, OPT_IO_WAIT = 16, OPT_NET_WAIT = 32,
-       OPT_TOOL_RULES = 64, OPT_REDACT_RULES = 128 };
 
 /* The loop's state. */
 struct loop {
@@ -228,246 +116,6 @@ static struct toolrules tool_rules;
 static struct steps steps;
 static char out_storage[1 << 16];
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: tracer-processor --socket PATH [--producer-uid UID] [--user NAME|UID]\n"
-		"                        [--root-pid PID --report-fd FD [--summary-fd FD] [--start-ns NS]]\n"
-		"                        [--ready-fd FD] [--control-fd FD] [--max-processes N]\n"
-		"                        [--stall-after S] [--io-wait-after S] [--net-wait-after S]\n"
-		"                        [--tool-rules FILE] [--redact-rules FILE] [-- CMD ARGS...]\n"
-		"       tracer-processor --config FILE [--set KEY=VALUE]... [options above]\n"
-		"Attaches to tracer-collector's ring on PATH (the collector must run as UID, default 0),\n"
-		"drops to NAME (default nobody) and decodes every record. With --root-pid, reports on\n"
-		"that process and its descendants when the run ends (control line \"end STATUS NS\").\n"
-		"A live process with no CPU and no I/O progress for S seconds (default 300) is stalled;\n"
-		"--io-wait-after (default 10) and --net-wait-after (default 30) flag long waits.\n"
-		"--config: daemon mode as tracer.conf says (docs/config.md): records are spooled in\n"
-		"state_dir and uploaded to upload_url; --set overrides one key of the file.\n");
-}
-
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9') /* no sign, no space */
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Seconds, with up to 9 decimals ("2", "0.5"), to ns; at most a year. */
-static int parse_seconds(const char *s, uint64_t *ns)
-{
-	const char *dot = strchr(s, '.');
-	char whole[24];
-	uint64_t sec, frac = 0, scale = 100000000ULL;
-	size_t n = dot ? (size_t)(dot - s) : strlen(s);
-
-	if (n == 0 || n >= sizeof(whole))
-		return -1;
-	memcpy(whole, s, n);
-	whole[n] = 0;
-	if (parse_u64(whole, 366ULL * 86400, &sec))
-		return -1;
-	if (dot) {
-		if (!dot[1] || strlen(dot + 1) > 9)
-			return -1;
-		for (const char *c = dot + 1; *c; c++, scale /= 10) {
-			if (*c < '0' || *c > '9')
-				return -1;
-			frac += (uint64_t)(*c - '0') * scale;
-		}
-	}
-	*ns = sec * 1000000000ULL + frac;
-	return 0;
-}
-
-static int parse_fd(const char *s, int *fd)
-{
-	uint64_t v;
-
-	if (parse_u64(s, 65535, &v))
-		return -1;
-	*fd = (int)v;
-	return 0;
-}
-
-static int parse_option(int c, struct options *o)
-{
-	uint64_t v;
-
-	switch (c) {
-	case 's': o->socket_path = optarg; o->explicit |= OPT_SOCKET; return 0;
-	case 'u': o->user = optarg; o->explicit |= OPT_USER; return 0;
-	case 'C': o->config_path = optarg; return 0;
-	case 'E':
-		if (o->nsets == MAX_SETS)
-			return -1;
-		o->sets[o->nsets++] = optarg;
-		return 0;
-	case 'P':
-		if (parse_u64(optarg, 0xfffffffe, &v))
-			return -1;
-		o->producer_uid = (uid_t)v;
-		return 0;
-	case 'r':
-		if (parse_u64(optarg, DECODE_PID_LIMIT, &v) || v == 0)
-			return -1;
-		o->root_pid = (uint32_t)v;
-		return 0;
-	case 't':
-		o->start_ns_set = true;
-		return parse_u64(optarg, UINT64_MAX, &o->start_ns);
-	case 'm':
-		if (parse_u64(optarg, PROCTAB_MAX_LIMIT, &v) || v == 0)
-			return -1;
-		o->max_processes = (uint32_t)v;
-		o->explicit |= OPT_MAX_PROCS;
-		return 0;
-	case 'A':
-		o->explicit |= OPT_STALL;
-		return parse_seconds(optarg, &o->stall_after_ns) || o->stall_after_ns == 0 ? -1 : 0;
-	case 'I': o->explicit |= OPT_IO_WAIT; return parse_seconds(optarg, &o->io_wait_after_ns);
-	case 'N': o->explicit |= OPT_NET_WAIT; return parse_seconds(optarg, &o->net_wait_after_ns);
-	case 'T': o->tool_rules_path = optarg; o->explicit |= OPT_TOOL_RULES; return 0;
-	case 'X': o->redact_rules_path = optarg; o->explicit |= OPT_REDACT_RULES; return 0;
-	case 'R': return parse_fd(optarg, &o->report_fd);
-	case 'S': return parse_fd(optarg, &o->summary_fd);
-	case 'f': return parse_fd(optarg, &o->ready_fd);
-	case 'c': return parse_fd(optarg, &o->control_fd);
-	case 'h': usage(stdout); exit(0);
-	default: return -1;
-	}
-}
-
-/*
- * Daemon mode's config: the file, then --set overrides, then the whole
- * checked; options given on the command line win over it. A bad file
- * names its line and key; nothing starts.
- */
-static int apply_config(struct options *o)
-{
-	static char socket_path[PATH_MAX + 32];
-	struct tracer_config *c = &o->cfg;
-
-	if (!o->config_path && !o->nsets)
-		return 0;
-	if (config_from_options(c, o->config_path, false, o->sets, o->nsets))
-		return -1;
-	o->delivery = true;
-	if (!(o->explicit & OPT_SOCKET)) {
-		snprintf(socket_path, sizeof(socket_path), "%s/collector.sock", c->runtime_dir);
-		o->socket_path = socket_path;
-	}
-	if (!(o->explicit & OPT_USER))
-		o->user = c->processor_user;
-	if (!(o->explicit & OPT_MAX_PROCS))
-		o->max_processes = c->max_processes;
-	if (!(o->explicit & OPT_STALL))
-		o->stall_after_ns = c->stall_after_ns;
-	if (!(o->explicit & OPT_IO_WAIT))
-		o->io_wait_after_ns = c->io_wait_after_ns;
-	if (!(o->explicit & OPT_NET_WAIT))
-		o->net_wait_after_ns = c->net_wait_after_ns;
-	if (!(o->explicit & OPT_TOOL_RULES) && c->tool_rules[0])
-		o->tool_rules_path = c->tool_rules;
-	if (!(o->explicit & OPT_REDACT_RULES) && c->redact_rules[0])
-		o->redact_rules_path = c->redact_rules;
-	return 0;
-}
-
-static int parse_options(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "producer-uid", required_argument, NULL, 'P' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "root-pid", required_argument, NULL, 'r' },
-		{ "start-ns", required_argument, NULL, 't' },
-		{ "report-fd", required_argument, NULL, 'R' },
-		{ "summary-fd", required_argument, NULL, 'S' },
-		{ "ready-fd", required_argument, NULL, 'f' },
-		{ "control-fd", required_argument, NULL, 'c' },
-		{ "max-processes", required_argument, NULL, 'm' },
-		{ "stall-after", required_argument, NULL, 'A' },
-		{ "io-wait-after", required_argument, NULL, 'I' },
-		{ "net-wait-after", required_argument, NULL, 'N' },
-		{ "tool-rules", required_argument, NULL, 'T' },
-		{ "redact-rules", required_argument, NULL, 'X' },
-		{ "config", required_argument, NULL, 'C' },
-		{ "set", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	*o = (struct options){ .user = "nobody", .report_fd = -1, .summary_fd = -1, .ready_fd = -1,
-			       .control_fd = -1, .max_processes = PROCTAB_DEFAULT_MAX,
-			       .stall_after_ns = DEFAULT_STALL_AFTER_NS, .io_wait_after_ns = REPORT_DEFAULT_IO_WAIT_NS,
-			       .net_wait_after_ns = REPORT_DEFAULT_NET_WAIT_NS };
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1)
-		if (parse_option(c, o))
-			goto bad;
-	o->command = (const char *const *)argv + optind;
-	o->ncommand = (size_t)(argc - optind);
-	if (apply_config(o))
-		return -1;
-	if (!o->socket_path || (o->root_pid && o->report_fd < 0) || (!o->root_pid && o->report_fd >= 0))
-		goto bad;
-	return 0;
-bad:
-	usage(stderr);
-	return -1;
-}
-
-/* Every fd we were given must be open now: after the sandbox we could not say why it is not. */
-static int check_fds(const struct options *o)
-{
-	const int fds[] = { o->report_fd, o->summary_fd, o->ready_fd, o->control_fd };
-	const char *const names[] = { "--report-fd", "--summary-fd", "--ready-fd", "--control-fd" };
-	struct stat st;
-
-	for (int i = 0; i < 4; i++) {
-		if (fds[i] >= 0 && fstat(fds[i], &st) < 0) {
-			fprintf(stderr, "<3>%s %d is not an open file descriptor: %s\n", names[i], fds[i],
-				strerror(errno));
-			return -1;
-		}
-		if (fds[i] >= 0 && fds[i] <= 2 && fds[i] != STDOUT_FILENO) {
-			fprintf(stderr, "<3>%s %d: use a descriptor other than stdin and stderr\n", names[i], fds[i]);
-			return -1;
-		}
-	}
-	/* Non-blocking: a partial control line must not stall the loop. */
-	if (o->control_fd >= 0 && fcntl(o->control_fd, F_SETFL, fcntl(o->control_fd, F_GETFL) | O_NONBLOCK) < 0) {
-		fprintf(stderr, "<3>--control-fd %d: %s\n", o->control_fd, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* CLOCK_REALTIME - CLOCK_MONOTONIC, once, from a realtime read between two monotonic ones. */
-static uint64_t clock_offset(void)
-{
-	uint64_t m1 = ring_now_ns(), r = realtime_ns(), m2 = ring_now_ns();
-
-	return r - (m1 + (m2 - m1) / 2);
-}
-
 /* ------------------------------------------------------------------ */
 /* Rules files                                                        */
 /* ------------------------------------------------------------------ */
@@ -475,7 +123,7 @@ static uint64_t clock_offset(void)
 /* The whole of a rules file into a new buffer (NUL-terminated), or a negative errno. */
 static int read_rules_file(const char *path, char **text, size_t *len)
 {
-	int fd = open(path, RULES_OPEN_FLAGS);
+	int fd = open(path, CONFINE_RULES_OPEN_FLAGS);
 	struct stat st;
 	char *buf = NULL;
 	size_t have = 0;
@@ -566,63 +214,8 @@ static int load_rules(const struct options *o)
 	return failed ? -1 : 0;
 }
 
-/*
- * Landlock: which files the processor may open from now on, and where TCP
- * may go. Delivery: its state directory (read, write, create, remove), the
- * directories of the rules files and TLS files it names (read), the CA
- * store and the resolver's files (read); TCP only to the upload's port (and
- * an environment proxy's). Run mode: the rules files' directories, no TCP.
- */
-static int sandbox_files(const struct options *o)
-{
-	static const char *const proxy_vars[] = { "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY",
-						  "all_proxy", "ALL_PROXY", NULL };
-	static const char *const system_reads[] = {
-		"/etc/ssl", "/etc/pki", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates", /* CAs */
-		"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf",
-		"/etc/services", NULL,
-	};
-	static char resolv[PATH_MAX];
-	struct landlock_spec s = { .nrw = 0 };
-	bool ok = landlock_add_ro(&s, o->tool_rules_path, true) && landlock_add_ro(&s, o->redact_rules_path, true);
-	int rc;
-
-	if (o->delivery) {
-		const struct tracer_config *c = &o->cfg;
-		uint16_t port = config_url_port(c->upload_url, 0);
-
-		ok = ok && landlock_add_rw(&s, c->state_dir) && landlock_add_ro(&s, c->ca_file, true) &&
-		     landlock_add_ro(&s, c->client_cert, true) && landlock_add_ro(&s, c->client_key, true);
-		for (unsigned i = 0; ok && system_reads[i]; i++)
-			ok = landlock_add_ro(&s, system_reads[i], false);
-		/* resolv.conf is often a link (systemd-resolved): its target's directory too. */
-		if (ok && realpath("/etc/resolv.conf", resolv) && strncmp(resolv, "/etc/", 5) != 0)
-			ok = landlock_add_ro(&s, resolv, true);
-		if (ok && port)
-			ok = landlock_add_port(&s, port);
-		for (unsigned i = 0; ok && c->upload_url[0] && proxy_vars[i]; i++)
-			if (getenv(proxy_vars[i]) && (port = config_url_port(getenv(proxy_vars[i]), 1080)) != 0)
-				ok = landlock_add_port(&s, port);
-	}
-	if (!ok) {
-		fprintf(stderr, "<3>too many paths or ports for the Landlock ruleset\n");
-		return -1;
-	}
-	rc = landlock_apply(&s, "tracer-processor");
-	return rc < 0 ? -1 : 0;
-}
-
-static int sandbox(const struct options *o)
-{
-	if (sandbox_files(o))
-		return -1;
-	if (o->delivery)
-		return priv_seccomp_allow_args(delivery_syscalls, delivery_arg_syscalls);
-	return priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls);
-}
-
 /* ------------------------------------------------------------------ */
-/* Start-up: attach, sandbox                                          */
+/* Start-up: attach                                                   */
 /* ------------------------------------------------------------------ */
 
 /* quiet: a daemon looking for its collector says why only the first time. */
@@ -661,17 +254,10 @@ static int attach(struct loop *l, bool quiet)
 	return 0;
 }
 
-/*
- * Become --user before connecting: the collector checks who we are with
- * SO_PEERCRED, which the kernel fixes at connect() time, so a processor
- * that connected as root and dropped afterwards would be refused.
- */
-static int drop_privileges(struct loop *l)
+/* SIGTERM, SIGINT and SIGHUP through a signalfd the loop polls; SIGPIPE ignored (EPIPE instead). */
+static int setup_signals(struct loop *l)
 {
 	sigset_t mask;
-	uid_t uid;
-	gid_t gid;
-	int err;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -685,12 +271,7 @@ static int drop_privileges(struct loop *l)
 		fprintf(stderr, "<3>cannot set up signal handling: %s\n", strerror(errno));
 		return -1;
 	}
-	err = priv_lookup_user(l->o->user, &uid, &gid);
-	if (err) {
-		fprintf(stderr, "<3>unknown user '%s' for the processor to run as: %s\n", l->o->user, strerror(-err));
-		return -1;
-	}
-	return priv_drop(uid, gid) ? -1 : 0;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -801,7 +382,7 @@ static int parse_control_line(struct loop *l, char *line)
 	l->control_end = true;
 	l->control_exit = (int)code;
 	l->control_end_ns = ns;
-	l->control_end_at = ring_now_ns();
+	l->control_end_at = mono_ns();
 	return 0;
 }
 
@@ -879,7 +460,7 @@ static void poll_fds(struct loop *l)
 
 static bool finished(struct loop *l)
 {
-	uint64_t now = ring_now_ns();
+	uint64_t now = mono_ns();
 
 	if (l->dlv && !l->o->root_pid) /* a daemon: only a signal stops it; collectors come and go */
 		return l->interrupted;
@@ -966,73 +547,59 @@ static void reattach(struct loop *l, uint64_t now)
 		(unsigned long long)l->ring.generation, (unsigned long long)l->ring.pos);
 }
 
-/* Counters of delivery, for `tracer status`: the whole file rewritten in place, once a second. */
+/* Counters of delivery, for `tracer status` (status/status.h): the whole file rewritten in place, once a second. */
 static void write_status(struct loop *l, uint64_t now)
 {
+	struct status st;
 	struct deliver_stats ds;
 	struct spool_stats ss;
 	struct upload_stats us;
-	struct obuf o;
-	struct json j;
+	int rc;
 
 	if (l->status_fd < 0)
 		return;
 	deliver_get_stats(l->dlv, &ds, &ss, &us);
-	obuf_init_mem(&o, 1 << 16);
-	json_init(&j, &o);
-	json_object_begin(&j);
-	json_kv_string(&j, "schema", "tracer.status.v1");
-	json_kv_u64(&j, "time_ns", now + l->mono_to_real);
-	json_kv_u64(&j, "pid", (uint64_t)getpid());
-	json_key(&j, "ring");
-	json_object_begin(&j);
-	json_kv_bool(&j, "attached", l->attached);
-	json_kv_u64(&j, "attaches", l->attaches);
-	json_kv_u64(&j, "generation", l->attached ? l->ring.generation : 0);
-	json_kv_u64(&j, "records", session.st.records);
-	json_kv_u64(&j, "lost", l->attached ? l->ring.lost_total : 0);
-	json_kv_u64(&j, "released_pos", ds.released_pos);
-	json_object_end(&j);
-	json_key(&j, "spool");
-	json_object_begin(&j);
-	json_kv_u64(&j, "next_seq", ss.next_seq);
-	json_kv_u64(&j, "durable_seq", ss.durable_seq);
-	json_kv_u64(&j, "acked_seq", ss.acked_seq);
-	json_kv_u64(&j, "segments", ss.segments);
-	json_kv_u64(&j, "bytes_on_disk", ss.bytes_on_disk);
-	json_kv_u64(&j, "records_appended", ss.records_appended);
-	json_kv_u64(&j, "fsyncs", ss.fsyncs);
-	json_kv_u64(&j, "records_skipped_after_restart", ds.records_skipped);
-	json_kv_u64(&j, "evicted_records", ss.ledger.evicted_records);
-	json_kv_u64(&j, "evicted_bytes", ss.ledger.evicted_bytes);
-	json_kv_u64(&j, "corrupt_frames", ss.ledger.corrupt_frames);
-	json_kv_u64(&j, "torn_bytes", ss.ledger.torn_bytes);
-	json_kv_u64(&j, "ledger_resets", ss.ledger.ledger_resets);
-	json_kv_u64(&j, "quarantined_batches", ss.ledger.quarantined_batches);
-	json_kv_u64(&j, "quarantined_records", ss.ledger.quarantined_records);
-	json_kv_u64(&j, "recovery_ns", ss.recovery_ns);
-	json_object_end(&j);
-	json_key(&j, "upload");
-	json_object_begin(&j);
-	json_kv_bool(&j, "enabled", l->o->cfg.upload_url[0] != 0);
-	json_kv_string(&j, "url", l->o->cfg.upload_url);
-	json_kv_u64(&j, "batches_acked", us.batches_acked);
-	json_kv_u64(&j, "records_acked", us.records_acked);
-	json_kv_u64(&j, "bytes_sent", us.bytes_sent);
-	json_kv_u64(&j, "attempts", us.attempts);
-	json_kv_u64(&j, "retries", us.retries);
-	json_kv_u64(&j, "http_4xx", us.http_4xx);
-	json_kv_u64(&j, "http_5xx", us.http_5xx);
-	json_kv_u64(&j, "net_errors", us.net_errors);
-	json_kv_u64(&j, "last_http_status", (uint64_t)(us.last_http_status > 0 ? us.last_http_status : 0));
-	json_kv_string(&j, "last_error", us.last_error);
-	json_kv_u64(&j, "pending_records", ss.durable_seq > us.acked_seq ? ss.durable_seq - us.acked_seq : 0);
-	json_object_end(&j);
-	json_object_end(&j);
-	obuf_putc(&o, '\n');
-	if (!o.err && (pwrite(l->status_fd, o.buf, o.len, 0) != (ssize_t)o.len || ftruncate(l->status_fd, (off_t)o.len)))
-		fprintf(stderr, "<4>cannot write the status file: %s\n", strerror(errno));
-	obuf_free(&o);
+	memset(&st, 0, sizeof(st));
+	st.time_ns = now + l->mono_to_real;
+	st.pid = (uint64_t)getpid();
+	st.ring.attached = l->attached;
+	st.ring.attaches = l->attaches;
+	st.ring.generation = l->attached ? l->ring.generation : 0;
+	st.ring.records = session.st.records;
+	st.ring.lost = l->attached ? l->ring.lost_total : 0;
+	st.ring.released_pos = ds.released_pos;
+	st.spool.next_seq = ss.next_seq;
+	st.spool.durable_seq = ss.durable_seq;
+	st.spool.acked_seq = ss.acked_seq;
+	st.spool.segments = ss.segments;
+	st.spool.bytes_on_disk = ss.bytes_on_disk;
+	st.spool.records_appended = ss.records_appended;
+	st.spool.fsyncs = ss.fsyncs;
+	st.spool.records_skipped_after_restart = ds.records_skipped;
+	st.spool.evicted_records = ss.ledger.evicted_records;
+	st.spool.evicted_bytes = ss.ledger.evicted_bytes;
+	st.spool.corrupt_frames = ss.ledger.corrupt_frames;
+	st.spool.torn_bytes = ss.ledger.torn_bytes;
+	st.spool.ledger_resets = ss.ledger.ledger_resets;
+	st.spool.quarantined_batches = ss.ledger.quarantined_batches;
+	st.spool.quarantined_records = ss.ledger.quarantined_records;
+	st.spool.recovery_ns = ss.recovery_ns;
+	st.upload.enabled = l->o->cfg.upload_url[0] != 0;
+	snprintf(st.upload.url, sizeof(st.upload.url), "%s", l->o->cfg.upload_url);
+	st.upload.batches_acked = us.batches_acked;
+	st.upload.records_acked = us.records_acked;
+	st.upload.bytes_sent = us.bytes_sent;
+	st.upload.attempts = us.attempts;
+	st.upload.retries = us.retries;
+	st.upload.http_4xx = us.http_4xx;
+	st.upload.http_5xx = us.http_5xx;
+	st.upload.net_errors = us.net_errors;
+	st.upload.last_http_status = (uint64_t)(us.last_http_status > 0 ? us.last_http_status : 0);
+	snprintf(st.upload.last_error, sizeof(st.upload.last_error), "%s", us.last_error);
+	st.upload.pending_records = ss.durable_seq > us.acked_seq ? ss.durable_seq - us.acked_seq : 0;
+	rc = status_write(l->status_fd, &st);
+	if (rc)
+		fprintf(stderr, "<4>cannot write the status file: %s\n", strerror(-rc));
 }
 
 static void delivery_housekeeping(struct loop *l, uint64_t now)
@@ -1091,7 +658,7 @@ static void run_loop(struct loop *l)
 	for (;;) {
 		size_t n = drain(l);
 
-		housekeeping(l, ring_now_ns());
+		housekeeping(l, mono_ns());
 		poll_fds(l);
 		if (finished(l))
 			break;
@@ -1244,7 +811,7 @@ static int deliver_run(struct loop *l, const struct report_input *in)
 	}
 	if (l->attached)
 		release(l);
-	write_status(l, ring_now_ns());
+	write_status(l, mono_ns());
 	deliver_close(l->dlv);
 	l->dlv = NULL;
 	return rc;
@@ -1260,7 +827,7 @@ static int finish(struct loop *l)
 		/* Durable before we go: what was read and not released stays in the ring anyway. */
 		if (deliver_sync(l->dlv) == 0 && l->attached)
 			release(l);
-		write_status(l, ring_now_ns());
+		write_status(l, mono_ns());
 		deliver_close(l->dlv);
 		l->dlv = NULL;
 	}
@@ -1304,14 +871,14 @@ static int delivery_prepare(struct options *o, struct deliver_options *d)
 		if (sodium_hex2bin(d->id.host_id, sizeof(d->id.host_id), c->host_id, strlen(c->host_id), NULL, &n, NULL) ||
 		    n != sizeof(d->id.host_id))
 			return -1; /* config.c validated it: cannot happen */
-	} else if ((rc = batch_read_id_file(MACHINE_ID_PATH, d->id.host_id)) != 0) {
+	} else if ((rc = batch_read_id_file(BATCH_MACHINE_ID_PATH, d->id.host_id)) != 0) {
 		fprintf(stderr, "<3>cannot read this host's id from %s (%s): set host_id in the config\n",
-			MACHINE_ID_PATH, strerror(-rc));
+			BATCH_MACHINE_ID_PATH, strerror(-rc));
 		return -1;
 	}
-	rc = batch_read_id_file(BOOT_ID_PATH, d->id.boot_id);
+	rc = batch_read_id_file(BATCH_BOOT_ID_PATH, d->id.boot_id);
 	if (rc) {
-		fprintf(stderr, "<3>cannot read the boot id from %s: %s\n", BOOT_ID_PATH, strerror(-rc));
+		fprintf(stderr, "<3>cannot read the boot id from %s: %s\n", BATCH_BOOT_ID_PATH, strerror(-rc));
 		return -1;
 	}
 	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", c->state_dir);
@@ -1350,10 +917,10 @@ static int delivery_start(struct loop *l, struct deliver_options *d)
 	uint64_t pos;
 
 	d->up.mono_to_real_ns = (int64_t)l->mono_to_real;
-	d->seed = ring_now_ns() ^ (uint64_t)getpid() << 32;
+	d->seed = mono_ns() ^ (uint64_t)getpid() << 32;
 	if (deliver_open(&l->dlv, d))
 		return -1;
-	snprintf(path, sizeof(path), "%s/status.json", l->o->cfg.state_dir);
+	snprintf(path, sizeof(path), "%s/" STATUS_FILE, l->o->cfg.state_dir);
 	l->status_fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (l->status_fd < 0)
 		fprintf(stderr, "<4>cannot write the status file %s: %s (tracer status will not see this processor)\n",
@@ -1371,16 +938,16 @@ int main(int argc, char **argv)
 	struct options o;
 	uint64_t seed = 0;
 
-	if (parse_options(argc, argv, &o))
+	if (options_parse(argc, argv, &o))
 		return 2;
-	if (check_fds(&o))
+	if (options_check_fds(&o))
 		return 1;
 	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .status_fd = -1, .control_open = o.control_fd >= 0 };
-	loop.mono_to_real = clock_offset();
+	loop.mono_to_real = mono_to_real_ns();
 	if (!o.start_ns_set)
-		o.start_ns = realtime_ns();
+		o.start_ns = real_ns();
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-		seed = ring_now_ns();
+		seed = mono_ns();
 	if (session_init(&session, o.max_processes, o.root_pid, seed)) {
 		fprintf(stderr, "<3>cannot allocate a table of %u processes: lower --max-processes\n", o.max_processes);
 		return 1;
@@ -1395,15 +962,15 @@ int main(int argc, char **argv)
 	if (notify_open(&loop.notify) < 0)
 		return 1;
 	/* Privileges go first, then the spool and the ring, then every system call the loop does not need. */
-	if (drop_privileges(&loop))
+	if (setup_signals(&loop) || confine_user(&o))
 		return 1;
 	if (o.delivery && delivery_start(&loop, &dopt))
 		return 1;
 	if (attach(&loop, false) && !o.delivery)
 		return 1;
-	if (sandbox(&o))
+	if (confine(&o))
 		return 1;
-	TEST_TRIGGER("tracer-processor", RULES_OPEN_FLAGS);
+	TEST_TRIGGER("tracer-processor", CONFINE_RULES_OPEN_FLAGS);
 	if (o.ready_fd >= 0 && (write(o.ready_fd, "ready\n", 6) != 6 || close(o.ready_fd)))
 		fprintf(stderr, "<4>cannot report readiness on fd %d: %s\n", o.ready_fd, strerror(errno));
 	notify_send(&loop.notify, "READY=1");

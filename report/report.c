@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cputime.h"
+#include "hsort.h"
 
 /* ------------------------------------------------------------------ */
 /* Agent figures                                                      */
@@ -78,39 +79,6 @@ static int by_start(const void *a, const void *b)
 	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
 }
 
-/*
- * In-place heapsort: no allocation and, unlike glibc's qsort (which asks
- * the kernel for the memory size via sysinfo for large arrays), no system
- * call the sandbox would refuse.
- */
-static void sift_down(struct proc **v, size_t root, size_t n)
-{
-	for (size_t child; (child = 2 * root + 1) < n; root = child) {
-		struct proc *tmp;
-
-		if (child + 1 < n && by_start(&v[child], &v[child + 1]) < 0)
-			child++;
-		if (by_start(&v[root], &v[child]) >= 0)
-			return;
-		tmp = v[root];
-		v[root] = v[child];
-		v[child] = tmp;
-	}
-}
-
-static void sort_by_start(struct proc **v, size_t n)
-{
-	for (size_t i = n / 2; i-- > 0;)
-		sift_down(v, i, n);
-	for (size_t end = n; end-- > 1;) {
-		struct proc *tmp = v[0];
-
-		v[0] = v[end];
-		v[end] = tmp;
-		sift_down(v, 0, end);
-	}
-}
-
 /* The root's tree (everything without a root), in start order. */
 static int collect(struct proctab *t, struct members *m)
 {
@@ -130,7 +98,7 @@ static int collect(struct proctab *t, struct members *m)
 	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
 		if (!t->root_pid || p->in_tree)
 			m->v[m->n++] = p;
-	sort_by_start(m->v, m->n);
+	hsort(m->v, m->n, sizeof(*m->v), by_start); /* not qsort: see hsort.h */
 	return 0;
 }
 

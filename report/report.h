@@ -71,9 +71,6 @@ struct report_input {
 	struct report_agent agent;
 };
 
-#define REPORT_DEFAULT_IO_WAIT_NS (10ULL * 1000000000ULL)
-#define REPORT_DEFAULT_NET_WAIT_NS (30ULL * 1000000000ULL)
-
 /* Fill the parts of the agent figures the session knows. */
 void report_agent_from_session(struct report_agent *a, const struct session *s);
 

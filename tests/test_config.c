@@ -21,7 +21,9 @@
 
 #include <cmocka.h>
 
+#include "batch_format.h"
 #include "config.h"
+#include "proctab.h"
 #include "skip.h"
 
 #define MS 1000000ULL
@@ -265,6 +267,40 @@ static void example_file_documents_every_key_with_its_default(void **state)
 	free(text);
 	free(c);
 	free(d);
+}
+
+/*
+ * Programs whose own options take a key's value read its default and
+ * bounds from the table (config_key_number, config_default_text): the
+ * table is the one place they are written. Where a bound is a limit of
+ * the code (the process table, a batch on the wire), they agree.
+ */
+static void other_programs_read_defaults_and_bounds_from_the_table(void **state)
+{
+	struct tracer_config *c = new_config();
+	uint64_t def = 0, min = 0, max = 0;
+	static const char *const used[] = { "stall_after", "io_wait_after", "net_wait_after", "max_processes",
+					    "segment_size", "segment_age", "fsync_interval", "spool_quota",
+					    "ingest_max_body", "ingest_max_connections", "ingest_timeout" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++)
+		if (config_key_number(used[i], &def, NULL, NULL))
+			fail_msg("%s: not a number key of the table", used[i]);
+	assert_int_equal(config_key_number("stall_after", &def, &min, &max), 0);
+	assert_true(def == c->stall_after_ns && min == SEC && max == 366 * 86400 * SEC);
+	assert_int_equal(config_key_number("spool_quota", &def, NULL, NULL), 0);
+	assert_true(def == c->spool_quota);
+	assert_int_equal(config_key_number("max_processes", &def, &min, &max), 0);
+	assert_true(def == c->max_processes && min == 1 && max == PROCTAB_MAX_LIMIT);
+	assert_int_equal(config_key_number("ingest_max_body", &def, NULL, &max), 0);
+	assert_true(def == c->ingest_max_body && max == BATCH_MAX_WIRE);
+	assert_int_equal(config_key_number("state_dir", &def, NULL, NULL), -ENOENT);
+	assert_int_equal(config_key_number("no_such_key", &def, NULL, NULL), -ENOENT);
+	assert_string_equal(config_default_text("signing_key"), c->signing_key);
+	assert_string_equal(config_default_text("stall_after"), "300s");
+	assert_null(config_default_text("no_such_key"));
+	free(c);
 }
 
 static void empty_text_and_comments_give_the_defaults(void **state)
@@ -1090,6 +1126,7 @@ int main(void)
 		cmocka_unit_test(defaults_are_the_documented_values),
 		cmocka_unit_test(describe_documents_every_key_with_a_valid_default),
 		cmocka_unit_test(example_file_documents_every_key_with_its_default),
+		cmocka_unit_test(other_programs_read_defaults_and_bounds_from_the_table),
 		cmocka_unit_test(empty_text_and_comments_give_the_defaults),
 		cmocka_unit_test(parse_replaces_the_whole_config_keys_not_set_go_back_to_default),
 		cmocka_unit_test(paths_must_be_absolute_and_fit),

@@ -203,6 +203,25 @@ static void bad_command_line_says_what_is_wanted_and_exits_2(void **state)
 	assert_non_null(strstr(log, "numeric address"));
 }
 
+/* Numbers are digits only (common/parse.h): strtoull took "+5" and " 5" before. */
+static void number_options_refuse_a_sign_or_a_blank(void **state)
+{
+	struct fixture *fx = *state;
+	const char *const values[] = { "+5", " 5", "-5", "5 ", "0x5", "" };
+	char log[4096], want[64];
+
+	keys_file(fx, &fx->a, NULL);
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys,
+				       "--max-connections", values[i], NULL };
+
+		assert_int_equal(run_to_end(fx, args, log, sizeof(log)), 2);
+		snprintf(want, sizeof(want), "--max-connections %s: want a whole number", values[i]);
+		if (!strstr(log, want))
+			fail_msg("'%s' not refused as it should be: %s", values[i], log);
+	}
+}
+
 static void unusable_keys_or_lake_say_what_to_do_and_exit_1(void **state)
 {
 	struct fixture *fx = *state;
@@ -831,6 +850,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(bad_command_line_says_what_is_wanted_and_exits_2, setup, teardown),
+		cmocka_unit_test_setup_teardown(number_options_refuse_a_sign_or_a_blank, setup, teardown),
 		cmocka_unit_test_setup_teardown(unusable_keys_or_lake_say_what_to_do_and_exit_1, setup, teardown),
 		cmocka_unit_test_setup_teardown(serves_the_port_it_reports_and_stops_cleanly_on_sigterm, setup,
 						teardown),

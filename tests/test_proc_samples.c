@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "encode.h"
 #include "report.h"
 #include "report_steps.h"
@@ -299,12 +300,13 @@ static void interned_strings_are_shared_and_released(void **state)
 	intern_free(&in);
 }
 
+/* The report with the processor's default io_wait_after (tracer.conf's). */
 static char *report_of(struct session *s, uint64_t stall_after_ns)
 {
-	struct report_input in = { .exit_known = true, .cgroups = &s->cgroups, .stall_after_ns = stall_after_ns,
-				   .io_wait_after_ns = REPORT_DEFAULT_IO_WAIT_NS };
+	struct report_input in = { .exit_known = true, .cgroups = &s->cgroups, .stall_after_ns = stall_after_ns };
 	struct obuf o;
 
+	assert_int_equal(config_key_number("io_wait_after", &in.io_wait_after_ns, NULL, NULL), 0);
 	report_agent_from_session(&in.agent, s);
 	obuf_init_mem(&o, 1 << 20);
 	assert_int_equal(report_json(&o, &s->tab, &in), 0);
