@@ -37,6 +37,7 @@
 #include "handover_producer.h"
 #include "load.h"
 #include "notify.h"
+#include "parse.h"
 #include "priv.h"
 #include "records.h"
 #include "ring_producer.h"
@@ -92,13 +93,15 @@ static void usage(FILE *f)
 		   "from FILE (root's alone: docs/config.md).\n");
 }
 
+/* An option's whole number, at most max: digits only (common/parse.h, as every program reads numbers). */
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
-	char *end;
+	uint64_t v;
 
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	return errno || *s == 0 || *end || *out > max ? -1 : 0;
+	if (parse_u64(s, max, &v))
+		return -1;
+	*out = (unsigned long)v;
+	return 0;
 }
 
 /*

@@ -10,16 +10,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A decimal number that fits out; 0 or -1. */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
+#include "parse.h"
 
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
+/* An environment variable's whole number (common/parse.h); 0, or -1 when unset or not one. */
+static int env_u64(const char *name, uint64_t *out)
+{
+	const char *s = getenv(name);
+
+	return s && parse_u64(s, UINT64_MAX, out) == PARSE_OK ? 0 : -1;
 }
 
 static void read_watchdog(struct notify *n)
@@ -27,9 +25,9 @@ static void read_watchdog(struct notify *n)
 	uint64_t usec, pid;
 
 	/* WATCHDOG_PID, when set, names the process the watchdog is for: not a child of ours. */
-	if (getenv("WATCHDOG_PID") && (parse_u64(getenv("WATCHDOG_PID"), &pid) || pid != (uint64_t)getpid()))
+	if (getenv("WATCHDOG_PID") && (env_u64("WATCHDOG_PID", &pid) || pid != (uint64_t)getpid()))
 		return;
-	if (parse_u64(getenv("WATCHDOG_USEC"), &usec) || usec == 0 || usec > UINT64_MAX / 1000)
+	if (env_u64("WATCHDOG_USEC", &usec) || usec == 0 || usec > UINT64_MAX / 1000)
 		return;
 	n->watchdog_ns = usec * 1000;
 }

@@ -13,15 +13,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "parse.h"
+
 int priv_lookup_user(const char *name_or_uid, uid_t *uid, gid_t *gid)
 {
 	struct passwd *pw;
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoul(name_or_uid, &end, 10);
-	if (*name_or_uid && !*end && !errno && v < 0xffffffffUL) {
+	/* Digits only (common/parse.h): "+5" or " 5" is a name, which no user has. */
+	if (parse_u64(name_or_uid, 0xfffffffeULL, &v) == PARSE_OK) {
 		/* A bare number need not exist in passwd: a uid nobody else uses is fine. */
 		pw = getpwuid((uid_t)v);
 		*uid = (uid_t)v;

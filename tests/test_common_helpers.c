@@ -5,6 +5,7 @@
  * context (hsort_r, which report/ and attrib/ sort with; hsort itself is
  * tested in test_proc_stepmem.c).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include "clock.h"
 #include "hash.h"
 #include "hsort.h"
+#include "priv.h"
 
 static void clocks_read_ns_of_the_right_clock(void **state)
 {
@@ -81,12 +83,33 @@ static void hsort_r_passes_its_context_to_the_comparison(void **state)
 	hsort_r(v, 1, sizeof(v[0]), by_key, &desc);
 }
 
+/* A uid is digits only (common/parse.h): "+5" or " 5" is a name, and no user has it. */
+static void user_lookup_takes_digits_only_as_a_uid(void **state)
+{
+	uid_t uid = 1;
+	gid_t gid = 1;
+
+	(void)state;
+	assert_int_equal(priv_lookup_user("0", &uid, &gid), 0);
+	assert_int_equal(uid, 0);
+	assert_int_equal(gid, 0);
+	assert_int_equal(priv_lookup_user("65534", &uid, &gid), 0);
+	assert_int_equal(uid, 65534);
+	assert_int_equal(priv_lookup_user("root", &uid, &gid), 0);
+	assert_int_equal(uid, 0);
+	assert_int_equal(priv_lookup_user("+5", &uid, &gid), -ENOENT);
+	assert_int_equal(priv_lookup_user(" 5", &uid, &gid), -ENOENT);
+	assert_int_equal(priv_lookup_user("5x", &uid, &gid), -ENOENT);
+	assert_int_equal(priv_lookup_user("4294967295", &uid, &gid), -ENOENT); /* (uid_t)-1: no one's */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(clocks_read_ns_of_the_right_clock),
 		cmocka_unit_test(hashes_depend_on_seed_and_every_byte),
 		cmocka_unit_test(hsort_r_passes_its_context_to_the_comparison),
+		cmocka_unit_test(user_lookup_takes_digits_only_as_a_uid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
