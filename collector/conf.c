@@ -18,16 +18,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parse.h"
+
 #define WHY_MAX 240 /* what is wrong with one value, and what is expected */
-#define MS 1000000ULL
-#define SEC (1000 * MS)
-#define MIN (60 * SEC)
-#define HOUR (60 * MIN)
-#define DAY (24 * HOUR)
-#define KIB 1024ULL
-#define MIB (1024 * KIB)
+#define MS PARSE_NS_PER_MS
+#define SEC PARSE_NS_PER_S
+#define MIB (1024ULL * 1024)
 #define GIB (1024 * MIB)
-#define TIB (1024 * GIB)
 
 _Static_assert(PATH_MAX == 4096, "the messages say 4095 bytes");
 
@@ -151,23 +148,6 @@ static int check_text(const char *s, size_t len, size_t *at, char *w, size_t wle
 /* Values                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Decimal digits at s[*i...]: 0 and the value, -EINVAL (no digit) or -ERANGE (above UINT64_MAX). */
-static int parse_digits(const char *s, size_t *i, uint64_t *v)
-{
-	size_t start = *i;
-	int rc = 0;
-
-	for (*v = 0; s[*i] >= '0' && s[*i] <= '9'; (*i)++) {
-		unsigned d = (unsigned)(s[*i] - '0');
-
-		if (*v > (UINT64_MAX - d) / 10)
-			rc = -ERANGE;
-		else
-			*v = *v * 10 + d;
-	}
-	return *i == start ? -EINVAL : rc;
-}
-
 /* Blanks at s[*i...], within n bytes (SIZE_MAX: up to the NUL of a value). */
 static void skip_blanks(const char *s, size_t n, size_t *i)
 {
@@ -182,23 +162,12 @@ static int not_valid(const struct conf_key *k, const char *v, const char *what, 
 	return report(w, wlen, -EINVAL, "'%s' %s (%s)", shown(v, strlen(v), b), what, k->expected);
 }
 
-/* The unit after a number at v[*i], blanks allowed between: its index in suffixes, or n when unknown. */
-static size_t find_unit(const char *v, size_t *i, const char *const *suffixes, size_t n)
-{
-	size_t u = 0;
-
-	skip_blanks(v, SIZE_MAX, i);
-	while (u < n && strcmp(v + *i, suffixes[u]))
-		u++;
-	return u;
-}
-
+/* The number kinds, through common/parse.h (as the general parser); the messages are its. */
 static int parse_uint(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	size_t i = 0;
-	int rc = parse_digits(v, &i, out);
+	enum parse_error rc = parse_u64(v, UINT64_MAX, out);
 
-	if (rc == -EINVAL || v[i])
+	if (rc == PARSE_E_SYNTAX)
 		return not_valid(k, v, "is not a whole number", w, wlen);
 	if (rc || *out < k->min || *out > k->max)
 		return not_valid(k, v, "is out of range", w, wlen);
@@ -207,61 +176,35 @@ static int parse_uint(const struct conf_key *k, const char *v, uint64_t *out, ch
 
 static int parse_bytes(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	static const char *const suffix[] = { "", "B", "K", "KiB", "M", "MiB", "G", "GiB", "T", "TiB" };
-	static const uint64_t unit[] = { 1, 1, KIB, KIB, MIB, MIB, GIB, GIB, TIB, TIB };
-	size_t i = 0, u;
-	uint64_t n;
-	int rc = parse_digits(v, &i, &n);
+	enum parse_error rc = parse_size(v, out);
+	const char *unit = v + parse_size_unit_at(v);
 	char b[48], ub[48];
 
-	if (rc == -EINVAL)
+	if (rc == PARSE_E_SYNTAX)
 		return not_valid(k, v, "is not a size", w, wlen);
-	u = find_unit(v, &i, suffix, sizeof(unit) / sizeof(unit[0]));
-	if (u == sizeof(unit) / sizeof(unit[0]))
+	if (rc == PARSE_E_UNIT)
 		return report(w, wlen, -EINVAL, "'%s' has an unknown unit '%s' (%s)", shown(v, strlen(v), b),
-			      shown(v + i, strlen(v + i), ub), k->expected);
-	if (rc || n > UINT64_MAX / unit[u] || n * unit[u] < k->min || n * unit[u] > k->max)
+			      shown(unit, strlen(unit), ub), k->expected);
+	if (rc || *out < k->min || *out > k->max)
 		return not_valid(k, v, "is out of range", w, wlen);
-	n *= unit[u];
-	if (n & (n - 1)) /* kernel_buffer, the one size here, is a power of two */
+	if (*out & (*out - 1)) /* kernel_buffer, the one size here, is a power of two */
 		return not_valid(k, v, "is not a power of two", w, wlen);
-	*out = n;
 	return 0;
 }
 
-static int parse_duration(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+static int parse_duration_value(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	static const char *const suffix[] = { "", "ms", "s", "m", "h" };
-	static const uint64_t unit[] = { SEC, MS, SEC, MIN, HOUR };
-	size_t i = 0, u, digits = 0;
-	uint64_t whole, frac9 = 0, ns; /* frac9: the fraction in units of 10^-9 */
-	int rc = parse_digits(v, &i, &whole);
-
-	if (rc == -EINVAL)
-		return not_valid(k, v, "is not a duration", w, wlen);
-	if (v[i] == '.') {
-		for (i++; v[i] >= '0' && v[i] <= '9'; i++, digits++)
-			if (digits < 9)
-				frac9 = frac9 * 10 + (uint64_t)(v[i] - '0');
-			else if (v[i] != '0')
-				return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
-		if (digits == 0)
-			return not_valid(k, v, "has no digit after the point", w, wlen);
-		for (size_t d = digits; d < 9; d++)
-			frac9 *= 10;
+	switch (parse_duration(v, PARSE_UNITS, out)) {
+	case PARSE_OK: break;
+	case PARSE_E_SYNTAX: return not_valid(k, v, "is not a duration", w, wlen);
+	case PARSE_E_FRACTION: return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
+	case PARSE_E_POINT: return not_valid(k, v, "has no digit after the point", w, wlen);
+	case PARSE_E_UNIT: return not_valid(k, v, "has an unknown unit", w, wlen);
+	case PARSE_E_SUB_NS: return not_valid(k, v, "is finer than a nanosecond", w, wlen);
+	case PARSE_E_RANGE: return not_valid(k, v, "is out of range", w, wlen);
 	}
-	u = find_unit(v, &i, suffix, sizeof(unit) / sizeof(unit[0]));
-	if (u == sizeof(unit) / sizeof(unit[0]))
-		return not_valid(k, v, "has an unknown unit", w, wlen);
-	/* Every unit is a whole number of ms; a fraction of a ms must be whole ns. */
-	if (unit[u] == MS && frac9 % 1000)
-		return not_valid(k, v, "is finer than a nanosecond", w, wlen);
-	if (rc || whole > (UINT64_MAX - DAY) / unit[u])
+	if (*out < k->min || *out > k->max)
 		return not_valid(k, v, "is out of range", w, wlen);
-	ns = whole * unit[u] + (unit[u] == MS ? frac9 / 1000 : frac9 * (unit[u] / SEC));
-	if (ns < k->min || ns > k->max)
-		return not_valid(k, v, "is out of range", w, wlen);
-	*out = ns;
 	return 0;
 }
 
@@ -269,6 +212,7 @@ static int parse_duration(const struct conf_key *k, const char *v, uint64_t *out
 static int check_string(const struct conf_key *k, const char *v, char *w, size_t wlen)
 {
 	size_t len = strlen(v), n, digits;
+	uint64_t uid;
 
 	if (len >= k->size)
 		return report(w, wlen, -EINVAL, "value of %zu bytes is too long (%s)", len, k->expected);
@@ -282,7 +226,7 @@ static int check_string(const struct conf_key *k, const char *v, char *w, size_t
 		return not_valid(k, v, "is not a user name or uid", w, wlen);
 	if (!strcmp(v, "root") || (digits == n && strspn(v, "0") == n))
 		return not_valid(k, v, "is root: the daemons run as this user to give root up", w, wlen);
-	if (digits == n && (n > 10 || strtoull(v, NULL, 10) > 0xfffffffeULL))
+	if (digits == n && (n > 10 || parse_u64(v, 0xfffffffeULL, &uid)))
 		return not_valid(k, v, "is not a valid uid", w, wlen);
 	return 0;
 }
@@ -302,7 +246,7 @@ static int set_value(const struct conf_key *k, struct collector_conf *c, const c
 		return rc;
 	}
 	rc = k->type == UINT ? parse_uint(k, v, &u64, w, wlen)
-	     : k->type == BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration(k, v, &u64, w, wlen);
+	     : k->type == BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration_value(k, v, &u64, w, wlen);
 	u32 = (uint32_t)u64; /* an integer's max is within uint32_t */
 	if (!rc)
 		memcpy(field, k->type == UINT ? (void *)&u32 : (void *)&u64, k->size);
