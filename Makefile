@@ -104,7 +104,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
             libbpf-tools
 
-.PHONY: units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
+.PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
 BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest
 
@@ -346,8 +346,21 @@ e2e: all $(TESTBINS)
 	@tests/e2e/run.sh $(BUILD)
 
 check: deps
-	@$(MAKE) --no-print-directory all lint test test-asan fuzz-smoke e2e units-check selinux-check audit-check install-check deb-check
+	@$(MAKE) --no-print-directory all lint layout-check test test-asan fuzz-smoke e2e units-check selinux-check audit-check install-check deb-check
 	@echo "make check: all passed"
+
+# An include against the data flow does not build: ingest/ cannot see the process model, nor the
+# collector the lake, nor the lake the processor's stages; and the rule still lets each see its own.
+LAYOUT_DENIED  := ingest:proctab.h collector:store.h lake:steps.h records:config.h cli:deliver.h
+LAYOUT_ALLOWED := ingest:store.h cli:status.h processor:steps.h model:decode.h
+layout_probe = echo '\#include "$(word 2,$(subst :, ,$(1)))"' | \
+	$(CC) $(CPPFLAGS) $(call stage_inc,$(word 1,$(subst :, ,$(1)))/x.c) -fsyntax-only -x c - 2>/dev/null
+layout-check:
+	@$(foreach p,$(LAYOUT_DENIED),if $(call layout_probe,$(p)); then \
+		echo "layout-check: $(p): a stage may include what its USES_ list does not give it"; exit 1; fi;)
+	@$(foreach p,$(LAYOUT_ALLOWED),$(call layout_probe,$(p)) || \
+		{ echo "layout-check: $(p): a stage cannot include what its USES_ list gives it"; exit 1; };)
+	@echo "layout-check: includes against the data flow fail, along it build"
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
