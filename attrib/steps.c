@@ -62,6 +62,13 @@ enum kind {
 	K_LOST,     /* not a step: the table was full */
 };
 
+/*
+ * The traced command (run mode), or the first process of a run the
+ * processor found (daemon mode, PROC_F_RUN_ROOT: runs.h): its children
+ * start generic steps and it has no parent in scope.
+ */
+#define is_root(b, p) ((p) == (b)->root || ((p)->flags & PROC_F_RUN_ROOT))
+
 static uint32_t memo(enum eng e, bool body, uint32_t step)
 {
 	return ((uint32_t)e << M_ENGINE_SHIFT) | (body ? M_BODY : 0) | step;
@@ -533,6 +540,25 @@ static void classify(struct steps *s, const struct proc *p, struct cls *c)
 		classify_image(s, newest_first[i - 1], c);
 }
 
+enum step_engine steps_engine_of(struct steps *s, const struct proc *p)
+{
+	struct cls c;
+
+	classify(s, p, &c);
+	if (!c.own || !p->image)
+		return STEP_ENGINE_GENERIC;
+	switch (c.engine) {
+	case E_NEXTFLOW:
+		return STEP_ENGINE_NEXTFLOW;
+	case E_SNAKEMAKE:
+		return STEP_ENGINE_SNAKEMAKE;
+	case E_CWLTOOL:
+		return STEP_ENGINE_CWLTOOL;
+	default:
+		return STEP_ENGINE_GENERIC;
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Steps                                                              */
 /* ------------------------------------------------------------------ */
@@ -705,7 +731,7 @@ static uint32_t assign(struct steps *s, struct build *b, const struct proc *p, c
 
 	classify(s, p, &c);
 	self = c.own ? c.engine : pengine;
-	if (p == b->root && self == E_NONE)
+	if (is_root(b, p) && self == E_NONE)
 		self = E_ROOT;
 
 	/* 1. TRACER_STEP names the step, whatever else holds. */
@@ -774,7 +800,7 @@ static struct proc *scope_parent(const struct build *b, const struct proc *p)
 {
 	struct proc *par;
 
-	if (p == b->root)
+	if (is_root(b, p))
 		return NULL;
 	par = proctab_parent(b->t, p);
 	return par && in_scope(b, par) ? par : NULL;
@@ -802,7 +828,7 @@ static void walk(struct steps *s, struct build *b, struct proc *p)
 	}
 	if (par && (par->step & M_LINK))
 		par = NULL; /* a cycle */
-	lost_root = b->run_mode && !par && cur != b->root;
+	lost_root = b->run_mode && !par && !is_root(b, cur);
 	for (;;) {
 		uint32_t next = cur->step & ~M_LINK;
 
@@ -1136,13 +1162,22 @@ static void judge_generic_steps(struct steps *s, const struct proc *root)
 		const struct proc *m = st->main;
 
 		if (st->engine != STEP_ENGINE_GENERIC || !m || !(m->flags & PROC_F_EXIT) || !proc_failed(m) ||
-		    m->exit.hdr.ts_ns > root->exit.hdr.ts_ns)
+		    m->exit.hdr.ts_ns > root->exit.hdr.ts_ns || m->run != root->run)
 			continue;
 		if (!last || m->exit.hdr.ts_ns > last->main->exit.hdr.ts_ns)
 			last = st;
 	}
 	if (last)
 		last->failed = true;
+}
+
+/* Daemon mode: each run's script judges its own generic steps. */
+static void judge_run_roots(struct steps *s, struct proctab *t)
+{
+	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
+		if ((p->flags & (PROC_F_RUN_ROOT | PROC_F_EXIT)) == (PROC_F_RUN_ROOT | PROC_F_EXIT) &&
+		    decode_exit_status(p->exit.exit_code))
+			judge_generic_steps(s, p);
 }
 
 static bool step_before(const struct step *a, const struct step *b)
@@ -1228,7 +1263,10 @@ int steps_build(struct steps *s, struct proctab *t)
 	}
 	for (uint32_t i = 0; i < s->n; i++)
 		step_finish(s, &s->v[i]);
-	judge_generic_steps(s, b.root);
+	if (b.run_mode)
+		judge_generic_steps(s, b.root);
+	else
+		judge_run_roots(s, t);
 	rc = steps_sort(s, &b);
 	mrc = steps_memory(s, t);
 	run_finish(s, &r);

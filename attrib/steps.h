@@ -166,6 +166,13 @@ static inline uint32_t step_nonzero_exits(const struct step *s)
 	return s->failed_processes - (s->failed && s->failed_processes > 0);
 }
 
+/*
+ * The workflow engine p's own images run (NEXTFLOW, SNAKEMAKE, CWLTOOL),
+ * as the step rules recognise it; GENERIC for none or a fork that did not
+ * exec. Uses s's scratch: not during a build.
+ */
+enum step_engine steps_engine_of(struct steps *s, const struct proc *p);
+
 /* The step of a process, or NULL. */
 static inline const struct step *steps_of(const struct steps *s, const struct proc *p)
 {

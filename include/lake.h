@@ -23,13 +23,23 @@ enum tl_type {
 	TL_KEY_ANNOUNCE = 65,
 	/* struct tl_loss: records that will never be sent, and why. */
 	TL_LOSS = 66,
-	TL_TYPES_END = 67,
+	/*
+	 * A run found in daemon mode, as it stands now: a UTF-8 JSON object of
+	 * schema "tracer.live.v1" (docs/live.md), at most TL_RUN_MAX bytes. Its
+	 * steps, processes and signals are what changed since the run's
+	 * previous TL_RUN; the ingest upserts its runs, steps, processes and
+	 * signals rows.
+	 */
+	TL_RUN = 67,
+	TL_TYPES_END = 68,
 };
 
 /*
  * Key rotation. The old key signs the batch that carries this record; once
  * the ingest has stored that batch it accepts new_key_id for the same host.
  */
+#define TL_RUN_MAX (1u << 20)
+
 struct tl_key_announce {
 	uint8_t new_key_id[BATCH_KEY_ID_LEN];
 	uint8_t new_public_key[BATCH_PUBKEY_LEN];

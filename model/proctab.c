@@ -296,6 +296,8 @@ static struct proc *find_alive_at(const struct proctab *t, uint32_t tgid, uint64
 
 static void evict(struct proctab *t, struct proc *p)
 {
+	if (t->on_evict)
+		t->on_evict(t->evict_ctx, p);
 	unlink_entry(t, p);
 	release_entry(t, p);
 	memset(p, 0, sizeof(*p));
@@ -443,6 +445,7 @@ int proctab_exec(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns
 	touch(t, p, ts_ns);
 	set_parent_from_ppid(t, p, e->rec.ppid, PARENT_FROM_EXEC);
 	p->flags |= PROC_F_EXEC | PROC_F_UID;
+	p->flags &= ~(uint32_t)PROC_F_RUN_DECIDED; /* a new image may start a run (runs.h) */
 	p->uid = e->rec.uid;
 	p->gid = e->rec.gid;
 	p->cgroup_id = e->rec.cgroup_id;
@@ -770,7 +773,7 @@ static unsigned sweep(struct proctab *t, const struct proc *pin)
 		/* touch() keeps newest_ts >= every last_ts_ns */
 		bool idle = p != pin && t->newest_ts - p->last_ts_ns >= t->grace_ns;
 		/* Run mode: whatever is outside the tree. Daemon mode: what has exited. */
-		bool done = t->root_pid ? !p->in_tree : (p->flags & PROC_F_EXIT) != 0;
+		bool done = t->root_pid ? !p->in_tree : (p->flags & (PROC_F_EXIT | PROC_F_HELD)) == PROC_F_EXIT;
 
 		if (idle && done) {
 			evict(t, p);

@@ -111,6 +111,11 @@ enum proc_parent_src {
 #define PROC_F_PREEXISTING 0x80 /* running before tracing started (no fork or exec of it seen) */
 #define PROC_F_EXCLUDED 0x100 /* its image matched an exclude rule in the kernel: nothing more comes */
 #define PROC_F_STALL_WARNED 0x200 /* its stall was logged while it lasted */
+/* Daemon mode's runs (attrib/runs.h). */
+#define PROC_F_RUN_ROOT 0x400    /* the first process of a run */
+#define PROC_F_RUN_DECIDED 0x800 /* its run was decided for its current image (cleared by an exec) */
+#define PROC_F_HELD 0x1000       /* exited, but its run still needs it: not evicted */
+#define PROC_F_LIVE_END 0x2000   /* its end's signals went out in a live record */
 
 struct proc_oom {
 	uint64_t ts_ns;
@@ -145,6 +150,8 @@ struct proc {
 	uint64_t cgroup_v1_id;      /* v1 memory hierarchy, 0 if none */
 	uint32_t mnt_ns, pid_ns;
 	uint32_t step;              /* its step: index + 1 in the step table, 0 for none (steps.h) */
+	uint32_t run;               /* daemon mode: its run, slot + 1 in the run table (runs.h), 0 for none */
+	uint32_t live_attr;         /* daemon mode: hash of the run, step and tool last sent for it, 0: none */
 	uint32_t n_files;
 	uint32_t files_cap;
 	uint32_t files_dropped;     /* files the kernel or the file budget did not report */
@@ -211,6 +218,9 @@ struct proctab {
 	uint64_t series_budget;     /* PROCTAB_SERIES_BUDGET unless changed before use */
 	uint64_t files_bytes;       /* bytes of per-process file arrays allocated now */
 	uint64_t stall_after_ns;    /* no progress for this long is a stall (0: never) */
+	/* Called for every entry just before it is evicted (daemon mode's runs fold its figures). */
+	void (*on_evict)(void *ctx, const struct proc *p);
+	void *evict_ctx;
 	struct intern strings;      /* file and cgroup paths */
 	const struct toolrules *tool_rules; /* naming rules from the rules file, NULL for the built-ins only */
 	struct redact_rules redact; /* built-ins plus a rules file's: applied to every argument area as it arrives */

@@ -115,6 +115,7 @@ bool series_add(struct proc_series **sp, const struct series_point *pt, uint64_t
 	else if (pt->rss_bytes > s->peaks.rss_bytes)
 		s->peaks.rss_bytes = pt->rss_bytes;
 	s->samples++;
+	s->prev = s->last;
 	s->last = *pt;
 	if (!room)
 		return false;

@@ -39,6 +39,7 @@ struct series_peaks {
 
 struct proc_series {
 	struct series_point last;  /* the newest sample */
+	struct series_point prev;  /* the one before it (all zero until the second): rates now */
 	struct series_peaks peaks;
 	uint64_t min_step_ns;      /* points are at least this far apart (0 until the first downsampling) */
 	uint64_t samples;          /* samples received */

@@ -50,6 +50,7 @@
 #include "deliver.h"
 #include "handover.h"
 #include "lake.h"
+#include "live.h"
 #include "notify.h"
 #include "options.h"
 #include "parse.h"
@@ -57,6 +58,7 @@
 #include "redact.h"
 #include "report.h"
 #include "ring.h"
+#include "runs.h"
 #include "session.h"
 #include "status.h"
 #include "steps.h"
@@ -78,6 +80,7 @@
 #define RULES_FILE_MAX (1 << 20) /* bytes of a rules file read at most */
 #define RECONNECT_INTERVAL_NS 1000000000ULL /* daemon mode: looking for a (new) collector */
 #define STATUS_INTERVAL_NS 1000000000ULL
+#define LIVE_INTERVAL_NS 1000000000ULL /* daemon mode: how often the runs are looked at (docs/live.md) */
 #define UPLOAD_WAIT_MS 5         /* loop sleep while a transfer is under way: the ring is looked at this often */
 
 /* The loop's state. */
@@ -105,6 +108,8 @@ struct loop {
 	bool attached;              /* a ring is mapped */
 	uint64_t next_reconnect;
 	uint64_t next_status;
+	uint64_t next_live;
+	bool live;                  /* daemon mode with delivery: runs are found and streamed */
 	int status_fd;
 	uint64_t attaches;
 	struct notify notify;       /* systemd: READY=1, WATCHDOG=1, STOPPING=1 */
@@ -114,6 +119,8 @@ struct loop {
 static struct session session;
 static struct toolrules tool_rules;
 static struct steps steps;
+static struct runs runs;
+static struct live live;
 static char out_storage[1 << 16];
 
 /* ------------------------------------------------------------------ */
@@ -628,6 +635,29 @@ static void delivery_housekeeping(struct loop *l, uint64_t now)
 	}
 }
 
+/* A live record of a run, to the spool. */
+static int emit_live(void *ctx, const void *payload, uint32_t len)
+{
+	struct loop *l = ctx;
+
+	return deliver_own_record(l->dlv, TL_RUN, payload, len);
+}
+
+static void live_housekeeping(struct loop *l, uint64_t now)
+{
+	int rc;
+
+	if (!l->live || !l->dlv || now < l->next_live)
+		return;
+	l->next_live = now + LIVE_INTERVAL_NS;
+	rc = live_cycle(&live, &session, &steps, &runs, now);
+	if (rc) {
+		fprintf(stderr, "<2>the spool failed (%s): stopping; what is in the ring stays there for the next "
+				"start\n", strerror(-rc));
+		l->interrupted = true;
+	}
+}
+
 static void housekeeping(struct loop *l, uint64_t now)
 {
 	uint64_t hb = l->attached ? ring_consumer_peer_heartbeat(&l->ring) : now;
@@ -638,6 +668,7 @@ static void housekeeping(struct loop *l, uint64_t now)
 	if (!l->attached)
 		return;
 	ring_consumer_heartbeat(&l->ring, now);
+	live_housekeeping(l, now); /* before the sweep: it says which exited processes runs still need */
 	if (now >= l->next_sweep) {
 		proctab_sweep(&session.tab);
 		l->next_sweep = now + SWEEP_INTERVAL_NS;
@@ -824,6 +855,8 @@ static int finish(struct loop *l)
 
 	notify_send(&l->notify, "STOPPING=1");
 	if (l->dlv && !l->o->root_pid) {
+		l->next_live = 0;
+		live_housekeeping(l, mono_ns()); /* the runs as they stand now */
 		/* Durable before we go: what was read and not released stays in the ring anyway. */
 		if (deliver_sync(l->dlv) == 0 && l->attached)
 			release(l);
@@ -880,6 +913,12 @@ static int delivery_prepare(struct options *o, struct deliver_options *d)
 	if (rc) {
 		fprintf(stderr, "<3>cannot read the boot id from %s: %s\n", BATCH_BOOT_ID_PATH, strerror(-rc));
 		return -1;
+	}
+	{
+		char boot[2 * BATCH_BOOT_ID_LEN + 1];
+
+		sodium_bin2hex(boot, sizeof(boot), d->id.boot_id, sizeof(d->id.boot_id));
+		runs_init(&runs, boot);
 	}
 	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", c->state_dir);
 	d->spool = (struct spool_config){
@@ -959,6 +998,17 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.delivery && delivery_prepare(&o, &dopt))
 		return 1;
+	if (o.delivery && !o.root_pid) {
+		live_init(&live);
+		live.mono_to_real_ns = loop.mono_to_real;
+		live.io_wait_after_ns = o.io_wait_after_ns;
+		live.net_wait_after_ns = o.net_wait_after_ns;
+		live.emit = emit_live;
+		live.emit_ctx = &loop;
+		session.tab.on_evict = runs_on_evict;
+		session.tab.evict_ctx = &runs;
+		loop.live = true;
+	}
 	if (notify_open(&loop.notify) < 0)
 		return 1;
 	/* Privileges go first, then the spool and the ring, then every system call the loop does not need. */

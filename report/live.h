@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Daemon mode's live records (docs/live.md): once a second the runs the
+ * processor found (attrib/runs.h) are looked at; each that changed, or
+ * that has not been written for LIVE_REFRESH_NS while it runs, gets a
+ * TL_RUN record: the run as it stands, the steps that changed, the
+ * processes whose run, step or tool is new, and the signals found since.
+ *
+ * It also decides which exited processes the table must keep
+ * (PROC_F_HELD): those of a step still running (its figures need them
+ * all) and those of a generic step that may yet be judged failed when its
+ * script ends. Everything else of a run is folded into the run when
+ * evicted (runs_on_evict()).
+ */
+#ifndef TRACER_REPORT_LIVE_H
+#define TRACER_REPORT_LIVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runs.h"
+#include "session.h"
+#include "steps.h"
+
+#define LIVE_SCHEMA "tracer.live.v1"
+#define LIVE_REFRESH_NS (5ULL * 1000000000ULL) /* a running run is written at least this often */
+
+/* Hands one TL_RUN payload to the spool: 0, or -errno (fatal). */
+typedef int (*live_emit_fn)(void *ctx, const void *payload, uint32_t len);
+
+struct live_agg; /* live.c */
+
+struct live {
+	uint64_t mono_to_real_ns;
+	uint64_t io_wait_after_ns, net_wait_after_ns; /* signal thresholds (0: off) */
+	live_emit_fn emit;
+	void *emit_ctx;
+	/* Scratch, grown as needed. */
+	struct live_agg *agg;
+	uint32_t agg_cap;
+	uint32_t *step_max_ts_idx;
+	uint64_t *step_ts;
+	uint32_t step_cap;
+	/* Figures. */
+	uint64_t records;      /* TL_RUN records written */
+	uint64_t bytes;
+	uint64_t builds;       /* step builds */
+	uint64_t last_newest_ts;
+	uint64_t now_ns;       /* the loop's clock in this cycle */
+};
+
+void live_init(struct live *lv);
+void live_free(struct live *lv);
+
+/*
+ * One look at every run: decide new processes' runs, rebuild the steps
+ * when records arrived, write what changed. now_ns: the loop's
+ * CLOCK_MONOTONIC. 0, or the emitter's error.
+ */
+int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct runs *runs, uint64_t now_ns);
+
+#endif /* TRACER_REPORT_LIVE_H */
