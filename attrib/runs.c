@@ -55,6 +55,11 @@ void runs_init(struct runs *r, const char *boot_hex)
 	snprintf(r->boot, sizeof(r->boot), "%s", boot_hex && *boot_hex ? boot_hex : "0");
 }
 
+void runs_key(const struct runs *r, const struct proc *root, char *out, size_t size)
+{
+	snprintf(out, size, "%s-%u-%llu", r->boot, (unsigned)root->tgid, (unsigned long long)root->start_ns);
+}
+
 void runs_free(struct runs *r)
 {
 	free(r->v);
@@ -263,8 +268,7 @@ static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum 
 	run->root_tgid = p->tgid;
 	run->root_start_ns = p->start_ns;
 	run->root_preexisting = (p->flags & PROC_F_PREEXISTING) != 0;
-	snprintf(run->key, sizeof(run->key), "%s-%u-%llu", r->boot, (unsigned)p->tgid,
-		 (unsigned long long)p->start_ns);
+	runs_key(r, p, run->key, sizeof(run->key));
 	run->command_len = im->argv_len < RUN_COMMAND_MAX ? im->argv_len : RUN_COMMAND_MAX;
 	memcpy(run->command, proc_image_args(im), run->command_len);
 	if (run->command_len == RUN_COMMAND_MAX)
@@ -281,7 +285,8 @@ static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum 
 }
 
 /* Decide p, whose parent (par, or none) is decided. */
-static void decide(struct runs *r, struct steps *steps, struct proc *p, struct proc *par)
+static void decide(struct runs *r, struct steps *steps, struct proc *p, struct proc *par, uint32_t root_pid,
+		   const struct proc *root)
 {
 	struct run *run = runs_of(r, p);
 	enum run_detect kind;
@@ -297,7 +302,10 @@ static void decide(struct runs *r, struct steps *steps, struct proc *p, struct p
 	}
 	if (p->run)
 		return; /* its run ended: it stays in none */
-	kind = start_kind(steps, p, par);
+	if (root_pid)
+		kind = p == root ? RUN_BY_TRACER_RUN : RUN_BY_NONE; /* tracer run: its command is the one run */
+	else
+		kind = start_kind(steps, p, par);
 	if (kind != RUN_BY_NONE)
 		run_start(r, steps, p, kind);
 }
@@ -308,6 +316,7 @@ uint32_t runs_assign(struct runs *r, struct proctab *t, struct steps *steps)
 {
 	struct proc *chain[DECIDE_DEPTH];
 	uint64_t before = r->started;
+	const struct proc *root = t->root_pid ? proctab_root(t) : NULL;
 
 	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p)) {
 		size_t n = 0;
@@ -326,7 +335,7 @@ uint32_t runs_assign(struct runs *r, struct proctab *t, struct steps *steps)
 			par = (c->flags & PROC_F_RUN_ROOT) ? NULL : proctab_parent(t, c);
 			if (par && !(par->flags & PROC_F_RUN_DECIDED) && par != c)
 				par = NULL; /* beyond the bound */
-			decide(r, steps, c, par == c ? NULL : par);
+			decide(r, steps, c, par == c ? NULL : par, t->root_pid, root);
 		}
 	}
 	return (uint32_t)(r->started - before);

@@ -24,6 +24,7 @@
 #define TRACER_ATTRIB_RUNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "proctab.h"
@@ -98,6 +99,9 @@ struct runs {
 void runs_init(struct runs *r, const char *boot_hex);
 void runs_free(struct runs *r);
 
+/* The key of the run whose first process is root: BOOT-TGID-START (docs/live.md). */
+void runs_key(const struct runs *r, const struct proc *root, char *out, size_t size);
+
 /* The run a process is in, or NULL. */
 static inline struct run *runs_of(const struct runs *r, const struct proc *p)
 {
@@ -106,6 +110,8 @@ static inline struct run *runs_of(const struct runs *r, const struct proc *p)
 
 /*
  * Decide every process whose run is not decided yet (parents first).
+ * In run mode (t->root_pid) the traced command is the one run and
+ * nothing else starts one.
  * steps gives the engine classification (steps_engine_of()). Returns how
  * many runs started.
  */

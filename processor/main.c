@@ -635,6 +635,18 @@ static void delivery_housekeeping(struct loop *l, uint64_t now)
 	}
 }
 
+/* This boot's id in hex (the first part of run keys), read before the sandbox; "0" if unreadable. */
+static const char *boot_hex(void)
+{
+	static char hex[2 * BATCH_BOOT_ID_LEN + 1];
+	uint8_t id[BATCH_BOOT_ID_LEN];
+
+	if (batch_read_id_file(BATCH_BOOT_ID_PATH, id))
+		return "0";
+	sodium_bin2hex(hex, sizeof(hex), id, sizeof(id));
+	return hex;
+}
+
 /* A live record of a run, to the spool. */
 static int emit_live(void *ctx, const void *payload, uint32_t len)
 {
@@ -848,6 +860,18 @@ static int deliver_run(struct loop *l, const struct report_input *in)
 	return rc;
 }
 
+/* Run mode: the key of the traced command's run, as daemon mode would name it (docs/live.md). */
+static const char *run_key(const struct proctab *t)
+{
+	static char key[sizeof(((struct run *)0)->key)];
+	const struct proc *root = proctab_root(t);
+
+	if (!root)
+		return NULL;
+	runs_key(&runs, root, key, sizeof(key));
+	return key;
+}
+
 static int finish(struct loop *l)
 {
 	struct report_input in;
@@ -865,9 +889,14 @@ static int finish(struct loop *l)
 		l->dlv = NULL;
 	}
 
+	if (l->dlv && l->o->root_pid) {
+		l->next_live = 0;
+		live_housekeeping(l, mono_ns()); /* the run's last live record: ended, or as far as it got */
+	}
 	fill_report_input(l, &in);
 	if (l->o->root_pid) {
 		proctab_mark_tree(&session.tab);
+		in.run_key = run_key(&session.tab);
 		if (steps_build(&steps, &session.tab) == 0)
 			in.steps = &steps;
 		else
@@ -913,12 +942,6 @@ static int delivery_prepare(struct options *o, struct deliver_options *d)
 	if (rc) {
 		fprintf(stderr, "<3>cannot read the boot id from %s: %s\n", BATCH_BOOT_ID_PATH, strerror(-rc));
 		return -1;
-	}
-	{
-		char boot[2 * BATCH_BOOT_ID_LEN + 1];
-
-		sodium_bin2hex(boot, sizeof(boot), d->id.boot_id, sizeof(d->id.boot_id));
-		runs_init(&runs, boot);
 	}
 	snprintf(spool_dir, sizeof(spool_dir), "%s/spool", c->state_dir);
 	d->spool = (struct spool_config){
@@ -998,7 +1021,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (o.delivery && delivery_prepare(&o, &dopt))
 		return 1;
-	if (o.delivery && !o.root_pid) {
+	runs_init(&runs, boot_hex());
+	if (o.delivery) {
 		live_init(&live);
 		live.mono_to_real_ns = loop.mono_to_real;
 		live.io_wait_after_ns = o.io_wait_after_ns;

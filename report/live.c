@@ -539,6 +539,8 @@ int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct 
 	if (!runs->live)
 		return 0;
 	if (changed || steps->n == 0) {
+		if (t->root_pid)
+			proctab_mark_tree(t);
 		if (steps_build(steps, t) == -ENOMEM)
 			return 0; /* try again next time: what was sent stays true */
 		lv->builds++;

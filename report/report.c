@@ -581,7 +581,7 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 	report_write_steps(&j, in->steps, series, in->mono_to_real_ns, in->cgroups);
 	free(series);
 	if (in->steps)
-		report_write_run(&j, in->steps);
+		report_write_run(&j, in->steps, in->run_key);
 	if (collect_signals(t, &m, in, &sl) == 0)
 		write_signals(&j, &sl, in);
 	else

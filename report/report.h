@@ -65,6 +65,7 @@ struct report_input {
 	uint64_t mono_to_real_ns;      /* add to CLOCK_MONOTONIC (mod 2^64) for CLOCK_REALTIME */
 	const struct cgtab *cgroups;   /* cgroup paths by id; NULL: none known */
 	const struct steps *steps;     /* steps_build() of the same table; NULL: no steps */
+	const char *run_key;           /* the run's key in the lake (docs/live.md); NULL: not known */
 	uint64_t stall_after_ns;       /* signals: no progress this long is "stalled" (0: off) */
 	uint64_t io_wait_after_ns;     /* signals: this much I/O wait in one process is "io_wait" (0: off) */
 	uint64_t net_wait_after_ns;    /* signals: this much time in network calls is "net_wait" (0: off) */

@@ -9,12 +9,13 @@
 #include "decode.h"
 #include "report.h"
 
-void report_write_run(struct json *j, const struct steps *st)
+void report_write_run(struct json *j, const struct steps *st, const char *key)
 {
 	const struct run_info *r = &st->run;
 
 	json_key(j, "run");
 	json_object_begin(j);
+	json_kv_string(j, "key", key);
 	json_kv_string(j, "pipeline", r->pipeline);
 	json_kv_string(j, "run_id", r->run_id);
 	json_kv_string(j, "engine", r->engine);

@@ -31,7 +31,7 @@ struct step_series {
 /* Series for the first STEP_SERIES_MAX_STEPS steps of st, from the processes procs[0..n). NULL: no memory. */
 struct step_series *report_step_series(const struct steps *st, struct proc *const *procs, size_t n);
 
-void report_write_run(struct json *j, const struct steps *st);
+void report_write_run(struct json *j, const struct steps *st, const char *key);
 /* series may be NULL (no series written). */
 void report_write_steps(struct json *j, const struct steps *st, const struct step_series *series,
 			uint64_t mono_to_real_ns, const struct cgtab *cgroups);
