@@ -7,6 +7,7 @@
 
 #include "decode.h"
 #include "tool.h"
+#include "toolrules.h"
 
 static const char *const run_env_keys[RUN_ENV_KEYS] = { "TRACER_PIPELINE", "TRACER_RUN_ID", "SLURM_JOB_ID",
 							 "AWS_BATCH_JOB_ID" };
@@ -16,6 +17,8 @@ const char *run_detect_name(enum run_detect d)
 	switch (d) {
 	case RUN_BY_ENV:
 		return "env";
+	case RUN_BY_RULE:
+		return "rule";
 	case RUN_BY_TRACER_RUN:
 		return "tracer_run";
 	case RUN_BY_NEXTFLOW:
@@ -206,8 +209,25 @@ static bool tracer_daemon(const struct proc *p)
 	return !strcmp(b, "tracer-collector") || !strcmp(b, "tracer-processor");
 }
 
-/* Does p (in no run) start one? The order is docs/live.md's. */
-static enum run_detect start_kind(struct steps *steps, const struct proc *p, const struct proc *par)
+/* The rules file's `run` rule p's image matches: its name, or NULL. */
+static const char *run_rule(struct runs *r, const struct proctab *t, const struct proc_image *im)
+{
+	const char *a = proc_image_args(im), *end = a + im->argv_len;
+	size_t n = 0;
+
+	if (!t->tool_rules)
+		return NULL;
+	for (uint32_t i = 0; i < im->argc && a < end && n < TR_ARGV_MAX; i++) {
+		r->argv[n++] = a;
+		a += strnlen(a, (size_t)(end - a)) + 1;
+	}
+	r->argv[n] = NULL;
+	return toolrules_run(t->tool_rules, proc_image_path(im), r->argv, n);
+}
+
+/* Does p (in no run) start one? The order is docs/live.md's. rule: a `run` rule's name, when that. */
+static enum run_detect start_kind(struct runs *r, const struct proctab *t, struct steps *steps, const struct proc *p,
+				  const struct proc *par, const char **rule)
 {
 	const struct proc_image *im = p->image;
 
@@ -215,6 +235,8 @@ static enum run_detect start_kind(struct steps *steps, const struct proc *p, con
 		return RUN_BY_NONE;
 	if (nonempty(proc_image_env(im, "TRACER_RUN_ID")) || nonempty(proc_image_env(im, "TRACER_PIPELINE")))
 		return RUN_BY_ENV;
+	if ((*rule = run_rule(r, t, im)) != NULL)
+		return RUN_BY_RULE;
 	if (is_tracer_run(par) && !tracer_daemon(p))
 		return RUN_BY_TRACER_RUN;
 	switch (steps_engine_of(steps, p)) {
@@ -253,7 +275,7 @@ static struct run *run_slot(struct runs *r)
 	return &r->v[r->high++];
 }
 
-static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum run_detect kind)
+static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum run_detect kind, const char *rule)
 {
 	struct run *run = run_slot(r);
 	const struct proc_image *im = p->image;
@@ -268,6 +290,8 @@ static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum 
 	run->root_tgid = p->tgid;
 	run->root_start_ns = p->start_ns;
 	run->root_preexisting = (p->flags & PROC_F_PREEXISTING) != 0;
+	if (rule)
+		snprintf(run->rule_name, sizeof(run->rule_name), "%s", rule);
 	runs_key(r, p, run->key, sizeof(run->key));
 	run->command_len = im->argv_len < RUN_COMMAND_MAX ? im->argv_len : RUN_COMMAND_MAX;
 	memcpy(run->command, proc_image_args(im), run->command_len);
@@ -285,10 +309,11 @@ static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum 
 }
 
 /* Decide p, whose parent (par, or none) is decided. */
-static void decide(struct runs *r, struct steps *steps, struct proc *p, struct proc *par, uint32_t root_pid,
+static void decide(struct runs *r, const struct proctab *t, struct steps *steps, struct proc *p, struct proc *par,
 		   const struct proc *root)
 {
 	struct run *run = runs_of(r, p);
+	const char *rule = NULL;
 	enum run_detect kind;
 
 	if (!run && !p->run && par && (run = runs_of(r, par)) != NULL && !run->final_sent)
@@ -302,12 +327,12 @@ static void decide(struct runs *r, struct steps *steps, struct proc *p, struct p
 	}
 	if (p->run)
 		return; /* its run ended: it stays in none */
-	if (root_pid)
+	if (t->root_pid)
 		kind = p == root ? RUN_BY_TRACER_RUN : RUN_BY_NONE; /* tracer run: its command is the one run */
 	else
-		kind = start_kind(steps, p, par);
+		kind = start_kind(r, t, steps, p, par, &rule);
 	if (kind != RUN_BY_NONE)
-		run_start(r, steps, p, kind);
+		run_start(r, steps, p, kind, rule);
 }
 
 #define DECIDE_DEPTH 512 /* ancestors decided on the way up; a deeper chain starts from the middle */
@@ -335,7 +360,7 @@ uint32_t runs_assign(struct runs *r, struct proctab *t, struct steps *steps)
 			par = (c->flags & PROC_F_RUN_ROOT) ? NULL : proctab_parent(t, c);
 			if (par && !(par->flags & PROC_F_RUN_DECIDED) && par != c)
 				par = NULL; /* beyond the bound */
-			decide(r, steps, c, par == c ? NULL : par, t->root_pid, root);
+			decide(r, t, steps, c, par == c ? NULL : par, root);
 		}
 	}
 	return (uint32_t)(r->started - before);

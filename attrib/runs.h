@@ -5,6 +5,7 @@
  * command it started); the daemons find them:
  *
  *   TRACER_RUN_ID / TRACER_PIPELINE in its environment   -> "env"
+ *   a `run` rule of the rules file                       -> "rule"
  *   the command a `tracer run` started                   -> "tracer_run"
  *   a workflow engine's invocation                       -> "nextflow", "snakemake", "cwltool"
  *   SLURM_JOB_ID / AWS_BATCH_JOB_ID in its environment   -> "slurm", "aws_batch"
@@ -37,6 +38,7 @@
 enum run_detect {
 	RUN_BY_NONE = 0,
 	RUN_BY_ENV,
+	RUN_BY_RULE,
 	RUN_BY_TRACER_RUN,
 	RUN_BY_NEXTFLOW,
 	RUN_BY_SNAKEMAKE,
@@ -75,6 +77,7 @@ struct run {
 	uint64_t engine_start_ns;
 	char workflow[RUN_STR_MAX];   /* the engine's project, Snakefile or CWL file; "" unknown */
 	char run_name[RUN_STR_MAX];
+	char rule_name[RUN_STR_MAX];  /* a `run` rule's NAME (detected_by rule) */
 	char env[RUN_ENV_KEYS][RUN_STR_MAX];
 	uint64_t env_start_ns[RUN_ENV_KEYS];
 	char command[RUN_COMMAND_MAX]; /* the root's argument area (redacted), NUL-separated */
@@ -94,6 +97,7 @@ struct runs {
 	uint32_t live;                /* used slots */
 	uint64_t started, ended, dropped;
 	char boot[40];                /* this boot's id, hex: the first part of every key */
+	const char *argv[TR_ARGV_MAX + 1]; /* scratch: one image's argument pointers */
 };
 
 void runs_init(struct runs *r, const char *boot_hex);

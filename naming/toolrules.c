@@ -216,30 +216,31 @@ static const struct {
 	{ "arg", TOOLRULE_ARG }, { "tool", TOOLRULE_TOOL },
 };
 
-/* tool NAME when FIELD=GLOB... */
-static int rule_tool(struct parser *ps, const struct tok *w, size_t nw)
+/* tool NAME when FIELD=GLOB... (or run NAME when ...: is_run) */
+static int rule_tool(struct parser *ps, const struct tok *w, size_t nw, bool is_run)
 {
 	struct toolrule_tool *r = ps->fill ? &ps->tools[ps->n.tools] : NULL;
+	const char *kw = is_run ? "run" : "tool";
 	char b[48];
 	int rc;
 
 	if (nw < 2)
-		return fail(ps, end_col(w, nw), -EINVAL, "tool: the NAME to give is missing");
-	if ((rc = check_name(ps, &w[1], "tool name", false)))
+		return fail(ps, end_col(w, nw), -EINVAL, "%s: the NAME to give is missing", kw);
+	if ((rc = check_name(ps, &w[1], is_run ? "run name" : "tool name", false)))
 		return rc;
 	if (nw < 3 || !word_is(&w[2], "when"))
 		return fail(ps, nw < 3 ? end_col(w, nw) : w[2].col, -EINVAL,
-			    "tool: expected 'when' after the name%s%s", nw < 3 ? "" : ", not ",
+			    "%s: expected 'when' after the name%s%s", kw, nw < 3 ? "" : ", not ",
 			    nw < 3 ? "" : shown(&w[2], b));
 	if (nw < 4)
-		return fail(ps, end_col(w, nw), -EINVAL, "tool: at least one condition FIELD=GLOB after 'when'");
+		return fail(ps, end_col(w, nw), -EINVAL, "%s: at least one condition FIELD=GLOB after 'when'", kw);
 	if (nw - 3 > TOOLRULES_MAX_CONDS)
-		return fail(ps, w[3 + TOOLRULES_MAX_CONDS].col, -EINVAL, "tool: more than %u conditions",
-			    TOOLRULES_MAX_CONDS);
+		return fail(ps, w[3 + TOOLRULES_MAX_CONDS].col, -EINVAL, "%s: more than %u conditions",
+			    kw, TOOLRULES_MAX_CONDS);
 	if (r)
 		*r = (struct toolrule_tool){ .name = keep(ps, w[1].s, w[1].len, w[1].quoted),
 					     .conds = &ps->conds[ps->n.conds], .n_conds = (uint32_t)(nw - 3),
-					     .line = ps->line };
+					     .line = ps->line, .run = is_run };
 	else
 		keep(ps, w[1].s, w[1].len, w[1].quoted);
 	for (size_t i = 3; i < nw; i++) {
@@ -389,18 +390,20 @@ static int parse_line(struct parser *ps, const char *s, size_t len)
 	if ((rc = split(ps, s, len, w, &nw)) || nw == 0)
 		return rc;
 	if (w[0].quoted)
-		return fail(ps, w[0].col, -EINVAL, "a rule starts with tool, interpreter, subcommand or rename");
+		return fail(ps, w[0].col, -EINVAL, "a rule starts with tool, run, interpreter, subcommand or rename");
 	if (++ps->rules > TOOLRULES_MAX_RULES)
 		return fail(ps, w[0].col, -E2BIG, "more than %u rules", TOOLRULES_MAX_RULES);
 	if (word_is(&w[0], "tool"))
-		return rule_tool(ps, w, nw);
+		return rule_tool(ps, w, nw, false);
+	if (word_is(&w[0], "run"))
+		return rule_tool(ps, w, nw, true);
 	if (word_is(&w[0], "interpreter"))
 		return rule_table(ps, w, nw, true);
 	if (word_is(&w[0], "subcommand"))
 		return rule_table(ps, w, nw, false);
 	if (word_is(&w[0], "rename"))
 		return rule_rename(ps, w, nw);
-	return fail(ps, w[0].col, -EINVAL, "unknown rule '%s' (expected tool, interpreter, subcommand or rename)",
+	return fail(ps, w[0].col, -EINVAL, "unknown rule '%s' (expected tool, run, interpreter, subcommand or rename)",
 		    shown(&w[0], b));
 }
 
@@ -566,6 +569,8 @@ size_t toolrules_name(const struct toolrules *tr, const char *exe, const char *c
 		const struct toolrule_tool *r = &tr->tools[i];
 		uint32_t c;
 
+		if (r->run)
+			continue;
 		for (c = 0; c < r->n_conds; c++)
 			if (!cond_holds(&r->conds[c], exe, argv, argc, name))
 				break;
@@ -579,4 +584,26 @@ size_t toolrules_name(const struct toolrules *tr, const char *exe, const char *c
 		if (tool_glob(tr->renames[i].from, first))
 			return copy_out(out, size, tr->renames[i].to, strlen(tr->renames[i].to), name + wlen);
 	return copy_out(out, size, name, len, "");
+}
+
+const char *toolrules_run(const struct toolrules *tr, const char *exe, const char *const *argv, size_t argc)
+{
+	char name[TOOL_NAME_MAX];
+
+	if (!tr || !tr->rules)
+		return NULL;
+	tool_name_with(&tr->extra, exe, argv, argc, name, sizeof(name));
+	for (uint32_t i = 0; i < tr->n_tools; i++) {
+		const struct toolrule_tool *r = &tr->tools[i];
+		uint32_t c;
+
+		if (!r->run)
+			continue;
+		for (c = 0; c < r->n_conds; c++)
+			if (!cond_holds(&r->conds[c], exe, argv, argc, name))
+				break;
+		if (c == r->n_conds)
+			return r->name;
+	}
+	return NULL;
 }

@@ -9,6 +9,7 @@
  *   interpreter tclsh value -encoding
  *   subcommand mytool value -c --config
  *   rename bwa-mem2 bwa
+ *   run "rnaseq" when exe=/opt/lab/bin/launch-*
  *
  * `tool NAME when COND...` names an image that meets every condition
  * (exe=GLOB, name=GLOB, arg0=GLOB, arg=GLOB, tool=GLOB); `interpreter`
@@ -20,6 +21,7 @@
 #ifndef TRACER_NAMING_TOOLRULES_H
 #define TRACER_NAMING_TOOLRULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +53,7 @@ struct toolrule_tool {
 	const struct toolrule_cond *conds;
 	uint32_t n_conds;
 	uint32_t line;
+	bool run;      /* a `run` rule: a process it matches starts a run named `name` (docs/live.md) */
 };
 
 struct toolrule_rename {
@@ -95,5 +98,11 @@ int toolrules_load_as(struct toolrules *tr, const char *source, const char *text
  */
 size_t toolrules_name(const struct toolrules *tr, const char *exe, const char *const *argv, size_t argc, char *out,
 		      size_t size);
+
+/*
+ * The first `run` rule whose conditions all hold for this image: its
+ * NAME (the run's pipeline), or NULL. tr may be NULL (no rules).
+ */
+const char *toolrules_run(const struct toolrules *tr, const char *exe, const char *const *argv, size_t argc);
 
 #endif /* TRACER_NAMING_TOOLRULES_H */

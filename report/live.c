@@ -22,7 +22,14 @@ struct live_figs {
 	uint64_t cpu_millicores, rss_bytes, read_bps, write_bps, tx_bps, rx_bps;
 };
 
+struct live_step {
+	struct live_figs now;
+	uint64_t max_ts;
+};
+
 struct live_agg {
+	uint32_t first, count; /* its processes: live.members[first .. first + count) */
+	uint32_t step_first, step_count; /* its steps: live.run_steps[step_first ..] (indexes into the steps) */
 	uint64_t processes, running;
 	uint64_t cpu_ns, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 	struct live_figs now;
@@ -37,8 +44,9 @@ void live_init(struct live *lv)
 void live_free(struct live *lv)
 {
 	free(lv->agg);
-	free(lv->step_ts);
-	free(lv->step_max_ts_idx);
+	free(lv->step);
+	free(lv->members);
+	free(lv->run_steps);
 	memset(lv, 0, sizeof(*lv));
 }
 
@@ -168,6 +176,8 @@ static void write_run_header(struct rec *w)
 
 	if (r->env[RUN_ENV_PIPELINE][0])
 		snprintf(pipeline, sizeof(pipeline), "%s", r->env[RUN_ENV_PIPELINE]);
+	else if (r->rule_name[0])
+		snprintf(pipeline, sizeof(pipeline), "%s", r->rule_name);
 	else if (engine)
 		snprintf(pipeline, sizeof(pipeline), "%s:%s", engine, r->workflow[0] ? r->workflow : "?");
 	else
@@ -399,20 +409,46 @@ static void write_end_signals(struct rec *w, const struct step *st, const struct
 /* The cycle                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Per run and per step: counts, sums, now, newest record. */
+/* Each run's steps (those whose main process is in it), in step order. */
+static void group_steps(struct live *lv, const struct steps *steps, const struct runs *runs)
+{
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < steps->n; i++)
+		if (steps->v[i].main && runs_of(runs, steps->v[i].main))
+			lv->agg[steps->v[i].main->run - 1].step_count++;
+	for (uint32_t i = 0; i < runs->high; i++) {
+		lv->agg[i].step_first = total;
+		total += lv->agg[i].step_count;
+		lv->agg[i].step_count = 0;
+	}
+	for (uint32_t i = 0; i < steps->n; i++)
+		if (steps->v[i].main && runs_of(runs, steps->v[i].main)) {
+			struct live_agg *a = &lv->agg[steps->v[i].main->run - 1];
+
+			lv->run_steps[a->step_first + a->step_count++] = i;
+		}
+}
+
+/* Per run and per step: counts, sums, now, newest record; each run's processes and steps, grouped. Linear. */
 static int aggregate(struct live *lv, struct proctab *t, const struct steps *steps, const struct runs *runs)
 {
+	uint32_t total = 0;
+
 	if (grow((void **)&lv->agg, &lv->agg_cap, runs->high + 1, sizeof(*lv->agg)) ||
-	    grow((void **)&lv->step_ts, &lv->step_cap, steps->n + 1, sizeof(*lv->step_ts)))
+	    grow((void **)&lv->step, &lv->step_cap, steps->n + 1, sizeof(*lv->step)) ||
+	    grow((void **)&lv->members, &lv->members_cap, t->used + 1, sizeof(*lv->members)) ||
+	    grow((void **)&lv->run_steps, &lv->run_steps_cap, steps->n + 1, sizeof(*lv->run_steps)))
 		return -ENOMEM;
 	memset(lv->agg, 0, (size_t)(runs->high + 1) * sizeof(*lv->agg));
-	memset(lv->step_ts, 0, (size_t)(steps->n + 1) * sizeof(*lv->step_ts));
+	memset(lv->step, 0, (size_t)(steps->n + 1) * sizeof(*lv->step));
 	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p)) {
 		struct live_agg *a;
 
 		if (!runs_of(runs, p))
 			continue;
 		a = &lv->agg[p->run - 1];
+		a->count++;
 		a->processes++;
 		if (!(p->flags & PROC_F_EXIT))
 			a->running++;
@@ -420,19 +456,27 @@ static int aggregate(struct live *lv, struct proctab *t, const struct steps *ste
 		figs_now(p, t->newest_ts, &a->now);
 		if (p->last_ts_ns > a->max_ts)
 			a->max_ts = p->last_ts_ns;
-		if (p->step && p->step <= steps->n && p->last_ts_ns > lv->step_ts[p->step - 1])
-			lv->step_ts[p->step - 1] = p->last_ts_ns;
-	}
-	return 0;
-}
+		if (p->step && p->step <= steps->n) {
+			struct live_step *ls = &lv->step[p->step - 1];
 
-static void step_now(struct proctab *t, const struct steps *steps, uint32_t idx, struct live_figs *f)
-{
-	memset(f, 0, sizeof(*f));
+			figs_now(p, t->newest_ts, &ls->now);
+			if (p->last_ts_ns > ls->max_ts)
+				ls->max_ts = p->last_ts_ns;
+		}
+	}
+	group_steps(lv, steps, runs);
+	for (uint32_t i = 0; i < runs->high; i++) {
+		lv->agg[i].first = total;
+		total += lv->agg[i].count;
+		lv->agg[i].count = 0;
+	}
 	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
-		if (p->step == idx + 1 && !(p->flags & PROC_F_EXIT))
-			figs_now(p, t->newest_ts, f);
-	(void)steps;
+		if (runs_of(runs, p)) {
+			struct live_agg *a = &lv->agg[p->run - 1];
+
+			lv->members[a->first + a->count++] = p;
+		}
+	return 0;
 }
 
 /* Has the run ended, and how? */
@@ -453,57 +497,64 @@ static void run_judge(struct run *r, const struct live_agg *a, const struct proc
 		r->state = r->root_exit_raw ? RUN_FAILED : RUN_SUCCEEDED;
 }
 
+static void write_steps(struct rec *w, const struct steps *steps, bool final)
+{
+	const struct live *lv = w->lv;
+
+	for (uint32_t k = 0; k < w->agg->step_count && !w->err; k++) {
+		uint32_t i = lv->run_steps[w->agg->step_first + k];
+		const struct step *st = &steps->v[i];
+
+		if (lv->step[i].max_ts <= w->run->emitted_ts_ns && !final)
+			continue;
+		rec_element(w, "steps");
+		write_step(w, st, &lv->step[i].now);
+	}
+}
+
+static void write_processes(struct rec *w, const struct steps *steps, struct proc *const *m, uint32_t n, bool final)
+{
+	for (uint32_t i = 0; i < n && !w->err; i++) {
+		struct proc *p = m[i];
+		const struct step *st = steps_of(steps, p);
+		uint32_t h = attr_hash(w->run, st, p);
+
+		if (h != p->live_attr) {
+			rec_element(w, "processes_attributed");
+			write_attr(w, st, p);
+			p->live_attr = h;
+		}
+	}
+	for (uint32_t i = 0; i < n && !w->err; i++) {
+		struct proc *p = m[i];
+		const struct step *st = steps_of(steps, p);
+
+		if (!(p->flags & PROC_F_EXIT))
+			continue;
+		if (!(p->flags & PROC_F_LIVE_END)) {
+			write_end_signals(w, st, p, (p->flags & PROC_F_RUN_ROOT) != 0);
+			p->flags |= PROC_F_LIVE_END;
+		} else if (final && st && st->failed && st->engine == STEP_ENGINE_GENERIC && st->main == p) {
+			/* judged failed only now, when its script failed on it */
+			rec_element(w, "signals");
+			signal_head(&w->j, "failed", st, p);
+			json_kv_u64_or_null(&w->j, "exit_code", !decode_exit_signal(p->exit.exit_code),
+					    decode_exit_status(p->exit.exit_code));
+			json_object_end(&w->j);
+		}
+	}
+}
+
 static int write_run(struct live *lv, struct proctab *t, const struct steps *steps, struct runs *runs,
 		     struct run *run, const struct live_agg *a)
 {
 	struct rec w = { .lv = lv, .runs = runs, .run = run, .agg = a };
-	uint32_t slot = (uint32_t)(run - runs->v) + 1;
 	bool final = run->state != RUN_RUNNING;
 
 	run->update++;
 	rec_open(&w);
-	for (uint32_t i = 0; i < steps->n && !w.err; i++) {
-		const struct step *st = &steps->v[i];
-		struct live_figs now;
-
-		if (!st->main || st->main->run != slot || (lv->step_ts[i] <= run->emitted_ts_ns && !final))
-			continue;
-		step_now(t, steps, i, &now);
-		rec_element(&w, "steps");
-		write_step(&w, st, &now);
-	}
-	for (struct proc *p = proctab_next(t, NULL); p && !w.err; p = proctab_next(t, p)) {
-		const struct step *st;
-		uint32_t h;
-
-		if (p->run != slot)
-			continue;
-		st = steps_of(steps, p);
-		h = attr_hash(run, st, p);
-		if (h != p->live_attr) {
-			rec_element(&w, "processes_attributed");
-			write_attr(&w, st, p);
-			p->live_attr = h;
-		}
-	}
-	for (struct proc *p = proctab_next(t, NULL); p && !w.err; p = proctab_next(t, p)) {
-		const struct step *st;
-
-		if (p->run != slot || !(p->flags & PROC_F_EXIT))
-			continue;
-		st = steps_of(steps, p);
-		if (!(p->flags & PROC_F_LIVE_END)) {
-			write_end_signals(&w, st, p, (p->flags & PROC_F_RUN_ROOT) != 0);
-			p->flags |= PROC_F_LIVE_END;
-		} else if (final && st && st->failed && st->engine == STEP_ENGINE_GENERIC && st->main == p) {
-			/* judged failed only now, when its script failed on it */
-			rec_element(&w, "signals");
-			signal_head(&w.j, "failed", st, p);
-			json_kv_u64_or_null(&w.j, "exit_code", !decode_exit_signal(p->exit.exit_code),
-					    decode_exit_status(p->exit.exit_code));
-			json_object_end(&w.j);
-		}
-	}
+	write_steps(&w, steps, final);
+	write_processes(&w, steps, lv->members + a->first, a->count, final);
 	if (w.err) {
 		obuf_free(&w.o);
 		return w.err;

@@ -28,7 +28,8 @@
 /* Hands one TL_RUN payload to the spool: 0, or -errno (fatal). */
 typedef int (*live_emit_fn)(void *ctx, const void *payload, uint32_t len);
 
-struct live_agg; /* live.c */
+struct live_agg;  /* live.c */
+struct live_step; /* live.c */
 
 struct live {
 	uint64_t mono_to_real_ns;
@@ -36,11 +37,14 @@ struct live {
 	live_emit_fn emit;
 	void *emit_ctx;
 	/* Scratch, grown as needed. */
-	struct live_agg *agg;
+	struct live_agg *agg;         /* per run slot */
 	uint32_t agg_cap;
-	uint32_t *step_max_ts_idx;
-	uint64_t *step_ts;
+	struct live_step *step;       /* per step of the build */
 	uint32_t step_cap;
+	struct proc **members;        /* every run's processes, run by run (agg[i].first, .count) */
+	uint32_t members_cap;
+	uint32_t *run_steps;          /* every run's steps, run by run (agg[i].step_first, .step_count) */
+	uint32_t run_steps_cap;
 	/* Figures. */
 	uint64_t records;      /* TL_RUN records written */
 	uint64_t bytes;

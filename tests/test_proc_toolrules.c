@@ -202,7 +202,7 @@ static void errors_name_the_line_and_column_and_what_is_wrong(void **state)
 {
 	(void)state;
 	expect_error("frobnicate x", -EINVAL,
-		     "rules.conf:1:1: unknown rule 'frobnicate' (expected tool, interpreter, subcommand or rename)");
+		     "rules.conf:1:1: unknown rule 'frobnicate' (expected tool, run, interpreter, subcommand or rename)");
 	expect_error("# ok\n  tool x when nme=y\n", -EINVAL,
 		     "rules.conf:2:15: unknown field 'nme' (expected exe, name, arg0, arg or tool)");
 	expect_error("tool x when name=", -EINVAL, "rules.conf:1:18: empty pattern");
@@ -230,7 +230,7 @@ static void errors_name_the_line_and_column_and_what_is_wrong(void **state)
 	expect_error("rename a", -EINVAL, "rules.conf:1:9: rename: expected FROM and TO");
 	expect_error("rename a b c", -EINVAL, "rules.conf:1:12: rename: unexpected c after FROM TO");
 	expect_error("\"tool\" x when name=y", -EINVAL,
-		     "rules.conf:1:1: a rule starts with tool, interpreter, subcommand or rename");
+		     "rules.conf:1:1: a rule starts with tool, run, interpreter, subcommand or rename");
 }
 
 static void nul_byte_is_reported_where_it_is(void **state)

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Daemon mode's runs (attrib/runs.c) and their live records
+ * (report/live.c): which process starts a run, nesting, membership, the
+ * run's identity, the records a run gets as it starts, runs and ends,
+ * signals, folding of evicted processes, what the table must keep, and
+ * records split at TL_RUN_MAX. Process trees are built from records the
+ * way the kernel sends them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "decode.h"
+#include "encode.h"
+#include "lake.h"
+#include "live.h"
+#include "runs.h"
+#include "session.h"
+#include "steps.h"
+#include "toolrules.h"
+
+#define ARGV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define ENV(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define MAXPID 70000
+#define SEC 1000000000ULL
+
+static struct session SS;
+static struct steps S;
+static struct runs R;
+static struct live L;
+static struct decoded dec;
+static uint64_t starts[MAXPID];
+static uint64_t clk;
+
+/* What the live records said: every payload, kept. */
+static char *payloads[4096];
+static uint32_t payload_len[4096];
+static size_t npayloads;
+static int emit_error;
+
+static int emit(void *ctx, const void *payload, uint32_t len)
+{
+	(void)ctx;
+	if (emit_error)
+		return emit_error;
+	assert_true(npayloads < 4096);
+	payloads[npayloads] = malloc(len + 1);
+	assert_non_null(payloads[npayloads]);
+	memcpy(payloads[npayloads], payload, len);
+	payloads[npayloads][len] = 0;
+	payload_len[npayloads++] = len;
+	return 0;
+}
+
+static void forget_payloads(void)
+{
+	for (size_t i = 0; i < npayloads; i++)
+		free(payloads[i]);
+	npayloads = 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	assert_int_equal(session_init(&SS, 65536, 0, 42), 0);
+	assert_int_equal(steps_init(&S, 0, 7), 0);
+	runs_init(&R, "b00t");
+	live_init(&L);
+	L.emit = emit;
+	L.io_wait_after_ns = 10 * SEC;
+	SS.tab.on_evict = runs_on_evict;
+	SS.tab.evict_ctx = &R;
+	memset(starts, 0, sizeof(starts));
+	clk = 1000 * SEC;
+	emit_error = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	forget_payloads();
+	live_free(&L);
+	runs_free(&R);
+	steps_free(&S);
+	session_free(&SS);
+	return 0;
+}
+
+static void exec_in(uint32_t pid, const char *cwd, const char *const *env, const char *path, const char *const *argv)
+{
+	_Alignas(8) static unsigned char buf[DECODE_MAX_LEN];
+	size_t n;
+
+	if (!starts[pid])
+		starts[pid] = (clk += 1000);
+	n = encode_exec_ctx(buf, sizeof(buf), clk += 1000, pid, 1, starts[pid], path, argv, cwd, env);
+	assert_true(n > 0);
+	assert_int_equal(decode_record(&dec, TR_EXEC, buf, (uint32_t)n), 0);
+	assert_int_equal(proctab_exec(&SS.tab, &dec.u.exec, clk, NULL), 0);
+}
+
+static void spawn(uint32_t parent, uint32_t child)
+{
+	struct tr_fork f;
+
+	starts[child] = (clk += 1000);
+	f = encode_fork(clk, parent, starts[parent], child, starts[child]);
+	assert_int_equal(proctab_fork(&SS.tab, &f, clk), 0);
+}
+
+static void run(uint32_t parent, uint32_t child, const char *const *env, const char *path, const char *const *argv)
+{
+	spawn(parent, child);
+	exec_in(child, "/data/wf", env, path, argv);
+}
+
+static void finish(uint32_t pid, uint32_t raw, uint64_t runtime)
+{
+	struct tr_exit x = encode_exit(clk += 1000, pid, starts[pid], 1, raw);
+
+	x.runtime_ns = runtime;
+	x.image_peak_rss_bytes = 1 << 20;
+	assert_int_equal(proctab_exit(&SS.tab, &x, clk, NULL), 0);
+}
+
+static struct proc *P(uint32_t pid)
+{
+	struct proc *p = proctab_lookup(&SS.tab, pid, starts[pid]);
+
+	assert_non_null(p);
+	return p;
+}
+
+static struct run *run_of(uint32_t pid)
+{
+	return runs_of(&R, P(pid));
+}
+
+/* One look a second later. */
+static void cycle(void)
+{
+	clk += SEC;
+	assert_int_equal(live_cycle(&L, &SS, &S, &R, clk), 0);
+}
+
+/* Does any payload since `from` contain every needle? */
+static bool said(size_t from, const char *needle)
+{
+	for (size_t i = from; i < npayloads; i++)
+		if (strstr(payloads[i], needle))
+			return true;
+	return false;
+}
+
+/* A Snakemake run as Debian's snakemake 7 runs it: the engine, a job shell, the job's tools. */
+static void snakemake_run(uint32_t root, const char *const *env)
+{
+	exec_in(root, "/data/wf", env, "/usr/bin/python3", ARGV("/usr/bin/python3", "/usr/bin/snakemake", "-c2"));
+	run(root, root + 1, env, "/bin/bash", ARGV("/bin/bash", "-c", "set -euo pipefail; bwa mem ref.fa r.fq | samtools view -b"));
+	run(root + 1, root + 2, env, "/usr/bin/bwa", ARGV("bwa", "mem", "ref.fa", "r.fq"));
+	run(root + 1, root + 3, env, "/usr/bin/samtools", ARGV("samtools", "view", "-b"));
+}
+
+/* ---- which process starts a run ---------------------------------------- */
+
+static void test_engine_invocation_starts_a_run_its_children_join(void **state)
+{
+	(void)state;
+	snakemake_run(100, NULL);
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 1);
+	assert_non_null(run_of(100));
+	assert_ptr_equal(run_of(103), run_of(100));
+	assert_int_equal(run_of(100)->detected_by, RUN_BY_SNAKEMAKE);
+	assert_int_equal(run_of(100)->engine, STEP_ENGINE_SNAKEMAKE);
+	assert_string_equal(run_of(100)->workflow, "/data/wf/Snakefile");
+	assert_string_equal(run_of(100)->key, "b00t-100-1000000001000");
+}
+
+static void test_plain_processes_start_no_run(void **state)
+{
+	(void)state;
+	exec_in(10, "/root", NULL, "/bin/bash", ARGV("-bash"));
+	run(10, 11, NULL, "/bin/ls", ARGV("ls", "-l"));
+	run(10, 12, NULL, "/usr/bin/python3", ARGV("python3", "backup.py"));
+	run(12, 13, ENV("HOME=/root"), "/usr/bin/rsync", ARGV("rsync", "-a", "x", "y"));
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 0);
+	assert_int_equal(R.live, 0);
+	cycle();
+	assert_int_equal(npayloads, 0);
+}
+
+static void test_snakemake_inside_a_slurm_job_is_one_run(void **state)
+{
+	const char *const *env = ENV("SLURM_JOB_ID=4242", "SLURM_STEP_ID=batch");
+
+	(void)state;
+	exec_in(50, "/home/u", env, "/bin/bash", ARGV("/bin/bash", "/var/spool/slurmd/job04242/slurm_script"));
+	spawn(50, 100);
+	snakemake_run(100, env);
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 1);
+	assert_ptr_equal(run_of(100), run_of(50));
+	assert_ptr_equal(run_of(103), run_of(50));
+	assert_int_equal(run_of(50)->detected_by, RUN_BY_SLURM);
+	assert_int_equal(run_of(50)->engine, STEP_ENGINE_SNAKEMAKE);
+	assert_string_equal(run_of(50)->env[RUN_ENV_SLURM], "4242");
+	cycle();
+	assert_true(said(0, "\"detected_by\":\"slurm\""));
+	assert_true(said(0, "\"engine\":\"snakemake\""));
+	assert_true(said(0, "\"run_id\":\"4242\""));
+}
+
+static void test_tracer_run_command_is_a_run_not_its_daemons(void **state)
+{
+	(void)state;
+	exec_in(20, "/home/u", NULL, "/usr/bin/tracer", ARGV("tracer", "run", "--", "make", "all"));
+	run(20, 21, NULL, "/usr/libexec/tracer/tracer-collector", ARGV("tracer-collector", "--socket", "/run/x"));
+	spawn(20, 22); /* the command, before its exec: decided once it execs */
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 0);
+	exec_in(22, "/home/u", NULL, "/usr/bin/make", ARGV("make", "all"));
+	run(22, 23, NULL, "/usr/bin/cc", ARGV("cc", "-c", "x.c"));
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 1);
+	assert_null(run_of(21));
+	assert_null(run_of(20));
+	assert_int_equal(run_of(22)->detected_by, RUN_BY_TRACER_RUN);
+	assert_ptr_equal(run_of(23), run_of(22));
+}
+
+static void test_environment_ids_start_a_run_and_name_it(void **state)
+{
+	(void)state;
+	exec_in(30, "/w", ENV("TRACER_RUN_ID=nightly-7", "TRACER_PIPELINE=rnaseq"), "/bin/sh", ARGV("sh", "run.sh"));
+	run(30, 31, ENV("TRACER_RUN_ID=nightly-7", "TRACER_PIPELINE=rnaseq"), "/usr/bin/salmon",
+	    ARGV("salmon", "quant", "-i", "idx"));
+	exec_in(40, "/w", ENV("AWS_BATCH_JOB_ID=a1b2"), "/bin/sh", ARGV("sh", "job.sh"));
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 2);
+	assert_int_equal(run_of(30)->detected_by, RUN_BY_ENV);
+	assert_int_equal(run_of(40)->detected_by, RUN_BY_AWS_BATCH);
+	cycle();
+	assert_true(said(0, "\"pipeline\":\"rnaseq\""));
+	assert_true(said(0, "\"run_id\":\"nightly-7\""));
+	assert_true(said(0, "\"aws_batch_job_id\":\"a1b2\""));
+}
+
+static void test_run_rule_starts_an_in_house_launcher_run(void **state)
+{
+	static struct toolrules tr;
+	const char rules[] = "run \"lab-wgs\" when exe=/opt/lab/bin/launch-*\n";
+	char err[256];
+
+	(void)state;
+	toolrules_init(&tr);
+	assert_int_equal(toolrules_load(&tr, rules, strlen(rules), err, sizeof(err)), 0);
+	SS.tab.tool_rules = &tr;
+	exec_in(60, "/w", NULL, "/opt/lab/bin/launch-wgs", ARGV("launch-wgs", "sample1"));
+	exec_in(61, "/w", NULL, "/opt/lab/bin/other", ARGV("other"));
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 1);
+	assert_int_equal(run_of(60)->detected_by, RUN_BY_RULE);
+	assert_null(run_of(61));
+	cycle();
+	assert_true(said(0, "\"pipeline\":\"lab-wgs\""));
+	assert_true(said(0, "\"detected_by\":\"rule\""));
+	SS.tab.tool_rules = NULL;
+	toolrules_free(&tr);
+}
+
+static void test_a_bad_run_rule_is_an_error_naming_its_place(void **state)
+{
+	struct toolrules tr;
+	const char rules[] = "run lab\n";
+	char err[256];
+
+	(void)state;
+	toolrules_init(&tr);
+	assert_int_equal(toolrules_load(&tr, rules, strlen(rules), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "run: expected 'when'"));
+	toolrules_free(&tr);
+}
+
+/* ---- live records ------------------------------------------------------ */
+
+static void test_a_run_is_written_as_it_starts_runs_and_ends(void **state)
+{
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	cycle();
+	assert_int_equal(npayloads, 1);
+	assert_true(said(0, "\"schema\":\"tracer.live.v1\""));
+	assert_true(said(0, "\"state\":\"running\""));
+	assert_true(said(0, "\"update\":1"));
+	assert_true(said(0, "\"processes_attributed\":["));
+	assert_true(said(0, "\"tool\":\"bwa mem\""));
+	assert_true(said(0, "\"name\":\"bwa mem | samtools view\""));
+	/* Nothing new: nothing written, until the refresh. */
+	mark = npayloads;
+	cycle();
+	assert_int_equal(npayloads, mark);
+	clk += LIVE_REFRESH_NS;
+	cycle();
+	assert_int_equal(npayloads, mark + 1);
+	assert_false(said(mark, "processes_attributed")); /* attribution is not repeated */
+	/* The end. */
+	mark = npayloads;
+	finish(102, 0, 5 * SEC);
+	finish(103, 0, SEC);
+	finish(101, 0, 1000);
+	finish(100, 0, 2 * SEC);
+	cycle();
+	assert_true(said(mark, "\"state\":\"succeeded\""));
+	assert_true(said(mark, "\"exit_code\":0"));
+	assert_true(said(mark, "\"cpu_ns\":8000001000"));
+	assert_false(said(mark, "\"kind\":"));
+	assert_int_equal(R.live, 0);
+	assert_int_equal(R.ended, 1);
+}
+
+static void test_a_failed_job_is_a_failed_signal_and_a_failed_run(void **state)
+{
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	cycle();
+	mark = npayloads;
+	finish(102, 1 << 8, SEC);
+	finish(103, 13, SEC); /* SIGPIPE: the writer whose reader went away */
+	finish(101, 1 << 8, 1000);
+	finish(100, 1 << 8, SEC);
+	cycle();
+	assert_true(said(mark, "\"state\":\"failed\""));
+	assert_true(said(mark, "{\"kind\":\"failed\",\"pid\":101,"));
+	assert_true(said(mark, "{\"kind\":\"failed\",\"pid\":100,"));
+	assert_false(said(mark, "\"pid\":102,\"start_mono_ns\":1000000005000,\"step\":\"smk-101\",\"tool\":\"bwa mem\",\"exit"));
+	assert_false(said(mark, "\"kind\":\"killed\""));
+}
+
+static void test_a_killed_process_is_a_killed_signal_once(void **state)
+{
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	finish(102, 9, SEC);
+	cycle();
+	assert_true(said(0, "{\"kind\":\"killed\",\"pid\":102,"));
+	mark = npayloads;
+	clk += LIVE_REFRESH_NS;
+	cycle();
+	assert_false(said(mark, "\"kind\":\"killed\""));
+}
+
+static void test_evicted_processes_stay_in_the_run_totals(void **state)
+{
+	size_t mark;
+
+	(void)state;
+	exec_in(30, "/w", ENV("TRACER_PIPELINE=p"), "/bin/sh", ARGV("sh", "run.sh"));
+	for (uint32_t i = 0; i < 50; i++) {
+		run(30, 31 + i, ENV("TRACER_PIPELINE=p"), "/usr/bin/gzip", ARGV("gzip", "x"));
+		finish(31 + i, 0, SEC);
+	}
+	cycle();
+	/* Their steps ended and were written: the sweep may evict them. */
+	clk += 3 * SEC;
+	run(30, 90, ENV("TRACER_PIPELINE=p"), "/bin/sleep", ARGV("sleep", "1")); /* moves the table's clock */
+	assert_true(proctab_sweep(&SS.tab) >= 50);
+	assert_int_equal(R.v[0].folded.processes, 50);
+	mark = npayloads;
+	finish(90, 0, 0);
+	finish(30, 0, 0);
+	cycle();
+	assert_true(said(mark, "\"processes\":52"));
+	assert_true(said(mark, "\"cpu_ns\":50000000000"));
+	assert_true(said(mark, "\"state\":\"succeeded\""));
+}
+
+static void test_a_running_step_keeps_its_exited_processes(void **state)
+{
+	(void)state;
+	snakemake_run(100, NULL);
+	finish(102, 0, SEC); /* bwa done, samtools still running */
+	cycle();
+	assert_true(P(102)->flags & PROC_F_HELD);
+	clk += 5 * SEC;
+	exec_in(103, "/data/wf", NULL, "/usr/bin/samtools", ARGV("samtools", "view", "-b")); /* moves the clock */
+	proctab_sweep(&SS.tab);
+	assert_non_null(proctab_lookup(&SS.tab, 102, starts[102]));
+}
+
+static void test_a_large_run_is_split_into_whole_records(void **state)
+{
+	const char *pad = "/data/a-long-path-to-make-each-attribution-record-longer-than-usual/input.fastq.gz";
+
+	(void)state;
+	exec_in(30, "/w", ENV("TRACER_PIPELINE=big"), "/bin/sh", ARGV("sh", "run.sh"));
+	for (uint32_t i = 0; i < 12000; i++)
+		run(30, 100 + i, ENV("TRACER_PIPELINE=big"), "/usr/bin/a-tool-with-a-fairly-long-name-to-fill-records",
+		    ARGV("tool", pad));
+	cycle();
+	assert_true(npayloads >= 2);
+	for (size_t i = 0; i < npayloads; i++) {
+		assert_true(payload_len[i] <= TL_RUN_MAX);
+		assert_memory_equal(payloads[i], "{\"schema\":\"tracer.live.v1\",\"key\":\"b00t-30-", 42);
+		assert_int_equal(payloads[i][payload_len[i] - 1], '}');
+	}
+}
+
+static void test_a_spool_failure_is_returned(void **state)
+{
+	(void)state;
+	snakemake_run(100, NULL);
+	emit_error = -EIO;
+	clk += SEC;
+	assert_int_equal(live_cycle(&L, &SS, &S, &R, clk), -EIO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_engine_invocation_starts_a_run_its_children_join, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plain_processes_start_no_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snakemake_inside_a_slurm_job_is_one_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tracer_run_command_is_a_run_not_its_daemons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_environment_ids_start_a_run_and_name_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_rule_starts_an_in_house_launcher_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_bad_run_rule_is_an_error_naming_its_place, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_run_is_written_as_it_starts_runs_and_ends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_failed_job_is_a_failed_signal_and_a_failed_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_killed_process_is_a_killed_signal_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_evicted_processes_stay_in_the_run_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_running_step_keeps_its_exited_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_large_run_is_split_into_whole_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_spool_failure_is_returned, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
