@@ -783,6 +783,16 @@ static unsigned sweep(struct proctab *t, const struct proc *pin)
 	return n;
 }
 
+void proctab_clear(struct proctab *t)
+{
+	void (*hook)(void *, const struct proc *) = t->on_evict;
+
+	t->on_evict = NULL; /* nothing of what goes belonged anywhere yet */
+	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
+		evict(t, p);
+	t->on_evict = hook;
+}
+
 unsigned proctab_sweep(struct proctab *t)
 {
 	return sweep(t, NULL);

@@ -270,6 +270,9 @@ const char *proc_peak_source_name(enum proc_peak_source src);
 /* The parent entry of p, if the table has it. */
 struct proc *proctab_parent(const struct proctab *t, const struct proc *p);
 
+/* Evict every entry (without on_evict): the table as it was at start. */
+void proctab_clear(struct proctab *t);
+
 /* Set in_tree on every entry: the root and its descendants. */
 void proctab_mark_tree(struct proctab *t);
 

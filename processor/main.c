@@ -59,6 +59,7 @@
 #include "report.h"
 #include "ring.h"
 #include "runs.h"
+#include "runs_ckpt.h"
 #include "session.h"
 #include "status.h"
 #include "steps.h"
@@ -109,7 +110,16 @@ struct loop {
 	uint64_t next_reconnect;
 	uint64_t next_status;
 	uint64_t next_live;
-	bool live;                  /* daemon mode with delivery: runs are found and streamed */
+	bool live;                  /* delivery: runs are found and streamed */
+	/* The runs' checkpoint (runs_ckpt.h): the ring is released only up to what it includes. */
+	bool ckpt_valid;            /* ckpt_gen/ckpt_pos say what the newest checkpoint includes */
+	uint32_t ckpt_gen;
+	uint64_t ckpt_pos;
+	bool ckpt_on_disk;          /* the file holds runs (an empty set must replace it) */
+	bool ckpt_failed;           /* writing failed: logged once; the ring is not held back for it */
+	uint32_t skip_gen;          /* after a restart: records before skip_pos of this generation are in the model */
+	uint64_t skip_pos;
+	bool skip;
 	int status_fd;
 	uint64_t attaches;
 	struct notify notify;       /* systemd: READY=1, WATCHDOG=1, STOPPING=1 */
@@ -297,13 +307,27 @@ static void log_exit(const struct proc *p)
 		(unsigned long long)p->exit.runtime_ns, (unsigned long long)p->exit.maxrss_bytes);
 }
 
-/* Release what may be released: everything read, or with delivery only what is durable. */
+/*
+ * Release what may be released: everything read, or with delivery only
+ * what is durable - and, while runs are followed, only what the runs'
+ * checkpoint includes, so that a restarted processor finds every record
+ * after its checkpoint still in the ring.
+ */
 static void release(struct loop *l)
 {
-	if (l->dlv)
-		ring_release_to(&l->ring, deliver_release_pos(l->dlv));
-	else
+	uint64_t pos;
+
+	if (!l->dlv) {
 		ring_release(&l->ring);
+		return;
+	}
+	pos = deliver_release_pos(l->dlv);
+	if (l->live && !l->ckpt_failed) {
+		uint64_t barrier = l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation ? l->ckpt_pos : 0;
+
+		pos = pos < barrier ? pos : barrier; /* 0: nothing yet for this ring (release_to never goes back) */
+	}
+	ring_release_to(&l->ring, pos);
 }
 
 /* A loss marker, for the lake: records that never reached us. */
@@ -349,7 +373,10 @@ static size_t drain(struct loop *l)
 		n++;
 		if (rc < 0) /* a corrupt ring: counted in ring.resets, the consumer skipped ahead */
 			continue;
-		if (v.type >= RING_REC_FIRST_USER) { /* loss markers: summed in ring.lost_total */
+		if (v.type >= RING_REC_FIRST_USER && l->skip && (uint32_t)l->ring.generation == l->skip_gen &&
+		    v.pos < l->skip_pos) {
+			dec = decode_record(&session.dec, v.type, v.payload, v.len) ? -1 : 0; /* in the checkpoint */
+		} else if (v.type >= RING_REC_FIRST_USER) { /* loss markers: summed in ring.lost_total */
 			uint64_t refused = session.st.decode_errors;
 
 			session_record(&session, v.type, v.payload, v.len, &exited);
@@ -655,6 +682,67 @@ static int emit_live(void *ctx, const void *payload, uint32_t len)
 	return deliver_own_record(l->dlv, TL_RUN, payload, len);
 }
 
+/* state_dir/runs.ckpt, replaced whole: written aside, made durable, renamed over. */
+static int ckpt_store(struct loop *l, const struct obuf *o)
+{
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
+	size_t off = 0;
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/" CKPT_FILE, l->o->cfg.state_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	while (off < o->len && rc == 0) {
+		ssize_t n = write(fd, o->buf + off, o->len - off);
+
+		if (n < 0 && errno != EINTR)
+			rc = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (!rc && fdatasync(fd))
+		rc = -errno;
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	return rc;
+}
+
+/* After a look at the runs: what the model now includes, on disk. */
+static void ckpt_save(struct loop *l)
+{
+	struct obuf o;
+	int rc;
+
+	if (!l->attached || (!runs.live && !l->ckpt_on_disk)) {
+		/* No run to lose: the model holds nothing a restart would need. */
+		l->ckpt_valid = l->attached;
+		l->ckpt_gen = (uint32_t)l->ring.generation;
+		l->ckpt_pos = l->ring.pos;
+		return;
+	}
+	obuf_init_mem(&o, CKPT_MAX_BYTES);
+	rc = ckpt_write(&o, &runs, &session.tab, (uint32_t)l->ring.generation, l->ring.pos, real_ns());
+	if (!rc)
+		rc = ckpt_store(l, &o);
+	obuf_free(&o);
+	if (rc) {
+		if (!l->ckpt_failed)
+			fprintf(stderr, "<4>cannot write the runs' checkpoint in %s: %s; a restarted processor will not "
+					"continue the runs under way\n", l->o->cfg.state_dir, strerror(-rc));
+		l->ckpt_failed = true;
+		return;
+	}
+	l->ckpt_failed = false;
+	l->ckpt_on_disk = runs.live > 0;
+	l->ckpt_valid = true;
+	l->ckpt_gen = (uint32_t)l->ring.generation;
+	l->ckpt_pos = l->ring.pos;
+}
+
 static void live_housekeeping(struct loop *l, uint64_t now)
 {
 	int rc;
@@ -667,7 +755,57 @@ static void live_housekeeping(struct loop *l, uint64_t now)
 		fprintf(stderr, "<2>the spool failed (%s): stopping; what is in the ring stays there for the next "
 				"start\n", strerror(-rc));
 		l->interrupted = true;
+		return;
 	}
+	if (!l->o->root_pid)
+		ckpt_save(l);
+}
+
+/* Before the first record: the runs a previous processor was following (daemon mode). */
+static void ckpt_load(struct loop *l)
+{
+	char path[PATH_MAX + 32], err[256];
+	struct ckpt_stats st;
+	struct stat sb;
+	char *buf = NULL;
+	ssize_t n = -1;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/" CKPT_FILE, l->o->cfg.state_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			fprintf(stderr, "<4>cannot read the runs' checkpoint %s: %s; starting with no run\n", path,
+				strerror(errno));
+		return;
+	}
+	if (fstat(fd, &sb) == 0 && sb.st_size >= 0 && (uint64_t)sb.st_size <= CKPT_MAX_BYTES &&
+	    (buf = malloc((size_t)sb.st_size + 1)) != NULL)
+		n = read(fd, buf, (size_t)sb.st_size);
+	close(fd);
+	if (n < 0 || n != sb.st_size) {
+		fprintf(stderr, "<4>cannot read the runs' checkpoint %s; starting with no run\n", path);
+		free(buf);
+		return;
+	}
+	rc = ckpt_read(buf, (size_t)n, &runs, &session.tab, &l->skip_gen, &l->skip_pos, &st, err, sizeof(err));
+	free(buf);
+	if (rc) {
+		fprintf(stderr, "<4>the runs' checkpoint %s is unusable (%s): starting with no run\n", path,
+			rc == -ENOMEM ? "out of memory" : err);
+		char boot[sizeof(runs.boot)];
+
+		memcpy(boot, runs.boot, sizeof(boot));
+		runs_free(&runs);
+		runs_init(&runs, boot);
+		proctab_clear(&session.tab);
+		return;
+	}
+	l->skip = true;
+	l->ckpt_on_disk = st.runs > 0;
+	fprintf(stderr, "<6>continuing %u runs (%u processes; %u not restored) from the checkpoint at ring generation "
+			"%08x position %llu\n", st.runs, st.procs, st.procs_skipped, (unsigned)l->skip_gen,
+		(unsigned long long)l->skip_pos);
 }
 
 static void housekeeping(struct loop *l, uint64_t now)
@@ -880,7 +1018,7 @@ static int finish(struct loop *l)
 	notify_send(&l->notify, "STOPPING=1");
 	if (l->dlv && !l->o->root_pid) {
 		l->next_live = 0;
-		live_housekeeping(l, mono_ns()); /* the runs as they stand now */
+		live_housekeeping(l, mono_ns()); /* the runs as they stand now, and their checkpoint */
 		/* Durable before we go: what was read and not released stays in the ring anyway. */
 		if (deliver_sync(l->dlv) == 0 && l->attached)
 			release(l);
@@ -987,6 +1125,8 @@ static int delivery_start(struct loop *l, struct deliver_options *d)
 	if (l->status_fd < 0)
 		fprintf(stderr, "<4>cannot write the status file %s: %s (tracer status will not see this processor)\n",
 			path, strerror(errno));
+	if (l->live && !l->o->root_pid)
+		ckpt_load(l);
 	if (deliver_resume_point(l->dlv, &gen, &pos))
 		fprintf(stderr, "<6>the spool holds records up to ring generation %08x position %llu: those are "
 				"not spooled again\n", (unsigned)gen, (unsigned long long)pos);
