@@ -23,6 +23,7 @@
 #include "lake.h"
 #include "live.h"
 #include "runs.h"
+#include "runs_ckpt.h"
 #include "session.h"
 #include "steps.h"
 #include "toolrules.h"
@@ -424,6 +425,97 @@ static void test_a_spool_failure_is_returned(void **state)
 	assert_int_equal(live_cycle(&L, &SS, &S, &R, clk), -EIO);
 }
 
+/* ---- the checkpoint ---------------------------------------------------- */
+
+/* The state now as a checkpoint, then a fresh processor (the pids' start times kept) that reads it. */
+static int restart_from_checkpoint(struct obuf *o, struct ckpt_stats *st, char *err, size_t errlen)
+{
+	static uint64_t saved[MAXPID];
+	uint64_t saved_clk = clk;
+	uint32_t gen = 0;
+	uint64_t pos = 0;
+	int rc;
+
+	memcpy(saved, starts, sizeof(saved));
+	teardown(NULL);
+	setup(NULL);
+	memcpy(starts, saved, sizeof(saved));
+	clk = saved_clk;
+	rc = ckpt_read(o->buf, o->len, &R, &SS.tab, &gen, &pos, st, err, errlen);
+	if (rc == 0) {
+		assert_int_equal(gen, 7);
+		assert_int_equal(pos, 12345);
+	}
+	return rc;
+}
+
+static void test_a_checkpoint_brings_back_runs_and_their_processes(void **state)
+{
+	struct ckpt_stats st;
+	struct obuf o;
+	char err[256];
+	uint64_t update;
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	finish(102, 9, SEC); /* killed: its signal goes out before the checkpoint */
+	cycle();
+	assert_true(said(0, "{\"kind\":\"killed\",\"pid\":102,"));
+	update = R.v[0].update;
+	obuf_init_mem(&o, CKPT_MAX_BYTES);
+	assert_int_equal(ckpt_write(&o, &R, &SS.tab, 7, 12345, 1), 0);
+	assert_int_equal(restart_from_checkpoint(&o, &st, err, sizeof(err)), 0);
+	obuf_free(&o);
+	assert_int_equal(st.runs, 1);
+	assert_int_equal(st.procs, 4);
+	assert_int_equal(st.procs_skipped, 0);
+	assert_int_equal(R.live, 1);
+	assert_int_equal(R.v[0].update, update + CKPT_RESTART_UPDATES);
+	assert_string_equal(R.v[0].key, "b00t-100-1000000001000");
+	assert_ptr_equal(run_of(103), run_of(100));
+	assert_true(P(100)->flags & PROC_F_RUN_ROOT);
+	assert_non_null(P(103)->image);
+	assert_string_equal(proc_image_tool(P(103)->image), "samtools view");
+	/* A new job of the same run after the restart joins it; what was sent is not sent again. */
+	mark = npayloads;
+	run(100, 110, NULL, "/bin/bash", ARGV("/bin/bash", "-c", "samtools sort x"));
+	cycle();
+	assert_ptr_equal(run_of(110), run_of(100));
+	assert_true(said(mark, "\"pid\":110,"));
+	assert_false(said(mark, "\"kind\":\"killed\""));
+	assert_false(said(mark, "\"pid\":103,\"start_mono_ns\""));
+	assert_true(said(mark, "\"update\":1048578"));
+}
+
+static void test_a_damaged_checkpoint_is_refused_with_the_reason(void **state)
+{
+	struct ckpt_stats st;
+	struct obuf o;
+	char err[256];
+
+	(void)state;
+	snakemake_run(100, NULL);
+	cycle();
+	obuf_init_mem(&o, CKPT_MAX_BYTES);
+	assert_int_equal(ckpt_write(&o, &R, &SS.tab, 7, 12345, 1), 0);
+	o.buf[o.len - 3] ^= 0x40;
+	assert_int_equal(restart_from_checkpoint(&o, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "checksum"));
+	o.buf[o.len - 3] ^= 0x40;
+	o.len -= 10;
+	assert_int_equal(restart_from_checkpoint(&o, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "after the header"));
+	o.len += 10;
+	o.buf[0] = 'X';
+	assert_int_equal(restart_from_checkpoint(&o, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a checkpoint"));
+	o.len = 20;
+	assert_int_equal(restart_from_checkpoint(&o, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "shorter than its header"));
+	obuf_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +533,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_running_step_keeps_its_exited_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_large_run_is_split_into_whole_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_spool_failure_is_returned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_checkpoint_brings_back_runs_and_their_processes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_damaged_checkpoint_is_refused_with_the_reason, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
