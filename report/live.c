@@ -351,6 +351,7 @@ static void write_attr(struct rec *w, const struct step *st, const struct proc *
 	json_kv_u64(j, "start_mono_ns", p->start_ns);
 	json_kv_string(j, "step", st ? st->id : NULL);
 	json_kv_string(j, "tool", tool_of(p));
+	json_kv_bool(j, "preexisting", (p->flags & PROC_F_PREEXISTING) != 0);
 	json_object_end(j);
 }
 

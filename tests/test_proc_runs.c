@@ -425,6 +425,24 @@ static void test_a_spool_failure_is_returned(void **state)
 	assert_int_equal(live_cycle(&L, &SS, &S, &R, clk), -EIO);
 }
 
+static void test_a_process_running_before_tracing_joins_its_parents_run_marked(void **state)
+{
+	struct tr_sample smp;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	/* pid 120 started before the collector did (its samples say so): only its samples arrive */
+	starts[120] = starts[101] + 500;
+	smp = encode_sample(clk += 1000, 120, starts[120], 101, 3 * SEC, 1 << 20, 0);
+	smp.state_flags |= TR_PSTATE_PREEXISTING;
+	assert_int_equal(proctab_sample(&SS.tab, &smp, clk), 0);
+	cycle();
+	assert_ptr_equal(run_of(120), run_of(100));
+	assert_true(said(0, "{\"pid\":120,\"start_mono_ns\":1000000003500,\"step\":\"smk-101\",\"tool\":"));
+	assert_true(said(0, "\"preexisting\":true}"));
+	assert_true(said(0, "{\"pid\":102,\"start_mono_ns\":1000000005000,\"step\":\"smk-101\",\"tool\":\"bwa mem\",\"preexisting\":false}"));
+}
+
 /* ---- the checkpoint ---------------------------------------------------- */
 
 /* The state now as a checkpoint, then a fresh processor (the pids' start times kept) that reads it. */
@@ -533,6 +551,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_running_step_keeps_its_exited_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_large_run_is_split_into_whole_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_spool_failure_is_returned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_process_running_before_tracing_joins_its_parents_run_marked, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_checkpoint_brings_back_runs_and_their_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_damaged_checkpoint_is_refused_with_the_reason, setup, teardown),
 	};
