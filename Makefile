@@ -61,7 +61,7 @@ USES_delivery  := records naming shm common
 USES_status    := records common
 USES_lake      := records common
 USES_ingest    := lake common
-USES_cli       := lake status common
+USES_cli       := lake status records common
 USES_collector := shm common
 USES_processor := report attrib model records naming delivery status shm common
 # Tests, benchmarks and fuzz targets reach into every stage.
@@ -94,13 +94,13 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery
+BENCHES  := ring overhead agent kernel delivery live
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
-            cppcheck procps util-linux snakemake bwa samtools openssl \
+            cppcheck procps util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
             libbpf-tools
 
@@ -306,6 +306,19 @@ $(BUILD)/bench/spool_recovery_bench: $(BUILD)/obj/bench/spool_recovery_bench.o $
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
+# The live runs benchmark (issue 14): the processor's session, steps, runs and live records, and the lake's
+# store, in one process. $(BUILD)/asan/bench/live_bench: the same under ASan/UBSan.
+LIVE_BENCH_LIBS := $(addprefix $(BUILD)/libtracer_,lake.a report.a attrib.a model.a naming.a records.a common.a)
+$(BUILD)/bench/live_bench: $(BUILD)/obj/bench/live_bench.o $(LIVE_BENCH_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS)
+
+$(BUILD)/asan/bench/live_bench: $(BUILD)/asan/obj/bench/live_bench.o $(LIVE_BENCH_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS)
+
 # The kernel benchmark's calibration: empty programs on tracer's hooks (the statistics' own cost per
 # call) and the loader that holds them attached. Built for the benchmarks only, never installed.
 $(BUILD)/bench/calib.bpf.o: bench/calib.bpf.c
@@ -334,6 +347,9 @@ bench-kernel: all $(BUILD)/bench/spawn $(BUILD)/bench/calib $(BUILD)/bench/calib
 
 bench-delivery: all $(BUILD)/bench/delivery_bench $(BUILD)/bench/spool_recovery_bench
 	bench/delivery.sh $(BUILD)
+
+bench-live: $(BUILD)/bench/live_bench
+	$(BUILD)/bench/live_bench
 
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.

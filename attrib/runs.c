@@ -318,8 +318,11 @@ static void decide(struct runs *r, const struct proctab *t, struct steps *steps,
 
 	if (!run && !p->run && par && (run = runs_of(r, par)) != NULL && !run->final_sent)
 		p->run = par->run;
-	else if (!run && !p->run && (p->flags & PROC_F_INHERITED) && is_tracer_run(par))
-		return; /* tracer run's fork: decided when it execs the command (or the collector) */
+	/*
+	 * A fork that has not exec'd starts nothing (start_kind()) and is decided
+	 * again when it execs; meanwhile it runs a copy of its parent's image, so
+	 * a child of tracer run's fork still sees `tracer run` as its parent.
+	 */
 	p->flags |= PROC_F_RUN_DECIDED;
 	if (run) {
 		note_identity(r, steps, run, p);

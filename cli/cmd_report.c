@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tracer report: what the lake holds about runs, read through the lake's
- * own module (lake/store.h), read-only.
+ * tracer report: what the lake holds about runs, of both modes (tracer
+ * run's reports, the daemons' live runs), read through the lake's own
+ * module (lake/store.h), read-only.
  *
- *   tracer report --db FILE         one line per run: id, host, start, duration, exit code, command
- *   tracer report --db FILE RUN     that run's summary as tracer run printed it, then its signals
+ *   tracer report --db FILE [--json]       one line (object) per run: id, host, start, duration, state, exit,
+ *                                          pipeline
+ *   tracer report --db FILE RUN            a report run: its summary as tracer run printed it, its state, its
+ *                                          signals; a live run: its header, steps and signals from the tables
+ *   tracer report --db FILE RUN --json     a tracer.run.v1 report with "state": the stored one, or one rebuilt
+ *                                          from the tables (docs/lake.md, "Querying")
  *
- * RUN is the number in the first column, or the pipeline's run id.
- * Everything printed came from a host: control characters are shown as
- * '?', so a command line cannot drive the terminal.
+ * RUN is the number in the first column, the run's key, or the pipeline's
+ * run id. Everything printed came from a host: in text, control
+ * characters are shown as '?', so a command line cannot drive the
+ * terminal; in JSON every string goes through records/json.h's writer.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,71 +22,259 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd_report.h"
+#include "cputime.h"
+#include "json.h"
 #include "store.h"
 
 #define HOST_SHORT 12 /* hex digits of a host id in the list, as git shortens hashes */
+#define FIELD_MAX 256 /* bytes of a host string kept for one padded column */
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracer report --db FILE [RUN]\n"
-		   "Lists the runs in the lake FILE (the --db of tracer-ingest); with RUN (a number from the\n"
-		   "list, or the pipeline's run id), prints that run's summary and its signals.\n");
+	fprintf(f, "usage: tracer report --db FILE [--json] [RUN]\n"
+		   "Lists the runs in the lake FILE (the --db of tracer-ingest), of tracer run and of the daemons;\n"
+		   "with RUN (a number from the list, a run key, or the pipeline's run id), shows that run: its\n"
+		   "summary, or its steps, and its signals. --json: the list, or the run's tracer.run.v1 report.\n");
+}
+
+/* ---- text: everything from a host goes through here -------------------- */
+
+static unsigned char clean_char(unsigned char c, bool multiline)
+{
+	if ((c < 0x20 && !(multiline && (c == '\n' || c == '\t'))) || c == 0x7f)
+		return '?';
+	return c;
 }
 
 /* s with control characters shown as '?' (but newlines and tabs when multiline). */
 static void put_clean(const char *s, bool multiline)
 {
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c < 0x20 && !(multiline && (c == '\n' || c == '\t'))) || c == 0x7f)
-			c = '?';
-		putchar(c);
-	}
+	for (; s && *s; s++)
+		putchar(clean_char((unsigned char)*s, multiline));
 }
 
-static void format_time(char *out, size_t outlen, bool known, int64_t ns)
+/* A column: s cleaned (cut at FIELD_MAX bytes, on a character's start), NULL as "-", padded to width. */
+static void put_field(const char *s, int width)
 {
-	time_t t = (time_t)(ns / 1000000000);
+	const char *p = s ? s : "-";
+	char out[FIELD_MAX + 1];
+	size_t n = 0;
+
+	for (; *p && n < FIELD_MAX; p++)
+		out[n++] = (char)clean_char((unsigned char)*p, false);
+	/* Cut inside a UTF-8 sequence (the next byte continues it): drop the sequence's first bytes too. */
+	if (((unsigned char)*p & 0xc0) == 0x80) {
+		while (n > 0 && ((unsigned char)out[n - 1] & 0xc0) == 0x80)
+			n--;
+		if (n > 0 && (unsigned char)out[n - 1] >= 0xc0)
+			n--;
+	}
+	out[n] = 0;
+	printf("%-*s ", width, out);
+}
+
+static void format_time(char *out, size_t outlen, struct store_int ns)
+{
+	time_t t = (time_t)(ns.v / 1000000000);
 	struct tm tm;
 
-	if (!known || !gmtime_r(&t, &tm)) {
+	if (!ns.known || !gmtime_r(&t, &tm)) {
 		snprintf(out, outlen, "-");
 		return;
 	}
 	strftime(out, outlen, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-static void format_duration(char *out, size_t outlen, const struct store_run *r)
+static void format_seconds(char *out, size_t outlen, int64_t ns, const char *suffix)
 {
-	if (!r->has_start || !r->has_end || r->end_ns < r->start_ns)
-		snprintf(out, outlen, "-");
-	else
-		snprintf(out, outlen, "%.1fs", (double)(r->end_ns - r->start_ns) / 1e9);
+	snprintf(out, outlen, "%.1fs%s", (double)ns / 1e9, suffix);
 }
+
+/*
+ * How long a run or step took: end - start; without an end (running, or
+ * lost), the time up to the last update, with a '+' (at least that long).
+ */
+static void format_span(char *out, size_t outlen, struct store_int start, struct store_int end,
+			struct store_int last_update)
+{
+	if (start.known && end.known && end.v >= start.v)
+		format_seconds(out, outlen, end.v - start.v, "");
+	else if (start.known && !end.known && last_update.known && last_update.v >= start.v)
+		format_seconds(out, outlen, last_update.v - start.v, "+");
+	else
+		snprintf(out, outlen, "-");
+}
+
+static void format_bytes(char *out, size_t outlen, struct store_int b)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b.v;
+	size_t u = 0;
+
+	if (!b.known || b.v < 0) {
+		snprintf(out, outlen, "-");
+		return;
+	}
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, outlen, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* The exit: the status, else the signal that killed it ("sig9"), else "-". */
+static void format_exit(char *out, size_t outlen, struct store_int code, struct store_int sig)
+{
+	if (code.known)
+		snprintf(out, outlen, "%" PRId64, code.v);
+	else if (sig.known && sig.v > 0)
+		snprintf(out, outlen, "sig%" PRId64, sig.v);
+	else
+		snprintf(out, outlen, "-");
+}
+
+/* What the list calls a run: its pipeline, else its engine, else its command. */
+static const char *run_label(const struct store_run *r)
+{
+	if (r->pipeline)
+		return r->pipeline;
+	return r->engine ? r->engine : r->command;
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void kv_int(struct json *j, const char *key, struct store_int v)
+{
+	json_key(j, key);
+	if (v.known)
+		json_i64(j, v.v);
+	else
+		json_null(j);
+}
+
+static void kv_bool(struct json *j, const char *key, struct store_int v)
+{
+	json_kv_bool_or_null(j, key, v.known, v.v != 0);
+}
+
+/* JSON text the lake stored and vouches for (json_valid), or null. */
+static void kv_raw(struct json *j, const char *key, const char *text)
+{
+	json_key(j, key);
+	if (text)
+		json_raw(j, text, strlen(text));
+	else
+		json_null(j);
+}
+
+/* Standard output through the writer: a buffer flushed with write(). */
+struct out {
+	struct obuf o;
+	struct json j;
+	char buf[64 << 10];
+};
+
+static void out_init(struct out *w)
+{
+	fflush(stdout);
+	obuf_init_fd(&w->o, STDOUT_FILENO, w->buf, sizeof(w->buf));
+	json_init(&w->j, &w->o);
+}
+
+/* 0, or 1 with a message when stdout could not take it. */
+static int out_finish(struct out *w)
+{
+	int err;
+
+	obuf_putc(&w->o, '\n');
+	err = obuf_flush(&w->o);
+	if (err)
+		fprintf(stderr, "tracer report: cannot write the output: %s\n", strerror(-err));
+	return err ? 1 : 0;
+}
+
+static int store_failed(struct store *st, const char *db, int rc)
+{
+	fprintf(stderr, "tracer report: %s: %s: %s\n", db, store_strerror(rc), store_last_error(st));
+	return 1;
+}
+
+/* ---- the list ----------------------------------------------------------------- */
 
 static int print_run_line(void *ctx, const struct store_run *r)
 {
-	char start[32], dur[32], exit_code[24];
+	char start[32], dur[32], exit_code[32];
 	int *rows = ctx;
 
 	if ((*rows)++ == 0)
-		printf("%-5s %-*s %-19s %10s %5s  %s\n", "RUN", HOST_SHORT, "HOST", "START (UTC)", "DURATION", "EXIT",
-		       "COMMAND");
-	format_time(start, sizeof(start), r->has_start, r->start_ns);
-	format_duration(dur, sizeof(dur), r);
-	if (r->has_exit)
-		snprintf(exit_code, sizeof(exit_code), "%" PRId64, r->exit_code);
-	else
-		snprintf(exit_code, sizeof(exit_code), "-");
-	printf("%-5" PRId64 " %-*.*s %-19s %10s %5s  ", r->run_id, HOST_SHORT, HOST_SHORT, r->host_id, start, dur,
-	       exit_code);
-	put_clean(r->command, false);
+		printf("%-5s %-*s %-19s %10s  %-9s %5s  %s\n", "RUN", HOST_SHORT, "HOST", "START (UTC)", "DURATION",
+		       "STATE", "EXIT", "PIPELINE");
+	format_time(start, sizeof(start), r->start_ns);
+	format_span(dur, sizeof(dur), r->start_ns, r->end_ns, r->last_update_ns);
+	format_exit(exit_code, sizeof(exit_code), r->exit_code, r->signal);
+	printf("%-5" PRId64 " %-*.*s %-19s %10s  ", r->run_id, HOST_SHORT, HOST_SHORT, r->host_id, start, dur);
+	put_field(r->state, 9);
+	printf("%5s  ", exit_code);
+	put_clean(run_label(r), false);
 	putchar('\n');
 	return 0;
 }
+
+static int list_run_json(void *ctx, const struct store_run *r)
+{
+	struct json *j = ctx;
+
+	json_object_begin(j);
+	json_key(j, "run_id");
+	json_i64(j, r->run_id);
+	json_kv_string(j, "run_key", r->run_key);
+	json_kv_string(j, "engine", r->engine);
+	json_kv_string(j, "pipeline", r->pipeline);
+	json_kv_string(j, "state", r->state);
+	kv_int(j, "start_ns", r->start_ns);
+	kv_int(j, "end_ns", r->end_ns);
+	json_kv_string(j, "host", r->host_id);
+	kv_int(j, "exit_code", r->exit_code);
+	kv_raw(j, "command", r->command_json);
+	json_kv_string(j, "run_name", r->run_name);
+	json_kv_string(j, "pipeline_run_id", r->pipeline_run_id);
+	json_kv_string(j, "detected_by", r->detected_by);
+	kv_int(j, "last_update_ns", r->last_update_ns);
+	kv_int(j, "processes", r->processes);
+	kv_int(j, "steps", r->steps);
+	json_object_end(j);
+	return 0;
+}
+
+static int list_runs(struct store *st, const char *db, bool as_json)
+{
+	struct out w;
+	int rows = 0, rc;
+
+	if (!as_json) {
+		rc = store_runs(st, print_run_line, &rows);
+		if (rc)
+			return store_failed(st, db, rc);
+		if (rows == 0)
+			printf("no runs in %s yet\n", db);
+		return 0;
+	}
+	out_init(&w);
+	json_object_begin(&w.j);
+	json_key(&w.j, "runs");
+	json_array_begin(&w.j);
+	rc = store_runs(st, list_run_json, &w.j);
+	if (rc)
+		return store_failed(st, db, rc);
+	json_array_end(&w.j);
+	json_object_end(&w.j);
+	return out_finish(&w);
+}
+
+/* ---- one run as text ------------------------------------------------------------ */
 
 static int print_signal(void *ctx, const struct store_signal *sig)
 {
@@ -108,19 +302,17 @@ static int print_signal(void *ctx, const struct store_signal *sig)
 	return 0;
 }
 
-struct one_run {
-	int64_t run_id;
-	bool found;
-};
-
-static int print_summary(void *ctx, const struct store_run *r)
+static int print_signals(struct store *st, int64_t run_id)
 {
-	struct one_run *o = ctx;
+	int n = 0, rc = store_run_signals(st, run_id, print_signal, &n);
 
-	if (o->found)
-		return 0; /* a pipeline run id named several runs: the first */
-	o->found = true;
-	o->run_id = r->run_id;
+	if (!rc && n == 0)
+		printf("\nsignals: none\n");
+	return rc;
+}
+
+static void print_summary(const struct store_run *r)
+{
 	if (r->summary) {
 		put_clean(r->summary, true);
 		if (r->summary[0] && r->summary[strlen(r->summary) - 1] != '\n')
@@ -128,51 +320,357 @@ static int print_summary(void *ctx, const struct store_run *r)
 	} else {
 		printf("(the report of run %" PRId64 " carried no summary)\n", r->run_id);
 	}
+	printf("state: ");
+	put_clean(r->state ? r->state : "-", false);
+	putchar('\n');
+}
+
+/* A labelled header line: "  label     value" with the value cleaned. */
+static void print_header_line(const char *label, const char *value)
+{
+	printf("  %-10s ", label);
+	put_clean(value ? value : "-", false);
+	putchar('\n');
+}
+
+static void print_live_header(const struct store_run *r)
+{
+	char text[64], more[80];
+
+	printf("run %" PRId64 ": ", r->run_id);
+	put_clean(run_label(r), false);
+	putchar('\n');
+	print_header_line("engine", r->engine);
+	print_header_line("state", r->state);
+	print_header_line("host", r->host_id);
+	format_time(text, sizeof(text), r->start_ns);
+	snprintf(more, sizeof(more), "%s%s", text, r->start_ns.known ? " UTC" : "");
+	print_header_line("start", more);
+	format_span(text, sizeof(text), r->start_ns, r->end_ns, r->last_update_ns);
+	print_header_line("duration", text);
+	format_exit(text, sizeof(text), r->exit_code, r->signal);
+	print_header_line("exit", text);
+	if (r->processes.known) {
+		snprintf(text, sizeof(text), "%" PRId64 " (%" PRId64 " running)", r->processes.v,
+			 r->running_processes.known ? r->running_processes.v : 0);
+		print_header_line("processes", text);
+	}
+	print_header_line("key", r->run_key);
+	print_header_line("detected", r->detected_by);
+}
+
+struct step_table {
+	int rows;
+	struct store_int run_last_update; /* a step without its own last update: the run's */
+};
+
+static int print_step(void *ctx, const struct store_step *s)
+{
+	struct step_table *t = ctx;
+	char wall[32], cpu[32], rss[32];
+
+	if (t->rows++ == 0)
+		printf("\n  %-16s %-16s %-9s %-10s %-10s %-10s %s\n", "ID", "NAME", "STATE", "WALL", "CPU", "PEAK RSS",
+		       "TOOLS");
+	format_span(wall, sizeof(wall), s->start_ns, s->end_ns,
+		    s->last_update_ns.known ? s->last_update_ns : t->run_last_update);
+	if (s->cpu_ns.known)
+		format_seconds(cpu, sizeof(cpu), s->cpu_ns.v, "");
+	else
+		snprintf(cpu, sizeof(cpu), "-");
+	format_bytes(rss, sizeof(rss), s->peak_rss_bytes);
+	printf("  ");
+	put_field(s->id, 16);
+	put_field(s->name, 16);
+	put_field(s->state, 9);
+	printf("%-10s %-10s %-10s ", wall, cpu, rss);
+	put_clean(s->tools, false);
+	putchar('\n');
 	return 0;
 }
 
-static int show_run(struct store *st, const char *db, const char *name)
+static int print_live_run(struct store *st, const struct store_run *r)
 {
-	struct one_run o = { 0 };
-	int n = 0, rc = store_run(st, name, print_summary, &o);
+	struct step_table t = { .run_last_update = r->last_update_ns };
+	int rc;
+
+	print_live_header(r);
+	rc = store_run_steps(st, r->run_id, print_step, &t);
+	if (!rc && t.rows == 0)
+		printf("\nsteps: none\n");
+	return rc;
+}
+
+/* ---- one run as JSON: the stored report, or one rebuilt from the tables ---------- */
+
+struct rebuild {
+	struct store *st;
+	struct json *j;
+	int rc; /* the first failure of a nested read */
+};
+
+static void write_live(struct json *j, const struct store_live *l)
+{
+	json_key(j, "live");
+	if (!l->cpu_millicores.known && !l->rss_bytes.known && !l->read_bytes_per_s.known &&
+	    !l->write_bytes_per_s.known && !l->net_tx_bytes_per_s.known && !l->net_rx_bytes_per_s.known) {
+		json_null(j);
+		return;
+	}
+	json_object_begin(j);
+	kv_int(j, "cpu_millicores", l->cpu_millicores);
+	kv_int(j, "rss_bytes", l->rss_bytes);
+	kv_int(j, "read_bytes_per_s", l->read_bytes_per_s);
+	kv_int(j, "write_bytes_per_s", l->write_bytes_per_s);
+	kv_int(j, "net_tx_bytes_per_s", l->net_tx_bytes_per_s);
+	kv_int(j, "net_rx_bytes_per_s", l->net_rx_bytes_per_s);
+	json_object_end(j);
+}
+
+static int write_file(void *ctx, const struct store_file *f)
+{
+	struct json *j = ctx;
+
+	json_object_begin(j);
+	json_kv_string(j, "path", f->path);
+	json_kv_string(j, "mode", f->mode);
+	json_object_end(j);
+	return 0;
+}
+
+/* Split as wait4() reports it, exactly as the report does (common/cputime.c); null before the exit. */
+static void write_cpu(struct json *j, const struct store_process *p)
+{
+	uint64_t user = 0, sys = 0;
+
+	if (p->runtime_ns.known)
+		cputime_adjust((uint64_t)p->utime_ns.v, (uint64_t)p->stime_ns.v, (uint64_t)p->runtime_ns.v, &user,
+			       &sys);
+	json_kv_u64_or_null(j, "cpu_user_ns", p->runtime_ns.known, user);
+	json_kv_u64_or_null(j, "cpu_sys_ns", p->runtime_ns.known, sys);
+}
+
+static int write_process(void *ctx, const struct store_process *p)
+{
+	struct rebuild *b = ctx;
+	struct json *j = b->j;
+
+	json_object_begin(j);
+	json_key(j, "pid");
+	json_i64(j, p->tgid);
+	kv_int(j, "ppid", p->ppid);
+	kv_int(j, "start_ns", p->start_real_ns);
+	kv_int(j, "end_ns", p->end_real_ns);
+	json_kv_string(j, "exe", p->exe);
+	kv_raw(j, "argv", p->argv_json);
+	json_kv_string(j, "cwd", p->cwd);
+	json_kv_string(j, "tool", p->tool);
+	json_kv_string(j, "step", p->step);
+	kv_int(j, "exit_code", p->exit_code);
+	kv_int(j, "signal", p->signal);
+	kv_bool(j, "core_dumped", p->core_dumped);
+	json_kv_bool(j, "oom_killed", p->oom_killed.known && p->oom_killed.v);
+	write_cpu(j, p);
+	kv_int(j, "peak_rss_bytes", p->peak_rss_bytes);
+	kv_int(j, "read_bytes", p->read_bytes);
+	kv_int(j, "write_bytes", p->write_bytes);
+	kv_int(j, "rchar", p->rchar);
+	kv_int(j, "wchar", p->wchar);
+	kv_int(j, "net_tx_bytes", p->net_tx_bytes);
+	kv_int(j, "net_rx_bytes", p->net_rx_bytes);
+	json_kv_null(j, "container_id");
+	json_kv_string(j, "cgroup", p->cgroup);
+	json_key(j, "files");
+	if (p->files_traced) {
+		json_array_begin(j);
+		b->rc = store_process_files(b->st, p, write_file, j);
+		json_array_end(j);
+	} else {
+		json_null(j);
+	}
+	json_kv_string(j, "peak_rss_source", p->peak_rss_source);
+	json_object_end(j);
+	return b->rc;
+}
+
+static int write_step(void *ctx, const struct store_step *s)
+{
+	struct json *j = ctx;
+
+	json_object_begin(j);
+	json_kv_string(j, "id", s->id);
+	json_kv_string(j, "name", s->name);
+	kv_raw(j, "tools", s->tools_json);
+	kv_int(j, "start_ns", s->start_ns);
+	kv_int(j, "end_ns", s->end_ns);
+	json_kv_string(j, "state", s->state);
+	json_kv_string(j, "engine", s->engine);
+	json_kv_string(j, "workdir", s->workdir);
+	json_kv_string(j, "rule", s->rule);
+	kv_int(j, "exit_code", s->exit_code);
+	kv_int(j, "signal", s->signal);
+	kv_bool(j, "failed", s->failed);
+	kv_int(j, "processes", s->processes);
+	kv_int(j, "running", s->running);
+	kv_int(j, "failed_processes", s->failed_processes);
+	kv_int(j, "nonzero_exits", s->nonzero_exits);
+	kv_int(j, "oom_killed", s->oom_killed);
+	kv_int(j, "cpu_ns", s->cpu_ns);
+	kv_int(j, "peak_rss_bytes", s->peak_rss_bytes);
+	kv_bool(j, "peak_rss_partial", s->peak_rss_partial);
+	kv_int(j, "rss_sum_of_peaks_bytes", s->rss_sum_of_peaks_bytes);
+	kv_int(j, "memcg_peak_bytes", s->memcg_peak_bytes);
+	kv_int(j, "read_bytes", s->read_bytes);
+	kv_int(j, "write_bytes", s->write_bytes);
+	kv_int(j, "rchar", s->rchar);
+	kv_int(j, "wchar", s->wchar);
+	kv_int(j, "net_tx_bytes", s->net_tx_bytes);
+	kv_int(j, "net_rx_bytes", s->net_rx_bytes);
+	kv_int(j, "last_update_ns", s->last_update_ns);
+	write_live(j, &s->live);
+	json_object_end(j);
+	return 0;
+}
+
+/* A signal as its record gave it (live and report signals keep their whole object). */
+static int write_signal(void *ctx, const struct store_signal *sig)
+{
+	struct json *j = ctx;
+
+	if (sig->detail) {
+		json_raw(j, sig->detail, strlen(sig->detail));
+		return 0;
+	}
+	json_object_begin(j);
+	json_kv_string(j, "kind", sig->kind);
+	json_kv_u64_or_null(j, "pid", sig->has_pid, (uint64_t)sig->pid);
+	json_kv_string(j, "step", sig->step);
+	json_kv_string(j, "tool", sig->tool);
+	json_object_end(j);
+	return 0;
+}
+
+static void write_run_fields(struct json *j, const struct store_run *r)
+{
+	json_kv_string(j, "schema", "tracer.run.v1");
+	kv_raw(j, "command", r->command_json);
+	kv_int(j, "exit_code", r->exit_code);
+	kv_int(j, "signal", r->signal);
+	kv_int(j, "start_ns", r->start_ns);
+	kv_int(j, "end_ns", r->end_ns);
+	json_kv_string(j, "state", r->state);
+	json_key(j, "run");
+	json_object_begin(j);
+	json_kv_string(j, "key", r->run_key);
+	json_kv_string(j, "pipeline", r->pipeline);
+	json_kv_string(j, "run_id", r->pipeline_run_id);
+	json_kv_string(j, "engine", r->engine);
+	json_kv_string(j, "run_name", r->run_name);
+	json_kv_string(j, "slurm_job_id", r->slurm_job_id);
+	json_kv_string(j, "aws_batch_job_id", r->aws_batch_job_id);
+	json_kv_string(j, "detected_by", r->detected_by);
+	json_object_end(j);
+	json_key(j, "agent");
+	json_object_begin(j);
+	json_kv_null(j, "dropped");
+	json_kv_bool(j, "rebuilt_from_lake", true);
+	json_object_end(j);
+	kv_int(j, "last_update_ns", r->last_update_ns);
+}
+
+/* A live run as a tracer.run.v1 report, from its rows (docs/lake.md says what differs from tracer run's). */
+static int write_rebuilt(struct store *st, struct json *j, const struct store_run *r)
+{
+	struct rebuild b = { .st = st, .j = j };
+	int rc;
+
+	json_object_begin(j);
+	write_run_fields(j, r);
+	json_key(j, "processes");
+	json_array_begin(j);
+	rc = store_run_processes(st, r->run_id, write_process, &b);
+	json_array_end(j);
+	if (!rc) {
+		json_key(j, "steps");
+		json_array_begin(j);
+		rc = store_run_steps(st, r->run_id, write_step, j);
+		json_array_end(j);
+	}
+	if (!rc) {
+		json_key(j, "signals");
+		json_array_begin(j);
+		rc = store_run_signals(st, r->run_id, write_signal, j);
+		json_array_end(j);
+	}
+	json_object_end(j);
+	return rc;
+}
+
+static int write_stored(void *ctx, const char *text, size_t len)
+{
+	json_raw(ctx, text, len);
+	return 0;
+}
+
+/* ---- one run ------------------------------------------------------------------------- */
+
+struct one_run {
+	struct store *st;
+	bool as_json;
+	bool found;
+	int rc;  /* the store's failure, once found */
+	int out; /* the command's exit status */
+};
+
+static int show_found(void *ctx, const struct store_run *r)
+{
+	struct one_run *o = ctx;
+	struct out w;
+
+	if (o->found)
+		return 0; /* a pipeline run id named several runs: the first */
+	o->found = true;
+	if (o->as_json) {
+		out_init(&w);
+		o->rc = r->has_stored_report ? store_run_report(o->st, r->run_id, write_stored, &w.j) :
+					       write_rebuilt(o->st, &w.j, r);
+		o->out = o->rc ? 1 : out_finish(&w);
+		return 0;
+	}
+	if (r->has_stored_report)
+		print_summary(r);
+	else
+		o->rc = print_live_run(o->st, r);
+	if (!o->rc)
+		o->rc = print_signals(o->st, r->run_id);
+	return 0;
+}
+
+static int show_run(struct store *st, const char *db, const char *name, bool as_json)
+{
+	struct one_run o = { .st = st, .as_json = as_json };
+	int rc = store_run(st, name, show_found, &o);
 
 	if (rc == STORE_E_NOT_FOUND) {
 		fprintf(stderr, "tracer report: no run '%s' in %s (tracer report --db %s lists them)\n", name, db, db);
 		return 1;
 	}
-	if (!rc)
-		rc = store_run_signals(st, o.run_id, print_signal, &n);
-	if (rc) {
-		fprintf(stderr, "tracer report: %s: %s: %s\n", db, store_strerror(rc), store_last_error(st));
-		return 1;
-	}
-	if (n == 0)
-		printf("\nsignals: none\n");
-	return 0;
-}
-
-static int list_runs(struct store *st, const char *db)
-{
-	int rows = 0, rc = store_runs(st, print_run_line, &rows);
-
-	if (rc) {
-		fprintf(stderr, "tracer report: %s: %s: %s\n", db, store_strerror(rc), store_last_error(st));
-		return 1;
-	}
-	if (rows == 0)
-		printf("no runs in %s yet\n", db);
-	return 0;
+	if (rc || o.rc)
+		return store_failed(st, db, rc ? rc : o.rc);
+	return o.out;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = NULL, *run = NULL;
 	struct store *st = NULL;
+	bool as_json = false;
 	char err[1024];
 	int opt, rc;
 
@@ -180,6 +678,8 @@ int cmd_report(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (opt == 'd') {
 			db = optarg;
+		} else if (opt == 'j') {
+			as_json = true;
 		} else if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -199,7 +699,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "tracer report: %s\n", err);
 		return 1;
 	}
-	rc = run ? show_run(st, db, run) : list_runs(st, db);
+	rc = run ? show_run(st, db, run, as_json) : list_runs(st, db, as_json);
 	store_close(st);
 	return rc;
 }

@@ -5,7 +5,12 @@
 #   3. demo/pipeline.sh under `tracer run`, which starts the collector and the
 #      processor; the processor spools every record, signs batches and uploads
 #      them, then the run's report;
-#   4. the report read back from the lake (tracer report --db).
+#   4. the daemons as their units run them (tracer-collector and
+#      tracer-processor with one config file, the whole host traced), and a
+#      Snakemake pipeline (or demo/pipeline.sh with TRACER_PIPELINE, without
+#      snakemake) started as usual: the processor finds the run and streams
+#      it to the lake while it runs;
+#   5. both runs read back from the lake (tracer report --db).
 # Everything lives in BUILD/demo (kept, so the lake can be queried after).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -48,13 +53,54 @@ echo "3. tracer run -- demo/pipeline.sh (collector, processor; records spooled i
 # The summary's first line, its signals (what to act on), totals and losses.
 awk '/^(tracer|totals|agent):/ { print; next } /^signals:/ { s = 1; print; next } s && /^  / { print; next }
 	{ s = 0 }' "$d/run.log" | sed 's/^/     /'
+echo "4. the daemons, as their units start them (tracer-collector, tracer-processor --config $d/tracer.conf),"
+echo "   and a pipeline started as usual: the processor finds the run and streams it live"
+mkdir -p "$d/run" "$d/daemon-state" "$d/wf"
+chmod 711 "$d/run"
+chown nobody "$d/daemon-state" "$d/wf"
+cat > "$d/tracer.conf" <<EOF
+state_dir = $d/daemon-state
+runtime_dir = $d/run
+processor_user = nobody
+signing_key = $d/signing.key
+upload_url = http://127.0.0.1:$port/v1/batches
+EOF
+"$build/tracer-collector" --config "$d/tracer.conf" --ready-fd 3 3>"$d/collector.ready" 2>"$d/collector.log" &
+collector=$!
+trap 'kill $ingest $collector ${processor:-} 2>/dev/null || true' EXIT
+i=0
+until grep -q ready "$d/collector.ready" 2>/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 300 ] || ! kill -0 $collector 2>/dev/null; then
+		echo "tracer-collector did not start:" >&2
+		cat "$d/collector.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+"$build/tracer-processor" --config "$d/tracer.conf" 2>"$d/processor.log" &
+processor=$!
+sleep 2
+if command -v snakemake > /dev/null && command -v bwa > /dev/null && command -v wgsim > /dev/null; then
+	cp "$here/../tests/e2e/data/Snakefile" "$d/wf/"
+	echo "   (cd $d/wf && snakemake -c2 -q), as the user nobody"
+	(cd "$d/wf" && setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups env HOME="$d/wf" \
+		snakemake -c2 -q > "$d/snakemake.out" 2>&1) || echo "   the pipeline failed: see $d/snakemake.out"
+else
+	echo "   TRACER_PIPELINE=demo $here/pipeline.sh (snakemake, bwa or wgsim missing: make deps installs them)"
+	TRACER_PIPELINE=demo "$here/pipeline.sh" > "$d/pipeline-daemon.out" 2>&1 || true
+fi
+sleep 4 # the run's last record: one look a second, then the spool's fsync and the next batch
+kill -TERM $processor $collector
+wait $processor $collector 2>/dev/null || true
 kill $ingest
 wait $ingest 2>/dev/null || true
 trap - EXIT
 
-echo "4. from the lake: tracer report --db $d/lake.db"
+echo "5. from the lake: tracer report --db $d/lake.db (the tracer run, then the run the daemons found)"
 "$build/tracer" report --db "$d/lake.db"
-run=$("$build/tracer" report --db "$d/lake.db" | awk 'NR == 2 { print $1 }')
-echo
-echo "   tracer report --db $d/lake.db $run"
-"$build/tracer" report --db "$d/lake.db" "$run"
+for run in $("$build/tracer" report --db "$d/lake.db" | awk 'NR > 1 { print $1 }'); do
+	echo
+	echo "   tracer report --db $d/lake.db $run"
+	"$build/tracer" report --db "$d/lake.db" "$run"
+done

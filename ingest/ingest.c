@@ -176,9 +176,9 @@ static void reply_stored(struct ingest_reply *r, const char *hash, const char *h
 	reply(r, 200,
 	      "{\"status\":\"stored\",\"batch\":\"%s\",\"host\":\"%s\",\"records\":%u,\"new\":%u,\"duplicate\":%u,"
 	      "\"conflicting\":%u,\"gaps\":%u,\"unknown\":%u,\"undecodable\":%u,\"bad_run_reports\":%u,"
-	      "\"runs\":%u,\"keys_enrolled\":%u,\"keys_refused\":%u}\n",
+	      "\"runs\":%u,\"keys_enrolled\":%u,\"keys_refused\":%u,\"bad_live_records\":%u}\n",
 	      hash, host, s->records, s->new_records, s->dup_records, s->conflicts, s->gaps, s->unknown, s->undecodable,
-	      s->bad_reports, s->runs, s->keys_enrolled, s->keys_refused);
+	      s->bad_reports, s->runs, s->keys_enrolled, s->keys_refused, s->bad_live_records);
 }
 
 static void store_failed(struct ingest *ig, int err, const char *peer, const char *host, struct ingest_reply *r)

@@ -3,60 +3,352 @@
  * Reading the lake: the calls of store.h's "reading" part, for the CLI
  * (and the analysis and web view to come). Each walks the rows of one
  * prepared statement and hands them to a callback; strings live until
- * the callback returns.
+ * the callback returns. The row functions read their statement's
+ * columns in the order store.c's stmt_sql[] lists them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+#include "records.h"
 
-static const char *col_text(sqlite3_stmt *st, int i)
+/* Columns are read in order: a cursor over the current row. */
+struct row {
+	sqlite3_stmt *st;
+	int i;
+};
+
+static const char *next_text(struct row *r)
 {
-	return (const char *)sqlite3_column_text(st, i);
+	return (const char *)sqlite3_column_text(r->st, r->i++);
 }
 
+static int64_t next_i64(struct row *r)
+{
+	return sqlite3_column_int64(r->st, r->i++);
+}
+
+static struct store_int next_int(struct row *r)
+{
+	struct store_int v = { .known = sqlite3_column_type(r->st, r->i) == SQLITE_INTEGER };
+
+	v.v = sqlite3_column_int64(r->st, r->i++);
+	return v;
+}
+
+static void next_live(struct row *r, struct store_live *l)
+{
+	l->cpu_millicores = next_int(r);
+	l->rss_bytes = next_int(r);
+	l->read_bytes_per_s = next_int(r);
+	l->write_bytes_per_s = next_int(r);
+	l->net_tx_bytes_per_s = next_int(r);
+	l->net_rx_bytes_per_s = next_int(r);
+}
+
+/* RUN_COLUMNS */
 static void row_to_run(sqlite3_stmt *st, struct store_run *r)
 {
+	struct row c = { st, 0 };
+	const char *host;
+
 	memset(r, 0, sizeof(*r));
-	r->run_id = sqlite3_column_int64(st, 0);
-	snprintf(r->host_id, sizeof(r->host_id), "%s", col_text(st, 1) ? col_text(st, 1) : "");
-	r->has_start = sqlite3_column_type(st, 2) == SQLITE_INTEGER;
-	r->start_ns = sqlite3_column_int64(st, 2);
-	r->has_end = sqlite3_column_type(st, 3) == SQLITE_INTEGER;
-	r->end_ns = sqlite3_column_int64(st, 3);
-	r->has_exit = sqlite3_column_type(st, 4) == SQLITE_INTEGER;
-	r->exit_code = sqlite3_column_int64(st, 4);
-	r->command = col_text(st, 5) ? col_text(st, 5) : "";
-	r->summary = col_text(st, 6);
+	r->run_id = next_i64(&c);
+	host = next_text(&c);
+	snprintf(r->host_id, sizeof(r->host_id), "%s", host ? host : "");
+	r->start_ns = next_int(&c);
+	r->end_ns = next_int(&c);
+	r->exit_code = next_int(&c);
+	r->signal = next_int(&c);
+	r->last_update_ns = next_int(&c);
+	r->update_seq = next_int(&c);
+	r->processes = next_int(&c);
+	r->running_processes = next_int(&c);
+	r->steps = next_int(&c);
+	r->signals = next_int(&c);
+	r->root_pid = next_int(&c);
+	r->preexisting = next_int(&c);
+	r->cpu_ns = next_int(&c);
+	r->read_bytes = next_int(&c);
+	r->write_bytes = next_int(&c);
+	r->rchar = next_int(&c);
+	r->wchar = next_int(&c);
+	r->net_tx_bytes = next_int(&c);
+	r->net_rx_bytes = next_int(&c);
+	next_live(&c, &r->live);
+	r->command = next_text(&c);
+	if (!r->command)
+		r->command = "";
+	r->command_json = next_text(&c);
+	r->summary = next_text(&c);
+	r->state = next_text(&c);
+	r->run_key = next_text(&c);
+	r->engine = next_text(&c);
+	r->pipeline = next_text(&c);
+	r->pipeline_run_id = next_text(&c);
+	r->run_name = next_text(&c);
+	r->detected_by = next_text(&c);
+	r->slurm_job_id = next_text(&c);
+	r->aws_batch_job_id = next_text(&c);
+	r->has_stored_report = next_i64(&c) != 0;
 }
 
-/* Every row of a bound run query to fn; *rows counts them. */
-static int each_run(struct bind *b, store_run_fn fn, void *ctx, int *rows)
+/* ST_RUN_STEPS_LIST */
+static void row_to_step(sqlite3_stmt *st, struct store_step *s)
 {
-	struct store_run r;
+	struct row c = { st, 0 };
+
+	memset(s, 0, sizeof(*s));
+	s->idx = next_i64(&c);
+	s->id = next_text(&c);
+	s->name = next_text(&c);
+	s->state = next_text(&c);
+	s->engine = next_text(&c);
+	s->rule = next_text(&c);
+	s->workdir = next_text(&c);
+	s->tools = next_text(&c);
+	if (!s->tools)
+		s->tools = "";
+	s->tools_json = next_text(&c);
+	s->start_ns = next_int(&c);
+	s->end_ns = next_int(&c);
+	s->last_update_ns = next_int(&c);
+	s->exit_code = next_int(&c);
+	s->signal = next_int(&c);
+	s->failed = next_int(&c);
+	s->processes = next_int(&c);
+	s->running = next_int(&c);
+	s->failed_processes = next_int(&c);
+	s->nonzero_exits = next_int(&c);
+	s->oom_killed = next_int(&c);
+	s->cpu_ns = next_int(&c);
+	s->peak_rss_bytes = next_int(&c);
+	s->peak_rss_partial = next_int(&c);
+	s->rss_sum_of_peaks_bytes = next_int(&c);
+	s->memcg_peak_bytes = next_int(&c);
+	s->read_bytes = next_int(&c);
+	s->write_bytes = next_int(&c);
+	s->rchar = next_int(&c);
+	s->wchar = next_int(&c);
+	s->net_tx_bytes = next_int(&c);
+	s->net_rx_bytes = next_int(&c);
+	next_live(&c, &s->live);
+}
+
+static const struct store_int unknown_int;
+
+/*
+ * The peak as the report takes it (proc_peak_rss()): the final image's
+ * own at exit, else the highest the samples saw, else rusage's at exit.
+ */
+static void process_peak(struct store_process *p, bool exited, struct store_int own, struct store_int maxrss,
+			 struct store_int sampled)
+{
+	if (exited && own.known) {
+		p->peak_rss_bytes = own;
+		p->peak_rss_source = "exit";
+	} else if (sampled.known) {
+		p->peak_rss_bytes = sampled;
+		p->peak_rss_source = "sampled";
+	} else if (exited && maxrss.known) {
+		p->peak_rss_bytes = maxrss;
+		p->peak_rss_source = "rusage";
+	}
+}
+
+/* I/O figures exist only where the kernel accounted them; network ones at exit if traced, else sampled. */
+static void process_io(struct store_process *p, bool exited, struct store_int exit_flags,
+		       struct store_int state_flags, struct store_int sampled_tx, struct store_int sampled_rx)
+{
+	bool io = exited && !(exit_flags.known && (exit_flags.v & TR_EXIT_NO_IO_ACCOUNTING));
+	bool net_at_exit = exited && state_flags.known && (state_flags.v & TR_PSTATE_TRACED);
+
+	if (!io)
+		p->read_bytes = p->write_bytes = p->rchar = p->wchar = unknown_int;
+	if (!net_at_exit) {
+		p->net_tx_bytes = sampled_tx;
+		p->net_rx_bytes = sampled_rx;
+	}
+	p->files_traced = p->files_traced || (state_flags.known && (state_flags.v & TR_PSTATE_TRACED));
+}
+
+/* ST_RUN_PROCS_LIST */
+static void row_to_process(sqlite3_stmt *st, struct store_process *p)
+{
+	struct row c = { st, 0 };
+	struct store_int own, maxrss, sampled, exit_flags, state_flags, tx, rx;
+	const char *host, *boot;
+	bool exited;
+
+	memset(p, 0, sizeof(*p));
+	host = next_text(&c);
+	boot = next_text(&c);
+	snprintf(p->host_id, sizeof(p->host_id), "%s", host ? host : "");
+	snprintf(p->boot_id, sizeof(p->boot_id), "%s", boot ? boot : "");
+	p->tgid = next_i64(&c);
+	p->start_ns = next_i64(&c);
+	p->ppid = next_int(&c);
+	p->start_real_ns = next_int(&c);
+	p->end_real_ns = next_int(&c);
+	exited = next_i64(&c) != 0;
+	p->exit_code = next_int(&c);
+	p->signal = next_int(&c);
+	p->core_dumped = next_int(&c);
+	p->oom_killed = next_int(&c);
+	p->utime_ns = next_int(&c);
+	p->stime_ns = next_int(&c);
+	p->runtime_ns = next_int(&c);
+	own = next_int(&c);
+	maxrss = next_int(&c);
+	sampled = next_int(&c);
+	p->read_bytes = next_int(&c);
+	p->write_bytes = next_int(&c);
+	p->rchar = next_int(&c);
+	p->wchar = next_int(&c);
+	p->net_tx_bytes = next_int(&c);
+	p->net_rx_bytes = next_int(&c);
+	exit_flags = next_int(&c);
+	state_flags = next_int(&c);
+	tx = next_int(&c);
+	rx = next_int(&c);
+	p->files_traced = next_i64(&c) != 0;
+	p->exe = next_text(&c);
+	p->cwd = next_text(&c);
+	p->tool = next_text(&c);
+	p->step = next_text(&c);
+	p->argv_json = next_text(&c);
+	p->cgroup = next_text(&c);
+	process_peak(p, exited, own, maxrss, sampled);
+	process_io(p, exited, exit_flags, state_flags, tx, rx);
+}
+
+/* ST_RUN_SIGNALS_LIST */
+static void row_to_signal(sqlite3_stmt *st, struct store_signal *sig)
+{
+	struct row c = { st, 0 };
+	struct store_int pid;
+
+	memset(sig, 0, sizeof(*sig));
+	sig->kind = next_text(&c);
+	if (!sig->kind)
+		sig->kind = "?";
+	sig->source = next_text(&c);
+	pid = next_int(&c);
+	sig->has_pid = pid.known;
+	sig->pid = pid.v;
+	sig->start_ns = next_int(&c);
+	sig->step = next_text(&c);
+	sig->tool = next_text(&c);
+	sig->detail = next_text(&c);
+}
+
+/* ---- walking a query's rows ---------------------------------------------- */
+
+/* One row to the caller's callback (through the row function of its type); non-zero stops the walk. */
+typedef int (*visit_fn)(sqlite3_stmt *st, void *arg);
+
+/* Every row of a bound query to visit; *rows counts them. The visitor's non-zero return, or a store_err. */
+static int each_row(struct bind *b, visit_fn visit, void *arg, int *rows)
+{
 	int rc = lake_bind_check(b), stop = 0;
 
 	if (rc)
 		return rc;
 	while (!stop && (rc = sqlite3_step(b->st)) == SQLITE_ROW) {
-		row_to_run(b->st, &r);
 		(*rows)++;
-		stop = fn(ctx, &r);
+		stop = visit(b->st, arg);
 	}
+	if (!stop && rc != SQLITE_DONE)
+		stop = lake_sql_fail(b->s, rc);
 	sqlite3_reset(b->st);
 	sqlite3_clear_bindings(b->st);
-	if (stop)
-		return stop;
-	return rc == SQLITE_DONE ? STORE_OK : lake_sql_fail(b->s, rc);
+	return stop;
 }
+
+struct run_visit {
+	store_run_fn fn;
+	void *ctx;
+};
+
+static int visit_run(sqlite3_stmt *st, void *arg)
+{
+	struct run_visit *v = arg;
+	struct store_run r;
+
+	row_to_run(st, &r);
+	return v->fn(v->ctx, &r);
+}
+
+struct step_visit {
+	store_step_fn fn;
+	void *ctx;
+};
+
+static int visit_step(sqlite3_stmt *st, void *arg)
+{
+	struct step_visit *v = arg;
+	struct store_step s;
+
+	row_to_step(st, &s);
+	return v->fn(v->ctx, &s);
+}
+
+struct process_visit {
+	store_process_fn fn;
+	void *ctx;
+};
+
+static int visit_process(sqlite3_stmt *st, void *arg)
+{
+	struct process_visit *v = arg;
+	struct store_process p;
+
+	row_to_process(st, &p);
+	return v->fn(v->ctx, &p);
+}
+
+struct file_visit {
+	store_file_fn fn;
+	void *ctx;
+};
+
+static int visit_file(sqlite3_stmt *st, void *arg)
+{
+	struct file_visit *v = arg;
+	struct store_file f = {
+		.path = (const char *)sqlite3_column_text(st, 0),
+		.mode = (const char *)sqlite3_column_text(st, 1),
+	};
+
+	if (!f.path)
+		f.path = "";
+	return v->fn(v->ctx, &f);
+}
+
+struct signal_visit {
+	store_signal_fn fn;
+	void *ctx;
+};
+
+static int visit_signal(sqlite3_stmt *st, void *arg)
+{
+	struct signal_visit *v = arg;
+	struct store_signal sig;
+
+	row_to_signal(st, &sig);
+	return v->fn(v->ctx, &sig);
+}
+
+/* ---- the calls ------------------------------------------------------------ */
 
 int store_runs(struct store *s, store_run_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUNS_LIST);
+	struct run_visit v = { fn, ctx };
 	int rows = 0;
 
-	return each_run(&b, fn, ctx, &rows);
+	return each_row(&b, visit_run, &v, &rows);
 }
 
 static bool all_digits(const char *s)
@@ -69,48 +361,101 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx)
+/* The runs one lookup finds: STORE_OK when there were some (or the walk stopped), NOT_FOUND when none. */
+static int runs_by(struct store *s, enum stmt_id id, const char *name, struct run_visit *v)
 {
-	struct bind b;
+	struct bind b = lake_bind_start(s, id);
 	int rows = 0, rc;
 
-	if (all_digits(name) && strlen(name) < 19) {
-		b = lake_bind_start(s, ST_RUN_BY_ID);
+	if (id == ST_RUN_BY_ID)
 		lake_b_i64(&b, strtoll(name, NULL, 10));
-		rc = each_run(&b, fn, ctx, &rows);
-		if (rc || rows)
-			return rc;
-	}
-	b = lake_bind_start(s, ST_RUN_BY_NAME);
-	lake_b_str(&b, name);
-	rc = each_run(&b, fn, ctx, &rows);
+	else
+		lake_b_str(&b, name);
+	rc = each_row(&b, visit_run, v, &rows);
 	return rc || rows ? rc : STORE_E_NOT_FOUND;
+}
+
+int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx)
+{
+	struct run_visit v = { fn, ctx };
+	int rc = STORE_E_NOT_FOUND;
+
+	/* A run key (BOOT-TGID-START) and a number never look alike; a pipeline's run id may be a number. */
+	if (all_digits(name) && strlen(name) < 19)
+		rc = runs_by(s, ST_RUN_BY_ID, name, &v);
+	if (rc == STORE_E_NOT_FOUND)
+		rc = runs_by(s, ST_RUN_BY_KEY, name, &v);
+	if (rc == STORE_E_NOT_FOUND)
+		rc = runs_by(s, ST_RUN_BY_NAME, name, &v);
+	return rc;
+}
+
+int store_run_steps(struct store *s, int64_t run_id, store_step_fn fn, void *ctx)
+{
+	struct bind b = lake_bind_start(s, ST_RUN_STEPS_LIST);
+	struct step_visit v = { fn, ctx };
+	int rows = 0;
+
+	lake_b_i64(&b, run_id);
+	return each_row(&b, visit_step, &v, &rows);
+}
+
+int store_run_processes(struct store *s, int64_t run_id, store_process_fn fn, void *ctx)
+{
+	struct bind b = lake_bind_start(s, ST_RUN_PROCS_LIST);
+	struct process_visit v = { fn, ctx };
+	int rows = 0;
+
+	lake_b_i64(&b, run_id);
+	return each_row(&b, visit_process, &v, &rows);
+}
+
+int store_process_files(struct store *s, const struct store_process *p, store_file_fn fn, void *ctx)
+{
+	struct bind b = lake_bind_start(s, ST_PROC_FILES_LIST);
+	struct file_visit v = { fn, ctx };
+	int rows = 0;
+
+	lake_b_str(&b, p->host_id);
+	lake_b_str(&b, p->boot_id);
+	lake_b_i64(&b, p->tgid);
+	lake_b_i64(&b, p->start_ns);
+	return each_row(&b, visit_file, &v, &rows);
 }
 
 int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUN_SIGNALS_LIST);
-	struct store_signal sig;
-	int rc, stop = 0;
+	struct signal_visit v = { fn, ctx };
+	int rows = 0;
 
 	lake_b_i64(&b, run_id);
-	rc = lake_bind_check(&b);
-	if (rc)
-		return rc;
-	while (!stop && (rc = sqlite3_step(b.st)) == SQLITE_ROW) {
-		sig = (struct store_signal){
-			.kind = col_text(b.st, 0) ? col_text(b.st, 0) : "?",
-			.has_pid = sqlite3_column_type(b.st, 1) == SQLITE_INTEGER,
-			.pid = sqlite3_column_int64(b.st, 1),
-			.step = col_text(b.st, 2),
-			.tool = col_text(b.st, 3),
-			.detail = col_text(b.st, 4),
-		};
-		stop = fn(ctx, &sig);
-	}
-	sqlite3_reset(b.st);
-	sqlite3_clear_bindings(b.st);
-	if (stop)
-		return stop;
-	return rc == SQLITE_DONE ? STORE_OK : lake_sql_fail(s, rc);
+	return each_row(&b, visit_signal, &v, &rows);
+}
+
+struct text_visit {
+	store_text_fn fn;
+	void *ctx;
+};
+
+static int visit_text(sqlite3_stmt *st, void *arg)
+{
+	struct text_visit *v = arg;
+	const char *t = (const char *)sqlite3_column_text(st, 0);
+
+	/* A NULL here is a report that is no longer an object: the lake was changed by hand. */
+	if (!t)
+		return STORE_E_NOT_FOUND;
+	return v->fn(v->ctx, t, (size_t)sqlite3_column_bytes(st, 0));
+}
+
+int store_run_report(struct store *s, int64_t run_id, store_text_fn fn, void *ctx)
+{
+	struct bind b = lake_bind_start(s, ST_RUN_REPORT_JSON);
+	struct text_visit v = { fn, ctx };
+	int rows = 0, rc;
+
+	lake_b_i64(&b, run_id);
+	rc = each_row(&b, visit_text, &v, &rows);
+	return rc || rows ? rc : STORE_E_NOT_FOUND;
 }

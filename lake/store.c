@@ -65,7 +65,7 @@ static const char schema_sql[] =
 	"  records_new INTEGER NOT NULL DEFAULT 0, records_duplicate INTEGER NOT NULL DEFAULT 0,\n"
 	"  records_conflicting INTEGER NOT NULL DEFAULT 0, records_unknown INTEGER NOT NULL DEFAULT 0,\n"
 	"  records_undecodable INTEGER NOT NULL DEFAULT 0, bad_run_reports INTEGER NOT NULL DEFAULT 0,\n"
-	"  gaps INTEGER NOT NULL DEFAULT 0);\n"
+	"  gaps INTEGER NOT NULL DEFAULT 0, bad_live_records INTEGER NOT NULL DEFAULT 0);\n"
 	"CREATE INDEX batches_host ON batches (host_id, batch_seq);\n"
 	"CREATE TABLE gaps (\n"
 	"  host_id TEXT NOT NULL, from_seq INTEGER NOT NULL, to_seq INTEGER NOT NULL,\n"
@@ -94,7 +94,9 @@ static const char schema_sql[] =
 	"  iowait_ns INTEGER, blocked_ns INTEGER, net_wait_ns INTEGER, files_dropped INTEGER,\n"
 	"  state_flags INTEGER, last_pid INTEGER,\n"
 	"  peak_rss_bytes INTEGER, memcg_peak_bytes INTEGER,\n"
+	"  run_id INTEGER, step TEXT, tool TEXT,\n"
 	"  PRIMARY KEY (host_id, boot_id, tgid, start_ns));\n"
+	"CREATE INDEX processes_run ON processes (run_id);\n"
 	"CREATE TABLE samples (\n"
 	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
 	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL, ppid INTEGER,\n"
@@ -136,15 +138,28 @@ static const char schema_sql[] =
 	"  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER, dropped INTEGER,\n"
 	"  pipeline TEXT, pipeline_run_id TEXT, engine TEXT, run_name TEXT, summary TEXT,\n"
 	"  processes INTEGER, steps INTEGER, signals INTEGER,\n"
+	"  run_key TEXT, state TEXT, detected_by TEXT, last_update_ns INTEGER, update_seq INTEGER,\n"
+	"  signal INTEGER, root_pid INTEGER, preexisting INTEGER, slurm_job_id TEXT, aws_batch_job_id TEXT,\n"
+	"  running_processes INTEGER, cpu_ns INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
+	"  rchar INTEGER, wchar INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
+	"  live_cpu_millicores INTEGER, live_rss_bytes INTEGER, live_read_bytes_per_s INTEGER,\n"
+	"  live_write_bytes_per_s INTEGER, live_net_tx_bytes_per_s INTEGER, live_net_rx_bytes_per_s INTEGER,\n"
 	"  UNIQUE (host_id, seq));\n"
 	"CREATE INDEX runs_pipeline_run ON runs (pipeline_run_id);\n"
+	"CREATE UNIQUE INDEX runs_key ON runs (host_id, run_key);\n"
+	"CREATE INDEX runs_host_state ON runs (host_id, state);\n"
 	"CREATE TABLE steps (\n"
 	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, step_id TEXT, name TEXT, tools TEXT,\n"
 	"  start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, signal INTEGER, failed INTEGER,\n"
 	"  processes INTEGER, failed_processes INTEGER, oom_killed INTEGER, cpu_ns INTEGER,\n"
 	"  peak_rss_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
 	"  rss_sum_of_peaks_bytes INTEGER, peak_rss_partial INTEGER, memcg_peak_bytes INTEGER,\n"
+	"  state TEXT, engine TEXT, rule TEXT, workdir TEXT, running INTEGER, nonzero_exits INTEGER,\n"
+	"  rchar INTEGER, wchar INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER, last_update_ns INTEGER,\n"
+	"  live_cpu_millicores INTEGER, live_rss_bytes INTEGER, live_read_bytes_per_s INTEGER,\n"
+	"  live_write_bytes_per_s INTEGER, live_net_tx_bytes_per_s INTEGER, live_net_rx_bytes_per_s INTEGER,\n"
 	"  PRIMARY KEY (run_id, idx));\n"
+	"CREATE UNIQUE INDEX steps_run_step ON steps (run_id, step_id);\n"
 	"CREATE TABLE run_processes (\n"
 	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, pid INTEGER, ppid INTEGER,\n"
 	"  start_ns INTEGER, end_ns INTEGER, exe TEXT, argv TEXT, tool TEXT, step TEXT,\n"
@@ -169,6 +184,72 @@ static const char migrate_1_to_2_sql[] =
 	"ALTER TABLE run_processes ADD COLUMN peak_rss_source TEXT;\n"
 	"UPDATE schema_version SET version = 2;\n";
 
+/*
+ * From schema version 2 (runs from tracer run reports only) to 3 (runs
+ * found by the daemons, streamed live): the columns and indexes version 3
+ * added. The rows of version 2 are all reports' runs: their state follows
+ * from the exit code, their steps' state from failed, as a report stored
+ * now would have them.
+ */
+static const char migrate_2_to_3_sql[] =
+	"ALTER TABLE batches ADD COLUMN bad_live_records INTEGER NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE processes ADD COLUMN run_id INTEGER;\n"
+	"ALTER TABLE processes ADD COLUMN step TEXT;\n"
+	"ALTER TABLE processes ADD COLUMN tool TEXT;\n"
+	"CREATE INDEX processes_run ON processes (run_id);\n"
+	"ALTER TABLE runs ADD COLUMN run_key TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN state TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN detected_by TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN last_update_ns INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN update_seq INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN signal INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN root_pid INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN preexisting INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN slurm_job_id TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN aws_batch_job_id TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN running_processes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN cpu_ns INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN read_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN write_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN rchar INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN wchar INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN net_tx_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN net_rx_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN live_cpu_millicores INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN live_rss_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN live_read_bytes_per_s INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN live_write_bytes_per_s INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN live_net_tx_bytes_per_s INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN live_net_rx_bytes_per_s INTEGER;\n"
+	"CREATE UNIQUE INDEX runs_key ON runs (host_id, run_key);\n"
+	"CREATE INDEX runs_host_state ON runs (host_id, state);\n"
+	"UPDATE runs SET detected_by = 'tracer_run', last_update_ns = end_ns, state = CASE WHEN exit_code = 0 "
+	"THEN 'succeeded' WHEN exit_code IS NOT NULL THEN 'failed' ELSE 'lost' END;\n"
+	"ALTER TABLE steps ADD COLUMN state TEXT;\n"
+	"ALTER TABLE steps ADD COLUMN engine TEXT;\n"
+	"ALTER TABLE steps ADD COLUMN rule TEXT;\n"
+	"ALTER TABLE steps ADD COLUMN workdir TEXT;\n"
+	"ALTER TABLE steps ADD COLUMN running INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN nonzero_exits INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN rchar INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN wchar INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN net_tx_bytes INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN net_rx_bytes INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN last_update_ns INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN live_cpu_millicores INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN live_rss_bytes INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN live_read_bytes_per_s INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN live_write_bytes_per_s INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN live_net_tx_bytes_per_s INTEGER;\n"
+	"ALTER TABLE steps ADD COLUMN live_net_rx_bytes_per_s INTEGER;\n"
+	"UPDATE steps SET state = CASE failed WHEN 1 THEN 'failed' WHEN 0 THEN 'succeeded' END;\n"
+	/* A host may have sent a report repeating a step id; the unique index needs them apart: the later
+	 * ones lose their id (the report itself stays whole in records). */
+	"UPDATE steps SET step_id = NULL WHERE step_id IS NOT NULL AND rowid NOT IN "
+	"(SELECT min(rowid) FROM steps WHERE step_id IS NOT NULL GROUP BY run_id, step_id);\n"
+	"CREATE UNIQUE INDEX steps_run_step ON steps (run_id, step_id);\n"
+	"UPDATE schema_version SET version = 3;\n";
+
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
 #define J_INT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'integer' THEN json_extract(" src ",'" path "') END)"
@@ -178,14 +259,102 @@ static const char migrate_1_to_2_sql[] =
 /* The elements of an array that are objects; nothing when path is not an array. */
 #define J_OBJECTS(path) \
 	" FROM json_each(?1,'" path "') AS e WHERE e.type = 'object' AND json_type(?1,'" path "') = 'array'"
+/* A run's or step's state: one of the four (docs/live.md), else NULL. */
+#define J_STATE(src, path)                                                                               \
+	"(CASE WHEN json_type(" src ",'" path "') = 'text' AND json_extract(" src ",'" path "') IN "         \
+	"('running', 'succeeded', 'failed', 'lost') THEN json_extract(" src ",'" path "') END)"
+/* The six figures of a "live" object (docs/live.md), as the live_* columns. */
+#define J_LIVE(src, path)                                                                                \
+	J_INT(src, path ".cpu_millicores") ", " J_INT(src, path ".rss_bytes") ", "                         \
+	J_INT(src, path ".read_bytes_per_s") ", " J_INT(src, path ".write_bytes_per_s") ", "                \
+	J_INT(src, path ".net_tx_bytes_per_s") ", " J_INT(src, path ".net_rx_bytes_per_s")
+#define LIVE_COLUMNS                                                                                     \
+	"live_cpu_millicores, live_rss_bytes, live_read_bytes_per_s, live_write_bytes_per_s, "              \
+	"live_net_tx_bytes_per_s, live_net_rx_bytes_per_s"
 
 /* ---- statements ------------------------------------------------------- */
 
 
-#define RUN_COLUMNS                                                                            \
-	"SELECT run_id, host_id, start_ns, end_ns, exit_code, "                               \
-	"coalesce((SELECT group_concat(value, ' ') FROM json_each(runs.command) "             \
-	"WHERE json_valid(runs.command)), ''), summary FROM runs"
+/* The type of TL_RUN_REPORT, for SQL. */
+#define TL_RUN_REPORT_SQL "64"
+_Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
+/* The run's row holds a tracer run report: its record is a TL_RUN_REPORT (a report merged into a live row
+ * takes over the row's record). */
+#define RUN_HAS_REPORT                                                                                   \
+	"EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND r.seq = runs.seq AND "           \
+	"r.type = " TL_RUN_REPORT_SQL ")"
+
+/*
+ * A report's run (TL_RUN_REPORT, ?1 the record's JSON, ?6 its run key or NULL): the columns a report has
+ * and their values. The others (the live figures, the root's pid and signal) keep what live records gave.
+ */
+#define REPORT_RUN_COLUMNS                                                                               \
+	"schema, command, exit_code, start_ns, end_ns, duration_ns, dropped, pipeline, pipeline_run_id, "   \
+	"engine, run_name, summary, processes, steps, signals, slurm_job_id, aws_batch_job_id, run_key, "    \
+	"detected_by, state, last_update_ns"
+#define REPORT_RUN_VALUES                                                                                \
+	J_TEXT("?1", "$.report.schema") ", " J_ARRAY("?1", "$.report.command") ", "                         \
+	J_INT("?1", "$.report.exit_code") ", " J_INT("?1", "$.report.start_ns") ", "                        \
+	J_INT("?1", "$.report.end_ns") ", "                                                               \
+	J_INT("?1", "$.report.end_ns") " - " J_INT("?1", "$.report.start_ns") ", "                         \
+	J_INT("?1", "$.report.agent.dropped") ", " J_TEXT("?1", "$.report.run.pipeline") ", "              \
+	J_TEXT("?1", "$.report.run.run_id") ", " J_TEXT("?1", "$.report.run.engine") ", "                  \
+	J_TEXT("?1", "$.report.run.run_name") ", " J_TEXT("?1", "$.summary") ", "                          \
+	"json_array_length(?1, '$.report.processes'), json_array_length(?1, '$.report.steps'), "            \
+	"json_array_length(?1, '$.report.signals'), " J_TEXT("?1", "$.report.run.slurm_job_id") ", "        \
+	J_TEXT("?1", "$.report.run.aws_batch_job_id") ", ?6, 'tracer_run', "                              \
+	"(CASE " J_INT("?1", "$.report.exit_code") " WHEN 0 THEN 'succeeded' ELSE "                        \
+	"(CASE WHEN " J_INT("?1", "$.report.exit_code") " IS NULL THEN 'lost' ELSE 'failed' END) END), "   \
+	J_INT("?1", "$.report.end_ns")
+
+/* A live run's header (TL_RUN, ?1 the record's JSON): every run column a record has, and its value. */
+#define LIVE_RUN_COLUMNS                                                                                 \
+	"schema, command, exit_code, signal, start_ns, end_ns, duration_ns, pipeline, pipeline_run_id, "    \
+	"engine, run_name, state, detected_by, last_update_ns, update_seq, root_pid, preexisting, "         \
+	"slurm_job_id, aws_batch_job_id, processes, running_processes, cpu_ns, read_bytes, write_bytes, "   \
+	"rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS
+#define LIVE_RUN_VALUES                                                                                  \
+	"'tracer.live.v1', " J_ARRAY("?1", "$.command") ", " J_INT("?1", "$.exit_code") ", "                \
+	J_INT("?1", "$.signal") ", " J_INT("?1", "$.start_ns") ", " J_INT("?1", "$.end_ns") ", "           \
+	J_INT("?1", "$.end_ns") " - " J_INT("?1", "$.start_ns") ", " J_TEXT("?1", "$.pipeline") ", "       \
+	J_TEXT("?1", "$.run_id") ", " J_TEXT("?1", "$.engine") ", " J_TEXT("?1", "$.run_name") ", "        \
+	J_STATE("?1", "$.state") ", " J_TEXT("?1", "$.detected_by") ", " J_INT("?1", "$.update_ns") ", "   \
+	J_INT("?1", "$.update") ", " J_INT("?1", "$.root_pid") ", " J_BOOL("?1", "$.preexisting") ", "     \
+	J_TEXT("?1", "$.slurm_job_id") ", " J_TEXT("?1", "$.aws_batch_job_id") ", "                        \
+	J_INT("?1", "$.processes") ", " J_INT("?1", "$.running_processes") ", "                            \
+	J_INT("?1", "$.totals.cpu_ns") ", " J_INT("?1", "$.totals.read_bytes") ", "                        \
+	J_INT("?1", "$.totals.write_bytes") ", " J_INT("?1", "$.totals.rchar") ", "                        \
+	J_INT("?1", "$.totals.wchar") ", " J_INT("?1", "$.totals.net_tx_bytes") ", "                       \
+	J_INT("?1", "$.totals.net_rx_bytes") ", " J_LIVE("?1", "$.live")
+
+/* A live step (?1 the element of "steps", ?3 the record's update_ns): every column but its keys. */
+#define LIVE_STEP_COLUMNS                                                                                \
+	"name, state, engine, rule, workdir, tools, start_ns, end_ns, processes, running, failed_processes, " \
+	"nonzero_exits, oom_killed, exit_code, signal, failed, cpu_ns, peak_rss_bytes, "                    \
+	"rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, read_bytes, write_bytes, rchar, "      \
+	"wchar, net_tx_bytes, net_rx_bytes, last_update_ns, " LIVE_COLUMNS
+#define LIVE_STEP_VALUES                                                                                 \
+	J_TEXT("?1", "$.name") ", " J_STATE("?1", "$.state") ", " J_TEXT("?1", "$.engine") ", "            \
+	J_TEXT("?1", "$.rule") ", " J_TEXT("?1", "$.workdir") ", " J_ARRAY("?1", "$.tools") ", "           \
+	J_INT("?1", "$.start_ns") ", " J_INT("?1", "$.end_ns") ", " J_INT("?1", "$.processes") ", "        \
+	J_INT("?1", "$.running") ", " J_INT("?1", "$.failed_processes") ", "                               \
+	J_INT("?1", "$.nonzero_exits") ", " J_INT("?1", "$.oom_killed") ", " J_INT("?1", "$.exit_code") ", " \
+	J_INT("?1", "$.signal") ", " J_BOOL("?1", "$.failed") ", " J_INT("?1", "$.cpu_ns") ", "            \
+	J_INT("?1", "$.peak_rss_bytes") ", " J_INT("?1", "$.rss_sum_of_peaks_bytes") ", "                  \
+	J_BOOL("?1", "$.peak_rss_partial") ", " J_INT("?1", "$.memcg_peak_bytes") ", "                     \
+	J_INT("?1", "$.read_bytes") ", " J_INT("?1", "$.write_bytes") ", " J_INT("?1", "$.rchar") ", "     \
+	J_INT("?1", "$.wchar") ", " J_INT("?1", "$.net_tx_bytes") ", " J_INT("?1", "$.net_rx_bytes") ", "  \
+	"?3, " J_LIVE("?1", "$.live")
+
+/* What read.c's row_to_run() reads, in its order. */
+#define RUN_COLUMNS                                                                                      \
+	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
+	"processes, running_processes, steps, signals, root_pid, preexisting, cpu_ns, read_bytes, "         \
+	"write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS ", "                         \
+	"coalesce((SELECT group_concat(value, ' ') FROM json_each(runs.command) "                          \
+	"WHERE json_valid(runs.command)), ''), CASE WHEN json_valid(command) THEN command END, summary, "    \
+	"state, run_key, engine, pipeline, pipeline_run_id, run_name, detected_by, slurm_job_id, "          \
+	"aws_batch_job_id, " RUN_HAS_REPORT " FROM runs"
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -203,8 +372,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			    "nrecords, compression, body_len, raw_len, wire_len, created_ns, mono_to_real_ns, "
 			    "prev_hash, chain, received_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_BATCH_COUNTS] = "UPDATE batches SET records_new = ?2, records_duplicate = ?3, records_conflicting = ?4, "
-			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8 "
-			    "WHERE batch_id = ?1",
+			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8, "
+			    "bad_live_records = ?9 WHERE batch_id = ?1",
 	[ST_RECORD] = "INSERT INTO records (host_id, seq, src_pos, src_gen, type, flags, ts_ns, len, crc, payload, "
 		      "batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, seq) DO NOTHING",
 	[ST_RECORD_CRC] = "SELECT crc FROM records WHERE host_id = ?1 AND seq = ?2",
@@ -216,7 +385,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "exe, argv, cwd, env, exec_flags, cgroup_id, cgroup_v1_id, mnt_ns, pid_ns, exec_ts_ns, last_pid, "
 		    "execs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
 		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = excluded.ppid, "
-		    "uid = excluded.uid, gid = excluded.gid, comm = excluded.comm, exe = excluded.exe, "
+		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), uid = excluded.uid, gid = excluded.gid, comm = excluded.comm, exe = excluded.exe, "
 		    "argv = excluded.argv, cwd = excluded.cwd, env = excluded.env, exec_flags = excluded.exec_flags, "
 		    "cgroup_id = excluded.cgroup_id, cgroup_v1_id = excluded.cgroup_v1_id, mnt_ns = excluded.mnt_ns, "
 		    "pid_ns = excluded.pid_ns, exec_ts_ns = excluded.exec_ts_ns, last_pid = excluded.last_pid, "
@@ -224,6 +393,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_FORK] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, parent_start_ns, "
 		    "uid, fork_ts_ns) VALUES (?,?,?,?,?,?,?,?,?) "
 		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = coalesce(ppid, excluded.ppid), "
+		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), "
 		    "parent_start_ns = excluded.parent_start_ns, uid = coalesce(uid, excluded.uid), "
 		    "fork_ts_ns = excluded.fork_ts_ns",
 	[ST_EXIT] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, ppid, comm, "
@@ -234,6 +404,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "last_pid, peak_rss_bytes, memcg_peak_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
 		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
 		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(ppid, excluded.ppid), "
+		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), "
 		    "comm = excluded.comm, cgroup_id = coalesce(cgroup_id, excluded.cgroup_id), "
 		    "cgroup_v1_id = coalesce(cgroup_v1_id, excluded.cgroup_v1_id), exit_ts_ns = excluded.exit_ts_ns, "
 		    "exit_raw = excluded.exit_raw, exit_code = excluded.exit_code, signal = excluded.signal, "
@@ -284,23 +455,35 @@ static const char *const stmt_sql[ST_COUNT] = {
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
 	[ST_KEY_FILE] = "INSERT INTO keys (key_id, public_key, host_id, source, enrolled_ns) "
 			"VALUES (?, ?, ?, 'file', ?) ON CONFLICT (key_id) DO NOTHING",
-	[ST_REPORT_CHECK] = "SELECT CASE WHEN json_valid(?1) THEN json_type(?1, '$.report') = 'object' ELSE 0 END",
-	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, schema, command, exit_code, start_ns, end_ns, "
-		   "duration_ns, dropped, pipeline, pipeline_run_id, engine, run_name, summary, processes, steps, "
-		   "signals) VALUES (?2, ?3, ?4, ?5, " J_TEXT("?1", "$.report.schema") ", "
-		   J_ARRAY("?1", "$.report.command") ", " J_INT("?1", "$.report.exit_code") ", "
-		   J_INT("?1", "$.report.start_ns") ", " J_INT("?1", "$.report.end_ns") ", "
-		   J_INT("?1", "$.report.end_ns") " - " J_INT("?1", "$.report.start_ns") ", "
-		   J_INT("?1", "$.report.agent.dropped") ", " J_TEXT("?1", "$.report.run.pipeline") ", "
-		   J_TEXT("?1", "$.report.run.run_id") ", " J_TEXT("?1", "$.report.run.engine") ", "
-		   J_TEXT("?1", "$.report.run.run_name") ", " J_TEXT("?1", "$.summary") ", "
-		   "json_array_length(?1, '$.report.processes'), json_array_length(?1, '$.report.steps'), "
-		   "json_array_length(?1, '$.report.signals'))",
+	/* Run in this order: nothing takes a path into text json_valid has not accepted (malformed JSON is an
+	 * error, not a NULL, and SQLite may evaluate a constant expression before the CASE around it). */
+	[ST_JSON_VALID] = "SELECT json_valid(?1)",
+	/*
+	 * A report: an object at $.report; its run key if a usable one; how many of its steps are objects.
+	 * json_extract cuts a string at an escaped NUL: a key whose JSON text has one is no key.
+	 */
+	[ST_REPORT_HEAD] = "SELECT json_type(?1, '$.report') = 'object', "
+			   "(CASE WHEN " J_TEXT("?1", "$.report.run.key") " <> '' AND length(CAST("
+			   J_TEXT("?1", "$.report.run.key") " AS BLOB)) <= ?2 AND "
+			   "instr(?1 -> '$.report.run.key', '\\u0000') = 0 THEN "
+			   J_TEXT("?1", "$.report.run.key") " END), "
+			   "(SELECT count(*)" J_OBJECTS("$.report.steps") ")",
+	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ") "
+		   "VALUES (?2, ?3, ?4, ?5, " REPORT_RUN_VALUES ")",
+	/* The run was streamed live (or reported before): the report takes over its row and its record. */
+	[ST_RUN_MERGE] = "UPDATE runs SET (boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ") = "
+			 "(?3, ?4, ?5, " REPORT_RUN_VALUES ") WHERE run_id = ?7 AND host_id = ?2",
+	[ST_RUN_FIND] = "SELECT run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key = ?2",
+	[ST_RUN_CLEAR_STEPS] = "DELETE FROM steps WHERE run_id = ?1",
+	[ST_RUN_CLEAR_PROCS] = "DELETE FROM run_processes WHERE run_id = ?1",
+	[ST_RUN_CLEAR_SIGNALS] = "DELETE FROM signals WHERE run_id = ?1 AND source IN ('live', 'run_report')",
 	[ST_RUN_COUNTS] = "SELECT coalesce(processes, 0), coalesce(steps, 0), coalesce(signals, 0) FROM runs "
 			  "WHERE run_id = ?1",
+	/* A step whose id an earlier step of the report has is not stored (the unique index): counted. */
 	[ST_STEPS] = "INSERT INTO steps (run_id, idx, step_id, name, tools, start_ns, end_ns, exit_code, signal, "
 		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes, "
-		     "rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes) "
+		     "rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, state, engine, rule, workdir, "
+		     "running, nonzero_exits, rchar, wchar, net_tx_bytes, net_rx_bytes, last_update_ns) "
 		     "SELECT ?2, e.key, " J_TEXT("e.value", "$.id") ", " J_TEXT("e.value", "$.name") ", "
 		     J_ARRAY("e.value", "$.tools") ", " J_INT("e.value", "$.start_ns") ", "
 		     J_INT("e.value", "$.end_ns") ", " J_INT("e.value", "$.exit_code") ", "
@@ -309,8 +492,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     J_INT("e.value", "$.oom_killed") ", " J_INT("e.value", "$.cpu_ns") ", "
 		     J_INT("e.value", "$.peak_rss_bytes") ", " J_INT("e.value", "$.read_bytes") ", "
 		     J_INT("e.value", "$.write_bytes") ", " J_INT("e.value", "$.rss_sum_of_peaks_bytes") ", "
-		     J_BOOL("e.value", "$.peak_rss_partial") ", " J_INT("e.value", "$.memcg_peak_bytes")
-		     J_OBJECTS("$.report.steps") " LIMIT ?3",
+		     J_BOOL("e.value", "$.peak_rss_partial") ", " J_INT("e.value", "$.memcg_peak_bytes") ", "
+		     "(CASE WHEN " J_INT("e.value", "$.running") " > 0 THEN 'running' WHEN "
+		     J_BOOL("e.value", "$.failed") " = 1 THEN 'failed' WHEN " J_BOOL("e.value", "$.failed")
+		     " = 0 THEN 'succeeded' END), " J_TEXT("e.value", "$.engine") ", " J_TEXT("e.value", "$.rule") ", "
+		     J_TEXT("e.value", "$.workdir") ", " J_INT("e.value", "$.running") ", "
+		     J_INT("e.value", "$.nonzero_exits") ", " J_INT("e.value", "$.rchar") ", "
+		     J_INT("e.value", "$.wchar") ", " J_INT("e.value", "$.net_tx_bytes") ", "
+		     J_INT("e.value", "$.net_rx_bytes") ", " J_INT("?1", "$.report.end_ns")
+		     J_OBJECTS("$.report.steps") " LIMIT ?3 ON CONFLICT DO NOTHING",
 	[ST_RUN_PROCS] = "INSERT INTO run_processes (run_id, idx, pid, ppid, start_ns, end_ns, exe, argv, tool, step, "
 			 "exit_code, signal, core_dumped, oom_killed, cpu_user_ns, cpu_sys_ns, peak_rss_bytes, "
 			 "read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, cgroup, container_id, "
@@ -333,11 +523,107 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   J_INT("e.value", "$.pid") ", " J_TEXT("e.value", "$.step") ", "
 			   J_TEXT("e.value", "$.tool") ", e.value" J_OBJECTS("$.report.signals")
 			   " AND json_type(e.value, '$.kind') = 'text' LIMIT ?3",
-	[ST_RUNS_LIST] = RUN_COLUMNS " ORDER BY run_id",
+	/*
+	 * The report's processes that the lake knows from their kernel records: same host, the report's boot,
+	 * pid, and start within 1 ms (the report and the batches turn the kernel's monotonic start into real
+	 * time with offsets read at other moments: they agree to microseconds unless the clock was stepped).
+	 */
+	[ST_REPORT_ATTRIB] = "UPDATE processes SET run_id = ?2, step = p.step, tool = p.tool FROM (SELECT "
+			     J_INT("e.value", "$.pid") " AS pid, " J_INT("e.value", "$.start_ns") " AS start, "
+			     J_TEXT("e.value", "$.step") " AS step, " J_TEXT("e.value", "$.tool") " AS tool"
+			     J_OBJECTS("$.report.processes") " LIMIT ?3) AS p WHERE processes.host_id = ?4 AND "
+			     "processes.boot_id = ?5 AND processes.tgid = p.pid AND "
+			     "processes.start_real_ns BETWEEN p.start - 1000000 AND p.start + 1000000",
+	/* A live record: a tracer.live.v1 object with a usable key (as above); its update_ns; its arrays' lengths. */
+	[ST_LIVE_HEAD] = "SELECT (CASE WHEN json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema")
+			 " = 'tracer.live.v1' AND " J_TEXT("?1", "$.key") " <> '' AND length(CAST("
+			 J_TEXT("?1", "$.key") " AS BLOB)) <= ?2 AND instr(?1 -> '$.key', '\\u0000') = 0 THEN "
+			 J_TEXT("?1", "$.key") " END), "
+			 J_INT("?1", "$.update_ns") ", coalesce(json_array_length(?1, '$.steps'), 0), "
+			 "coalesce(json_array_length(?1, '$.processes_attributed'), 0), "
+			 "coalesce(json_array_length(?1, '$.signals'), 0)",
+	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, run_key, " LIVE_RUN_COLUMNS ") "
+			   "VALUES (?2, ?3, ?4, ?5, ?6, " LIVE_RUN_VALUES ")",
+	/* Only a newer record (a higher update) changes the header: a restarted processor may repeat itself. */
+	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ") = (" LIVE_RUN_VALUES ") WHERE run_id = ?2 AND "
+			   J_INT("?1", "$.update") " > coalesce(update_seq, -9223372036854775807 - 1)",
+	[ST_LIVE_STEP_EACH] = "SELECT e.value" J_OBJECTS("$.steps") " LIMIT ?2",
+	/* Steps are deltas: the newest wins, whole. A new one goes after the run's others. */
+	[ST_LIVE_STEP] = "INSERT INTO steps (run_id, idx, step_id, " LIVE_STEP_COLUMNS ") SELECT ?2, "
+			 "(SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?2), json_extract(?1, '$.id'), "
+			 LIVE_STEP_VALUES " WHERE json_type(?1, '$.id') = 'text' ON CONFLICT (run_id, step_id) "
+			 "DO UPDATE SET (" LIVE_STEP_COLUMNS ") = (" LIVE_STEP_VALUES ")",
+	/* A process's run, step and tool; the row its kernel records fill (or filled) otherwise. */
+	[ST_LIVE_ATTRIB] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, run_id, step, tool) "
+			   "SELECT ?4, ?5, json_extract(e.value, '$.pid'), json_extract(e.value, '$.start_mono_ns'), ?2, "
+			   J_TEXT("e.value", "$.step") ", " J_TEXT("e.value", "$.tool") J_OBJECTS("$.processes_attributed")
+			   " AND json_type(e.value, '$.pid') = 'integer' AND "
+			   "json_type(e.value, '$.start_mono_ns') = 'integer' LIMIT ?3 "
+			   "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET run_id = excluded.run_id, "
+			   "step = excluded.step, tool = excluded.tool",
+	[ST_LIVE_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, start_ns, ts_ns, "
+			    "step, tool, detail) SELECT ?4, ?5, ?6, ?2, 'live', " J_TEXT("e.value", "$.kind") ", "
+			    J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.start_mono_ns") ", NULL, "
+			    J_TEXT("e.value", "$.step") ", " J_TEXT("e.value", "$.tool") ", e.value"
+			    J_OBJECTS("$.signals") " AND json_type(e.value, '$.kind') = 'text' "
+			    /* a restarted processor may repeat what it sent after its checkpoint: once per run, kind, process */
+			    "AND NOT EXISTS (SELECT 1 FROM signals o WHERE o.run_id = ?2 AND o.source = 'live' AND "
+			    "o.kind = json_extract(e.value, '$.kind') AND o.pid IS " J_INT("e.value", "$.pid") " AND "
+			    "o.start_ns IS " J_INT("e.value", "$.start_mono_ns") ") LIMIT ?3",
+	[ST_LIVE_COUNTS] = "UPDATE runs SET steps = (SELECT count(*) FROM steps WHERE run_id = ?1), "
+			   "signals = (SELECT count(*) FROM signals WHERE run_id = ?1) WHERE run_id = ?1",
+	/* A host cannot still run what it ran in an earlier boot (docs/live.md, "lost"). Steps first. */
+	[ST_LOST_STEPS] = "UPDATE steps SET state = 'lost' WHERE state = 'running' AND run_id IN (SELECT run_id "
+			  "FROM runs WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2)",
+	[ST_LOST_RUNS] = "UPDATE runs SET state = 'lost' WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2",
+	/* ---- reading: read.c's row functions read these columns in this order ---- */
+	[ST_RUNS_LIST] = RUN_COLUMNS " ORDER BY start_ns IS NULL, start_ns, run_id",
 	[ST_RUN_BY_ID] = RUN_COLUMNS " WHERE run_id = ?1",
+	[ST_RUN_BY_KEY] = RUN_COLUMNS " WHERE run_key = ?1 ORDER BY run_id",
 	[ST_RUN_BY_NAME] = RUN_COLUMNS " WHERE pipeline_run_id = ?1 ORDER BY run_id",
-	[ST_RUN_SIGNALS_LIST] = "SELECT kind, pid, step, tool, detail FROM signals WHERE run_id = ?1 "
+	[ST_RUN_STEPS_LIST] = "SELECT idx, step_id, name, state, engine, rule, workdir, "
+			      "coalesce((SELECT group_concat(value, ', ') FROM json_each(steps.tools) "
+			      "WHERE json_valid(steps.tools)), ''), CASE WHEN json_valid(tools) THEN tools END, "
+			      "start_ns, end_ns, last_update_ns, exit_code, signal, failed, processes, running, "
+			      "failed_processes, nonzero_exits, oom_killed, cpu_ns, peak_rss_bytes, peak_rss_partial, "
+			      "rss_sum_of_peaks_bytes, memcg_peak_bytes, read_bytes, write_bytes, rchar, wchar, "
+			      "net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS " FROM steps WHERE run_id = ?1 ORDER BY idx",
+	/*
+	 * A run's processes with what the report would say of them: the cgroup v2 path unless it is the
+	 * root (then the v1 memory hierarchy's, as report_cgroup_path()), the samples' highest RSS and newest
+	 * network figures (a process without its exit record), whether any file access was recorded.
+	 */
+	[ST_RUN_PROCS_LIST] =
+		"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.start_real_ns, p.end_real_ns, "
+		"p.exit_ts_ns IS NOT NULL, p.exit_code, p.signal, p.core_dumped, p.oom_killed, p.utime_ns, "
+		"p.stime_ns, p.runtime_ns, p.peak_rss_bytes, p.maxrss_bytes, "
+		"(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s WHERE s.host_id = p.host_id AND "
+		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns), "
+		"p.read_bytes, p.write_bytes, p.rchar, p.wchar, p.net_tx_bytes, p.net_rx_bytes, p.exit_flags, "
+		"p.state_flags, (SELECT s.net_tx_bytes FROM samples s WHERE s.host_id = p.host_id AND "
+		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1), "
+		"(SELECT s.net_rx_bytes FROM samples s WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
+		"s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1), "
+		"EXISTS (SELECT 1 FROM files f WHERE f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
+		"f.tgid = p.tgid AND f.start_ns = p.start_ns), p.exe, p.cwd, p.tool, p.step, "
+		"CASE WHEN json_valid(p.argv) THEN p.argv END, "
+		"coalesce(CASE WHEN c2.path <> '/' THEN c2.path END, c1.path, c2.path) "
+		"FROM processes p LEFT JOIN cgroups c2 ON c2.host_id = p.host_id AND c2.boot_id = p.boot_id AND "
+		"c2.v1 = 0 AND c2.cgroup_id = p.cgroup_id LEFT JOIN cgroups c1 ON c1.host_id = p.host_id AND "
+		"c1.boot_id = p.boot_id AND c1.v1 = 1 AND c1.cgroup_id = p.cgroup_v1_id "
+		"WHERE p.run_id = ?1 ORDER BY p.start_ns, p.tgid",
+	/* One row per path, its opens' modes merged, in order of first access. */
+	[ST_PROC_FILES_LIST] = "SELECT path, CASE WHEN max(mode IN ('r', 'rw')) AND max(mode IN ('w', 'rw')) "
+			       "THEN 'rw' WHEN max(mode IN ('w', 'rw')) THEN 'w' ELSE 'r' END FROM files INDEXED BY files_process "
+			       "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND start_ns = ?4 "
+			       "GROUP BY path ORDER BY min(seq)",
+	[ST_RUN_SIGNALS_LIST] = "SELECT kind, source, pid, start_ns, step, tool, "
+				"CASE WHEN json_valid(detail) THEN detail END FROM signals WHERE run_id = ?1 "
 				"ORDER BY signal_id",
+	/* The report as sent (its record's payload), with the run's state set on it. */
+	[ST_RUN_REPORT_JSON] = "SELECT json_set(json_extract(CAST(r.payload AS TEXT), '$.report'), '$.state', "
+			       "runs.state) FROM runs JOIN records r ON r.host_id = runs.host_id AND "
+			       "r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL " WHERE runs.run_id = ?1",
 };
 
 
@@ -558,24 +844,29 @@ static int64_t schema_version(struct store *s)
 	return v;
 }
 
-/* A version-1 lake gains version 2's columns (nothing else changed); all or nothing. */
-static int migrate_schema(struct store *s, const char *path, char *err, size_t errlen)
+/*
+ * An older lake gains each later version's columns and indexes in turn (1 -> 2 -> 3), in one
+ * transaction: all or nothing.
+ */
+static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
 {
 	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 
-	if (rc == SQLITE_OK)
+	if (rc == SQLITE_OK && from < 2)
 		rc = sqlite3_exec(s->db, migrate_1_to_2_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && from < 3)
+		rc = sqlite3_exec(s->db, migrate_2_to_3_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		return STORE_OK;
-	open_fail(err, errlen, STORE_E_SCHEMA, "%s: cannot upgrade the lake from schema version 1: %s", path,
-		  sqlite3_errmsg(s->db));
+	open_fail(err, errlen, STORE_E_SCHEMA, "%s: cannot upgrade the lake from schema version %lld: %s", path,
+		  (long long)from, sqlite3_errmsg(s->db));
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return STORE_E_SCHEMA;
 }
 
-/* An empty database gets the schema; a version-1 lake is upgraded; otherwise a lake must be of our version. */
+/* An empty database gets the schema; an older lake is upgraded; otherwise a lake must be of our version. */
 static int check_schema(struct store *s, const char *path, char *err, size_t errlen)
 {
 	int64_t v = schema_version(s);
@@ -588,11 +879,11 @@ static int check_schema(struct store *s, const char *path, char *err, size_t err
 				 "give the --db file tracer-ingest writes", path);
 	if (v == -1)
 		return create_schema(s, path, err, errlen);
-	if (v == 1 && !s->read_only)
-		return migrate_schema(s, path, err, errlen);
-	if (v == 1)
-		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: lake schema version 1: start tracer-ingest "
-				 "on it once to upgrade it to version %d", path, STORE_SCHEMA_VERSION);
+	if (v >= 1 && v < STORE_SCHEMA_VERSION && !s->read_only)
+		return migrate_schema(s, v, path, err, errlen);
+	if (v >= 1 && v < STORE_SCHEMA_VERSION)
+		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: lake schema version %lld: start tracer-ingest "
+				 "on it once to upgrade it to version %d", path, (long long)v, STORE_SCHEMA_VERSION);
 	if (v != STORE_SCHEMA_VERSION)
 		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: lake schema version %lld, this build knows %d: "
 				 "use a tracer of the same version", path, (long long)v, STORE_SCHEMA_VERSION);
@@ -1196,7 +1487,7 @@ int store_note_file_key(struct store *s, const uint8_t key_id[BATCH_KEY_ID_LEN],
 	return exec_bound(&b);
 }
 
-/* ---- run reports -------------------------------------------------------- */
+/* ---- run reports and live runs ------------------------------------------ */
 
 /* Valid UTF-8 without NUL: what RFC 8259 asks of JSON text, and what SQLite's json1 can parse whole. */
 static bool utf8_text(const unsigned char *p, size_t n)
@@ -1218,33 +1509,114 @@ static bool utf8_text(const unsigned char *p, size_t n)
 	return true;
 }
 
-static int report_shape_ok(struct batch_ctx *c, const char *json, size_t len, bool *ok)
+/* Step a bound statement to its first row, readable until query_end(): STORE_OK, NOT_FOUND or an error. */
+static int query_first(struct bind *b)
 {
-	struct bind b = lake_bind_start(c->s, ST_REPORT_CHECK);
+	int rc = lake_bind_check(b);
+
+	if (rc)
+		return rc;
+	rc = sqlite3_step(b->st);
+	if (rc == SQLITE_ROW)
+		return STORE_OK;
+	rc = rc == SQLITE_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(b->s, rc);
+	sqlite3_reset(b->st);
+	sqlite3_clear_bindings(b->st);
+	return rc;
+}
+
+static void query_end(struct bind *b)
+{
+	sqlite3_reset(b->st);
+	sqlite3_clear_bindings(b->st);
+}
+
+/*
+ * A run key column into out (STORE_RUN_KEY_MAX + 1 bytes): false when
+ * NULL, too long, or holding a NUL ("a\u0000b" in JSON), which C would
+ * cut into another key of the host.
+ */
+static bool col_key(sqlite3_stmt *st, int i, char out[STORE_RUN_KEY_MAX + 1])
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	int n = sqlite3_column_bytes(st, i);
+
+	out[0] = 0;
+	if (!t || n <= 0 || n > STORE_RUN_KEY_MAX || memchr(t, 0, (size_t)n))
+		return false;
+	memcpy(out, t, (size_t)n + 1);
+	return true;
+}
+
+/* An integer, or NULL when unknown. */
+static void b_opt(struct bind *b, bool known, int64_t v)
+{
+	if (known)
+		lake_b_i64(b, v);
+	else
+		b_null(b);
+}
+
+/*
+ * Whether json1 may take paths into the text: UTF-8 without NUL, and
+ * json_valid. Every statement below that reads the record runs only
+ * after this said yes (json1 fails a statement on malformed JSON).
+ */
+static int json_ok(struct batch_ctx *c, const char *json, size_t len, bool *ok)
+{
+	struct bind b;
 	int64_t v = 0;
 	int rc;
 
+	*ok = false;
+	if (!utf8_text((const unsigned char *)json, len))
+		return STORE_OK;
+	b = lake_bind_start(c->s, ST_JSON_VALID);
 	b_text(&b, json, len);
 	rc = query_i64(&b, &v);
 	*ok = rc == STORE_OK && v == 1;
 	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
 }
 
-/* Materialise the run's steps, processes or signals: at most STORE_RUN_ROWS_MAX each, the rest counted. */
+/* The run a host's key names: STORE_OK with its number and whether its row holds a report, or NOT_FOUND. */
+static int run_find(struct batch_ctx *c, const char *key, int64_t *run_id, bool *has_report)
+{
+	struct bind b = lake_bind_start(c->s, ST_RUN_FIND);
+	int rc;
+
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, key);
+	rc = query_first(&b);
+	if (rc)
+		return rc;
+	*run_id = sqlite3_column_int64(b.st, 0);
+	*has_report = sqlite3_column_int64(b.st, 1) != 0;
+	query_end(&b);
+	return STORE_OK;
+}
+
+/*
+ * Materialise a record's rows from one of its arrays: at most
+ * STORE_RUN_ROWS_MAX, the rest (listed beyond it) counted.
+ */
 static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size_t len, int64_t run_id,
 		    int64_t listed)
 {
+	bool signals = id == ST_RUN_SIGNALS || id == ST_LIVE_SIGNALS;
+	bool attrib = id == ST_REPORT_ATTRIB || id == ST_LIVE_ATTRIB;
 	struct bind b = lake_bind_start(c->s, id);
 	int rc;
 
 	b_text(&b, json, len);
 	lake_b_i64(&b, run_id);
 	lake_b_i64(&b, STORE_RUN_ROWS_MAX);
-	if (id == ST_RUN_SIGNALS) {
+	/* Signals name the record they came from; attributions the process's host and boot. */
+	if (signals || attrib) {
 		lake_b_str(&b, c->host);
 		lake_b_str(&b, c->boot);
-		b_u64(&b, c->seq);
 	}
+	if (signals)
+		b_u64(&b, c->seq);
 	rc = exec_bound(&b);
 	if (!rc && listed > STORE_RUN_ROWS_MAX)
 		c->res->run_rows_dropped += (uint32_t)(listed - STORE_RUN_ROWS_MAX);
@@ -1257,54 +1629,291 @@ static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
 	int rc;
 
 	lake_b_i64(&b, run_id);
-	rc = lake_bind_check(&b);
+	rc = query_first(&b);
 	if (rc)
 		return rc;
-	rc = sqlite3_step(b.st);
-	for (int i = 0; i < 3 && rc == SQLITE_ROW; i++)
+	for (int i = 0; i < 3; i++)
 		n[i] = sqlite3_column_int64(b.st, i);
-	sqlite3_reset(b.st);
-	sqlite3_clear_bindings(b.st);
-	return rc == SQLITE_ROW ? STORE_OK : lake_sql_fail(s, rc);
+	query_end(&b);
+	return STORE_OK;
+}
+
+/* What a run report's record is: its shape, its run key, how many of its steps are objects. */
+struct report_head {
+	bool ok;      /* a JSON object with an object at "report" */
+	bool has_key; /* report.run.key: a string of 1..STORE_RUN_KEY_MAX bytes, no NUL */
+	char key[STORE_RUN_KEY_MAX + 1];
+	int64_t step_objects;
+};
+
+static int report_head(struct batch_ctx *c, const char *json, size_t len, struct report_head *h)
+{
+	struct bind b;
+	bool valid = false;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	rc = json_ok(c, json, len, &valid);
+	if (rc || !valid)
+		return rc;
+	b = lake_bind_start(c->s, ST_REPORT_HEAD);
+	b_text(&b, json, len);
+	lake_b_i64(&b, STORE_RUN_KEY_MAX);
+	rc = query_first(&b);
+	if (rc)
+		return rc;
+	h->ok = sqlite3_column_int64(b.st, 0) == 1;
+	h->has_key = col_key(b.st, 1, h->key);
+	h->step_objects = sqlite3_column_int64(b.st, 2);
+	query_end(&b);
+	return STORE_OK;
+}
+
+/* ST_RUN or ST_RUN_MERGE with the parameters both take: the record, the batch's ids, the key. */
+static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const char *json, size_t len,
+				   const struct report_head *h)
+{
+	struct bind b = lake_bind_start(c->s, id);
+
+	b_text(&b, json, len);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
+	b_u64(&b, c->seq);
+	lake_b_str(&b, c->hash);
+	lake_b_str(&b, h->has_key ? h->key : NULL);
+	return b;
+}
+
+/*
+ * The run was seen before under the report's key (streamed live, or an
+ * earlier report): the report takes over that row, and its steps, run
+ * processes and signals replace the row's, so that the run appears once.
+ */
+static int report_merge(struct batch_ctx *c, const char *json, size_t len, const struct report_head *h,
+			int64_t run_id)
+{
+	static const enum stmt_id clear[] = { ST_RUN_CLEAR_STEPS, ST_RUN_CLEAR_PROCS, ST_RUN_CLEAR_SIGNALS };
+	struct bind b = bind_report_run(c, ST_RUN_MERGE, json, len, h);
+	int rc;
+
+	lake_b_i64(&b, run_id);
+	rc = exec_bound(&b);
+	for (size_t i = 0; !rc && i < sizeof(clear) / sizeof(clear[0]); i++) {
+		b = lake_bind_start(c->s, clear[i]);
+		lake_b_i64(&b, run_id);
+		rc = exec_bound(&b);
+	}
+	return rc;
+}
+
+/* The report's steps; one whose id an earlier step of the report has is not stored, and is counted. */
+static int report_steps(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, int64_t listed,
+			int64_t objects)
+{
+	int64_t expected = objects < STORE_RUN_ROWS_MAX ? objects : STORE_RUN_ROWS_MAX;
+	int rc = run_rows(c, ST_STEPS, json, len, run_id, listed);
+	int64_t stored = sqlite3_changes64(c->s->db);
+
+	if (!rc && stored < expected)
+		c->res->run_rows_dropped += (uint32_t)(expected - stored);
+	return rc;
 }
 
 static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
 	const char *json = payload;
-	int64_t run_id, n[3] = { 0, 0, 0 };
+	struct report_head h;
+	int64_t run_id = 0, n[3] = { 0, 0, 0 };
+	bool merge = false, has_report = false;
 	struct bind b;
-	bool ok = false;
-	int rc;
+	int rc = report_head(c, json, f->len, &h);
 
-	if (utf8_text(payload, f->len)) {
-		rc = report_shape_ok(c, json, f->len, &ok);
-		if (rc)
-			return rc;
-	}
-	if (!ok) {
+	if (rc)
+		return rc;
+	if (!h.ok) {
 		c->note = "bad_run_report";
 		c->res->bad_reports++;
 		return STORE_OK;
 	}
-	b = lake_bind_start(c->s, ST_RUN);
-	b_text(&b, json, f->len);
+	if (h.has_key) {
+		rc = run_find(c, h.key, &run_id, &has_report);
+		merge = rc == STORE_OK;
+		if (rc && rc != STORE_E_NOT_FOUND)
+			return rc;
+	}
+	if (merge) {
+		rc = report_merge(c, json, f->len, &h, run_id);
+	} else {
+		b = bind_report_run(c, ST_RUN, json, f->len, &h);
+		rc = exec_bound(&b);
+		run_id = sqlite3_last_insert_rowid(c->s->db);
+	}
+	if (!rc)
+		rc = run_counts(c->s, run_id, n);
+	if (!rc)
+		rc = run_rows(c, ST_RUN_PROCS, json, f->len, run_id, n[0]);
+	if (!rc)
+		rc = report_steps(c, json, f->len, run_id, n[1], h.step_objects);
+	if (!rc)
+		rc = run_rows(c, ST_RUN_SIGNALS, json, f->len, run_id, n[2]);
+	if (!rc) /* the processes' rows: dropped ones were counted with the run processes */
+		rc = run_rows(c, ST_REPORT_ATTRIB, json, f->len, run_id, 0);
+	if (!rc)
+		c->res->runs++;
+	return rc;
+}
+
+/* What a live record is: whether it is one, its key, its update_ns, its arrays' lengths. */
+struct live_head {
+	bool ok; /* a tracer.live.v1 object with a key of 1..STORE_RUN_KEY_MAX bytes, no NUL */
+	char key[STORE_RUN_KEY_MAX + 1];
+	bool has_update_ns;
+	int64_t update_ns;
+	int64_t steps, attributed, signals; /* elements listed */
+};
+
+static int live_head(struct batch_ctx *c, const char *json, size_t len, struct live_head *h)
+{
+	struct bind b;
+	bool valid = false;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	/* The processor never writes more (lake.h); a record that does is not one of its own. */
+	if (len > TL_RUN_MAX)
+		return STORE_OK;
+	rc = json_ok(c, json, len, &valid);
+	if (rc || !valid)
+		return rc;
+	b = lake_bind_start(c->s, ST_LIVE_HEAD);
+	b_text(&b, json, len);
+	lake_b_i64(&b, STORE_RUN_KEY_MAX);
+	rc = query_first(&b);
+	if (rc)
+		return rc;
+	h->ok = col_key(b.st, 0, h->key);
+	h->has_update_ns = sqlite3_column_type(b.st, 1) == SQLITE_INTEGER;
+	h->update_ns = sqlite3_column_int64(b.st, 1);
+	h->steps = sqlite3_column_int64(b.st, 2);
+	h->attributed = sqlite3_column_int64(b.st, 3);
+	h->signals = sqlite3_column_int64(b.st, 4);
+	query_end(&b);
+	return STORE_OK;
+}
+
+/* First sight of a run: its row, with this record's seq, batch and boot. */
+static int live_insert(struct batch_ctx *c, const char *json, size_t len, const char *key, int64_t *run_id)
+{
+	struct bind b = lake_bind_start(c->s, ST_LIVE_INSERT);
+	int rc;
+
+	b_text(&b, json, len);
 	lake_b_str(&b, c->host);
 	lake_b_str(&b, c->boot);
 	b_u64(&b, c->seq);
 	lake_b_str(&b, c->hash);
+	lake_b_str(&b, key);
 	rc = exec_bound(&b);
-	if (rc)
-		return rc;
-	run_id = sqlite3_last_insert_rowid(c->s->db);
-	rc = run_counts(c->s, run_id, n);
-	if (!rc)
-		rc = run_rows(c, ST_RUN_PROCS, json, f->len, run_id, n[0]);
-	if (!rc)
-		rc = run_rows(c, ST_STEPS, json, f->len, run_id, n[1]);
-	if (!rc)
-		rc = run_rows(c, ST_RUN_SIGNALS, json, f->len, run_id, n[2]);
+	*run_id = sqlite3_last_insert_rowid(c->s->db);
 	if (!rc)
 		c->res->runs++;
+	return rc;
+}
+
+static int live_step(struct batch_ctx *c, sqlite3_stmt *each, int64_t run_id, const struct live_head *h)
+{
+	struct bind b = lake_bind_start(c->s, ST_LIVE_STEP);
+
+	b_text(&b, (const char *)sqlite3_column_text(each, 0), (size_t)sqlite3_column_bytes(each, 0));
+	lake_b_i64(&b, run_id);
+	b_opt(&b, h->has_update_ns, h->update_ns);
+	return exec_bound(&b);
+}
+
+/* One statement per step, so that a new step's position counts the steps before it in this record too. */
+static int live_steps(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, const struct live_head *h)
+{
+	struct bind each = lake_bind_start(c->s, ST_LIVE_STEP_EACH);
+	int step = SQLITE_DONE, rc;
+
+	b_text(&each, json, len);
+	lake_b_i64(&each, STORE_RUN_ROWS_MAX);
+	rc = lake_bind_check(&each);
+	if (rc)
+		return rc;
+	while (!rc && (step = sqlite3_step(each.st)) == SQLITE_ROW)
+		rc = live_step(c, each.st, run_id, h);
+	if (!rc && step != SQLITE_DONE)
+		rc = lake_sql_fail(c->s, step);
+	query_end(&each);
+	if (!rc && h->steps > STORE_RUN_ROWS_MAX)
+		c->res->run_rows_dropped += (uint32_t)(h->steps - STORE_RUN_ROWS_MAX);
+	return rc;
+}
+
+/* A run row's header (higher update only), steps, signals and their counts. */
+static int live_apply(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, const struct live_head *h)
+{
+	struct bind b = lake_bind_start(c->s, ST_LIVE_UPDATE);
+	int rc;
+
+	b_text(&b, json, len);
+	lake_b_i64(&b, run_id);
+	rc = exec_bound(&b);
+	if (!rc)
+		rc = live_steps(c, json, len, run_id, h);
+	if (!rc)
+		rc = run_rows(c, ST_LIVE_SIGNALS, json, len, run_id, h->signals);
+	if (rc)
+		return rc;
+	b = lake_bind_start(c->s, ST_LIVE_COUNTS);
+	lake_b_i64(&b, run_id);
+	return exec_bound(&b);
+}
+
+/*
+ * A live record (TL_RUN): the run's row by its key, its steps, its
+ * processes' attribution, its signals. A run whose row holds its tracer
+ * run report is final: later live records only attribute processes.
+ */
+static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	const char *json = payload;
+	struct live_head h;
+	int64_t run_id = 0;
+	bool has_report = false;
+	int rc = live_head(c, json, f->len, &h);
+
+	if (rc)
+		return rc;
+	if (!h.ok) {
+		c->note = "bad_live_record";
+		c->res->bad_live_records++;
+		return STORE_OK;
+	}
+	rc = run_find(c, h.key, &run_id, &has_report);
+	if (rc == STORE_E_NOT_FOUND)
+		rc = live_insert(c, json, f->len, h.key, &run_id);
+	if (!rc && !has_report)
+		rc = live_apply(c, json, f->len, run_id, &h);
+	if (!rc)
+		rc = run_rows(c, ST_LIVE_ATTRIB, json, f->len, run_id, h.attributed);
+	return rc;
+}
+
+/* A batch of a boot the host's running runs did not start in: they ended unseen (docs/live.md, "lost"). */
+static int mark_lost(struct batch_ctx *c)
+{
+	static const enum stmt_id order[] = { ST_LOST_STEPS, ST_LOST_RUNS };
+	int rc = STORE_OK;
+
+	for (size_t i = 0; !rc && i < sizeof(order) / sizeof(order[0]); i++) {
+		struct bind b = lake_bind_start(c->s, order[i]);
+
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
+		rc = exec_bound(&b);
+	}
 	return rc;
 }
 
@@ -1322,6 +1931,7 @@ static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void
 	case TL_RUN_REPORT: return derive_run_report(c, f, payload);
 	case TL_KEY_ANNOUNCE: return derive_key_announce(c, f, payload);
 	case TL_LOSS: return derive_loss(c, f, payload);
+	case TL_RUN: return derive_live_run(c, f, payload);
 	default:
 		c->note = "unknown_type";
 		c->res->unknown++;
@@ -1548,6 +2158,7 @@ static int finish_batch(struct batch_ctx *c)
 	b_u64(&b, r->undecodable);
 	b_u64(&b, r->bad_reports);
 	b_u64(&b, r->gaps);
+	b_u64(&b, r->bad_live_records);
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
@@ -1604,6 +2215,8 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 		rc = insert_batch(&c, wire_len);
 	if (!rc)
 		rc = store_frames(&c, frames, raw_len);
+	if (!rc) /* after the frames: a record of this batch may have said "running" about an earlier boot's run */
+		rc = mark_lost(&c);
 	if (!rc)
 		rc = finish_batch(&c);
 	if (!rc)

@@ -9,7 +9,8 @@
  * a batch sent again, or re-formed with other boundaries, adds nothing
  * twice), the gaps in the host's seqs, and the rows derived from the
  * records (processes, samples, files, cgroups, signals, agent counters,
- * losses, runs, steps, run processes, keys). Either all of it is stored
+ * losses, runs, steps, run processes, keys; live runs and their steps,
+ * attributions and signals). Either all of it is stored
  * or none. The schema is in docs/lake.md.
  *
  * A store is used by one thread at a time.
@@ -23,9 +24,10 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
-#define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run report, each */
+#define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
+#define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
 #define STORE_ARGV_JSON_MAX (64u << 10) /* bytes of an exec's argv or env as JSON (an argument area is 4 KiB) */
 
 enum store_err {
@@ -67,10 +69,12 @@ struct store_result {
 	uint32_t unknown;        /* records of a type the lake derives nothing from: in records only */
 	uint32_t undecodable;    /* records the decoder refused: in records only */
 	uint32_t bad_reports;    /* run reports that are not a JSON object with a "report" object */
-	uint32_t runs;           /* runs materialised */
+	uint32_t bad_live_records; /* TL_RUN records that are not a tracer.live.v1 object with a key */
+	uint32_t runs;           /* run reports stored, and live runs seen for the first time */
 	uint32_t keys_enrolled;  /* new keys announced (TL_KEY_ANNOUNCE) */
 	uint32_t keys_refused;   /* announcements refused: id not the key's, or the id taken by another key or host */
-	uint32_t run_rows_dropped; /* processes, steps or signals of a run beyond STORE_RUN_ROWS_MAX */
+	uint32_t run_rows_dropped; /* a record's processes, steps or signals beyond STORE_RUN_ROWS_MAX; a report's
+				    * steps whose id an earlier step of the report has */
 };
 
 /* 1 if a batch with this hash is stored, 0 if not, or a store_err. */
@@ -100,33 +104,120 @@ int store_note_file_key(struct store *s, const uint8_t key_id[BATCH_KEY_ID_LEN],
 
 /* ---- reading (tracer report) ---------------------------------------- */
 
+/* An INTEGER column that may be NULL (unknown). */
+struct store_int {
+	bool known;
+	int64_t v;
+};
+
+/* What a run or a step is doing now: rates over the last sample interval of its newest live record. */
+struct store_live {
+	struct store_int cpu_millicores, rss_bytes, read_bytes_per_s, write_bytes_per_s, net_tx_bytes_per_s,
+		net_rx_bytes_per_s;
+};
+
+/*
+ * A run (table runs, docs/lake.md): from a tracer run report, from the
+ * daemons' live records, or both (a report merged into its live row).
+ * Strings are NULL when unknown; every string came from a host.
+ */
 struct store_run {
-	int64_t run_id;
+	int64_t run_id;             /* the number tracer report shows */
 	char host_id[2 * BATCH_HOST_ID_LEN + 1];
-	bool has_start, has_end, has_exit;
-	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
-	int64_t exit_code;
-	const char *command;      /* the command, words joined by spaces ("" if unknown) */
-	const char *summary;      /* the text tracer run printed (NULL if the report had none) */
+	struct store_int start_ns, end_ns; /* CLOCK_REALTIME */
+	struct store_int exit_code, signal; /* the root's (a report: tracer run's exit status, no signal) */
+	struct store_int last_update_ns;    /* CLOCK_REALTIME: the newest live record's update_ns, or a report's end */
+	struct store_int update_seq;        /* the newest live record's update counter */
+	struct store_int processes, running_processes, steps, signals;
+	struct store_int root_pid, preexisting;
+	struct store_int cpu_ns, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes; /* totals */
+	struct store_live live;
+	const char *command;        /* the command, words joined by spaces ("" if unknown) */
+	const char *command_json;   /* the command as stored: a valid JSON array, NULL if unknown */
+	const char *summary;        /* the text tracer run printed (NULL if none) */
+	const char *state;          /* running, succeeded, failed, lost */
+	const char *run_key, *engine, *pipeline, *pipeline_run_id, *run_name, *detected_by;
+	const char *slurm_job_id, *aws_batch_job_id;
+	bool has_stored_report;     /* the row holds a tracer run report (store_run_report gives it) */
+};
+
+/* A step of a run (table steps). */
+struct store_step {
+	int64_t idx;                /* position of first appearance */
+	const char *id, *name, *state, *engine, *rule, *workdir;
+	const char *tools;          /* tool names joined by ", " ("" if none) */
+	const char *tools_json;     /* as stored: a valid JSON array, NULL if unknown */
+	struct store_int start_ns, end_ns, last_update_ns; /* CLOCK_REALTIME */
+	struct store_int exit_code, signal, failed, processes, running, failed_processes, nonzero_exits, oom_killed;
+	struct store_int cpu_ns, peak_rss_bytes, peak_rss_partial, rss_sum_of_peaks_bytes, memcg_peak_bytes;
+	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
+	struct store_live live;
+};
+
+/* A process attributed to a run (table processes), with what the lake knows of it. */
+struct store_process {
+	char host_id[2 * BATCH_HOST_ID_LEN + 1], boot_id[2 * BATCH_HOST_ID_LEN + 1];
+	int64_t tgid, start_ns;     /* CLOCK_MONOTONIC of its boot: with host and boot, the process's key */
+	struct store_int ppid, start_real_ns, end_real_ns; /* end: NULL until its exit record */
+	struct store_int exit_code; /* NULL when killed or not exited */
+	struct store_int signal, core_dumped; /* NULL until its exit record */
+	struct store_int oom_killed;
+	struct store_int utime_ns, stime_ns, runtime_ns; /* the exit record's */
+	struct store_int peak_rss_bytes; /* the image's own peak, else the samples' highest, else rusage's */
+	struct store_int read_bytes, write_bytes, rchar, wchar; /* NULL when the kernel did not account its I/O */
+	struct store_int net_tx_bytes, net_rx_bytes;
+	const char *exe, *cwd, *tool, *step;
+	const char *argv_json;      /* a valid JSON array of strings, NULL if no exec was seen */
+	const char *cgroup;         /* its cgroup v2 path, NULL if unknown */
+	const char *peak_rss_source; /* exit, sampled, rusage; NULL with no peak */
+	bool files_traced;          /* its file accesses were traced: store_process_files lists them */
+};
+
+/* A file a process opened, the modes of all its opens of that path merged. */
+struct store_file {
+	const char *path;
+	const char *mode;           /* r, w or rw */
 };
 
 struct store_signal {
-	const char *kind;         /* oom_kill, killed, failed, stalled, io_wait, net_wait, ... */
+	const char *kind;           /* oom_kill, killed, failed, stalled, io_wait, net_wait, ... */
+	const char *source;         /* record, run_report, live */
 	bool has_pid;
 	int64_t pid;
-	const char *step, *tool;  /* NULL if none */
-	const char *detail;       /* the signal as the report gave it (JSON) */
+	struct store_int start_ns;  /* the process's start (CLOCK_MONOTONIC); NULL for report signals */
+	const char *step, *tool;    /* NULL if none */
+	const char *detail;         /* the signal's JSON object (valid JSON), NULL if none */
 };
 
 /* Called once per row; a non-zero return stops the walk and is returned. Strings live until it returns. */
 typedef int (*store_run_fn)(void *ctx, const struct store_run *r);
+typedef int (*store_step_fn)(void *ctx, const struct store_step *st);
+typedef int (*store_process_fn)(void *ctx, const struct store_process *p);
+typedef int (*store_file_fn)(void *ctx, const struct store_file *f);
 typedef int (*store_signal_fn)(void *ctx, const struct store_signal *sig);
+typedef int (*store_text_fn)(void *ctx, const char *text, size_t len);
 
-/* Every run, oldest first. */
+/* Every run, by start time (runs without one last), then number. */
 int store_runs(struct store *s, store_run_fn fn, void *ctx);
-/* The run named by its number, or by the pipeline's run id (report.run.run_id). STORE_E_NOT_FOUND if none. */
+/*
+ * The runs named by name: its number; else its run key (the live key,
+ * BOOT-TGID-START); else the pipeline's run id (several runs may share
+ * one: each, by number). STORE_E_NOT_FOUND if none.
+ */
 int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx);
-/* A run's signals, in report order. */
+/* A run's steps, by position of first appearance. */
+int store_run_steps(struct store *s, int64_t run_id, store_step_fn fn, void *ctx);
+/* The processes attributed to a run (processes.run_id), in start order. */
+int store_run_processes(struct store *s, int64_t run_id, store_process_fn fn, void *ctx);
+/* The files a process opened, one per path, in order of first access. */
+int store_process_files(struct store *s, const struct store_process *p, store_file_fn fn, void *ctx);
+/* A run's signals, in arrival order. */
 int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void *ctx);
+/*
+ * The tracer.run.v1 report a run's row holds (has_stored_report), as
+ * sent, with "state" set to the run's state: one call of fn with the
+ * JSON text. STORE_E_NOT_FOUND when the run holds no report.
+ */
+int store_run_report(struct store *s, int64_t run_id, store_text_fn fn, void *ctx);
 
 #endif /* TRACER_LAKE_STORE_H */

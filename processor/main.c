@@ -747,6 +747,8 @@ static void live_housekeeping(struct loop *l, uint64_t now)
 {
 	int rc;
 
+	uint64_t records_before = live.records;
+
 	if (!l->live || !l->dlv || now < l->next_live)
 		return;
 	l->next_live = now + LIVE_INTERVAL_NS;
@@ -754,6 +756,16 @@ static void live_housekeeping(struct loop *l, uint64_t now)
 	if (rc) {
 		fprintf(stderr, "<2>the spool failed (%s): stopping; what is in the ring stays there for the next "
 				"start\n", strerror(-rc));
+		l->interrupted = true;
+		return;
+	}
+	/*
+	 * The checkpoint says what was sent (attribution, signals): what the live
+	 * records just appended must be durable first, or a crash between the two
+	 * would lose records the checkpoint counts as sent.
+	 */
+	if (!l->o->root_pid && live.records != records_before && deliver_sync(l->dlv)) {
+		fprintf(stderr, "<2>the spool failed: stopping; what is in the ring stays there for the next start\n");
 		l->interrupted = true;
 		return;
 	}

@@ -299,6 +299,28 @@ void json_null(struct json *j)
 	obuf_puts(j->o, "null");
 }
 
+void json_raw(struct json *j, const char *text, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t off = 0;
+
+	before_value(j);
+	while (off < n) {
+		unsigned char c = p[off];
+		size_t k = c >= 0x80 ? json_utf8_len(p + off, n - off) : 1;
+
+		if (k == 0) {
+			obuf_puts(j->o, "\\ufffd");
+			k = 1;
+		} else if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+			obuf_printf(j->o, "\\u%04x", c);
+		} else {
+			obuf_put(j->o, text + off, k);
+		}
+		off += k;
+	}
+}
+
 void json_kv_string(struct json *j, const char *key, const char *s)
 {
 	json_key(j, key);

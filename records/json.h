@@ -71,6 +71,16 @@ void json_u64(struct json *j, uint64_t v);
 void json_i64(struct json *j, int64_t v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
+/*
+ * One whole JSON value that is already JSON text, checked by whoever made
+ * it (the lake's stored JSON, accepted by SQLite's json_valid): copied,
+ * but with this writer's guarantees kept, which valid JSON alone does not
+ * give: a control character or DEL becomes \u00XX and a byte that is not
+ * well-formed UTF-8 becomes \ufffd (in valid JSON both can only be inside
+ * strings); tab, newline and carriage return (whitespace between tokens)
+ * are kept.
+ */
+void json_raw(struct json *j, const char *text, size_t n);
 
 /* Members: "key": value. */
 void json_kv_string(struct json *j, const char *key, const char *s); /* NULL: null */

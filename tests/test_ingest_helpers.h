@@ -157,10 +157,10 @@ struct sealed {
 	uint8_t hash[BATCH_HASH_LEN];
 };
 
-/* Seal frames as batch batch_seq of host (boot id: host with its first byte flipped). 0 or a batch_err. */
-static inline int seal_frames(const struct batch_secret_key *k, const uint8_t host[BATCH_HOST_ID_LEN],
-			      uint64_t batch_seq, const uint8_t *prev_hash, int compression, const struct frames *f,
-			      struct sealed *out)
+/* Seal frames as batch batch_seq of host, in boot boot. 0 or a batch_err. */
+static inline int seal_frames_boot(const struct batch_secret_key *k, const uint8_t host[BATCH_HOST_ID_LEN],
+				   const uint8_t boot[BATCH_BOOT_ID_LEN], uint64_t batch_seq, const uint8_t *prev_hash,
+				   int compression, const struct frames *f, struct sealed *out)
 {
 	struct batch_identity id;
 	struct batch_build b;
@@ -168,8 +168,7 @@ static inline int seal_frames(const struct batch_secret_key *k, const uint8_t ho
 	int rc;
 
 	memcpy(id.host_id, host, sizeof(id.host_id));
-	memcpy(id.boot_id, host, sizeof(id.boot_id));
-	id.boot_id[0] ^= 0xff;
+	memcpy(id.boot_id, boot, sizeof(id.boot_id));
 	memset(&b, 0, sizeof(b));
 	b.batch_seq = batch_seq;
 	b.first_seq = f->first;
@@ -189,6 +188,25 @@ static inline int seal_frames(const struct batch_secret_key *k, const uint8_t ho
 		out->wire = NULL;
 	}
 	return rc;
+}
+
+/* The boot id the tests' batches have unless they say otherwise: host with its first byte flipped. */
+static inline void default_boot_of(const uint8_t host[BATCH_HOST_ID_LEN], uint8_t boot[BATCH_BOOT_ID_LEN])
+{
+	_Static_assert(BATCH_BOOT_ID_LEN == BATCH_HOST_ID_LEN, "a boot id made from a host id");
+	memcpy(boot, host, BATCH_BOOT_ID_LEN);
+	boot[0] ^= 0xff;
+}
+
+/* Seal frames as batch batch_seq of host (in its default boot). 0 or a batch_err. */
+static inline int seal_frames(const struct batch_secret_key *k, const uint8_t host[BATCH_HOST_ID_LEN],
+			      uint64_t batch_seq, const uint8_t *prev_hash, int compression, const struct frames *f,
+			      struct sealed *out)
+{
+	uint8_t boot[BATCH_BOOT_ID_LEN];
+
+	default_boot_of(host, boot);
+	return seal_frames_boot(k, host, boot, batch_seq, prev_hash, compression, f, out);
 }
 
 /* A host id unique to n. */

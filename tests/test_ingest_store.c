@@ -8,7 +8,13 @@
  * nothing twice; gaps in a host's seqs are recorded; a key announcement
  * enrols the new key for the host; a run report fills runs, steps, run
  * processes and signals, and one that is not valid JSON is counted, kept
- * in records, and does not cost the batch.
+ * in records, and does not cost the batch. Live records (TL_RUN) make and
+ * update a run by its key (a higher update only), upsert its steps in
+ * their first place, attribute processes whatever the order of their
+ * kernel records, keep their signals; a bad one is noted and counted; a
+ * new boot makes the host's running runs lost; a report with the run's
+ * key takes over its live row. Lakes of versions 1 and 2 are upgraded
+ * to exactly this version's schema, keeping their rows.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -527,9 +533,10 @@ static int count_runs(void *ctx, const struct store_run *r)
 {
 	struct store_run *last = ctx;
 
-	*last = *r;
-	last->command = NULL;
-	last->summary = NULL;
+	memset(last, 0, sizeof(*last));
+	last->run_id = r->run_id;
+	last->exit_code = r->exit_code;
+	last->has_stored_report = r->has_stored_report;
 	return 0;
 }
 
@@ -537,7 +544,7 @@ static void run_report_fills_runs_steps_processes_and_signals(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_result res;
-	struct store_run last;
+	struct store_run last = { 0 };
 	char text[256];
 
 	assert_true(frames_add(&fx->f, 1, TL_RUN_REPORT, good_report, sizeof(good_report) - 1));
@@ -565,7 +572,8 @@ static void run_report_fills_runs_steps_processes_and_signals(void **state)
 	/* read back as tracer report does: by number and by the pipeline's run id */
 	assert_int_equal(store_runs(fx->st, count_runs, &last), STORE_OK);
 	assert_int_equal(last.run_id, 1);
-	assert_true(last.has_exit && last.exit_code == 1);
+	assert_true(last.exit_code.known && last.exit_code.v == 1);
+	assert_true(last.has_stored_report);
 	assert_int_equal(store_run(fx->st, "1", count_runs, &last), STORE_OK);
 	assert_int_equal(store_run(fx->st, "nf-7", count_runs, &last), STORE_OK);
 	assert_int_equal(last.run_id, 1);
@@ -624,6 +632,507 @@ static void unknown_and_undecodable_records_are_kept_in_records_only(void **stat
 	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 0);
 	assert_int_equal(q(fx, "SELECT count(*) FROM losses"), 0);
 	assert_int_equal(q(fx, "SELECT records_unknown + records_undecodable FROM batches"), 4);
+}
+
+/* ---- live runs (TL_RUN) ------------------------------------------------------- */
+
+#define T0 1700000000000000000ll /* a run's start, CLOCK_REALTIME */
+#define SEC 1000000000ll
+
+/* A TL_RUN record: the fields a test varies; every other field as the processor writes it. */
+struct live {
+	const char *key;
+	int update;
+	const char *state;
+	const char *end_ns;    /* JSON: "null" while running */
+	const char *exit_code; /* JSON */
+	const char *steps, *attributed, *signals; /* JSON arrays; NULL: [] */
+};
+
+static void add_live(struct fixture *fx, uint64_t seq, const struct live *l)
+{
+	char json[16384];
+	int n = snprintf(json, sizeof(json),
+			 "{\"schema\":\"tracer.live.v1\",\"key\":\"%s\",\"update\":%d,\"update_ns\":%lld,"
+			 "\"state\":\"%s\",\"detected_by\":\"snakemake\",\"engine\":\"snakemake\","
+			 "\"pipeline\":\"snakemake:/data/wf/Snakefile\",\"run_id\":null,\"run_name\":null,"
+			 "\"slurm_job_id\":\"77\",\"aws_batch_job_id\":null,\"command\":[\"snakemake\",\"--cores\",\"2\"],"
+			 "\"root_pid\":4242,\"root_start_mono_ns\":1000,\"start_ns\":%lld,\"end_ns\":%s,"
+			 "\"exit_code\":%s,\"signal\":null,\"preexisting\":false,\"processes\":%d,\"running_processes\":1,"
+			 "\"totals\":{\"cpu_ns\":%d,\"read_bytes\":2,\"write_bytes\":3,\"rchar\":4,\"wchar\":5,"
+			 "\"net_tx_bytes\":6,\"net_rx_bytes\":7},"
+			 "\"live\":{\"cpu_millicores\":1500,\"rss_bytes\":1048576,\"read_bytes_per_s\":10,"
+			 "\"write_bytes_per_s\":11,\"net_tx_bytes_per_s\":12,\"net_rx_bytes_per_s\":13},"
+			 "\"steps\":%s,\"processes_attributed\":%s,\"signals\":%s}",
+			 l->key, l->update, T0 + l->update * SEC, l->state ? l->state : "running", T0,
+			 l->end_ns ? l->end_ns : "null", l->exit_code ? l->exit_code : "null", l->update, 1000 * l->update,
+			 l->steps ? l->steps : "[]", l->attributed ? l->attributed : "[]", l->signals ? l->signals : "[]");
+
+	assert_true(n > 0 && (size_t)n < sizeof(json));
+	assert_true(frames_add(&fx->f, seq, TL_RUN, json, (uint32_t)n));
+}
+
+static int store_sealed_boot(struct fixture *fx, const uint8_t boot[BATCH_BOOT_ID_LEN], uint64_t batch_seq,
+			     struct store_result *res)
+{
+	struct batch_header h;
+	struct sealed s;
+	uint8_t hash[BATCH_HASH_LEN], *raw = NULL;
+	size_t raw_len = 0;
+	int rc;
+
+	assert_int_equal(seal_frames_boot(&fx->key, fx->host, boot, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
+	assert_int_equal(batch_verify(s.wire, s.len, lookup_any_host, &fx->key, &h, hash), 0);
+	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
+	rc = store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1700000000000000000ull + batch_seq, res);
+	free(raw);
+	free(s.wire);
+	frames_reset(&fx->f);
+	return rc;
+}
+
+static int keep_run(void *ctx, const struct store_run *r)
+{
+	struct store_run *out = ctx;
+
+	*out = *r;
+	/* the strings live only as long as the callback: the tests read the numbers */
+	out->command = out->command_json = out->summary = out->state = out->run_key = NULL;
+	out->engine = out->pipeline = out->pipeline_run_id = out->run_name = out->detected_by = NULL;
+	out->slurm_job_id = out->aws_batch_job_id = NULL;
+	return 0;
+}
+
+static void text_of(struct fixture *fx, const char *sql, char *out, size_t outlen)
+{
+	sql_text(fx->db, sql, out, outlen);
+}
+
+static void live_record_creates_its_run_and_only_a_higher_update_changes_it(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	struct store_run r = { 0 };
+	char text[256];
+
+	add_live(fx, 1, &(struct live){ .key = "b00t-4242-1000", .update = 1 });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 1);
+	assert_int_equal(res.bad_live_records, 0);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note IS NULL AND type = %d", TL_RUN), 1);
+	text_of(fx, "SELECT run_key || '|' || schema || '|' || state || '|' || detected_by || '|' || engine || '|' || "
+		    "pipeline || '|' || command || '|' || slurm_job_id FROM runs", text, sizeof(text));
+	assert_string_equal(text, "b00t-4242-1000|tracer.live.v1|running|snakemake|snakemake|"
+				  "snakemake:/data/wf/Snakefile|[\"snakemake\",\"--cores\",\"2\"]|77");
+	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 1);
+	assert_int_equal(q(fx, "SELECT last_update_ns FROM runs"), T0 + SEC);
+	assert_int_equal(q(fx, "SELECT start_ns FROM runs"), T0);
+	assert_int_equal(q(fx, "SELECT end_ns IS NULL AND duration_ns IS NULL AND exit_code IS NULL FROM runs"), 1);
+	assert_int_equal(q(fx, "SELECT root_pid FROM runs"), 4242);
+	assert_int_equal(q(fx, "SELECT preexisting FROM runs"), 0);
+	assert_int_equal(q(fx, "SELECT running_processes FROM runs"), 1);
+	assert_int_equal(q(fx, "SELECT cpu_ns + read_bytes + write_bytes + rchar + wchar + net_tx_bytes + net_rx_bytes "
+			       "FROM runs"), 1000 + 2 + 3 + 4 + 5 + 6 + 7);
+	assert_int_equal(q(fx, "SELECT live_cpu_millicores + live_read_bytes_per_s + live_write_bytes_per_s + "
+			       "live_net_tx_bytes_per_s + live_net_rx_bytes_per_s FROM runs"), 1500 + 10 + 11 + 12 + 13);
+	assert_int_equal(q(fx, "SELECT live_rss_bytes FROM runs"), 1048576);
+	assert_int_equal(q(fx, "SELECT seq FROM runs"), 1);
+
+	/* a newer record: the header follows it; the row keeps the record that made it */
+	add_live(fx, 2, &(struct live){ .key = "b00t-4242-1000", .update = 3, .state = "succeeded",
+					 .end_ns = "1700000005000000000", .exit_code = "0" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 0);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	text_of(fx, "SELECT state FROM runs", text, sizeof(text));
+	assert_string_equal(text, "succeeded");
+	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 3);
+	assert_int_equal(q(fx, "SELECT exit_code FROM runs"), 0);
+	assert_int_equal(q(fx, "SELECT duration_ns FROM runs"), 5 * SEC);
+	assert_int_equal(q(fx, "SELECT processes FROM runs"), 3);
+	assert_int_equal(q(fx, "SELECT seq FROM runs"), 1);
+
+	/* an older one (a restarted processor repeating itself), and the same update again: no change */
+	add_live(fx, 3, &(struct live){ .key = "b00t-4242-1000", .update = 2, .state = "running" });
+	add_live(fx, 4, &(struct live){ .key = "b00t-4242-1000", .update = 3, .state = "failed" });
+	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
+	text_of(fx, "SELECT state FROM runs", text, sizeof(text));
+	assert_string_equal(text, "succeeded");
+	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 3);
+	assert_int_equal(q(fx, "SELECT processes FROM runs"), 3);
+
+	/* read back by its key */
+	assert_int_equal(store_run(fx->st, "b00t-4242-1000", keep_run, &r), STORE_OK);
+	assert_int_equal(r.run_id, 1);
+	assert_false(r.has_stored_report);
+	assert_true(r.exit_code.known && r.exit_code.v == 0);
+	assert_true(r.last_update_ns.known && r.last_update_ns.v == T0 + 3 * SEC);
+}
+
+static void live_steps_are_upserted_by_id_and_keep_their_first_position(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	char text[256];
+
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1,
+					 .steps = "[{\"id\":\"a\",\"name\":\"align\",\"state\":\"running\",\"tools\":[\"bwa mem\"],"
+						  "\"start_ns\":1,\"running\":2,\"engine\":\"snakemake\",\"rule\":\"align\","
+						  "\"live\":{\"cpu_millicores\":900}},"
+						  "{\"id\":\"b\",\"name\":\"sort\",\"state\":\"running\"},"
+						  "{\"name\":\"no id\"}, 5, {\"id\":7}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM steps"), 2);
+	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'a'"), 0);
+	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'b'"), 1);
+	assert_int_equal(q(fx, "SELECT live_cpu_millicores FROM steps WHERE step_id = 'a'"), 900);
+	assert_int_equal(q(fx, "SELECT last_update_ns FROM steps WHERE step_id = 'a'"), T0 + SEC);
+	assert_int_equal(q(fx, "SELECT steps FROM runs"), 2);
+
+	/* a new step goes after the others; a changed one is replaced whole, in its place */
+	add_live(fx, 2, &(struct live){ .key = "k", .update = 2,
+					 .steps = "[{\"id\":\"c\",\"name\":\"call\",\"state\":\"running\"},"
+						  "{\"id\":\"a\",\"name\":\"align\",\"state\":\"succeeded\",\"tools\":[\"bwa mem\","
+						  "\"samtools sort\"],\"start_ns\":1,\"end_ns\":9,\"running\":0,\"failed\":false,"
+						  "\"cpu_ns\":123,\"peak_rss_bytes\":4096,\"nonzero_exits\":1,\"rchar\":5,"
+						  "\"net_tx_bytes\":6,\"state_unknown\":1}]" });
+	/* an older record's steps still apply (steps are deltas, in arrival order); states outside the four: NULL */
+	add_live(fx, 3, &(struct live){ .key = "k", .update = 1,
+					 .steps = "[{\"id\":\"b\",\"name\":\"sort\",\"state\":\"failed\",\"failed\":true},"
+						  "{\"id\":\"c\",\"name\":\"call\",\"state\":\"pwned\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM steps"), 3);
+	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'a'"), 0);
+	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'b'"), 1);
+	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'c'"), 2);
+	text_of(fx, "SELECT state || '|' || tools || '|' || end_ns || '|' || cpu_ns || '|' || peak_rss_bytes || '|' || "
+		    "failed || '|' || nonzero_exits || '|' || rchar || '|' || net_tx_bytes FROM steps WHERE step_id = 'a'",
+		text, sizeof(text));
+	assert_string_equal(text, "succeeded|[\"bwa mem\",\"samtools sort\"]|9|123|4096|0|1|5|6");
+	/* replaced whole: what the newer element does not have is NULL now */
+	assert_int_equal(q(fx, "SELECT engine IS NULL AND live_cpu_millicores IS NULL FROM steps WHERE step_id = 'a'"),
+			 1);
+	assert_int_equal(q(fx, "SELECT last_update_ns FROM steps WHERE step_id = 'a'"), T0 + 2 * SEC);
+	text_of(fx, "SELECT state FROM steps WHERE step_id = 'b'", text, sizeof(text));
+	assert_string_equal(text, "failed");
+	assert_int_equal(q(fx, "SELECT state IS NULL FROM steps WHERE step_id = 'c'"), 1);
+	assert_int_equal(q(fx, "SELECT steps FROM runs"), 3);
+}
+
+/*
+ * A process's run, step and tool may reach the lake before or after its
+ * kernel records: either way one row, complete, with the attribution kept.
+ */
+static void attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *const args[] = { "samtools", "sort", NULL };
+	_Alignas(8) uint8_t exec42[DECODE_MAX_LEN], exec43[DECODE_MAX_LEN];
+	struct tr_fork fk42 = make_fork(100, 41, 50, 42, 99), fk43 = make_fork(110, 41, 50, 43, 120);
+	struct tr_exit ex42 = make_exit(500, 42, 99, 41, 0, 1000), ex43 = make_exit(510, 43, 120, 41, 1 << 8, 2000);
+	size_t n42 = encode_exec(exec42, sizeof(exec42), 200, 42, 41, 99, "/usr/bin/samtools", args);
+	size_t n43 = encode_exec(exec43, sizeof(exec43), 210, 43, 41, 120, "/usr/bin/samtools", args);
+	struct store_result res;
+	char text[256];
+
+	/* 42: attributed first; 43: its fork and exec first */
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1,
+					 .attributed = "[{\"pid\":42,\"start_mono_ns\":99,\"step\":\"s1\",\"tool\":\"samtools sort\"},"
+						       "{\"pid\":\"x\",\"start_mono_ns\":1}, {\"pid\":44}, 3]" });
+	assert_true(frames_add(&fx->f, 2, TR_FORK, &fk43, sizeof(fk43)));
+	assert_true(frames_add(&fx->f, 3, TR_EXEC, exec43, (uint32_t)n43));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
+	assert_int_equal(q(fx, "SELECT run_id FROM processes WHERE tgid = 42"), 1);
+	assert_int_equal(q(fx, "SELECT execs = 0 AND exe IS NULL AND start_real_ns IS NULL FROM processes WHERE tgid = 42"),
+			 1);
+
+	assert_true(frames_add(&fx->f, 4, TR_FORK, &fk42, sizeof(fk42)));
+	assert_true(frames_add(&fx->f, 5, TR_EXEC, exec42, (uint32_t)n42));
+	assert_true(frames_add(&fx->f, 6, TR_EXIT, &ex42, sizeof(ex42)));
+	add_live(fx, 7, &(struct live){ .key = "k", .update = 2,
+					 .attributed = "[{\"pid\":43,\"start_mono_ns\":120,\"step\":\"s2\",\"tool\":null}]" });
+	assert_true(frames_add(&fx->f, 8, TR_EXIT, &ex43, sizeof(ex43)));
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
+	/* 42: the kernel's records completed the row the attribution made */
+	text_of(fx, "SELECT run_id || '|' || step || '|' || tool || '|' || exe || '|' || argv || '|' || ppid || '|' || "
+		    "execs || '|' || exit_code || '|' || runtime_ns || '|' || start_real_ns || '|' || end_real_ns "
+		    "FROM processes WHERE tgid = 42", text, sizeof(text));
+	assert_string_equal(text, "1|s1|samtools sort|/usr/bin/samtools|[\"samtools\",\"sort\"]|41|1|0|1003|"
+				  "1600000000000000099|1600000000000000500");
+	/* 43: attributed after its exec, and its exit kept the attribution */
+	text_of(fx, "SELECT run_id || '|' || step || '|' || coalesce(tool, 'NULL') || '|' || exit_code || '|' || exe "
+		    "FROM processes WHERE tgid = 43", text, sizeof(text));
+	assert_string_equal(text, "1|s2|NULL|1|/usr/bin/samtools");
+
+	/* attributed again (the step changed): only run, step and tool change */
+	add_live(fx, 9, &(struct live){ .key = "k", .update = 3,
+					 .attributed = "[{\"pid\":42,\"start_mono_ns\":99,\"step\":\"s3\",\"tool\":\"samtools\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
+	text_of(fx, "SELECT step || '|' || tool || '|' || exe || '|' || runtime_ns FROM processes WHERE tgid = 42", text,
+		sizeof(text));
+	assert_string_equal(text, "s3|samtools|/usr/bin/samtools|1003");
+	assert_int_equal(q(fx, "SELECT count(*) FROM processes WHERE run_id = 1"), 2);
+}
+
+static void live_signals_are_kept_whole_with_their_run(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	char text[256];
+
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1,
+					 .signals = "[{\"kind\":\"failed\",\"pid\":4251,\"start_mono_ns\":77,\"step\":\"s1\","
+						    "\"tool\":\"bwa mem\",\"exit_code\":1},{\"kind\":5},7]" });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
+	text_of(fx, "SELECT run_id || '|' || source || '|' || kind || '|' || pid || '|' || start_ns || '|' || step || "
+		    "'|' || tool || '|' || seq FROM signals WHERE ts_ns IS NULL", text, sizeof(text));
+	assert_string_equal(text, "1|live|failed|4251|77|s1|bwa mem|1");
+	assert_int_equal(q(fx, "SELECT json_extract(detail, '$.exit_code') FROM signals"), 1);
+	assert_int_equal(q(fx, "SELECT signals FROM runs"), 1);
+	add_live(fx, 2, &(struct live){ .key = "k", .update = 2,
+					 .signals = "[{\"kind\":\"oom_kill\",\"pid\":4252,\"start_mono_ns\":78}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT signals FROM runs"), 2);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE run_id = 1 AND source = 'live'"), 2);
+}
+
+/* A restarted processor repeats what it sent after its checkpoint (docs/live.md, "Restarts"). */
+static void a_live_signal_sent_again_is_stored_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	const char *sig = "[{\"kind\":\"killed\",\"pid\":4251,\"start_mono_ns\":77,\"signal\":9}]";
+
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1, .signals = sig });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	add_live(fx, 2, &(struct live){ .key = "k", .update = 1048578, .signals = sig });
+	add_live(fx, 3, &(struct live){ .key = "k", .update = 1048579,
+					 .signals = "[{\"kind\":\"killed\",\"pid\":4251,\"start_mono_ns\":78}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 2); /* 78: another process */
+	assert_int_equal(q(fx, "SELECT signals FROM runs"), 2);
+}
+
+static void bad_live_records_are_noted_counted_and_the_batch_still_stored(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *const bad[] = {
+		"{\"schema\":\"tracer.live.v1\",\"key\":\"k\"",                  /* cut short */
+		"[{\"schema\":\"tracer.live.v1\",\"key\":\"k\"}]",                 /* not an object */
+		"{\"schema\":\"tracer.live.v2\",\"key\":\"k\"}",                    /* another schema */
+		"{\"key\":\"k\"}",                                                  /* no schema */
+		"{\"schema\":\"tracer.live.v1\"}",                                  /* no key */
+		"{\"schema\":\"tracer.live.v1\",\"key\":42}",                       /* a key that is not a string */
+		"{\"schema\":\"tracer.live.v1\",\"key\":\"\"}",                     /* an empty key */
+		"{\"schema\":\"tracer.live.v1\",\"key\":\"k\\u0000x\"}",           /* a key C would cut to "k" */
+		"{\"schema\":\"tracer.live.v1\",\"key\":\"\xff\xfe\"}",             /* not UTF-8 */
+		"",
+	};
+	static const char with_nul[] = "{\"schema\":\"tracer.live.v1\",\"key\":\"k\"}\0{}";
+	char long_key[512], *huge;
+	struct store_result res;
+	uint64_t seq = 1;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_true(frames_add(&fx->f, seq++, TL_RUN, bad[i], (uint32_t)strlen(bad[i])));
+	assert_true(frames_add(&fx->f, seq++, TL_RUN, with_nul, sizeof(with_nul) - 1));
+	n = (size_t)snprintf(long_key, sizeof(long_key), "{\"schema\":\"tracer.live.v1\",\"key\":\"%0*d\"}",
+			     STORE_RUN_KEY_MAX + 1, 0);
+	assert_true(frames_add(&fx->f, seq++, TL_RUN, long_key, (uint32_t)n));
+	/* over TL_RUN_MAX: the processor never writes one */
+	huge = malloc(TL_RUN_MAX + 64);
+	assert_non_null(huge);
+	n = (size_t)snprintf(huge, 64, "{\"schema\":\"tracer.live.v1\",\"key\":\"k\",\"pad\":\"");
+	memset(huge + n, 'x', TL_RUN_MAX);
+	memcpy(huge + n + TL_RUN_MAX, "\"}", 2);
+	assert_true(frames_add(&fx->f, seq++, TL_RUN, huge, (uint32_t)(n + TL_RUN_MAX + 2)));
+	free(huge);
+	add_samples(fx, seq, 2);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.bad_live_records, 13);
+	assert_int_equal(res.bad_reports + res.unknown + res.undecodable, 0);
+	assert_int_equal(res.runs, 0);
+	assert_int_equal(res.new_records, 15);
+	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note = 'bad_live_record'"), 13);
+	assert_int_equal(q(fx, "SELECT bad_live_records FROM batches"), 13);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 0);
+	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 2);
+}
+
+/* A record's array of n elements "{}" inside head ... tail, as a frame. */
+static void add_array_record(struct fixture *fx, uint64_t seq, uint16_t type, const char *head, const char *tail,
+			     size_t n)
+{
+	size_t hl = strlen(head), tl = strlen(tail), len = hl + 3 * n + tl;
+	char *json = malloc(len);
+
+	assert_non_null(json);
+	memcpy(json, head, hl);
+	for (size_t i = 0; i < n; i++)
+		memcpy(json + hl + 3 * i, i ? ",{}" : " {}", 3);
+	memcpy(json + hl + 3 * n, tail, tl);
+	assert_true(frames_add(&fx->f, seq, type, json, (uint32_t)len));
+	free(json);
+}
+
+/* At most STORE_RUN_ROWS_MAX elements of a record's array become rows; the rest are counted. */
+static void arrays_beyond_the_bound_are_counted_not_stored(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+
+	/* a live record's: counted (1 MiB holds no 100,000 elements with a key: none would be stored) */
+	add_array_record(fx, 1, TL_RUN, "{\"schema\":\"tracer.live.v1\",\"key\":\"k\",\"signals\":[", "]}",
+			 STORE_RUN_ROWS_MAX + 5);
+	/* a report's processes: a row for each of the first STORE_RUN_ROWS_MAX */
+	add_array_record(fx, 2, TL_RUN_REPORT, "{\"report\":{\"processes\":[", "]}}", STORE_RUN_ROWS_MAX + 7);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.bad_live_records + res.bad_reports, 0);
+	assert_int_equal(res.run_rows_dropped, 5 + 7);
+	assert_int_equal(q(fx, "SELECT count(*) FROM run_processes WHERE run_id = 2"), STORE_RUN_ROWS_MAX);
+}
+
+/* A host cannot still run a run of an earlier boot: a batch of a new boot makes them (and their steps) lost. */
+static void a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost(void **state)
+{
+	struct fixture *fx = *state;
+	uint8_t boot_a[BATCH_BOOT_ID_LEN], boot_b[BATCH_BOOT_ID_LEN];
+	static const char running_step[] = "[{\"id\":\"s\",\"state\":\"running\"},{\"id\":\"t\",\"state\":\"succeeded\"}]";
+	struct store_result res;
+	char text[64];
+
+	default_boot_of(fx->host, boot_a);
+	memcpy(boot_b, boot_a, sizeof(boot_b));
+	boot_b[1] ^= 0x55;
+	add_live(fx, 1, &(struct live){ .key = "a-1", .update = 1, .steps = running_step });
+	add_live(fx, 2, &(struct live){ .key = "a-2", .update = 1, .state = "succeeded", .end_ns = "1700000009000000000",
+					 .exit_code = "0", .steps = "[{\"id\":\"s\",\"state\":\"succeeded\"}]" });
+	assert_int_equal(store_sealed_boot(fx, boot_a, 1, &res), STORE_OK);
+	add_samples(fx, 3, 1);
+	assert_int_equal(store_sealed_boot(fx, boot_a, 2, &res), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+
+	/* the next boot: its own run stays running; the earlier boot's is lost, with its running step */
+	add_live(fx, 4, &(struct live){ .key = "b-1", .update = 1, .steps = running_step });
+	assert_int_equal(store_sealed_boot(fx, boot_b, 3, &res), STORE_OK);
+	text_of(fx, "SELECT group_concat(run_key || ':' || state, ',') FROM (SELECT * FROM runs ORDER BY run_id)", text,
+		sizeof(text));
+	assert_string_equal(text, "a-1:lost,a-2:succeeded,b-1:running");
+	text_of(fx, "SELECT group_concat(run_id || step_id || ':' || state, ',') FROM (SELECT * FROM steps "
+		    "ORDER BY run_id, idx)", text, sizeof(text));
+	assert_string_equal(text, "1s:lost,1t:succeeded,2s:succeeded,3s:running,3t:succeeded");
+
+	/* a late record of the earlier boot's run saying "running" does not bring it back */
+	add_live(fx, 5, &(struct live){ .key = "a-1", .update = 2, .steps = running_step });
+	assert_int_equal(store_sealed_boot(fx, boot_b, 4, &res), STORE_OK);
+	text_of(fx, "SELECT state FROM runs WHERE run_key = 'a-1'", text, sizeof(text));
+	assert_string_equal(text, "lost");
+	assert_int_equal(q(fx, "SELECT count(*) FROM steps WHERE run_id = 1 AND state = 'running'"), 0);
+}
+
+/* tracer run's report of a run the daemons streamed live: the report takes over the live row. */
+static const char keyed_report[] =
+	"{\"report\":{\"schema\":\"tracer.run.v1\",\"command\":[\"snakemake\",\"--cores\",\"2\"],\"exit_code\":1,"
+	"\"start_ns\":1700000000000000000,\"end_ns\":1700000004000000000,\"agent\":{\"dropped\":0},"
+	"\"run\":{\"key\":\"b00t-4242-1000\",\"run_id\":\"sm-9\",\"pipeline\":\"snakemake:/data/wf/Snakefile\","
+	"\"engine\":\"snakemake\",\"run_name\":null,\"slurm_job_id\":\"77\"},"
+	"\"processes\":[{\"pid\":42,\"start_ns\":1600000000000000099,\"step\":\"s1\",\"tool\":\"samtools sort\"},"
+	"{\"pid\":43,\"start_ns\":1600000000000500120,\"step\":\"s2\",\"tool\":\"cat\"}],"
+	"\"steps\":[{\"id\":\"s1\",\"name\":\"align\",\"failed\":true,\"running\":0,\"nonzero_exits\":1,\"rchar\":8,"
+	"\"engine\":\"snakemake\",\"rule\":\"align\"},{\"id\":\"s2\",\"name\":\"sort\",\"failed\":false,\"running\":1},"
+	"{\"id\":\"s1\",\"name\":\"again\"}],"
+	"\"signals\":[{\"kind\":\"failed\",\"pid\":42,\"step\":\"s1\",\"tool\":\"samtools sort\",\"exit_code\":1}]},"
+	"\"summary\":\"tracer: snakemake --cores 2: exit 1\\n\"}";
+
+static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appears_once(void **state)
+{
+	struct fixture *fx = *state;
+	struct tr_fork fk42 = make_fork(100, 41, 50, 42, 99), fk43 = make_fork(110, 41, 50, 43, 120);
+	struct store_result res;
+	struct store_run r = { 0 };
+	char text[256];
+
+	assert_true(frames_add(&fx->f, 1, TR_FORK, &fk42, sizeof(fk42)));
+	assert_true(frames_add(&fx->f, 2, TR_FORK, &fk43, sizeof(fk43)));
+	add_live(fx, 3, &(struct live){ .key = "b00t-4242-1000", .update = 1,
+					 .steps = "[{\"id\":\"s1\",\"state\":\"running\"},{\"id\":\"s9\",\"state\":\"running\"}]",
+					 .signals = "[{\"kind\":\"stalled\",\"pid\":42}]",
+					 .attributed = "[{\"pid\":42,\"start_mono_ns\":99,\"step\":\"s1\",\"tool\":\"x\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 1);
+
+	assert_true(frames_add(&fx->f, 4, TL_RUN_REPORT, keyed_report, sizeof(keyed_report) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 1);
+	assert_int_equal(res.bad_reports, 0);
+	/* the repeated step id s1: not stored, counted */
+	assert_int_equal(res.run_rows_dropped, 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	text_of(fx, "SELECT run_id || '|' || seq || '|' || state || '|' || detected_by || '|' || schema || '|' || "
+		    "exit_code || '|' || last_update_ns || '|' || pipeline_run_id || '|' || summary FROM runs", text,
+		sizeof(text));
+	assert_string_equal(text, "1|4|failed|tracer_run|tracer.run.v1|1|1700000004000000000|sm-9|"
+				  "tracer: snakemake --cores 2: exit 1\n");
+	/* what only the live records had stays */
+	assert_int_equal(q(fx, "SELECT root_pid FROM runs"), 4242);
+	/* the report's steps and signals replaced the live ones */
+	text_of(fx, "SELECT group_concat(step_id || ':' || state || ':' || idx, ',') FROM (SELECT * FROM steps "
+		    "ORDER BY idx)", text, sizeof(text));
+	assert_string_equal(text, "s1:failed:0,s2:running:1");
+	text_of(fx, "SELECT nonzero_exits || '|' || rchar || '|' || engine || '|' || rule || '|' || last_update_ns "
+		    "FROM steps WHERE step_id = 's1'", text, sizeof(text));
+	assert_string_equal(text, "1|8|snakemake|align|1700000004000000000");
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 0);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE source = 'run_report' AND run_id = 1"), 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM run_processes WHERE run_id = 1"), 2);
+	/* the report's processes found by pid and start (43's within 1 ms: another processor's clock offset) */
+	text_of(fx, "SELECT group_concat(tgid || ':' || run_id || ':' || step || ':' || tool, ',') FROM "
+		    "(SELECT * FROM processes ORDER BY tgid)", text, sizeof(text));
+	assert_string_equal(text, "42:1:s1:samtools sort,43:1:s2:cat");
+	assert_int_equal(store_run(fx->st, "b00t-4242-1000", keep_run, &r), STORE_OK);
+	assert_true(r.has_stored_report);
+	assert_int_equal(r.run_id, 1);
+
+	/* the report is final: a later live record changes nothing of the run but its processes' attribution */
+	add_live(fx, 5, &(struct live){ .key = "b00t-4242-1000", .update = 9, .state = "lost",
+					 .steps = "[{\"id\":\"s3\",\"state\":\"running\"}]",
+					 .signals = "[{\"kind\":\"stalled\",\"pid\":43}]",
+					 .attributed = "[{\"pid\":43,\"start_mono_ns\":120,\"step\":\"s2\",\"tool\":\"tac\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
+	text_of(fx, "SELECT state || '|' || seq || '|' || steps || '|' || signals FROM runs", text, sizeof(text));
+	assert_string_equal(text, "failed|4|3|1");
+	assert_int_equal(q(fx, "SELECT count(*) FROM steps"), 2);
+	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
+	text_of(fx, "SELECT tool FROM processes WHERE tgid = 43", text, sizeof(text));
+	assert_string_equal(text, "tac");
+}
+
+/* A report without a key, or whose key no live run has, is a run of its own, its state from its exit. */
+static void report_runs_get_their_state_from_the_exit_code(void **state)
+{
+	struct fixture *fx = *state;
+	static const char ok[] = "{\"report\":{\"exit_code\":0,\"run\":{\"key\":\"other\"}}}";
+	static const char lost[] = "{\"report\":{\"exit_code\":null}}";
+	/* a key with an escaped NUL is no key: it does not take over "other" */
+	static const char nul_key[] = "{\"report\":{\"exit_code\":3,\"run\":{\"key\":\"other\\u0000x\"}}}";
+	struct store_result res;
+	char text[160];
+
+	assert_true(frames_add(&fx->f, 1, TL_RUN_REPORT, ok, sizeof(ok) - 1));
+	assert_true(frames_add(&fx->f, 2, TL_RUN_REPORT, lost, sizeof(lost) - 1));
+	assert_true(frames_add(&fx->f, 3, TL_RUN_REPORT, good_report, sizeof(good_report) - 1));
+	assert_true(frames_add(&fx->f, 4, TL_RUN_REPORT, nul_key, sizeof(nul_key) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 4);
+	text_of(fx, "SELECT group_concat(coalesce(run_key, '-') || ':' || state || ':' || detected_by, ',') FROM "
+		    "(SELECT * FROM runs ORDER BY run_id)", text, sizeof(text));
+	assert_string_equal(text, "other:succeeded:tracer_run,-:lost:tracer_run,-:failed:tracer_run,"
+				  "-:failed:tracer_run");
 }
 
 /* ---- the file ------------------------------------------------------------------- */
@@ -708,43 +1217,215 @@ static void exits_store_the_images_own_peak_and_old_records_say_unknown(void **s
 			 1);
 }
 
-/* A lake of schema version 1 gains version 2's columns when the ingest opens it, keeping its rows. */
-static void version_1_lake_is_upgraded_in_place_and_keeps_its_rows(void **state)
+/* The schema of version 2, as store.c created it: lakes written before version 3 look like this. */
+static const char schema_v2_sql[] =
+	"CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
+	"CREATE TABLE hosts (\n"
+	"  host_id TEXT PRIMARY KEY,\n"
+	"  first_seen_ns INTEGER NOT NULL, last_seen_ns INTEGER NOT NULL,\n"
+	"  max_seq INTEGER NOT NULL DEFAULT 0,\n"
+	"  batches INTEGER NOT NULL DEFAULT 0, records INTEGER NOT NULL DEFAULT 0,\n"
+	"  last_batch_seq INTEGER, last_batch_hash TEXT, last_key_id TEXT, last_boot_id TEXT);\n"
+	"CREATE TABLE keys (\n"
+	"  key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, host_id TEXT,\n"
+	"  source TEXT NOT NULL CHECK (source IN ('file', 'rotation')),\n"
+	"  announced_by TEXT, batch_hash TEXT, enrolled_ns INTEGER NOT NULL);\n"
+	"CREATE TABLE batches (\n"
+	"  batch_id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,\n"
+	"  host_id TEXT NOT NULL, key_id TEXT NOT NULL, boot_id TEXT NOT NULL,\n"
+	"  batch_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,\n"
+	"  nrecords INTEGER NOT NULL, compression INTEGER NOT NULL,\n"
+	"  body_len INTEGER NOT NULL, raw_len INTEGER NOT NULL, wire_len INTEGER NOT NULL,\n"
+	"  created_ns INTEGER NOT NULL, mono_to_real_ns INTEGER NOT NULL,\n"
+	"  prev_hash TEXT NOT NULL, chain TEXT NOT NULL, received_ns INTEGER NOT NULL,\n"
+	"  records_new INTEGER NOT NULL DEFAULT 0, records_duplicate INTEGER NOT NULL DEFAULT 0,\n"
+	"  records_conflicting INTEGER NOT NULL DEFAULT 0, records_unknown INTEGER NOT NULL DEFAULT 0,\n"
+	"  records_undecodable INTEGER NOT NULL DEFAULT 0, bad_run_reports INTEGER NOT NULL DEFAULT 0,\n"
+	"  gaps INTEGER NOT NULL DEFAULT 0);\n"
+	"CREATE INDEX batches_host ON batches (host_id, batch_seq);\n"
+	"CREATE TABLE gaps (\n"
+	"  host_id TEXT NOT NULL, from_seq INTEGER NOT NULL, to_seq INTEGER NOT NULL,\n"
+	"  found_ns INTEGER NOT NULL, batch_hash TEXT NOT NULL, filled INTEGER NOT NULL DEFAULT 0,\n"
+	"  PRIMARY KEY (host_id, from_seq));\n"
+	"CREATE TABLE records (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, src_pos INTEGER NOT NULL, src_gen INTEGER NOT NULL,\n"
+	"  type INTEGER NOT NULL, flags INTEGER NOT NULL,\n"
+	"  ts_ns INTEGER, len INTEGER NOT NULL, crc INTEGER NOT NULL, payload BLOB NOT NULL,\n"
+	"  batch_hash TEXT NOT NULL, note TEXT,\n"
+	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
+	"CREATE TABLE processes (\n"
+	"  host_id TEXT NOT NULL, boot_id TEXT NOT NULL, tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL,\n"
+	"  start_real_ns INTEGER, end_real_ns INTEGER,\n"
+	"  ppid INTEGER, parent_start_ns INTEGER, uid INTEGER, gid INTEGER, comm TEXT,\n"
+	"  exe TEXT, argv TEXT, cwd TEXT, env TEXT, exec_flags INTEGER, execs INTEGER NOT NULL DEFAULT 0,\n"
+	"  cgroup_id INTEGER, cgroup_v1_id INTEGER, mnt_ns INTEGER, pid_ns INTEGER,\n"
+	"  fork_ts_ns INTEGER, exec_ts_ns INTEGER, exit_ts_ns INTEGER,\n"
+	"  exit_raw INTEGER, exit_code INTEGER, signal INTEGER, core_dumped INTEGER,\n"
+	"  oom_killed INTEGER NOT NULL DEFAULT 0,\n"
+	"  utime_ns INTEGER, stime_ns INTEGER, runtime_ns INTEGER, maxrss_bytes INTEGER,\n"
+	"  read_bytes INTEGER, write_bytes INTEGER, cancelled_write_bytes INTEGER,\n"
+	"  rchar INTEGER, wchar INTEGER, syscr INTEGER, syscw INTEGER,\n"
+	"  nvcsw INTEGER, nivcsw INTEGER, min_flt INTEGER, maj_flt INTEGER, run_delay_ns INTEGER,\n"
+	"  nr_threads INTEGER, exit_flags INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
+	"  iowait_ns INTEGER, blocked_ns INTEGER, net_wait_ns INTEGER, files_dropped INTEGER,\n"
+	"  state_flags INTEGER, last_pid INTEGER,\n"
+	"  peak_rss_bytes INTEGER, memcg_peak_bytes INTEGER,\n"
+	"  PRIMARY KEY (host_id, boot_id, tgid, start_ns));\n"
+	"CREATE TABLE samples (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
+	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL, ppid INTEGER,\n"
+	"  runtime_ns INTEGER, utime_ns INTEGER, stime_ns INTEGER, rss_bytes INTEGER, hiwater_rss_bytes INTEGER,\n"
+	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
+	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, iowait_ns INTEGER, blocked_ns INTEGER,\n"
+	"  net_wait_ns INTEGER, run_delay_ns INTEGER, cgroup_id INTEGER, uid INTEGER, nr_threads INTEGER,\n"
+	"  state_flags INTEGER, flags INTEGER, comm TEXT,\n"
+	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
+	"CREATE INDEX samples_process ON samples (host_id, boot_id, tgid, start_ns);\n"
+	"CREATE TABLE files (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
+	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL,\n"
+	"  path TEXT NOT NULL, mode TEXT NOT NULL, truncated INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
+	"CREATE INDEX files_process ON files (host_id, boot_id, tgid, start_ns);\n"
+	"CREATE TABLE cgroups (\n"
+	"  host_id TEXT NOT NULL, boot_id TEXT NOT NULL, v1 INTEGER NOT NULL, cgroup_id INTEGER NOT NULL,\n"
+	"  path TEXT NOT NULL, truncated INTEGER NOT NULL, seq INTEGER NOT NULL,\n"
+	"  PRIMARY KEY (host_id, boot_id, v1, cgroup_id));\n"
+	"CREATE TABLE signals (\n"
+	"  signal_id INTEGER PRIMARY KEY, host_id TEXT NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,\n"
+	"  run_id INTEGER, source TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER, start_ns INTEGER,\n"
+	"  ts_ns INTEGER, step TEXT, tool TEXT, detail TEXT);\n"
+	"CREATE INDEX signals_run ON signals (run_id);\n"
+	"CREATE TABLE agent_counters (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL, ts_ns INTEGER NOT NULL,\n"
+	"  kernel_drops INTEGER NOT NULL, kernel_state_drops INTEGER NOT NULL, ring_drops INTEGER NOT NULL,\n"
+	"  records_copied INTEGER NOT NULL, bad_consumer_pos INTEGER NOT NULL,\n"
+	"  kernel_drops_by_type TEXT NOT NULL, ring_drops_by_type TEXT NOT NULL,\n"
+	"  PRIMARY KEY (host_id, seq));\n"
+	"CREATE TABLE losses (\n"
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL,\n"
+	"  first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, records INTEGER NOT NULL,\n"
+	"  bytes INTEGER NOT NULL, PRIMARY KEY (host_id, seq));\n"
+	"CREATE TABLE runs (\n"
+	"  run_id INTEGER PRIMARY KEY, host_id TEXT NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,\n"
+	"  batch_hash TEXT NOT NULL, schema TEXT, command TEXT, exit_code INTEGER,\n"
+	"  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER, dropped INTEGER,\n"
+	"  pipeline TEXT, pipeline_run_id TEXT, engine TEXT, run_name TEXT, summary TEXT,\n"
+	"  processes INTEGER, steps INTEGER, signals INTEGER,\n"
+	"  UNIQUE (host_id, seq));\n"
+	"CREATE INDEX runs_pipeline_run ON runs (pipeline_run_id);\n"
+	"CREATE TABLE steps (\n"
+	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, step_id TEXT, name TEXT, tools TEXT,\n"
+	"  start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, signal INTEGER, failed INTEGER,\n"
+	"  processes INTEGER, failed_processes INTEGER, oom_killed INTEGER, cpu_ns INTEGER,\n"
+	"  peak_rss_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
+	"  rss_sum_of_peaks_bytes INTEGER, peak_rss_partial INTEGER, memcg_peak_bytes INTEGER,\n"
+	"  PRIMARY KEY (run_id, idx));\n"
+	"CREATE TABLE run_processes (\n"
+	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, pid INTEGER, ppid INTEGER,\n"
+	"  start_ns INTEGER, end_ns INTEGER, exe TEXT, argv TEXT, tool TEXT, step TEXT,\n"
+	"  exit_code INTEGER, signal INTEGER, core_dumped INTEGER, oom_killed INTEGER,\n"
+	"  cpu_user_ns INTEGER, cpu_sys_ns INTEGER, peak_rss_bytes INTEGER,\n"
+	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
+	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, cgroup TEXT, container_id TEXT,\n"
+	"  maxrss_rusage_bytes INTEGER, peak_rss_source TEXT,\n"
+	"  PRIMARY KEY (run_id, idx));\n";
+
+/* A lake of an older version, made by hand: the version-2 schema (less version 2's columns for 1), some rows. */
+static void make_old_lake(const char *path, int version)
 {
-	struct fixture *fx = *state;
 	static const char *const v2_columns[][2] = {
 		{ "processes", "peak_rss_bytes" },	   { "processes", "memcg_peak_bytes" },
 		{ "steps", "rss_sum_of_peaks_bytes" },	   { "steps", "peak_rss_partial" },
 		{ "steps", "memcg_peak_bytes" },	   { "run_processes", "maxrss_rusage_bytes" },
 		{ "run_processes", "peak_rss_source" },
 	};
-	struct store_result res;
-	struct store *ro = NULL;
-	char err[512], sql[128];
+	static const char rows[] =
+		"INSERT INTO runs (run_id, host_id, boot_id, seq, batch_hash, command, exit_code, start_ns, end_ns) "
+		"VALUES (1, 'h', 'b', 1, 'x', '[\"make\"]', 2, 10, 20), (2, 'h', 'b', 2, 'x', '[\"true\"]', 0, 30, 40);"
+		"INSERT INTO steps (run_id, idx, step_id, name, failed) VALUES (1, 0, 's', 'a', 1), (1, 1, 's', 'b', 0), "
+		"(1, 2, 't', 'c', 0), (2, 0, 's', 'd', 0);"
+		"INSERT INTO processes (host_id, boot_id, tgid, start_ns, exe) VALUES ('h', 'b', 7, 70, '/bin/true');";
+	char sql[160];
 	sqlite3 *db;
 
-	add_samples(fx, 1, 3);
-	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
-	store_close(fx->st);
-	fx->st = NULL;
-	/* back to version 1: without the columns version 2 added */
-	assert_int_equal(sqlite3_open(fx->db, &db), SQLITE_OK);
-	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(v2_columns[0]); i++) {
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, schema_v2_sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, rows, NULL, NULL, NULL), SQLITE_OK);
+	for (size_t i = 0; version < 2 && i < sizeof(v2_columns) / sizeof(v2_columns[0]); i++) {
 		snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN %s", v2_columns[i][0], v2_columns[i][1]);
 		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
-	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 1", NULL, NULL, NULL), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", version);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
+}
+
+/* Every table's columns and every index, as text: two lakes with the same text have the same schema. */
+static void schema_text(const char *path, char *out, size_t outlen)
+{
+	sql_text(path,
+		 "SELECT group_concat(item, ';') FROM (SELECT m.name || '(' || (SELECT group_concat(c, ',') FROM "
+		 "(SELECT name || ' ' || type || ' ' || \"notnull\" || ' ' || coalesce(dflt_value, '') AS c "
+		 "FROM pragma_table_info(m.name) ORDER BY name)) || ')' AS item FROM sqlite_master m "
+		 "WHERE m.type = 'table' UNION ALL SELECT 'index ' || name || ' ' || sql FROM sqlite_master "
+		 "WHERE type = 'index' AND sql IS NOT NULL ORDER BY 1)",
+		 out, outlen);
+}
+
+/* An older lake (versions 1 and 2) becomes exactly a lake of this version when the ingest opens it. */
+static void upgraded(struct fixture *fx, int version)
+{
+	char path[128], err[512], fresh[16384], old[16384];
+	struct store *st = NULL;
+
+	snprintf(path, sizeof(path), "%s/v%d.db", fx->dir, version);
+	make_old_lake(path, version);
 	/* a reader cannot upgrade it: it says which version it found */
-	assert_int_equal(store_open(&ro, fx->db, true, err, sizeof(err)), STORE_E_SCHEMA);
-	assert_non_null(strstr(err, "version 1"));
+	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
+	snprintf(fresh, sizeof(fresh), "version %d", version);
+	assert_non_null(strstr(err, fresh));
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	store_close(st);
+	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+	schema_text(fx->db, fresh, sizeof(fresh));
+	schema_text(path, old, sizeof(old));
+	assert_true(strlen(fresh) > 1000 && strlen(fresh) < sizeof(fresh) - 1);
+	assert_string_equal(old, fresh);
+	/* the rows are kept; the report runs and steps have the states a report stored now would give */
+	sql_text(path, "SELECT group_concat(run_id || ':' || state || ':' || detected_by || ':' || last_update_ns, ',') "
+		       "FROM runs", err, sizeof(err));
+	assert_string_equal(err, "1:failed:tracer_run:20,2:succeeded:tracer_run:40");
+	/* two steps of run 1 had the id s (a host may send that): the later one lost it, for the unique index */
+	sql_text(path, "SELECT group_concat(run_id || ':' || coalesce(step_id, '-') || ':' || name || ':' || state, ',') "
+		       "FROM (SELECT * FROM steps ORDER BY run_id, idx)", err, sizeof(err));
+	assert_string_equal(err, "1:s:a:failed,1:-:b:succeeded,1:t:c:succeeded,2:s:d:succeeded");
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM processes WHERE exe = '/bin/true' AND run_id IS NULL"), 1);
+}
+
+static void version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows(void **state)
+{
+	upgraded(*state, 1);
+	upgraded(*state, 2);
+}
+
+/* An upgraded lake takes live records like a new one. */
+static void upgraded_lake_takes_live_records(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	char err[256];
+
+	store_close(fx->st);
+	fx->st = NULL;
+	unlink(fx->db);
+	make_old_lake(fx->db, 2);
 	assert_int_equal(store_open(&fx->st, fx->db, false, err, sizeof(err)), STORE_OK);
-	assert_int_equal(q(fx, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 3);
-	for (size_t i = 0; i < sizeof(v2_columns) / sizeof(v2_columns[0]); i++) {
-		assert_int_equal(q(fx, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
-				   v2_columns[i][0], v2_columns[i][1]), 1);
-	}
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1, .steps = "[{\"id\":\"s\",\"state\":\"running\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 3);
+	assert_int_equal(q(fx, "SELECT count(*) FROM steps WHERE run_id = 3 AND state = 'running'"), 1);
 }
 
 /* ---- speed ----------------------------------------------------------------------- */
@@ -814,7 +1495,24 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(exits_store_the_images_own_peak_and_old_records_say_unknown, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(version_1_lake_is_upgraded_in_place_and_keeps_its_rows, setup, teardown),
+		cmocka_unit_test_setup_teardown(version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(live_record_creates_its_run_and_only_a_higher_update_changes_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(live_steps_are_upserted_by_id_and_keep_their_first_position, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(live_signals_are_kept_whole_with_their_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_live_signal_sent_again_is_stored_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(bad_live_records_are_noted_counted_and_the_batch_still_stored, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(arrays_beyond_the_bound_are_counted_not_stored, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			report_with_the_live_key_merges_into_the_live_row_and_the_run_appears_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(report_runs_get_their_state_from_the_exit_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(ten_thousand_samples_are_stored_in_one_transaction, setup, teardown),
 	};
 

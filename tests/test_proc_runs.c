@@ -224,7 +224,7 @@ static void test_tracer_run_command_is_a_run_not_its_daemons(void **state)
 	(void)state;
 	exec_in(20, "/home/u", NULL, "/usr/bin/tracer", ARGV("tracer", "run", "--", "make", "all"));
 	run(20, 21, NULL, "/usr/libexec/tracer/tracer-collector", ARGV("tracer-collector", "--socket", "/run/x"));
-	spawn(20, 22); /* the command, before its exec: decided once it execs */
+	spawn(20, 22); /* the command, before its exec: decided again once it execs */
 	assert_int_equal(runs_assign(&R, &SS.tab, &S), 0);
 	exec_in(22, "/home/u", NULL, "/usr/bin/make", ARGV("make", "all"));
 	run(22, 23, NULL, "/usr/bin/cc", ARGV("cc", "-c", "x.c"));
@@ -233,6 +233,12 @@ static void test_tracer_run_command_is_a_run_not_its_daemons(void **state)
 	assert_null(run_of(20));
 	assert_int_equal(run_of(22)->detected_by, RUN_BY_TRACER_RUN);
 	assert_ptr_equal(run_of(23), run_of(22));
+	/* tracer run's helper fork that never execs, starting the command itself: the command is the run */
+	spawn(20, 30);
+	run(30, 31, NULL, "/bin/sh", ARGV("sh", "-c", "make"));
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 1);
+	assert_null(run_of(30));
+	assert_int_equal(run_of(31)->detected_by, RUN_BY_TRACER_RUN);
 }
 
 static void test_environment_ids_start_a_run_and_name_it(void **state)

@@ -11,7 +11,8 @@
  *         [payload len bytes]..., that the harness frames (seqs from 1, a
  *         skipped seq where flags bit 0 says so), signs with the test key
  *         and sends, so the code past the signature (inflate, frames,
- *         decoder, every table, the run report's JSON) gets the bytes.
+ *         decoder, every table, the run report's and the live records'
+ *         JSON, a report merging into a live run) gets the bytes.
  *         With flags bit 1 a kernel record's header gets its right type
  *         and version, so the decoder's deeper checks are reached.
  *
@@ -93,8 +94,9 @@ static void check_reply(const struct ingest_reply *r)
 	CHECK(r->body[0] == '{');
 }
 
+/* New types go at the end: a seed's type byte keeps its meaning. */
 static const uint16_t types[] = { TR_EXEC, TR_FORK, TR_EXIT, TR_OOM, TR_CGROUP, TR_SAMPLE, TR_FILE,
-				  TR_COUNTERS, TR_END, TL_RUN_REPORT, TL_KEY_ANNOUNCE, TL_LOSS, 7, 999 };
+				  TR_COUNTERS, TR_END, TL_RUN_REPORT, TL_KEY_ANNOUNCE, TL_LOSS, 7, 999, TL_RUN };
 
 /* Records from the input into frames; false if there are none. */
 static bool build_frames(const uint8_t *p, size_t n, struct frames *f)

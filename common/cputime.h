@@ -4,8 +4,8 @@
  * wait4() reports it: the kernel's cputime_adjust() (kernel/sched/cputime.c)
  * scales the tick-sampled utime/stime to the precise sum_exec_runtime.
  */
-#ifndef TRACER_MODEL_CPUTIME_H
-#define TRACER_MODEL_CPUTIME_H
+#ifndef TRACER_COMMON_CPUTIME_H
+#define TRACER_COMMON_CPUTIME_H
 
 #include <stdint.h>
 
@@ -17,4 +17,4 @@
  */
 void cputime_adjust(uint64_t utime, uint64_t stime, uint64_t rtime, uint64_t *user, uint64_t *sys);
 
-#endif /* TRACER_MODEL_CPUTIME_H */
+#endif /* TRACER_COMMON_CPUTIME_H */
