@@ -1145,6 +1145,26 @@ static int delivery_start(struct loop *l, struct deliver_options *d)
 	return 0;
 }
 
+/*
+ * tracer run --config on a host where the daemons run: their processor
+ * streams this run already (the command of a `tracer run` is a run,
+ * docs/live.md), and a second sender with this host's id would number its
+ * records from its own spool, clashing with theirs in the lake. The
+ * daemons' collector socket in runtime_dir says they are there.
+ */
+static bool daemons_deliver(const struct options *o)
+{
+	char path[PATH_MAX + 32];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/collector.sock", o->cfg.runtime_dir);
+	if (stat(path, &sb) || !S_ISSOCK(sb.st_mode))
+		return false;
+	fprintf(stderr, "<5>the daemons deliver on this host (%s): they send this run to the lake, so this tracer run "
+			"does not (if no tracer-collector runs, remove that socket)\n", path);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	static struct loop loop;
@@ -1171,6 +1191,8 @@ int main(int argc, char **argv)
 	session.tab.tool_rules = &tool_rules;
 	if (steps_init(&steps, 0, seed) || load_rules(&o))
 		return 1;
+	if (o.delivery && o.root_pid && daemons_deliver(&o))
+		o.delivery = false;
 	if (o.delivery && delivery_prepare(&o, &dopt))
 		return 1;
 	runs_init(&runs, boot_hex());

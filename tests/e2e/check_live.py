@@ -477,6 +477,12 @@ def cmd_latency(lake, args, fl):
 ALLOWED_EXTRA = {"state"}
 
 
+# Two observers of one process (tracer run's processor and the daemons') read the same kernel start time but
+# convert it with clock offsets taken at different moments, and their exit programs run one after the other:
+# their times may differ by this much (--time-tolerance-ns; 0 for one observer).
+TIME_TOLERANCE_NS = 0
+
+
 def walk_diff(a, b, path, out, ignore):
     if path in ignore:
         return
@@ -498,6 +504,9 @@ def walk_diff(a, b, path, out, ignore):
             out.append(f"{path}: {len(a)} elements in the --json file, {len(b)} in the lake's")
         for i, (x, y) in enumerate(zip(a, b)):
             walk_diff(x, y, f"{path}[{i}]", out, ignore)
+    elif (TIME_TOLERANCE_NS and path.endswith("_ns") and type(a) is int and type(b) is int
+          and abs(a - b) <= TIME_TOLERANCE_NS):
+        return
     elif a != b or type(a) is not type(b):
         out.append(f"{path}: --json file {json.dumps(a)[:100]}, lake {json.dumps(b)[:100]}")
 
@@ -516,6 +525,29 @@ def generic(path):
     return "".join(out)
 
 
+# DESIGN.md's tracer.run.v1 minimum fields: what a report rebuilt from the daemons' live records carries
+# (docs/lake.md lists what else it lacks: the agent's counters, series, peaks, earlier execs, extras).
+CONTRACT = {
+    "": ["schema", "command", "exit_code", "start_ns", "end_ns", "processes", "steps", "signals"],
+    "processes[]": ["pid", "ppid", "start_ns", "end_ns", "exe", "argv", "cwd", "tool", "step", "exit_code", "signal",
+                    "core_dumped", "oom_killed", "cpu_user_ns", "cpu_sys_ns", "peak_rss_bytes", "read_bytes",
+                    "write_bytes", "rchar", "wchar", "net_tx_bytes", "net_rx_bytes", "container_id", "cgroup",
+                    "files"],
+    "steps[]": ["id", "name", "tools", "start_ns", "end_ns", "peak_rss_bytes"],
+    "signals[]": ["kind", "pid", "step", "tool"],
+}
+
+
+def contract(rep):
+    def pick(obj, keys):
+        return {k: obj[k] for k in keys if k in obj} if isinstance(obj, dict) else obj
+    out = pick(rep, CONTRACT[""])
+    for arr in ("processes", "steps", "signals"):
+        if isinstance(out.get(arr), list):
+            out[arr] = [pick(x, CONTRACT[arr + "[]"]) for x in out[arr]]
+    return out
+
+
 def cmd_compare(lake, args, fl):
     try:
         with open(args.report, encoding="utf-8") as f:
@@ -531,6 +563,10 @@ def cmd_compare(lake, args, fl):
                                                           "succeeded or failed (the run has ended)")
     ignore = set(args.ignore or [])
     diffs = []
+    global TIME_TOLERANCE_NS
+    TIME_TOLERANCE_NS = args.time_tolerance_ns
+    if args.contract:
+        want, got = contract(want), contract(got)
     walk_diff(want, got, "", diffs, ignore)
     for d in diffs:
         fl.add(f"RUN --json differs from the tracer run --json file: {d}")
@@ -605,6 +641,8 @@ def main():
     where(sp)
     sp.add_argument("--report", required=True)
     sp.add_argument("--ignore", action="append", help="a documented difference: generic path, e.g. agent")
+    sp.add_argument("--contract", action="store_true", help="only DESIGN.md's minimum fields (a live rebuild)")
+    sp.add_argument("--time-tolerance-ns", type=int, default=0, help="times of two observers may differ this much")
     sp.set_defaults(fn=cmd_compare)
     args = ap.parse_args()
     fl = Failures()
