@@ -394,17 +394,18 @@ void runs_on_evict(void *ctx, const struct proc *p)
 	add_sat(&run->folded.net_rx_bytes, x->net_rx_bytes);
 }
 
-void runs_release(struct runs *r, struct proctab *t, struct run *run)
+void runs_release_ended(struct runs *r, struct proctab *t)
 {
-	uint32_t slot = (uint32_t)(run - r->v) + 1;
-
 	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p))
-		if (p->run == slot) {
+		if (p->run && p->run <= r->high && r->v[p->run - 1].final_sent) {
 			p->run = 0;
 			p->flags &= ~(uint32_t)PROC_F_HELD;
 			p->flags |= PROC_F_RUN_DECIDED; /* it stays in no run, even if it execs again */
 		}
-	run->used = false;
-	r->live--;
-	r->ended++;
+	for (uint32_t i = 0; i < r->high; i++)
+		if (r->v[i].used && r->v[i].final_sent) {
+			r->v[i].used = false;
+			r->live--;
+			r->ended++;
+		}
 }

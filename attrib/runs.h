@@ -86,6 +86,7 @@ struct run {
 	uint64_t update;              /* records written */
 	uint64_t emitted_ts_ns;       /* newest record time the last one covered */
 	uint64_t emitted_at_ns;       /* the loop's clock then */
+	uint64_t figures_at_ns;       /* the loop's clock when samples alone last caused a record */
 	bool final_sent;
 	struct run_fold folded;
 };
@@ -124,7 +125,7 @@ uint32_t runs_assign(struct runs *r, struct proctab *t, struct steps *steps);
 /* Eviction hook (proctab.on_evict): fold an evicted member's figures into its run. */
 void runs_on_evict(void *ctx, const struct proc *p);
 
-/* After its final record: free the run's slot; its processes are left in no run. */
-void runs_release(struct runs *r, struct proctab *t, struct run *run);
+/* After their final records: free the slots of the runs that ended; their processes are left in no run. */
+void runs_release_ended(struct runs *r, struct proctab *t);
 
 #endif /* TRACER_ATTRIB_RUNS_H */

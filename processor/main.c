@@ -308,6 +308,26 @@ static void log_exit(const struct proc *p)
 }
 
 /*
+ * Daemon mode: the ring goes only as far as the runs' checkpoint includes
+ * (a record that starts a run must not be released before a checkpoint
+ * holds the run). With no run, a checkpoint is only a position (ckpt_save()).
+ */
+static bool ckpt_holds_ring(const struct loop *l)
+{
+	return l->live && !l->o->root_pid && !l->ckpt_failed;
+}
+
+/* How far the newest checkpoint lets the ring go: what it includes, or what is released already. */
+static uint64_t ckpt_barrier(const struct loop *l)
+{
+	if (l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation)
+		return l->ckpt_pos;
+	return __atomic_load_n(&l->ring.cpage->consumer_pos, __ATOMIC_RELAXED);
+}
+
+static void live_housekeeping(struct loop *l, uint64_t now);
+
+/*
  * Release what may be released: everything read, or with delivery only
  * what is durable - and, while runs are followed, only what the runs'
  * checkpoint includes, so that a restarted processor finds every record
@@ -322,10 +342,10 @@ static void release(struct loop *l)
 		return;
 	}
 	pos = deliver_release_pos(l->dlv);
-	if (l->live && !l->ckpt_failed) {
-		uint64_t barrier = l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation ? l->ckpt_pos : 0;
+	if (ckpt_holds_ring(l)) {
+		uint64_t barrier = ckpt_barrier(l);
 
-		pos = pos < barrier ? pos : barrier; /* 0: nothing yet for this ring (release_to never goes back) */
+		pos = pos < barrier ? pos : barrier;
 	}
 	ring_release_to(&l->ring, pos);
 }
@@ -651,6 +671,13 @@ static void delivery_housekeeping(struct loop *l, uint64_t now)
 	    deliver_sync(l->dlv)) {
 		l->interrupted = true;
 		return;
+	}
+	/* Half the ring waits for the runs' checkpoint: write it now (after the spool, whose records it counts). */
+	if (l->attached && ckpt_holds_ring(l) && l->ring.pos - ckpt_barrier(l) > l->ring.size / 2) {
+		l->next_live = 0;
+		live_housekeeping(l, now); /* decides the new processes' runs first: the checkpoint must hold them */
+		if (l->interrupted)
+			return;
 	}
 	if (l->attached)
 		release(l);

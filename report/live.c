@@ -24,7 +24,8 @@ struct live_figs {
 
 struct live_step {
 	struct live_figs now;
-	uint64_t max_ts;
+	uint64_t max_ts;     /* newest record of its processes */
+	uint64_t struct_ts;  /* newest fork, exec or exit of them: what changes the step itself */
 };
 
 struct live_agg {
@@ -34,6 +35,7 @@ struct live_agg {
 	uint64_t cpu_ns, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 	struct live_figs now;
 	uint64_t max_ts;
+	uint64_t struct_ts;
 };
 
 void live_init(struct live *lv)
@@ -410,6 +412,18 @@ static void write_end_signals(struct rec *w, const struct step *st, const struct
 /* The cycle                                                          */
 /* ------------------------------------------------------------------ */
 
+/* The newest record that changed what p is (fork, exec, exit), not just its counters. */
+static uint64_t struct_ts(const struct proc *p)
+{
+	uint64_t t = p->fork_ts_ns;
+
+	if (p->image && p->image->ts_ns > t)
+		t = p->image->ts_ns;
+	if ((p->flags & PROC_F_EXIT) && p->exit.hdr.ts_ns > t)
+		t = p->exit.hdr.ts_ns;
+	return t ? t : p->start_ns;
+}
+
 /* Each run's steps (those whose main process is in it), in step order. */
 static void group_steps(struct live *lv, const struct steps *steps, const struct runs *runs)
 {
@@ -457,12 +471,16 @@ static int aggregate(struct live *lv, struct proctab *t, const struct steps *ste
 		figs_now(p, t->newest_ts, &a->now);
 		if (p->last_ts_ns > a->max_ts)
 			a->max_ts = p->last_ts_ns;
+		if (struct_ts(p) > a->struct_ts)
+			a->struct_ts = struct_ts(p);
 		if (p->step && p->step <= steps->n) {
 			struct live_step *ls = &lv->step[p->step - 1];
 
 			figs_now(p, t->newest_ts, &ls->now);
 			if (p->last_ts_ns > ls->max_ts)
 				ls->max_ts = p->last_ts_ns;
+			if (struct_ts(p) > ls->struct_ts)
+				ls->struct_ts = struct_ts(p);
 		}
 	}
 	group_steps(lv, steps, runs);
@@ -498,15 +516,17 @@ static void run_judge(struct run *r, const struct live_agg *a, const struct proc
 		r->state = r->root_exit_raw ? RUN_FAILED : RUN_SUCCEEDED;
 }
 
-static void write_steps(struct rec *w, const struct steps *steps, bool final)
+/* The steps that changed: a process came or went (always), or only counters moved (when figures are due). */
+static void write_steps(struct rec *w, const struct steps *steps, bool final, bool figures)
 {
 	const struct live *lv = w->lv;
+	uint64_t since = w->run->emitted_ts_ns;
 
 	for (uint32_t k = 0; k < w->agg->step_count && !w->err; k++) {
 		uint32_t i = lv->run_steps[w->agg->step_first + k];
 		const struct step *st = &steps->v[i];
 
-		if (lv->step[i].max_ts <= w->run->emitted_ts_ns && !final)
+		if (!final && lv->step[i].struct_ts <= since && !(figures && lv->step[i].max_ts > since))
 			continue;
 		rec_element(w, "steps");
 		write_step(w, st, &lv->step[i].now);
@@ -547,14 +567,14 @@ static void write_processes(struct rec *w, const struct steps *steps, struct pro
 }
 
 static int write_run(struct live *lv, struct proctab *t, const struct steps *steps, struct runs *runs,
-		     struct run *run, const struct live_agg *a)
+		     struct run *run, const struct live_agg *a, bool figures)
 {
 	struct rec w = { .lv = lv, .runs = runs, .run = run, .agg = a };
 	bool final = run->state != RUN_RUNNING;
 
 	run->update++;
 	rec_open(&w);
-	write_steps(&w, steps, final);
+	write_steps(&w, steps, final, figures);
 	write_processes(&w, steps, lv->members + a->first, a->count, final);
 	if (w.err) {
 		obuf_free(&w.o);
@@ -583,7 +603,8 @@ static void hold(struct proctab *t, const struct steps *steps, const struct runs
 int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct runs *runs, uint64_t now_ns)
 {
 	struct proctab *t = &ss->tab;
-	bool changed = t->newest_ts != lv->last_newest_ts;
+	bool changed = t->newest_ts != lv->last_newest_ts, figures;
+	uint32_t ended = 0;
 	int rc;
 
 	lv->now_ns = now_ns;
@@ -608,18 +629,24 @@ int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct 
 		if (!r->used)
 			continue;
 		run_judge(r, a, t);
-		if (a->max_ts > r->emitted_ts_ns || r->state != before || !r->update ||
+		/* A process came or went: now. Only counters moved: at most every LIVE_FIGURES_NS. */
+		figures = a->max_ts > r->emitted_ts_ns && now_ns - r->figures_at_ns >= LIVE_FIGURES_NS;
+		if (a->struct_ts > r->emitted_ts_ns || figures || r->state != before || !r->update ||
 		    now_ns - r->emitted_at_ns >= LIVE_REFRESH_NS) {
-			rc = write_run(lv, t, steps, runs, r, a);
+			rc = write_run(lv, t, steps, runs, r, a, figures || now_ns - r->emitted_at_ns >= LIVE_REFRESH_NS);
 			if (rc)
 				return rc;
 			r->emitted_at_ns = now_ns;
+			if (figures)
+				r->figures_at_ns = now_ns;
 		}
 		if (r->state != RUN_RUNNING) {
 			r->final_sent = true;
-			runs_release(runs, t, r);
+			ended++;
 		}
 	}
+	if (ended)
+		runs_release_ended(runs, t); /* one pass over the table for every run that ended */
 	hold(t, steps, runs);
 	return 0;
 }

@@ -24,6 +24,7 @@
 
 #define LIVE_SCHEMA "tracer.live.v1"
 #define LIVE_REFRESH_NS (5ULL * 1000000000ULL) /* a running run is written at least this often */
+#define LIVE_FIGURES_NS (2ULL * 1000000000ULL) /* new samples alone cause a record at most this often */
 
 /* Hands one TL_RUN payload to the spool: 0, or -errno (fatal). */
 typedef int (*live_emit_fn)(void *ctx, const void *payload, uint32_t len);

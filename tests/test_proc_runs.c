@@ -449,6 +449,37 @@ static void test_a_process_running_before_tracing_joins_its_parents_run_marked(v
 	assert_true(said(0, "{\"pid\":102,\"start_mono_ns\":1000000005000,\"step\":\"smk-101\",\"tool\":\"bwa mem\",\"preexisting\":false}"));
 }
 
+static void sample(uint32_t pid, uint64_t runtime)
+{
+	struct tr_sample smp = encode_sample(clk += 1000, pid, starts[pid], 1, runtime, 1 << 20, 0);
+
+	assert_int_equal(proctab_sample(&SS.tab, &smp, clk), 0);
+}
+
+static void test_counters_alone_are_written_every_two_seconds_a_new_process_at_once(void **state)
+{
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	cycle(); /* t: the run's first record (its figures too) */
+	mark = npayloads;
+	sample(102, SEC); /* t+1: only 1 s since: nothing */
+	cycle();
+	assert_int_equal(npayloads, mark);
+	sample(102, 2 * SEC); /* t+2: 2 s since: written */
+	cycle();
+	assert_int_equal(npayloads, mark + 1);
+	assert_true(said(mark, "\"cpu_millicores\":999")); /* 1 s of CPU in 1 s + 1 us */
+	sample(102, 3 * SEC); /* t+3: nothing */
+	cycle();
+	assert_int_equal(npayloads, mark + 1);
+	run(101, 104, NULL, "/usr/bin/samtools", ARGV("samtools", "index", "x.bam")); /* a new process: at once */
+	cycle();
+	assert_int_equal(npayloads, mark + 2);
+	assert_true(said(mark + 1, "\"tool\":\"samtools index\""));
+}
+
 /* ---- the checkpoint ---------------------------------------------------- */
 
 /* The state now as a checkpoint, then a fresh processor (the pids' start times kept) that reads it. */
@@ -557,6 +588,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_running_step_keeps_its_exited_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_large_run_is_split_into_whole_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_spool_failure_is_returned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters_alone_are_written_every_two_seconds_a_new_process_at_once,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_process_running_before_tracing_joins_its_parents_run_marked, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_checkpoint_brings_back_runs_and_their_processes, setup, teardown),
