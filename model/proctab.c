@@ -305,6 +305,7 @@ static void evict(struct proctab *t, struct proc *p)
 	t->free_head = index1(t, p);
 	t->used--;
 	t->st.evicted++;
+	t->changes++;
 }
 
 static unsigned sweep(struct proctab *t, const struct proc *pin);
@@ -338,6 +339,7 @@ static struct proc *get_or_create(struct proctab *t, uint32_t tgid, uint64_t sta
 	link_entry(t, p);
 	t->used++;
 	t->st.created++;
+	t->changes++;
 	/* The root's start time is not given: the earliest lifetime of its pid we hear of is it. */
 	if (t->root_pid && tgid == t->root_pid && (!t->root_known || start_ns < t->root_start_ns)) {
 		t->root_known = true;
@@ -436,6 +438,7 @@ int proctab_exec(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns
 	struct proc_image *im;
 	struct proc *p;
 
+	t->changes++; /* what the process is, not just its counters (live.c rebuilds on it) */
 	note_time(t, ts_ns);
 	p = get_or_create(t, e->rec.tgid, e->rec.start_ns, NULL);
 	if (out)
@@ -475,6 +478,7 @@ int proctab_fork(struct proctab *t, const struct tr_fork *f, uint64_t ts_ns)
 {
 	struct proc *c, *parent;
 
+	t->changes++; /* what the process is, not just its counters (live.c rebuilds on it) */
 	note_time(t, ts_ns);
 	c = get_or_create(t, f->child_tgid, f->child_start_ns, NULL);
 	if (!c)
@@ -525,6 +529,7 @@ int proctab_exit(struct proctab *t, const struct tr_exit *x, uint64_t ts_ns, str
 {
 	struct proc *p;
 
+	t->changes++; /* what the process is, not just its counters (live.c rebuilds on it) */
 	note_time(t, ts_ns);
 	p = get_or_create(t, x->tgid, x->start_ns, NULL);
 	if (out)
@@ -565,6 +570,7 @@ int proctab_oom(struct proctab *t, const struct tr_oom *o, uint64_t ts_ns)
 	struct proc *p = find_alive_at(t, o->pid, ts_ns);
 	struct pending_oom *slot;
 
+	t->changes++; /* what the process is, not just its counters (live.c rebuilds on it) */
 	note_time(t, ts_ns);
 	if (p) {
 		p->oom = info;

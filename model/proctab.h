@@ -218,6 +218,7 @@ struct proctab {
 	uint64_t series_budget;     /* PROCTAB_SERIES_BUDGET unless changed before use */
 	uint64_t files_bytes;       /* bytes of per-process file arrays allocated now */
 	uint64_t stall_after_ns;    /* no progress for this long is a stall (0: never) */
+	uint64_t changes;           /* entries created or evicted, forks, execs, exits, OOM kills: not samples */
 	/* Called for every entry just before it is evicted (daemon mode's runs fold its figures). */
 	void (*on_evict)(void *ctx, const struct proc *p);
 	void *evict_ctx;

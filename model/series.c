@@ -89,8 +89,18 @@ static bool ensure_room(struct proc_series **sp, uint64_t *bytes, uint64_t budge
 		return true;
 	}
 	ncap = cap ? cap * 2 : SERIES_FIRST_CAP;
-	if (*bytes - (s ? series_bytes(cap) : 0) + series_bytes(ncap) > budget)
+	if (*bytes - (s ? series_bytes(cap) : 0) + series_bytes(ncap) > budget) {
+		/*
+		 * No room for points: a process without a series still gets its
+		 * header (the newest two samples, the peaks), outside the budget -
+		 * the live figures and totals read them (bounded by the table).
+		 */
+		if (!s && (ns = calloc(1, series_bytes(0))) != NULL) {
+			*bytes += series_bytes(0);
+			*sp = ns;
+		}
 		return false;
+	}
 	ns = realloc(s, series_bytes(ncap));
 	if (!ns)
 		return false;

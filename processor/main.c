@@ -117,6 +117,8 @@ struct loop {
 	uint64_t ckpt_pos;
 	bool ckpt_on_disk;          /* the file holds runs (an empty set must replace it) */
 	bool ckpt_failed;           /* writing failed: logged once; the ring is not held back for it */
+	uint64_t ckpt_changes;      /* the table's changes when the file was written */
+	uint64_t ckpt_runs;         /* runs started + ended then */
 	uint32_t skip_gen;          /* after a restart: records before skip_pos of this generation are in the model */
 	uint64_t skip_pos;
 	bool skip;
@@ -751,6 +753,16 @@ static void ckpt_save(struct loop *l)
 		l->ckpt_pos = l->ring.pos;
 		return;
 	}
+	if (l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation && l->ckpt_changes == session.tab.changes &&
+	    l->ckpt_runs == runs.started + runs.ended) {
+		/*
+		 * Only counters moved since the file was written (samples): what it
+		 * holds is still the model a restart needs; the records in between
+		 * may go (a restarted processor sees the next samples).
+		 */
+		l->ckpt_pos = l->ring.pos;
+		return;
+	}
 	obuf_init_mem(&o, CKPT_MAX_BYTES);
 	rc = ckpt_write(&o, &runs, &session.tab, (uint32_t)l->ring.generation, l->ring.pos, real_ns());
 	if (!rc)
@@ -765,6 +777,8 @@ static void ckpt_save(struct loop *l)
 	}
 	l->ckpt_failed = false;
 	l->ckpt_on_disk = runs.live > 0;
+	l->ckpt_changes = session.tab.changes;
+	l->ckpt_runs = runs.started + runs.ended;
 	l->ckpt_valid = true;
 	l->ckpt_gen = (uint32_t)l->ring.generation;
 	l->ckpt_pos = l->ring.pos;

@@ -603,7 +603,7 @@ static void hold(struct proctab *t, const struct steps *steps, const struct runs
 int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct runs *runs, uint64_t now_ns)
 {
 	struct proctab *t = &ss->tab;
-	bool changed = t->newest_ts != lv->last_newest_ts, figures;
+	bool figures;
 	uint32_t ended = 0;
 	int rc;
 
@@ -611,14 +611,22 @@ int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct 
 	runs_assign(runs, t, steps);
 	if (!runs->live)
 		return 0;
-	if (changed || steps->n == 0) {
+	/*
+	 * Rebuild the steps when a process came, went, exec'd or exited (the
+	 * table's `changes`: the steps' pointers into it are stale then), and
+	 * for new samples alone no more often than figures are written.
+	 */
+	if (t->changes != lv->built_changes ||
+	    (t->newest_ts != lv->built_newest_ts && now_ns - lv->built_at_ns >= LIVE_FIGURES_NS)) {
 		if (t->root_pid)
 			proctab_mark_tree(t);
 		if (steps_build(steps, t) == -ENOMEM)
 			return 0; /* try again next time: what was sent stays true */
 		lv->builds++;
+		lv->built_changes = t->changes;
+		lv->built_newest_ts = t->newest_ts;
+		lv->built_at_ns = now_ns;
 	}
-	lv->last_newest_ts = t->newest_ts;
 	if (aggregate(lv, t, steps, runs))
 		return 0;
 	for (uint32_t i = 0; i < runs->high; i++) {

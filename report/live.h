@@ -50,7 +50,9 @@ struct live {
 	uint64_t records;      /* TL_RUN records written */
 	uint64_t bytes;
 	uint64_t builds;       /* step builds */
-	uint64_t last_newest_ts;
+	uint64_t built_changes; /* the table's changes at the last build */
+	uint64_t built_newest_ts; /* the table's newest record then */
+	uint64_t built_at_ns;
 	uint64_t now_ns;       /* the loop's clock in this cycle */
 };
 

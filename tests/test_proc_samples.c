@@ -193,7 +193,7 @@ static void samples_build_a_bounded_series_with_peaks(void **state)
 	(void)0;
 }
 
-static void series_over_budget_keep_peaks_and_count(void **state)
+static void series_over_budget_keep_the_newest_samples_peaks_and_count(void **state)
 {
 	struct session *s = new_session(0);
 
@@ -205,8 +205,19 @@ static void series_over_budget_keep_peaks_and_count(void **state)
 
 			feed(s, TR_SAMPLE, &sm, sizeof(sm));
 		}
-	assert_true(s->tab.series_bytes <= s->tab.series_budget);
+	/* Points within the budget; beyond it each process keeps a header: its newest samples and peaks. */
+	assert_true(s->tab.series_bytes <= s->tab.series_budget + 2 * series_bytes(0));
 	assert_true(s->tab.st.series_dropped > 0);
+	for (uint32_t pid = 101; pid < 103; pid++) {
+		const struct proc *p = proctab_lookup(&s->tab, pid, 5);
+
+		assert_non_null(p);
+		assert_non_null(p->series);
+		assert_int_equal(p->series->n, 0);
+		assert_int_equal(p->series->last.runtime_ns, 5 * SEC);
+		assert_int_equal(p->series->prev.runtime_ns, 4 * SEC);
+		assert_int_equal(p->series->peaks.cpu_millicores, 1000);
+	}
 	end_session(s);
 }
 
@@ -464,7 +475,7 @@ int main(void)
 		cmocka_unit_test(cgroup_paths_are_kept_by_hierarchy_and_id),
 		cmocka_unit_test(files_merge_modes_by_path_and_are_bounded),
 		cmocka_unit_test(samples_build_a_bounded_series_with_peaks),
-		cmocka_unit_test(series_over_budget_keep_peaks_and_count),
+		cmocka_unit_test(series_over_budget_keep_the_newest_samples_peaks_and_count),
 		cmocka_unit_test(gaps_without_progress_are_stalls),
 		cmocka_unit_test(interned_strings_are_shared_and_released),
 		cmocka_unit_test(preexisting_processes_are_reported_and_marked),
