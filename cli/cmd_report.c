@@ -63,7 +63,9 @@ static void put_field(const char *s, int width)
 	char out[FIELD_MAX + 1];
 	size_t n = 0;
 
-	for (; *p && n < FIELD_MAX; p++)
+	size_t max = width > 0 && (size_t)width < FIELD_MAX ? (size_t)width : FIELD_MAX; /* cut to the column */
+
+	for (; *p && n < max; p++)
 		out[n++] = (char)clean_char((unsigned char)*p, false);
 	/* Cut inside a UTF-8 sequence (the next byte continues it): drop the sequence's first bytes too. */
 	if (((unsigned char)*p & 0xc0) == 0x80) {
@@ -370,7 +372,7 @@ static int print_step(void *ctx, const struct store_step *s)
 	char wall[32], cpu[32], rss[32];
 
 	if (t->rows++ == 0)
-		printf("\n  %-16s %-16s %-9s %-10s %-10s %-10s %s\n", "ID", "NAME", "STATE", "WALL", "CPU", "PEAK RSS",
+		printf("\n  %-16s %-24s %-9s %-10s %-10s %-10s %s\n", "ID", "NAME", "STATE", "WALL", "CPU", "PEAK RSS",
 		       "TOOLS");
 	format_span(wall, sizeof(wall), s->start_ns, s->end_ns,
 		    s->last_update_ns.known ? s->last_update_ns : t->run_last_update);
@@ -381,7 +383,7 @@ static int print_step(void *ctx, const struct store_step *s)
 	format_bytes(rss, sizeof(rss), s->peak_rss_bytes);
 	printf("  ");
 	put_field(s->id, 16);
-	put_field(s->name, 16);
+	put_field(s->name, 24);
 	put_field(s->state, 9);
 	printf("%-10s %-10s %-10s ", wall, cpu, rss);
 	put_clean(s->tools, false);

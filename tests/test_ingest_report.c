@@ -381,11 +381,11 @@ static void live_run_shows_its_header_steps_and_signals(void **state)
 	assert_non_null(strstr(o.out, "\n  duration   12.5s+\n"));
 	assert_non_null(strstr(o.out, "\n  exit       -\n"));
 	assert_non_null(strstr(o.out, "\n  processes  2 (1 running)\n"));
-	assert_non_null(strstr(o.out, "\n  ID               NAME             STATE     WALL       CPU        PEAK RSS   "
+	assert_non_null(strstr(o.out, "\n  ID               NAME                     STATE     WALL       CPU        PEAK RSS   "
 				      "TOOLS\n"));
-	assert_non_null(strstr(o.out, "\n  smk-100          align            succeeded 2.0s       0.0s       8.0 MiB    "
+	assert_non_null(strstr(o.out, "\n  smk-100          align                    succeeded 2.0s       0.0s       8.0 MiB    "
 				      "samtools sort\n"));
-	assert_non_null(strstr(o.out, "\n  smk-101          call             running   8.5s+      2.5s       3.0 MiB    "
+	assert_non_null(strstr(o.out, "\n  smk-101          call                     running   8.5s+      2.5s       3.0 MiB    "
 				      "bwa mem\n"));
 	assert_non_null(strstr(o.out, "\nsignals:\n  failed pid 100 step smk-100 tool samtools sort  {"));
 	run_tracer(&o2, by_number);
