@@ -31,6 +31,12 @@ const char *run_detect_name(enum run_detect d)
 		return "slurm";
 	case RUN_BY_AWS_BATCH:
 		return "aws_batch";
+	case RUN_BY_CROMWELL:
+		return "cromwell";
+	case RUN_BY_MINIWDL:
+		return "miniwdl";
+	case RUN_BY_TOIL:
+		return "toil";
 	case RUN_BY_NONE:
 		break;
 	}
@@ -86,6 +92,20 @@ static const char *image_arg(const struct proc_image *im, uint32_t i)
 		a += strnlen(a, (size_t)(end - a)) + 1;
 	}
 	return NULL;
+}
+
+/* The image's argument pointers in r->argv; their count. */
+static size_t image_argv(struct runs *r, const struct proc_image *im)
+{
+	const char *a = proc_image_args(im), *end = a + im->argv_len;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < im->argc && a < end && n < TR_ARGV_MAX; i++) {
+		r->argv[n++] = a;
+		a += strnlen(a, (size_t)(end - a)) + 1;
+	}
+	r->argv[n] = NULL;
+	return n;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -212,17 +232,42 @@ static bool tracer_daemon(const struct proc *p)
 /* The rules file's `run` rule p's image matches: its name, or NULL. */
 static const char *run_rule(struct runs *r, const struct proctab *t, const struct proc_image *im)
 {
-	const char *a = proc_image_args(im), *end = a + im->argv_len;
-	size_t n = 0;
+	size_t n;
 
 	if (!t->tool_rules)
 		return NULL;
-	for (uint32_t i = 0; i < im->argc && a < end && n < TR_ARGV_MAX; i++) {
-		r->argv[n++] = a;
-		a += strnlen(a, (size_t)(end - a)) + 1;
-	}
-	r->argv[n] = NULL;
+	n = image_argv(r, im);
 	return toolrules_run(t->tool_rules, proc_image_path(im), r->argv, n);
+}
+
+/* Workflow engines the step rules do not know, by the tool they run as: their runs have generic steps. */
+static enum run_detect other_engine(struct runs *r, const struct proc_image *im)
+{
+	char tool[TOOL_NAME_MAX];
+	size_t argc = image_argv(r, im);
+
+	tool_name(proc_image_path(im), r->argv, argc, tool, sizeof(tool));
+	if (!strcmp(tool, "cromwell run"))
+		return RUN_BY_CROMWELL;
+	if (!strcmp(tool, "miniwdl run"))
+		return RUN_BY_MINIWDL;
+	if (!strcmp(tool, "toil-cwl-runner") || !strcmp(tool, "toil-wdl-runner"))
+		return RUN_BY_TOIL;
+	return RUN_BY_NONE;
+}
+
+/* The first argument ending in suffix, made absolute: the workflow of a cromwell, miniwdl or toil run. */
+static void workflow_file(struct run *run, const struct proc_image *im)
+{
+	static const char *const suffixes[] = { ".wdl", ".cwl", NULL };
+	const char *a;
+
+	for (uint32_t i = 1; (a = image_arg(im, i)) != NULL; i++)
+		for (unsigned k = 0; suffixes[k]; k++)
+			if (a[0] != '-' && ends_with(a, suffixes[k])) {
+				absolute(run->workflow, sizeof(run->workflow), proc_image_cwd(im), a);
+				return;
+			}
 }
 
 /* Does p (in no run) start one? The order is docs/live.md's. rule: a `run` rule's name, when that. */
@@ -230,6 +275,7 @@ static enum run_detect start_kind(struct runs *r, const struct proctab *t, struc
 				  const struct proc *par, const char **rule)
 {
 	const struct proc_image *im = p->image;
+	enum run_detect kind;
 
 	if (!im || (p->flags & PROC_F_INHERITED))
 		return RUN_BY_NONE;
@@ -239,6 +285,8 @@ static enum run_detect start_kind(struct runs *r, const struct proctab *t, struc
 		return RUN_BY_RULE;
 	if (is_tracer_run(par) && !tracer_daemon(p))
 		return RUN_BY_TRACER_RUN;
+	if ((kind = other_engine(r, im)) != RUN_BY_NONE)
+		return kind;
 	switch (steps_engine_of(steps, p)) {
 	case STEP_ENGINE_NEXTFLOW:
 		return image_arg(im, 1) ? RUN_BY_NEXTFLOW : RUN_BY_NONE;
@@ -292,6 +340,10 @@ static void run_start(struct runs *r, struct steps *steps, struct proc *p, enum 
 	run->root_preexisting = (p->flags & PROC_F_PREEXISTING) != 0;
 	if (rule)
 		snprintf(run->rule_name, sizeof(run->rule_name), "%s", rule);
+	if (kind == RUN_BY_CROMWELL || kind == RUN_BY_MINIWDL || kind == RUN_BY_TOIL) {
+		snprintf(run->other_engine, sizeof(run->other_engine), "%s", run_detect_name(kind));
+		workflow_file(run, im);
+	}
 	runs_key(r, p, run->key, sizeof(run->key));
 	run->command_len = im->argv_len < RUN_COMMAND_MAX ? im->argv_len : RUN_COMMAND_MAX;
 	memcpy(run->command, proc_image_args(im), run->command_len);

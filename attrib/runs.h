@@ -7,7 +7,8 @@
  *   TRACER_RUN_ID / TRACER_PIPELINE in its environment   -> "env"
  *   a `run` rule of the rules file                       -> "rule"
  *   the command a `tracer run` started                   -> "tracer_run"
- *   a workflow engine's invocation                       -> "nextflow", "snakemake", "cwltool"
+ *   a workflow engine's invocation                       -> "nextflow", "snakemake", "cwltool",
+ *                                                           "cromwell", "miniwdl", "toil"
  *   SLURM_JOB_ID / AWS_BATCH_JOB_ID in its environment   -> "slurm", "aws_batch"
  *
  * A process in a run never starts another (nesting: Snakemake inside a
@@ -45,6 +46,9 @@ enum run_detect {
 	RUN_BY_CWLTOOL,
 	RUN_BY_SLURM,
 	RUN_BY_AWS_BATCH,
+	RUN_BY_CROMWELL,   /* `cromwell run X.wdl` (java -jar cromwell.jar run ...) */
+	RUN_BY_MINIWDL,    /* `miniwdl run X.wdl` */
+	RUN_BY_TOIL,       /* toil-cwl-runner, toil-wdl-runner */
 };
 
 enum run_state { RUN_RUNNING = 0, RUN_SUCCEEDED, RUN_FAILED, RUN_LOST };
@@ -76,6 +80,7 @@ struct run {
 	enum step_engine engine;      /* GENERIC: none seen */
 	uint64_t engine_start_ns;
 	char workflow[RUN_STR_MAX];   /* the engine's project, Snakefile or CWL file; "" unknown */
+	char other_engine[16];        /* an engine the step rules do not know (cromwell, miniwdl, toil); "" none */
 	char run_name[RUN_STR_MAX];
 	char rule_name[RUN_STR_MAX];  /* a `run` rule's NAME (detected_by rule) */
 	char env[RUN_ENV_KEYS][RUN_STR_MAX];

@@ -172,7 +172,8 @@ static void write_run_header(struct rec *w)
 	const struct run *r = w->run;
 	const struct live_agg *a = w->agg;
 	char pipeline[2 * RUN_STR_MAX + 16];
-	const char *engine = r->engine == STEP_ENGINE_GENERIC ? NULL : step_engine_name(r->engine);
+	const char *engine = r->engine != STEP_ENGINE_GENERIC ? step_engine_name(r->engine)
+			     : r->other_engine[0] ? r->other_engine : NULL;
 	bool ended = r->state != RUN_RUNNING;
 	const char *id = env_or_null(r, RUN_ENV_RUN_ID);
 

@@ -292,6 +292,28 @@ static void test_a_bad_run_rule_is_an_error_naming_its_place(void **state)
 	toolrules_free(&tr);
 }
 
+static void test_wdl_and_toil_engines_start_runs_named_by_their_workflow(void **state)
+{
+	(void)state;
+	exec_in(70, "/data/wdl", NULL, "/usr/bin/python3",
+		ARGV("/usr/bin/python3", "/usr/local/bin/miniwdl", "run", "align.wdl", "-i", "in.json"));
+	run(70, 71, NULL, "/bin/bash", ARGV("bash", "-c", "bwa mem ref.fa r.fq > out.sam"));
+	exec_in(80, "/data/crom", NULL, "/usr/bin/java", ARGV("java", "-jar", "/opt/cromwell-86.jar", "run", "wf.wdl"));
+	exec_in(90, "/data/toil", NULL, "/usr/bin/python3", ARGV("/usr/bin/python3", "/usr/bin/toil-cwl-runner", "wf.cwl"));
+	exec_in(95, "/data", NULL, "/usr/bin/java", ARGV("java", "-jar", "/opt/cromwell-86.jar", "server"));
+	assert_int_equal(runs_assign(&R, &SS.tab, &S), 3);
+	assert_int_equal(run_of(70)->detected_by, RUN_BY_MINIWDL);
+	assert_ptr_equal(run_of(71), run_of(70));
+	assert_int_equal(run_of(80)->detected_by, RUN_BY_CROMWELL);
+	assert_int_equal(run_of(90)->detected_by, RUN_BY_TOIL);
+	assert_null(run_of(95)); /* a cromwell server is not a run */
+	cycle();
+	assert_true(said(0, "\"engine\":\"miniwdl\",\"pipeline\":\"miniwdl:/data/wdl/align.wdl\""));
+	assert_true(said(0, "\"engine\":\"cromwell\",\"pipeline\":\"cromwell:/data/crom/wf.wdl\""));
+	assert_true(said(0, "\"engine\":\"toil\",\"pipeline\":\"toil:/data/toil/wf.cwl\""));
+	assert_true(said(0, "\"id\":\"proc-71\",")); /* the engine's child: a generic step */
+}
+
 /* ---- live records ------------------------------------------------------ */
 
 static void test_a_run_is_written_as_it_starts_runs_and_ends(void **state)
@@ -580,6 +602,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tracer_run_command_is_a_run_not_its_daemons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_environment_ids_start_a_run_and_name_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_rule_starts_an_in_house_launcher_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wdl_and_toil_engines_start_runs_named_by_their_workflow, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_bad_run_rule_is_an_error_naming_its_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_run_is_written_as_it_starts_runs_and_ends, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_failed_job_is_a_failed_signal_and_a_failed_run, setup, teardown),
