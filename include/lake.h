@@ -31,7 +31,14 @@ enum tl_type {
 	 * signals rows.
 	 */
 	TL_RUN = 67,
-	TL_TYPES_END = 68,
+	/*
+	 * The tools of processes in no run (daemon mode): a UTF-8 JSON object
+	 * {"schema": "tracer.tools.v1", "processes": [{"pid", "start_mono_ns",
+	 * "tool"}]}, at most TL_RUN_MAX bytes; each process once, again after
+	 * an exec. The ingest sets processes.tool (docs/live.md).
+	 */
+	TL_TOOLS = 68,
+	TL_TYPES_END = 69,
 };
 
 /*

@@ -561,6 +561,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "json_type(e.value, '$.start_mono_ns') = 'integer' LIMIT ?3 "
 			   "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET run_id = excluded.run_id, "
 			   "step = excluded.step, tool = excluded.tool",
+	/* TL_TOOLS: its shape, and how many processes it lists. */
+	[ST_TOOLS_HEAD] = "SELECT json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema") " = 'tracer.tools.v1' AND "
+			  "json_type(?1, '$.processes') = 'array', coalesce(json_array_length(?1, '$.processes'), 0)",
+	/* The tool of a process in no run; its kernel records fill (or filled) the rest of the row. */
+	[ST_TOOLS] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, tool) "
+		     "SELECT ?3, ?4, json_extract(e.value, '$.pid'), json_extract(e.value, '$.start_mono_ns'), "
+		     J_TEXT("e.value", "$.tool") J_OBJECTS("$.processes")
+		     " AND json_type(e.value, '$.pid') = 'integer' AND "
+		     "json_type(e.value, '$.start_mono_ns') = 'integer' LIMIT ?2 "
+		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
 	[ST_LIVE_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, start_ns, ts_ns, "
 			    "step, tool, detail) SELECT ?4, ?5, ?6, ?2, 'live', " J_TEXT("e.value", "$.kind") ", "
 			    J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.start_mono_ns") ", NULL, "
@@ -1901,6 +1911,42 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 	return rc;
 }
 
+/* TL_TOOLS: the tools of processes in no run. A record of another shape is noted, as a bad live record. */
+static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	bool valid = false;
+	int64_t ok = 0, listed = 0;
+	struct bind b;
+	int rc = f->len <= TL_RUN_MAX ? json_ok(c, payload, f->len, &valid) : STORE_OK;
+
+	if (rc)
+		return rc;
+	if (valid) {
+		b = lake_bind_start(c->s, ST_TOOLS_HEAD);
+		b_text(&b, payload, f->len);
+		rc = query_first(&b);
+		if (rc)
+			return rc;
+		ok = sqlite3_column_int64(b.st, 0);
+		listed = sqlite3_column_int64(b.st, 1);
+		query_end(&b);
+	}
+	if (!ok) {
+		c->note = "bad_live_record";
+		c->res->bad_live_records++;
+		return STORE_OK;
+	}
+	b = lake_bind_start(c->s, ST_TOOLS);
+	b_text(&b, payload, f->len);
+	lake_b_i64(&b, STORE_RUN_ROWS_MAX);
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
+	rc = exec_bound(&b);
+	if (!rc && listed > STORE_RUN_ROWS_MAX)
+		c->res->run_rows_dropped += (uint32_t)(listed - STORE_RUN_ROWS_MAX);
+	return rc;
+}
+
 /* A batch of a boot the host's running runs did not start in: they ended unseen (docs/live.md, "lost"). */
 static int mark_lost(struct batch_ctx *c)
 {
@@ -1932,6 +1978,7 @@ static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void
 	case TL_KEY_ANNOUNCE: return derive_key_announce(c, f, payload);
 	case TL_LOSS: return derive_loss(c, f, payload);
 	case TL_RUN: return derive_live_run(c, f, payload);
+	case TL_TOOLS: return derive_tools(c, f, payload);
 	default:
 		c->note = "unknown_type";
 		c->res->unknown++;

@@ -448,7 +448,7 @@ int proctab_exec(struct proctab *t, const struct decoded_exec *e, uint64_t ts_ns
 	touch(t, p, ts_ns);
 	set_parent_from_ppid(t, p, e->rec.ppid, PARENT_FROM_EXEC);
 	p->flags |= PROC_F_EXEC | PROC_F_UID;
-	p->flags &= ~(uint32_t)PROC_F_RUN_DECIDED; /* a new image may start a run (runs.h) */
+	p->flags &= ~(uint32_t)(PROC_F_RUN_DECIDED | PROC_F_TOOL_SENT); /* a new image: a run? its tool */
 	p->uid = e->rec.uid;
 	p->gid = e->rec.gid;
 	p->cgroup_id = e->rec.cgroup_id;

@@ -116,6 +116,7 @@ enum proc_parent_src {
 #define PROC_F_RUN_DECIDED 0x800 /* its run was decided for its current image (cleared by an exec) */
 #define PROC_F_HELD 0x1000       /* exited, but its run still needs it: not evicted */
 #define PROC_F_LIVE_END 0x2000   /* its end's signals went out in a live record */
+#define PROC_F_TOOL_SENT 0x4000  /* its tool went out (TL_RUN or TL_TOOLS) for its current image */
 
 struct proc_oom {
 	uint64_t ts_ns;

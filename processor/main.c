@@ -704,11 +704,11 @@ static const char *boot_hex(void)
 }
 
 /* A live record of a run, to the spool. */
-static int emit_live(void *ctx, const void *payload, uint32_t len)
+static int emit_live(void *ctx, uint16_t type, const void *payload, uint32_t len)
 {
 	struct loop *l = ctx;
 
-	return deliver_own_record(l->dlv, TL_RUN, payload, len);
+	return deliver_own_record(l->dlv, type, payload, len);
 }
 
 /* state_dir/runs.ckpt, replaced whole: written aside, made durable, renamed over. */

@@ -251,7 +251,7 @@ static int rec_close(struct rec *w)
 	json_object_end(&w->j);
 	rc = w->o.err;
 	if (!rc)
-		rc = w->lv->emit(w->lv->emit_ctx, w->o.buf, (uint32_t)w->o.len);
+		rc = w->lv->emit(w->lv->emit_ctx, TL_RUN, w->o.buf, (uint32_t)w->o.len);
 	if (!rc) {
 		w->lv->records++;
 		w->lv->bytes += w->o.len;
@@ -546,6 +546,7 @@ static void write_processes(struct rec *w, const struct steps *steps, struct pro
 			write_attr(w, st, p);
 			p->live_attr = h;
 		}
+		p->flags |= PROC_F_TOOL_SENT;
 	}
 	for (uint32_t i = 0; i < n && !w->err; i++) {
 		struct proc *p = m[i];
@@ -585,6 +586,54 @@ static int write_run(struct live *lv, struct proctab *t, const struct steps *ste
 	return rec_close(&w);
 }
 
+/* Close a TL_TOOLS record and hand it over. */
+static int tools_close(struct live *lv, struct obuf *o, struct json *j)
+{
+	int rc;
+
+	json_array_end(j);
+	json_object_end(j);
+	rc = o->err ? o->err : lv->emit(lv->emit_ctx, TL_TOOLS, o->buf, (uint32_t)o->len);
+	obuf_free(o);
+	return rc;
+}
+
+/* The tools of processes in no run that have not been sent: TL_TOOLS records, split like TL_RUN's. */
+static int write_tools(struct live *lv, struct proctab *t, const struct runs *runs)
+{
+	struct obuf o;
+	struct json j;
+	bool open = false;
+	int rc = 0;
+
+	for (struct proc *p = proctab_next(t, NULL); p && !rc; p = proctab_next(t, p)) {
+		if ((p->flags & PROC_F_TOOL_SENT) || runs_of(runs, p) || !tool_of(p))
+			continue;
+		if (!open) {
+			obuf_init_mem(&o, TL_RUN_MAX);
+			json_init(&j, &o);
+			json_object_begin(&j);
+			json_kv_string(&j, "schema", TOOLS_SCHEMA);
+			json_key(&j, "processes");
+			json_array_begin(&j);
+			open = true;
+		}
+		json_object_begin(&j);
+		json_kv_u64(&j, "pid", p->tgid);
+		json_kv_u64(&j, "start_mono_ns", p->start_ns);
+		json_kv_string(&j, "tool", tool_of(p));
+		json_object_end(&j);
+		p->flags |= PROC_F_TOOL_SENT;
+		if (o.len > RECORD_SPLIT) {
+			rc = tools_close(lv, &o, &j);
+			open = false;
+		}
+	}
+	if (open)
+		rc = tools_close(lv, &o, &j);
+	return rc;
+}
+
 /* Which exited processes the table must keep (live.h). */
 static void hold(struct proctab *t, const struct steps *steps, const struct runs *runs)
 {
@@ -611,7 +660,7 @@ int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct 
 	lv->now_ns = now_ns;
 	runs_assign(runs, t, steps);
 	if (!runs->live)
-		return 0;
+		return write_tools(lv, t, runs);
 	/*
 	 * Rebuild the steps when a process came, went, exec'd or exited (the
 	 * table's `changes`: the steps' pointers into it are stale then), and
@@ -657,5 +706,5 @@ int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct 
 	if (ended)
 		runs_release_ended(runs, t); /* one pass over the table for every run that ended */
 	hold(t, steps, runs);
-	return 0;
+	return write_tools(lv, t, runs);
 }

@@ -11,6 +11,9 @@
  * all) and those of a generic step that may yet be judged failed when its
  * script ends. Everything else of a run is folded into the run when
  * evicted (runs_on_evict()).
+ *
+ * Processes in no run get their tool in TL_TOOLS records: each once, and
+ * again after an exec (PROC_F_TOOL_SENT).
  */
 #ifndef TRACER_REPORT_LIVE_H
 #define TRACER_REPORT_LIVE_H
@@ -23,11 +26,12 @@
 #include "steps.h"
 
 #define LIVE_SCHEMA "tracer.live.v1"
+#define TOOLS_SCHEMA "tracer.tools.v1"
 #define LIVE_REFRESH_NS (5ULL * 1000000000ULL) /* a running run is written at least this often */
 #define LIVE_FIGURES_NS (2ULL * 1000000000ULL) /* new samples alone cause a record at most this often */
 
-/* Hands one TL_RUN payload to the spool: 0, or -errno (fatal). */
-typedef int (*live_emit_fn)(void *ctx, const void *payload, uint32_t len);
+/* Hands one TL_RUN or TL_TOOLS payload to the spool: 0, or -errno (fatal). */
+typedef int (*live_emit_fn)(void *ctx, uint16_t type, const void *payload, uint32_t len);
 
 struct live_agg;  /* live.c */
 struct live_step; /* live.c */

@@ -900,6 +900,33 @@ static void live_signals_are_kept_whole_with_their_run(void **state)
 	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE run_id = 1 AND source = 'live'"), 2);
 }
 
+/* TL_TOOLS: processes in no run get their tool; their kernel records' rows keep everything else. */
+static void tools_records_name_processes_in_no_run(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	static const char tools[] = "{\"schema\":\"tracer.tools.v1\",\"processes\":[{\"pid\":77,\"start_mono_ns\":5,"
+				    "\"tool\":\"rsync\"},{\"pid\":78,\"start_mono_ns\":6,\"tool\":\"ls\"},{\"pid\":\"x\"},3]}";
+	static const char again[] = "{\"schema\":\"tracer.tools.v1\",\"processes\":[{\"pid\":77,\"start_mono_ns\":5,"
+				    "\"tool\":\"gzip\"}]}";
+	static const char wrong[] = "{\"schema\":\"tracer.live.v1\",\"processes\":[]}";
+	char text[128];
+
+	assert_true(frames_add(&fx->f, 1, TL_TOOLS, tools, sizeof(tools) - 1));
+	assert_true(frames_add(&fx->f, 2, TL_TOOLS, wrong, sizeof(wrong) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.bad_live_records, 1);
+	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
+	text_of(fx, "SELECT group_concat(tgid || ':' || tool || ':' || ifnull(run_id, '-'), ' ') FROM processes", text,
+		sizeof(text));
+	assert_string_equal(text, "77:rsync:- 78:ls:-");
+	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note = 'bad_live_record'"), 1);
+	assert_true(frames_add(&fx->f, 3, TL_TOOLS, again, sizeof(again) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	text_of(fx, "SELECT tool FROM processes WHERE tgid = 77", text, sizeof(text));
+	assert_string_equal(text, "gzip");
+}
+
 /* A restarted processor repeats what it sent after its checkpoint (docs/live.md, "Restarts"). */
 static void a_live_signal_sent_again_is_stored_once(void **state)
 {
@@ -1506,6 +1533,7 @@ int main(void)
 			attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(live_signals_are_kept_whole_with_their_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_live_signal_sent_again_is_stored_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(tools_records_name_processes_in_no_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_live_records_are_noted_counted_and_the_batch_still_stored, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(arrays_beyond_the_bound_are_counted_not_stored, setup, teardown),

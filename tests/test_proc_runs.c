@@ -44,15 +44,18 @@ static uint64_t clk;
 /* What the live records said: every payload, kept. */
 static char *payloads[4096];
 static uint32_t payload_len[4096];
+static uint16_t payload_type[4096];
 static size_t npayloads;
 static int emit_error;
 
-static int emit(void *ctx, const void *payload, uint32_t len)
+static int emit(void *ctx, uint16_t type, const void *payload, uint32_t len)
 {
 	(void)ctx;
 	if (emit_error)
 		return emit_error;
 	assert_true(npayloads < 4096);
+	assert_true(type == TL_RUN || type == TL_TOOLS);
+	payload_type[npayloads] = type;
 	payloads[npayloads] = malloc(len + 1);
 	assert_non_null(payloads[npayloads]);
 	memcpy(payloads[npayloads], payload, len);
@@ -196,7 +199,20 @@ static void test_plain_processes_start_no_run(void **state)
 	assert_int_equal(runs_assign(&R, &SS.tab, &S), 0);
 	assert_int_equal(R.live, 0);
 	cycle();
-	assert_int_equal(npayloads, 0);
+	/* No run: only their tools, once each, in one TL_TOOLS record. */
+	assert_int_equal(npayloads, 1);
+	assert_int_equal(payload_type[0], TL_TOOLS);
+	assert_non_null(strstr(payloads[0], "{\"schema\":\"tracer.tools.v1\",\"processes\":[{\"pid\":10,"));
+	assert_true(said(0, "{\"pid\":11,\"start_mono_ns\":1000000003000,\"tool\":\"ls\"}"));
+	assert_true(said(0, "\"tool\":\"backup.py\"}"));
+	assert_true(said(0, "\"tool\":\"rsync\"}"));
+	cycle();
+	assert_int_equal(npayloads, 1);
+	exec_in(12, "/root", NULL, "/usr/bin/gzip", ARGV("gzip", "x")); /* a new image: its tool again */
+	cycle();
+	assert_int_equal(npayloads, 2);
+	assert_non_null(strstr(payloads[1], "\"processes\":[{\"pid\":12,"));
+	assert_non_null(strstr(payloads[1], "\"tool\":\"gzip\"}]}"));
 }
 
 static void test_snakemake_inside_a_slurm_job_is_one_run(void **state)
@@ -439,6 +455,7 @@ static void test_a_large_run_is_split_into_whole_records(void **state)
 	assert_true(npayloads >= 2);
 	for (size_t i = 0; i < npayloads; i++) {
 		assert_true(payload_len[i] <= TL_RUN_MAX);
+		assert_int_equal(payload_type[i], TL_RUN);
 		assert_memory_equal(payloads[i], "{\"schema\":\"tracer.live.v1\",\"key\":\"b00t-30-", 42);
 		assert_int_equal(payloads[i][payload_len[i] - 1], '}');
 	}

@@ -37,3 +37,8 @@ live_check none --foreign /tracer-e2e. --mine "$TMP" --no-tracer-run
 TRACER_PIPELINE=idle-control-$$ bash -c 'true; sleep 0.2' || e2e_fail "the control command failed"
 live_check wait --where "pipeline=idle-control-$$" --timeout 20
 live_check check --where "pipeline=idle-control-$$" --expect detected_by=env --expect state=succeeded
+# Processes in no run still carry their tool in the lake (TL_TOOLS, docs/live.md).
+named=$(dlv_lake_sql "SELECT count(*) FROM processes WHERE exe = '/usr/bin/cat' AND tool = 'cat' AND run_id IS NULL")
+[ "$named" -gt 0 ] || e2e_fail "no 'cat' process in the lake has its tool (TL_TOOLS): $(dlv_lake_sql \
+	"SELECT count(*) || ' cat rows, tools: ' || group_concat(DISTINCT tool) FROM processes WHERE exe = '/usr/bin/cat'")"
+echo "processes in no run carry their tool: $named 'cat' rows named"

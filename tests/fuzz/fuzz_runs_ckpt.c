@@ -31,11 +31,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int emit(void *ctx, const void *payload, uint32_t len)
+static int emit(void *ctx, uint16_t type, const void *payload, uint32_t len)
 {
 	const char *p = payload;
 
 	(void)ctx;
+	CHECK(type == TL_RUN || type == TL_TOOLS);
 	CHECK(len >= 2 && len <= TL_RUN_MAX && p[0] == '{' && p[len - 1] == '}');
 	return 0;
 }
