@@ -49,7 +49,7 @@ BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # library compiled with its own include path: a folder sees include/, itself
 # and the folders listed for it, so an include against the data flow fails
 # to build. Each folder's README says what it owns and what it may use.
-STAGES := common shm records naming model attrib report delivery status lake ingest cli collector processor
+STAGES := common shm records naming model attrib report delivery status lake analysis ingest cli collector processor
 USES_common    :=
 USES_shm       :=
 USES_records   :=
@@ -60,8 +60,9 @@ USES_report    := attrib model records naming common
 USES_delivery  := records naming shm common
 USES_status    := records common
 USES_lake      := records common
+USES_analysis  := common
 USES_ingest    := lake common
-USES_cli       := lake status records common
+USES_cli       := analysis lake status records common
 USES_collector := shm common
 USES_processor := report attrib model records naming delivery status shm common
 # Tests, benchmarks and fuzz targets reach into every stage.
@@ -70,7 +71,7 @@ USES_bench     := $(STAGES)
 stage_inc = $(addprefix -I,$(firstword $(subst /, ,$(1))) $(USES_$(firstword $(subst /, ,$(1)))))
 
 # Libraries, in link order (a library before those it uses). common/testtrigger.c: test builds only.
-LIB_STAGES := processor ingest lake delivery report attrib model naming status records common
+LIB_STAGES := processor ingest analysis lake delivery report attrib model naming status records common
 lib_src = $(filter-out %/main.c common/testtrigger.c,$(wildcard $(1)/*.c))
 LIBS     := $(LIB_STAGES:%=$(BUILD)/libtracer_%.a)
 ALL_LIB_SRC := $(foreach l,$(LIB_STAGES),$(call lib_src,$(l)))
@@ -92,7 +93,7 @@ BTF      ?= /sys/kernel/btf/vmlinux
 
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
-TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp
+TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCHES  := ring overhead agent kernel delivery live
 
