@@ -144,6 +144,8 @@ static const char schema_sql[] =
 	"  rchar INTEGER, wchar INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
 	"  live_cpu_millicores INTEGER, live_rss_bytes INTEGER, live_read_bytes_per_s INTEGER,\n"
 	"  live_write_bytes_per_s INTEGER, live_net_tx_bytes_per_s INTEGER, live_net_rx_bytes_per_s INTEGER,\n"
+	"  host_cloud TEXT, host_instance_type TEXT, host_instance_id TEXT, host_region TEXT,\n"
+	"  host_cpus INTEGER, host_memory_bytes INTEGER, host_price_per_hour REAL, uid INTEGER,\n"
 	"  UNIQUE (host_id, seq));\n"
 	"CREATE INDEX runs_pipeline_run ON runs (pipeline_run_id);\n"
 	"CREATE UNIQUE INDEX runs_key ON runs (host_id, run_key);\n"
@@ -249,6 +251,22 @@ static const char migrate_2_to_3_sql[] =
 	"(SELECT min(rowid) FROM steps WHERE step_id IS NOT NULL GROUP BY run_id, step_id);\n"
 	"CREATE UNIQUE INDEX steps_run_step ON steps (run_id, step_id);\n"
 	"UPDATE schema_version SET version = 3;\n";
+
+/*
+ * From schema version 3 to 4 (issue 15): the host a run ran on, as its
+ * processor identified it (docs/cost.md), and the run's user, for tracer
+ * cost. Older rows keep them NULL: unknown.
+ */
+static const char migrate_3_to_4_sql[] =
+	"ALTER TABLE runs ADD COLUMN host_cloud TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN host_instance_type TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN host_instance_id TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN host_region TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN host_cpus INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN host_memory_bytes INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN host_price_per_hour REAL;\n"
+	"ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
+	"UPDATE schema_version SET version = 4;\n";
 
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
@@ -855,7 +873,7 @@ static int64_t schema_version(struct store *s)
 }
 
 /*
- * An older lake gains each later version's columns and indexes in turn (1 -> 2 -> 3), in one
+ * An older lake gains each later version's columns and indexes in turn (1 -> 2 -> 3 -> 4), in one
  * transaction: all or nothing.
  */
 static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
@@ -866,6 +884,8 @@ static int migrate_schema(struct store *s, int64_t from, const char *path, char 
 		rc = sqlite3_exec(s->db, migrate_1_to_2_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK && from < 3)
 		rc = sqlite3_exec(s->db, migrate_2_to_3_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && from < 4)
+		rc = sqlite3_exec(s->db, migrate_3_to_4_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
