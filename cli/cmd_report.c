@@ -25,12 +25,13 @@
 #include <unistd.h>
 
 #include "cmd_report.h"
+#include "textout.h"
 #include "cputime.h"
 #include "json.h"
 #include "store.h"
 
 #define HOST_SHORT 12 /* hex digits of a host id in the list, as git shortens hashes */
-#define FIELD_MAX 256 /* bytes of a host string kept for one padded column */
+
 
 static void usage(FILE *f)
 {
@@ -38,56 +39,6 @@ static void usage(FILE *f)
 		   "Lists the runs in the lake FILE (the --db of tracer-ingest), of tracer run and of the daemons;\n"
 		   "with RUN (a number from the list, a run key, or the pipeline's run id), shows that run: its\n"
 		   "summary, or its steps, and its signals. --json: the list, or the run's tracer.run.v1 report.\n");
-}
-
-/* ---- text: everything from a host goes through here -------------------- */
-
-static unsigned char clean_char(unsigned char c, bool multiline)
-{
-	if ((c < 0x20 && !(multiline && (c == '\n' || c == '\t'))) || c == 0x7f)
-		return '?';
-	return c;
-}
-
-/* s with control characters shown as '?' (but newlines and tabs when multiline). */
-static void put_clean(const char *s, bool multiline)
-{
-	for (; s && *s; s++)
-		putchar(clean_char((unsigned char)*s, multiline));
-}
-
-/* A column: s cleaned (cut at FIELD_MAX bytes, on a character's start), NULL as "-", padded to width. */
-static void put_field(const char *s, int width)
-{
-	const char *p = s ? s : "-";
-	char out[FIELD_MAX + 1];
-	size_t n = 0;
-
-	size_t max = width > 0 && (size_t)width < FIELD_MAX ? (size_t)width : FIELD_MAX; /* cut to the column */
-
-	for (; *p && n < max; p++)
-		out[n++] = (char)clean_char((unsigned char)*p, false);
-	/* Cut inside a UTF-8 sequence (the next byte continues it): drop the sequence's first bytes too. */
-	if (((unsigned char)*p & 0xc0) == 0x80) {
-		while (n > 0 && ((unsigned char)out[n - 1] & 0xc0) == 0x80)
-			n--;
-		if (n > 0 && (unsigned char)out[n - 1] >= 0xc0)
-			n--;
-	}
-	out[n] = 0;
-	printf("%-*s ", width, out);
-}
-
-static void format_time(char *out, size_t outlen, struct store_int ns)
-{
-	time_t t = (time_t)(ns.v / 1000000000);
-	struct tm tm;
-
-	if (!ns.known || !gmtime_r(&t, &tm)) {
-		snprintf(out, outlen, "-");
-		return;
-	}
-	strftime(out, outlen, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
 static void format_seconds(char *out, size_t outlen, int64_t ns, const char *suffix)
@@ -108,23 +59,6 @@ static void format_span(char *out, size_t outlen, struct store_int start, struct
 		format_seconds(out, outlen, last_update.v - start.v, "+");
 	else
 		snprintf(out, outlen, "-");
-}
-
-static void format_bytes(char *out, size_t outlen, struct store_int b)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)b.v;
-	size_t u = 0;
-
-	if (!b.known || b.v < 0) {
-		snprintf(out, outlen, "-");
-		return;
-	}
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, outlen, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
 /* The exit: the status, else the signal that killed it ("sig9"), else "-". */
