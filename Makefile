@@ -95,7 +95,7 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery live
+BENCHES  := ring overhead agent kernel delivery live tune
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -103,7 +103,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
             cppcheck procps util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
-            libbpf-tools
+            libbpf-tools stress-ng
 
 .PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
@@ -158,9 +158,9 @@ $(BUILD)/tracer-processor: $(PROC_SRC:%.c=$(BUILD)/obj/%.o) $(PROC_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,lake.a status.a records.a common.a)
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,analysis.a lake.a status.a records.a common.a)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
 
 $(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(addprefix $(BUILD)/libtracer_,ingest.a lake.a records.a common.a)
 	@echo "  LD      $@"
@@ -244,6 +244,18 @@ $(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/test
 DAEMON_TESTS := test_proc_main test_ingest_main test_ingest_report test_bpf_rules
 $(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o
 $(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o
+# The lake's reads for the analysis, checked through the CLI's loader (cli/ is a program, not a library):
+# its object before the libraries it calls.
+$(BUILD)/tests/test_lake_tune_read: $(BUILD)/obj/tests/test_lake_tune_read.o $(BUILD)/obj/cli/tune_input.o $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
+
+$(BUILD)/asan/tests/test_lake_tune_read: $(BUILD)/asan/obj/tests/test_lake_tune_read.o \
+		$(BUILD)/asan/obj/cli/tune_input.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
 
 $(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
@@ -320,6 +332,20 @@ $(BUILD)/asan/bench/live_bench: $(BUILD)/asan/obj/bench/live_bench.o $(LIVE_BENC
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS)
 
+# tracer tune over 1,000 runs x 100 steps (issue 15): the CLI's loader (cli/ is a program: its object, before
+# the libraries it calls), the lake's reads and the analysis, on a lake the benchmark makes with SQLite.
+TUNE_BENCH_LIBS := $(addprefix $(BUILD)/libtracer_,analysis.a lake.a records.a common.a)
+$(BUILD)/bench/tune_bench: $(BUILD)/obj/bench/tune_bench.o $(BUILD)/obj/cli/tune_input.o $(TUNE_BENCH_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
+
+$(BUILD)/asan/bench/tune_bench: $(BUILD)/asan/obj/bench/tune_bench.o $(BUILD)/asan/obj/cli/tune_input.o \
+		$(TUNE_BENCH_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
+
 # The kernel benchmark's calibration: empty programs on tracer's hooks (the statistics' own cost per
 # call) and the loader that holds them attached. Built for the benchmarks only, never installed.
 $(BUILD)/bench/calib.bpf.o: bench/calib.bpf.c
@@ -351,6 +377,9 @@ bench-delivery: all $(BUILD)/bench/delivery_bench $(BUILD)/bench/spool_recovery_
 
 bench-live: $(BUILD)/bench/live_bench
 	$(BUILD)/bench/live_bench
+
+bench-tune: $(BUILD)/bench/tune_bench
+	$(BUILD)/bench/tune_bench
 
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.

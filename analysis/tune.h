@@ -28,6 +28,9 @@ struct an_step {
 	                             * (a Nextflow task's " (tag)" already removed by the loader) */
 	const char *step_id;        /* its id within the run ("smk-123", "nf-ab/cdef12") */
 	const char *tools;          /* tool names joined by ", " ("" if none) */
+	bool named;                 /* name is the pipeline's own name for the step (a Snakemake rule,
+	                             * TRACER_STEP), not one tracer derived from its tools: configuration
+	                             * can be keyed by it */
 	int64_t start_ns, end_ns;   /* end 0: still running */
 	bool failed, running;
 	uint32_t processes;
@@ -121,6 +124,22 @@ const char *an_part_name(enum an_part p);   /* "cpu", "run_queue", "io_wait", "b
 const char *an_class_name(enum an_class c); /* "compute", "memory", "io", "network", "waiting", "unknown" */
 
 void an_breakdown_of(const struct an_step *t, struct an_breakdown *out);
+/* A task's wall time in seconds: end - start; 0 while running or when either end is unknown. */
+double an_step_wall_s(const struct an_step *t);
+/* The cores a task used, its p95 (p95 true) or median: from its samples when cores_known, else its
+ * CPU time over its wall time (0 with no wall time). */
+double an_step_cores(const struct an_step *t, bool p95);
+/* bytes as "512 MiB" (under 1 GiB, whole MiB) or "2.1 GiB", into buf; returns buf. */
+const char *an_bytes_str(uint64_t bytes, char *buf, size_t len);
+
+/* The classification's thresholds (docs/tune.md, "Classifying a step"). */
+#define AN_CLASS_MIN_SHARE 0.4          /* a time share below this is "mixed" */
+#define AN_MEM_LIMIT_SHARE 0.8          /* a peak at this share of a known limit is memory-bound */
+#define AN_RECLAIM_SHARE 0.2            /* as is this share of the wall time in direct reclaim */
+#define AN_MEM_PER_CORE (4ull << 30)    /* general-purpose clouds give 4 GiB per vCPU */
+#define AN_MEM_PER_CORE_MIN (1ull << 30) /* the ratio counts only for a step holding this much */
+#define AN_CORES_FLOOR 0.25             /* cores below this count as this in the ratio */
+
 /* The class of a set of tasks from their summed breakdown and peaks, the numbers as evidence in why. */
 enum an_class an_classify(const struct an_step *const *tasks, size_t n, char *why, size_t whylen);
 
@@ -130,6 +149,7 @@ enum an_class an_classify(const struct an_step *const *tasks, size_t n, char *wh
 struct an_profile {
 	const char *pipeline, *name;
 	const char *tools;          /* the tools of its newest task */
+	bool named;                 /* every task's name is the pipeline's own (an_step.named) */
 	uint32_t runs, tasks;
 	double duration_p50_s, duration_p95_s, duration_max_s, duration_p99_s;
 	double cores_p50, cores_p95;
@@ -152,7 +172,8 @@ struct an_profile {
  * The profiles of every (pipeline, step name) over the last max_runs runs
  * of each pipeline that hold it (only finished tasks), sorted by pipeline
  * then by total wall time, largest first. pipeline: only that one (NULL:
- * all). *out is malloc'd (free()); 0 or -ENOMEM / -EINVAL.
+ * all). *out is malloc'd (free(); NULL when none); 0 or -ENOMEM / -EINVAL
+ * (max_runs 0, a task of no run).
  */
 int an_profiles(const struct an_input *in, const char *pipeline, uint32_t max_runs,
 		struct an_profile **out, size_t *n);
@@ -185,6 +206,7 @@ struct an_bottlenecks {
 	size_t ndominant;
 };
 
+/* 0, -ENOMEM, or -EINVAL for a run, task or file range outside the input. Free with an_bottlenecks_free. */
 int an_bottlenecks(const struct an_input *in, uint32_t run, struct an_bottlenecks *out);
 void an_bottlenecks_free(struct an_bottlenecks *b);
 
@@ -194,20 +216,29 @@ void an_bottlenecks_free(struct an_bottlenecks *b);
 #define AN_SLOW_MIN_RATIO 1.3      /* and at least this much slower than the median */
 #define AN_SLOW_MIN_SCORE 3.5      /* and a robust z-score of at least this */
 #define AN_SLOW_MIN_EXTRA_S 1.0    /* and at least this many seconds slower */
+#define AN_SLOW_MAD_SCALE 1.4826   /* MAD to a normal's standard deviation */
+#define AN_SLOW_SCALE_FLOOR 0.05   /* the score's scale is at least this share of the median */
+#define AN_SLOW_INPUT_CV 0.25      /* compare per input byte when the history's inputs vary more */
+#define AN_SLOW_INPUT_GREW 1.3     /* cause input_grew: its input at least this times the median */
 
 struct an_slow {
 	uint32_t step;              /* the task, index into an_input.steps */
 	double duration_s, median_s, ratio, score;
 	bool per_input_byte;        /* compared per byte of input: its history's inputs vary */
 	const char *cause;          /* run_queue, io_wait, blocked, net_wait, reclaim, cpu, input_grew, sleep */
-	double cause_s, cause_median_s; /* that component in this task and its history's median */
+	double cause_s, cause_median_s; /* that component in this task and its history's median (input_grew:
+	                                 * the part that grew most, as for any other cause) */
+	uint32_t history_runs, history_tasks; /* what it was compared with */
+	uint64_t input_bytes;       /* its rchar */
+	double input_median_bytes;  /* its history's median rchar */
 	char why[200];
 };
 
 /*
  * Every task of run `run` slower than the same step's tasks of the
- * earlier runs of its pipeline (at most max_history of them). *out
- * malloc'd; 0 or -ENOMEM.
+ * earlier runs of its pipeline (at most max_history of them), in the
+ * run's order of tasks. *out malloc'd (NULL when none); 0, -ENOMEM, or
+ * -EINVAL for a run or a task range outside the input.
  */
 int an_slower(const struct an_input *in, uint32_t run, uint32_t max_history, struct an_slow **out, size_t *n);
 

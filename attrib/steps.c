@@ -619,10 +619,20 @@ static const char *unique_id(struct steps *s, const char *base)
  * Start (or, with a key, join) a step for p. Returns its number (index +
  * 1), or M_LOST when the bound turned it away.
  */
+/*
+ * The tag a keyed step is found by: its kind and, in daemon mode, its
+ * process's run. Two runs on a host may name a step alike (TRACER_STEP=align
+ * in both, the same task directory re-run): each run has its own step.
+ */
+static uint32_t key_tag(enum kind kind, const struct proc *p)
+{
+	return (uint32_t)kind | p->run << 8;
+}
+
 static uint32_t step_start(struct steps *s, struct build *b, const struct proc *p, enum kind kind,
 			   enum step_engine engine, const char *key, const char *id_base, const char *name)
 {
-	uint32_t num = key ? map_get(&s->by_key, s->seed, kind, key) : 0;
+	uint32_t num = key ? map_get(&s->by_key, s->seed, key_tag(kind, p), key) : 0;
 	struct step *st;
 
 	if (!num) {
@@ -640,7 +650,7 @@ static uint32_t step_start(struct steps *s, struct build *b, const struct proc *
 		st->name = name ? str_keep(s, name, bounded_len(name, STEP_NAME_MAX - 1)) : NULL;
 		num = s->n + 1;
 		if (map_put(&s->by_id, s->seed, 0, st->id, num) ||
-		    (st->key && map_put(&s->by_key, s->seed, kind, st->key, num))) {
+		    (st->key && map_put(&s->by_key, s->seed, key_tag(kind, p), st->key, num))) {
 			b->rc = -ENOMEM;
 			return M_LOST;
 		}

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_cost.h"
 #include "cmd_keygen.h"
 #include "cmd_report.h"
 #include "cmd_run.h"
 #include "cmd_status.h"
+#include "cmd_tune.h"
 
 static void usage(FILE *f)
 {
@@ -16,6 +18,9 @@ static void usage(FILE *f)
 		   "  keygen [--out FILE]                  a new signing key for uploads; prints its public key line\n"
 		   "  status [--config FILE] [--json]      the processor's spool and upload\n"
 		   "  report --db FILE [RUN]               runs in a lake (tracer-ingest's), or one run's summary\n"
+		   "  tune --db FILE [--pipeline P] [--run RUN] [--format F]\n"
+		   "                                       each step's profile, bottlenecks and rightsizing advice\n"
+		   "  cost --db FILE [--run RUN] [--by B]  what runs cost, and the instance type that fits them\n"
 		   "  help                                 this text\n");
 }
 
@@ -33,6 +38,10 @@ int main(int argc, char **argv)
 		return cmd_status(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tune"))
+		return cmd_tune(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "cost"))
+		return cmd_cost(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;

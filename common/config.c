@@ -23,17 +23,20 @@
 #include "batch_format.h"
 #include "parse.h"
 
-enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URL };
+enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URL, CT_PRICE };
 
 static const char *const type_names[] = {
 	[CT_PATH] = "path", [CT_STRING] = "string", [CT_BOOL] = "bool", [CT_UINT] = "integer",
 	[CT_BYTES] = "size", [CT_DURATION] = "duration", [CT_LISTEN] = "host:port", [CT_URL] = "URL",
+	[CT_PRICE] = "price",
 };
 
 #define CK_EMPTY_OK 0x1u /* an empty value is allowed: not set */
 #define CK_POW2 0x2u     /* size: a power of two */
 #define CK_USER 0x4u     /* string: a user name or uid, not root */
 #define CK_HOST_ID 0x8u  /* string: 32 hex digits */
+#define CK_LOWER_NAME 0x10u /* string: lowercase letters, digits and '-', a letter first (cloud, region) */
+#define CK_INSTANCE_TYPE 0x20u /* string: letters, digits, '.', '_' and '-', a letter or digit first */
 
 struct config_key {
 	const char *name;
@@ -73,6 +76,7 @@ struct config_key {
 #define DURATION(k, f, lo, hi, d, u, doc) { k, CT_DURATION, 0, FIELD(f, uint64_t), lo, hi, d, u, doc }
 #define LISTEN(k, f, d, u, doc) { k, CT_LISTEN, 0, FIELD(f, struct config_listen), 0, 0, d, u, doc }
 #define URL(k, f, fl, d, u, doc) { k, CT_URL, fl, FIELD(f, char *), 0, 0, d, u, doc }
+#define PRICE(k, f, fl, hi, d, u, doc) { k, CT_PRICE, fl, FIELD(f, struct config_price), 0, hi, d, u, doc }
 
 /*
  * Every key. The defaults are text, parsed by the key's own setter, so a
@@ -104,6 +108,15 @@ static const struct config_key keys[] = {
 		 "a network wait this long is reported"),
 	UINT("max_processes", max_processes, 1, 4194304, "65536", "processor",
 	     "size of the process table; processes beyond it are counted, not tracked"),
+
+	STRING("cloud", cloud, CK_EMPTY_OK | CK_LOWER_NAME, "", "processor",
+	       "the cloud this host runs in (aws, gcp, azure, ...); empty: what DMI says"),
+	STRING("instance_type", instance_type, CK_EMPTY_OK | CK_INSTANCE_TYPE, "", "processor",
+	       "this host's instance (machine) type, e.g. m6i.xlarge; empty: what DMI says"),
+	STRING("region", region, CK_EMPTY_OK | CK_LOWER_NAME, "", "processor",
+	       "the region this host runs in, e.g. us-east-1 (DMI does not say); empty: unknown"),
+	PRICE("price_per_hour", price_per_hour, CK_EMPTY_OK, 100000 * CONFIG_MICRO, "", "processor",
+	      "what this host costs per hour in US dollars, e.g. 0.192; overrides any price table; empty: unknown"),
 
 	URL("upload_url", upload_url, CK_EMPTY_OK, "", "processor",
 	    "where batches are uploaded (http or https); empty: keep them in the spool"),
@@ -159,6 +172,7 @@ static const struct {
 	{ "state_dir", "Where things live, who runs" },
 	{ "rules", "Collector" },
 	{ "tool_rules", "Processor" },
+	{ "cloud", "Host identity (processor), for tracer cost" },
 	{ "upload_url", "Delivery: spool, batches, upload (processor)" },
 	{ "ingest_listen", "Ingest" },
 };
@@ -276,6 +290,16 @@ static void format_value(const struct config_key *k, const struct tracer_config 
 		format_duration(u64, buf, len);
 		return;
 	case CT_LISTEN: format_listen((const struct config_listen *)(const void *)field, buf, len); return;
+	case CT_PRICE: {
+		struct config_price p;
+
+		memcpy(&p, field, sizeof(p));
+		if (p.set)
+			config_format_price(p.micro_usd, buf, len);
+		else
+			snprintf(buf, len, "%s", "");
+		return;
+	}
 	}
 }
 
@@ -295,6 +319,15 @@ static void expected(const struct config_key *k, char *buf, size_t len)
 					   "not root", k->size - 1);
 		else if (k->flags & CK_HOST_ID)
 			snprintf(buf, len, "32 hex digits, or empty for /etc/machine-id");
+		else if (k->flags & (CK_LOWER_NAME | CK_INSTANCE_TYPE))
+			snprintf(buf, len, "%s, a %s first, at most %zu bytes, e.g. %s; or empty for %s",
+				 k->flags & CK_LOWER_NAME ? "lowercase letters, digits and '-'"
+							  : "letters, digits, '.', '_' and '-'",
+				 k->flags & CK_LOWER_NAME ? "letter" : "letter or digit", k->size - 1,
+				 !strcmp(k->name, "cloud") ? "aws, gcp or azure"
+				 : !strcmp(k->name, "region") ? "us-east-1"
+							      : "m6i.xlarge or Standard_D4s_v5",
+				 !strcmp(k->name, "region") ? "none" : "what DMI says");
 		else
 			snprintf(buf, len, "text of at most %zu bytes", k->size - 1);
 		return;
@@ -317,6 +350,11 @@ static void expected(const struct config_key *k, char *buf, size_t len)
 	case CT_URL:
 		snprintf(buf, len, "an http:// or https:// URL of at most %zu bytes%s", k->size - 1,
 			 k->flags & CK_EMPTY_OK ? ", or empty for none" : "");
+		return;
+	case CT_PRICE:
+		config_format_price(k->max, hi, sizeof(hi));
+		snprintf(buf, len, "US dollars per hour from 0 to %s, at most 6 digits after the point, e.g. 0.192%s", hi,
+			 k->flags & CK_EMPTY_OK ? "; or empty for none" : "");
 		return;
 	}
 }
@@ -558,6 +596,59 @@ static int parse_bool(const struct config_key *k, const char *v, bool *out, char
 	return not_valid(k, v, "is not a boolean", w, wlen);
 }
 
+/*
+ * A price: digits, optionally a point and 1..6 digits (a millionth of a
+ * dollar); no sign, no exponent, so nothing negative or infinite gets in.
+ */
+static int parse_price(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+{
+	uint64_t whole, frac = 0;
+	size_t n, digits = 0;
+	const char *p;
+
+	if (v[0] == '-')
+		return not_valid(k, v, "is negative", w, wlen);
+	switch (parse_u64_prefix(v, &n, &whole)) {
+	case PARSE_OK: break;
+	case PARSE_E_RANGE: return out_of_range(k, v, w, wlen);
+	default: return not_valid(k, v, "is not a decimal number", w, wlen);
+	}
+	p = v + n;
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+			if (digits < 6)
+				frac = frac * 10 + (uint64_t)(*p - '0');
+		if (digits == 0)
+			return not_valid(k, v, "has no digit after the point", w, wlen);
+		if (digits > 6)
+			return not_valid(k, v, "has more than 6 digits after the point", w, wlen);
+	}
+	if (*p)
+		return not_valid(k, v, "is not a decimal number", w, wlen);
+	for (; digits < 6; digits++)
+		frac *= 10;
+	if (whole > k->max / CONFIG_MICRO || whole * CONFIG_MICRO + frac > k->max)
+		return out_of_range(k, v, w, wlen);
+	*out = whole * CONFIG_MICRO + frac;
+	return 0;
+}
+
+void config_format_price(uint64_t micro_usd, char *buf, size_t len)
+{
+	unsigned long long frac = (unsigned long long)(micro_usd % CONFIG_MICRO);
+	int digits = 6;
+
+	if (!frac) {
+		snprintf(buf, len, "%llu", (unsigned long long)(micro_usd / CONFIG_MICRO));
+		return;
+	}
+	while (frac % 10 == 0) {
+		frac /= 10;
+		digits--;
+	}
+	snprintf(buf, len, "%llu.%0*llu", (unsigned long long)(micro_usd / CONFIG_MICRO), digits, frac);
+}
+
 /* A port, the whole of s: 0..65535. */
 static int parse_port(const char *s, uint16_t *port)
 {
@@ -693,6 +784,23 @@ static int check_host_id(const struct config_key *k, const char *v, char *w, siz
 	return 0;
 }
 
+/* The host's names: a cloud or region (lowercase, '-'), an instance type (also upper case, '.', '_'). */
+static int check_name(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	static const char lower[] = "abcdefghijklmnopqrstuvwxyz";
+	static const char digits[] = "0123456789";
+	bool type = k->flags & CK_INSTANCE_TYPE;
+	size_t n = type ? strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+			: strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789-");
+	bool first = strchr(lower, v[0]) || (type && (strchr(digits, v[0]) || (v[0] >= 'A' && v[0] <= 'Z')));
+
+	if (v[n] || !first)
+		return not_valid(k, v, type ? "is not an instance type" : !strcmp(k->name, "cloud") ? "is not a cloud name"
+										  : "is not a region",
+				 w, wlen);
+	return 0;
+}
+
 /* The strings' common checks: length, empty, then the type's own. */
 static int check_string(const struct config_key *k, const char *v, char *w, size_t wlen)
 {
@@ -717,6 +825,8 @@ static int check_string(const struct config_key *k, const char *v, char *w, size
 		return check_user(k, v, w, wlen);
 	if (k->flags & CK_HOST_ID)
 		return check_host_id(k, v, w, wlen);
+	if (k->flags & (CK_LOWER_NAME | CK_INSTANCE_TYPE))
+		return check_name(k, v, w, wlen);
 	return 0;
 }
 
@@ -769,6 +879,16 @@ static int set_value(const struct config_key *k, struct tracer_config *cfg, cons
 		if (!rc)
 			memcpy(field, &l, sizeof(l));
 		return rc;
+	case CT_PRICE: {
+		struct config_price p;
+
+		memset(&p, 0, sizeof(p)); /* the padding too: configs are compared whole */
+		rc = !v[0] && (k->flags & CK_EMPTY_OK) ? 0 : parse_price(k, v, &p.micro_usd, w, wlen);
+		p.set = v[0] != 0;
+		if (!rc)
+			memcpy(field, &p, sizeof(p));
+		return rc;
+	}
 	}
 	return why(w, wlen, "internal error: key type %d", (int)k->type);
 }
@@ -1233,7 +1353,12 @@ static void describe_bounds(const struct config_key *k, char *buf, size_t len)
 	case CT_PATH:
 	case CT_URL: snprintf(buf, len, "%s", k->flags & CK_EMPTY_OK ? ", may be empty" : ""); return;
 	case CT_STRING:
-		snprintf(buf, len, "%s", k->flags & CK_USER ? ", user name or uid" : k->flags & CK_HOST_ID ? ", 32 hex digits or empty" : "");
+		snprintf(buf, len, "%s", k->flags & CK_USER ? ", user name or uid" : k->flags & CK_HOST_ID ? ", 32 hex digits or empty"
+					 : k->flags & (CK_LOWER_NAME | CK_INSTANCE_TYPE) ? ", may be empty" : "");
+		return;
+	case CT_PRICE:
+		config_format_price(k->max, lo, sizeof(lo));
+		snprintf(buf, len, ", US dollars per hour, 0..%s, may be empty", lo);
 		return;
 	case CT_BOOL:
 	case CT_LISTEN: buf[0] = 0; return;

@@ -39,6 +39,10 @@
 #define CONFIG_URL_MAX 2048u       /* a URL and its NUL */
 #define CONFIG_LISTEN_HOST_MAX 46u /* INET6_ADDRSTRLEN: the longest IPv6 text and its NUL */
 #define CONFIG_ERR_MIN 160u        /* an error buffer this size holds any message but a long file name */
+#define CONFIG_CLOUD_MAX 16u       /* cloud: at most 15 bytes and its NUL */
+#define CONFIG_HOST_NAME_MAX 65u   /* instance_type, region: at most 64 bytes and the NUL */
+#define CONFIG_MICRO 1000000ULL    /* price_per_hour is kept in millionths of a US dollar */
+#define CONFIG_PRICE_TEXT_MAX 24u  /* a price as config_format_price writes it, and its NUL */
 
 /* A listen address: "127.0.0.1:8750", "[::1]:8750" or "localhost:8750". */
 struct config_listen {
@@ -46,6 +50,12 @@ struct config_listen {
 	int family;                        /* AF_INET or AF_INET6 ("localhost" is AF_INET 127.0.0.1) */
 	uint8_t addr[16];                  /* network byte order; the first 4 bytes for AF_INET */
 	uint16_t port;                     /* 0: any free port */
+};
+
+/* A price per hour in US dollars ("0.192"), exact to a millionth of a dollar. */
+struct config_price {
+	uint64_t micro_usd;
+	bool set;                          /* false: not set (the default; 0 is a price: free) */
 };
 
 /*
@@ -73,6 +83,12 @@ struct tracer_config {
 	uint64_t io_wait_after_ns;
 	uint64_t net_wait_after_ns;
 	uint32_t max_processes;
+
+	/* host identity (processor): what tracer cost prices a run by; empty, unset: what DMI says, or unknown */
+	char cloud[CONFIG_CLOUD_MAX];
+	char instance_type[CONFIG_HOST_NAME_MAX];
+	char region[CONFIG_HOST_NAME_MAX];
+	struct config_price price_per_hour;
 
 	/* delivery: spool, batches, upload */
 	char upload_url[CONFIG_URL_MAX];
@@ -174,6 +190,9 @@ int config_from_options(struct tracer_config *cfg, const char *path, bool requir
  * environment (not checked by anyone).
  */
 uint16_t config_url_port(const char *url, uint16_t dflt);
+
+/* A price in millionths of a dollar as the file writes it: "0.192", "12", "0" (no trailing zeros). */
+void config_format_price(uint64_t micro_usd, char *buf, size_t len);
 
 /* The documentation of every key (type, bounds, default, users), as a commented config file. */
 void config_describe(FILE *out);

@@ -37,6 +37,15 @@ static struct store_int next_int(struct row *r)
 	return v;
 }
 
+/* A REAL column (an integer is taken too); false when NULL or of another type. */
+static bool next_real(struct row *r, double *v)
+{
+	int type = sqlite3_column_type(r->st, r->i);
+
+	*v = sqlite3_column_double(r->st, r->i++);
+	return type == SQLITE_FLOAT || type == SQLITE_INTEGER;
+}
+
 static void next_live(struct row *r, struct store_live *l)
 {
 	l->cpu_millicores = next_int(r);
@@ -92,6 +101,14 @@ static void row_to_run(sqlite3_stmt *st, struct store_run *r)
 	r->slurm_job_id = next_text(&c);
 	r->aws_batch_job_id = next_text(&c);
 	r->has_stored_report = next_i64(&c) != 0;
+	r->host_cloud = next_text(&c);
+	r->host_instance_type = next_text(&c);
+	r->host_instance_id = next_text(&c);
+	r->host_region = next_text(&c);
+	r->host_cpus = next_int(&c);
+	r->host_memory_bytes = next_int(&c);
+	r->host_price_known = next_real(&c, &r->host_price_per_hour);
+	r->uid = next_int(&c);
 }
 
 /* ST_RUN_STEPS_LIST */

@@ -254,8 +254,9 @@ static const char migrate_2_to_3_sql[] =
 
 /*
  * From schema version 3 to 4 (issue 15): the host a run ran on, as its
- * processor identified it (docs/cost.md), and the run's user, for tracer
- * cost. Older rows keep them NULL: unknown.
+ * processor identified it (docs/processor.md, "Host identity"), and the
+ * run's user, for tracer cost (docs/cost.md). Older rows keep them NULL:
+ * unknown.
  */
 static const char migrate_3_to_4_sql[] =
 	"ALTER TABLE runs ADD COLUMN host_cloud TEXT;\n"
@@ -274,6 +275,17 @@ static const char migrate_3_to_4_sql[] =
 #define J_TEXT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'text' THEN json_extract(" src ",'" path "') END)"
 #define J_BOOL(src, path) "(CASE json_type(" src ",'" path "') WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)"
 #define J_ARRAY(src, path) "(CASE json_type(" src ",'" path "') WHEN 'array' THEN json_extract(" src ",'" path "') END)"
+/* An integer that cannot be negative (a uid, a count of CPUs or bytes): else NULL. */
+#define J_UINT(src, path)                                                                                \
+	"(CASE WHEN json_type(" src ",'" path "') = 'integer' AND json_extract(" src ",'" path "') >= 0 "   \
+	"THEN json_extract(" src ",'" path "') END)"
+/*
+ * A price: an integer or a real, as a REAL, from 0 to STORE_PRICE_MAX. A number too large for a double
+ * (1e999) is infinite in SQLite and fails the bound; a NaN is NULL and fails it too.
+ */
+#define J_REAL(src, path)                                                                                \
+	"(CASE WHEN json_type(" src ",'" path "') IN ('integer', 'real') AND json_extract(" src ",'" path "') " \
+	"BETWEEN 0 AND " STORE_PRICE_MAX_SQL " THEN CAST(json_extract(" src ",'" path "') AS REAL) END)"
 /* The elements of an array that are objects; nothing when path is not an array. */
 #define J_OBJECTS(path) \
 	" FROM json_each(?1,'" path "') AS e WHERE e.type = 'object' AND json_type(?1,'" path "') = 'array'"
@@ -289,6 +301,30 @@ static const char migrate_3_to_4_sql[] =
 #define LIVE_COLUMNS                                                                                     \
 	"live_cpu_millicores, live_rss_bytes, live_read_bytes_per_s, live_write_bytes_per_s, "              \
 	"live_net_tx_bytes_per_s, live_net_rx_bytes_per_s"
+
+/*
+ * The host a run ran on and its user (docs/processor.md, "Host identity"), from a report's or a live
+ * record's "host" object and "uid" (pre: "$.report" or "$"). A record without them leaves what an earlier
+ * one gave: HOST_KEPT is the value for an UPDATE (the column's own where the record has none).
+ */
+#define HOST_COLUMNS                                                                                     \
+	"host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, host_memory_bytes, "     \
+	"host_price_per_hour, uid"
+#define HOST_VALUES(pre)                                                                                 \
+	J_TEXT("?1", pre ".host.cloud") ", " J_TEXT("?1", pre ".host.instance_type") ", "                  \
+	J_TEXT("?1", pre ".host.instance_id") ", " J_TEXT("?1", pre ".host.region") ", "                    \
+	J_UINT("?1", pre ".host.cpus") ", " J_UINT("?1", pre ".host.memory_bytes") ", "                     \
+	J_REAL("?1", pre ".host.price_per_hour") ", " J_UINT("?1", pre ".uid")
+#define KEEP(value, column) "coalesce(" value ", " column ")"
+#define HOST_KEPT(pre)                                                                                   \
+	KEEP(J_TEXT("?1", pre ".host.cloud"), "host_cloud") ", "                                           \
+	KEEP(J_TEXT("?1", pre ".host.instance_type"), "host_instance_type") ", "                           \
+	KEEP(J_TEXT("?1", pre ".host.instance_id"), "host_instance_id") ", "                               \
+	KEEP(J_TEXT("?1", pre ".host.region"), "host_region") ", "                                         \
+	KEEP(J_UINT("?1", pre ".host.cpus"), "host_cpus") ", "                                             \
+	KEEP(J_UINT("?1", pre ".host.memory_bytes"), "host_memory_bytes") ", "                             \
+	KEEP(J_REAL("?1", pre ".host.price_per_hour"), "host_price_per_hour") ", "                         \
+	KEEP(J_UINT("?1", pre ".uid"), "uid")
 
 /* ---- statements ------------------------------------------------------- */
 
@@ -372,7 +408,7 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"coalesce((SELECT group_concat(value, ' ') FROM json_each(runs.command) "                          \
 	"WHERE json_valid(runs.command)), ''), CASE WHEN json_valid(command) THEN command END, summary, "    \
 	"state, run_key, engine, pipeline, pipeline_run_id, run_name, detected_by, slurm_job_id, "          \
-	"aws_batch_job_id, " RUN_HAS_REPORT " FROM runs"
+	"aws_batch_job_id, " RUN_HAS_REPORT ", " HOST_COLUMNS " FROM runs"
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -486,11 +522,14 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "instr(?1 -> '$.report.run.key', '\\u0000') = 0 THEN "
 			   J_TEXT("?1", "$.report.run.key") " END), "
 			   "(SELECT count(*)" J_OBJECTS("$.report.steps") ")",
-	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ") "
-		   "VALUES (?2, ?3, ?4, ?5, " REPORT_RUN_VALUES ")",
-	/* The run was streamed live (or reported before): the report takes over its row and its record. */
-	[ST_RUN_MERGE] = "UPDATE runs SET (boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ") = "
-			 "(?3, ?4, ?5, " REPORT_RUN_VALUES ") WHERE run_id = ?7 AND host_id = ?2",
+	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ", " HOST_COLUMNS ") "
+		   "VALUES (?2, ?3, ?4, ?5, " REPORT_RUN_VALUES ", " HOST_VALUES("$.report") ")",
+	/*
+	 * The run was streamed live (or reported before): the report takes over its row and its record; the
+	 * host and uid the live records gave stay where the report has none.
+	 */
+	[ST_RUN_MERGE] = "UPDATE runs SET (boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ", " HOST_COLUMNS ") = "
+			 "(?3, ?4, ?5, " REPORT_RUN_VALUES ", " HOST_KEPT("$.report") ") WHERE run_id = ?7 AND host_id = ?2",
 	[ST_RUN_FIND] = "SELECT run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key = ?2",
 	[ST_RUN_CLEAR_STEPS] = "DELETE FROM steps WHERE run_id = ?1",
 	[ST_RUN_CLEAR_PROCS] = "DELETE FROM run_processes WHERE run_id = ?1",
@@ -560,10 +599,14 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 J_INT("?1", "$.update_ns") ", coalesce(json_array_length(?1, '$.steps'), 0), "
 			 "coalesce(json_array_length(?1, '$.processes_attributed'), 0), "
 			 "coalesce(json_array_length(?1, '$.signals'), 0)",
-	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, run_key, " LIVE_RUN_COLUMNS ") "
-			   "VALUES (?2, ?3, ?4, ?5, ?6, " LIVE_RUN_VALUES ")",
-	/* Only a newer record (a higher update) changes the header: a restarted processor may repeat itself. */
-	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ") = (" LIVE_RUN_VALUES ") WHERE run_id = ?2 AND "
+	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
+			   HOST_COLUMNS ") VALUES (?2, ?3, ?4, ?5, ?6, " LIVE_RUN_VALUES ", " HOST_VALUES("$") ")",
+	/*
+	 * Only a newer record (a higher update) changes the header: a restarted processor may repeat itself.
+	 * A record without the host or the uid keeps what the row has.
+	 */
+	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ", " HOST_COLUMNS ") = (" LIVE_RUN_VALUES ", "
+			   HOST_KEPT("$") ") WHERE run_id = ?2 AND "
 			   J_INT("?1", "$.update") " > coalesce(update_seq, -9223372036854775807 - 1)",
 	[ST_LIVE_STEP_EACH] = "SELECT e.value" J_OBJECTS("$.steps") " LIMIT ?2",
 	/* Steps are deltas: the newest wins, whole. A new one goes after the run's others. */

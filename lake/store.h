@@ -29,6 +29,7 @@
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
 #define STORE_ARGV_JSON_MAX (64u << 10) /* bytes of an exec's argv or env as JSON (an argument area is 4 KiB) */
+#define STORE_PRICE_MAX_SQL "1e9"   /* a host's price per hour above this (US dollars) is no price: NULL */
 
 enum store_err {
 	STORE_OK = 0,
@@ -139,6 +140,11 @@ struct store_run {
 	const char *run_key, *engine, *pipeline, *pipeline_run_id, *run_name, *detected_by;
 	const char *slurm_job_id, *aws_batch_job_id;
 	bool has_stored_report;     /* the row holds a tracer run report (store_run_report gives it) */
+	/* The host it ran on, as its processor identified it (docs/processor.md, "Host identity"); its user. */
+	const char *host_cloud, *host_instance_type, *host_instance_id, *host_region;
+	struct store_int host_cpus, host_memory_bytes, uid;
+	double host_price_per_hour; /* US dollars, when host_price_known */
+	bool host_price_known;
 };
 
 /* A step of a run (table steps). */
@@ -219,5 +225,107 @@ int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void 
  * JSON text. STORE_E_NOT_FOUND when the run holds no report.
  */
 int store_run_report(struct store *s, int64_t run_id, store_text_fn fn, void *ctx);
+
+/* ---- reading for the analysis (tracer tune, tracer cost: read_tune.c) ---- */
+
+/*
+ * Walks over the runs of one pipeline (pipeline NULL: every run), each
+ * over all of them at once (never a query per run or step), for
+ * cli/tune_input.c to build the analysis' input from. docs/lake.md,
+ * "Reading for the analysis", says where each figure comes from. Strings
+ * are NULL when unknown, live until the callback returns, and every one
+ * came from a host.
+ */
+
+/* A run (table runs) with the host it ran on. */
+struct store_tune_run {
+	int64_t run_id;
+	const char *run_key, *pipeline, *pipeline_run_id, *run_name, *state, *engine;
+	struct store_int start_ns, end_ns; /* CLOCK_REALTIME */
+	struct store_int cpu_ns;            /* runs.cpu_ns, else its processes' (or report processes') summed */
+	struct store_int uid;
+	const char *host_id;                /* hex */
+	const char *host_cloud, *host_instance_type, *host_instance_id, *host_region;
+	struct store_int host_cpus, host_memory_bytes;
+	bool host_price_known;              /* host_price_per_hour was a finite number */
+	double host_price_per_hour;
+};
+
+/* Where a task's summed figures come from. */
+enum store_task_source {
+	STORE_TASK_PROCESSES = 0, /* its processes rows (the kernel's records): every figure, waits included */
+	STORE_TASK_REPORT,        /* no measured processes row: a tracer run report's processes (no waits) */
+	STORE_TASK_STEP,          /* neither: the step's own columns (no waits, no lifetimes) */
+};
+
+/*
+ * A task: a steps row with its processes' figures summed (processes.run_id
+ * = steps.run_id and processes.step = steps.step_id), each process's from
+ * its exit record, else from its newest sample. NULL (known false): nothing
+ * to sum. The bytes figures fall back to the step's own columns when its
+ * processes have none.
+ */
+struct store_tune_task {
+	int64_t run_id, idx;                /* the step's key: steps.idx within the run */
+	const char *step_id, *name, *state, *engine;
+	const char *rule;                   /* Snakemake: the rule, where the job's command line said it */
+	const char *tools;                  /* tool names joined by ", " ("" if none) */
+	struct store_int start_ns, end_ns;  /* the step's, else its processes' first start and last end */
+	bool failed, running;
+	enum store_task_source source;
+	struct store_int processes;
+	struct store_int cpu_ns;            /* on CPU */
+	struct store_int proc_ns;           /* lifetimes summed: exit (or newest sample) minus start */
+	struct store_int run_delay_ns, iowait_ns, blocked_ns, net_wait_ns; /* unknown unless from processes */
+	struct store_int oom_kills;         /* processes the OOM killer ended (the larger of processes and the step) */
+	struct store_int oom_limit_bytes;   /* the largest memcg_limit_bytes of its oom_kill signals */
+	struct store_int peak_rss_bytes;    /* steps.peak_rss_bytes (concurrent), else the largest process peak */
+	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
+};
+
+/*
+ * One sample of a process of a selected run, in real time: rows of one
+ * process are consecutive, in record order (their time order on a host).
+ */
+struct store_tune_sample {
+	int64_t run_id;
+	const char *step;                   /* the process's step id (processes.step); NULL: none (the engine) */
+	int64_t process;                    /* the process's number in the lake (stable within the walk) */
+	int64_t real_ns;                    /* ts_ns + the process's start_real_ns - start_ns */
+	struct store_int runtime_ns, rss_bytes;
+};
+
+/* A file a task's process opened: one row per files row (not merged). */
+struct store_tune_file {
+	int64_t run_id;
+	const char *step;                   /* the process's step id */
+	const char *host_id, *path;
+	const char *mode;                   /* r, w or rw */
+};
+
+typedef int (*store_tune_run_fn)(void *ctx, const struct store_tune_run *r);
+typedef int (*store_tune_task_fn)(void *ctx, const struct store_tune_task *t);
+typedef int (*store_tune_sample_fn)(void *ctx, const struct store_tune_sample *s);
+typedef int (*store_tune_file_fn)(void *ctx, const struct store_tune_file *f);
+
+/*
+ * One read transaction around the walks, so that they see one state of the
+ * lake while tracer-ingest writes (WAL: the writer is not held up). end
+ * after begin succeeded, whatever happened in between.
+ */
+int store_tune_begin(struct store *s);
+void store_tune_end(struct store *s);
+/* The runs, by start time (runs without one last), then number. */
+int store_tune_runs(struct store *s, const char *pipeline, store_tune_run_fn fn, void *ctx);
+/* Every step of those runs, by run number then steps.idx. */
+int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn fn, void *ctx);
+/*
+ * Every sample of their processes whose real-time offset is known (rows of
+ * one process consecutive, by run number then process, each process's in
+ * table order), then every file opened by a process of theirs that is in a
+ * step (in no order).
+ */
+int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample_fn on_sample,
+			store_tune_file_fn on_file, void *ctx);
 
 #endif /* TRACER_LAKE_STORE_H */

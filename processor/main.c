@@ -22,6 +22,9 @@
  * writes was handed to it on the command line (and checked at start-up) or
  * came from steps 1-2.
  *
+ * Before step 1, still root: the rules files, the host's identity (DMI,
+ * /proc/meminfo: read_host), daemon mode's host and boot ids.
+ *
  * This file owns the loop: start-up in order (main), attaching to a ring,
  * draining it, the control fd, signals, housekeeping, the rules files
  * (read at start and on SIGHUP), the status file's figures and the end
@@ -49,6 +52,7 @@
 #include "confine.h"
 #include "deliver.h"
 #include "handover.h"
+#include "hostid.h"
 #include "lake.h"
 #include "live.h"
 #include "notify.h"
@@ -133,6 +137,7 @@ static struct toolrules tool_rules;
 static struct steps steps;
 static struct runs runs;
 static struct live live;
+static struct hostid host; /* read once at start (read_host): constant afterwards */
 static char out_storage[1 << 16];
 
 /* ------------------------------------------------------------------ */
@@ -231,6 +236,34 @@ static int load_rules(const struct options *o)
 		}
 	}
 	return failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The host                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * What the host is (hostid.h), for every report and live record: read
+ * before the sandbox, as root (some DMI files are root's alone), then the
+ * config's keys over it. Nothing here stops the processor: what cannot be
+ * read is unknown.
+ */
+static void read_host(const struct options *o)
+{
+	char price[HOSTID_PRICE_TEXT_MAX];
+	int rc = hostid_read(HOSTID_DMI_DIR, &host);
+
+	hostid_read_size(HOSTID_MEMINFO, &host);
+	hostid_apply_config(&host, &o->cfg);
+	hostid_price_text(&host, price);
+	fprintf(stderr, "<6>host: cloud %s%s, instance type %s%s, instance %s, region %s, %u CPUs, %llu MiB, "
+			"price per hour %s%s\n",
+		host.cloud[0] ? host.cloud : "unknown",
+		host.cloud_from == HOSTID_FROM_CONFIG ? " (config)" : rc ? " (no DMI at " HOSTID_DMI_DIR ")" : "",
+		host.instance_type[0] ? host.instance_type : "unknown",
+		host.instance_type_from == HOSTID_FROM_CONFIG ? " (config)" : "",
+		host.instance_id[0] ? host.instance_id : "unknown", host.region[0] ? host.region : "unknown",
+		(unsigned)host.cpus, (unsigned long long)(host.memory_bytes >> 20), price[0] ? "$" : "unknown", price);
 }
 
 /* ------------------------------------------------------------------ */
@@ -970,6 +1003,7 @@ static void fill_report_input(const struct loop *l, struct report_input *in)
 	in->stall_after_ns = l->o->stall_after_ns;
 	in->io_wait_after_ns = l->o->io_wait_after_ns;
 	in->net_wait_after_ns = l->o->net_wait_after_ns;
+	in->host = &host;
 	/*
 	 * Ring losses: the in-band markers, or the producer's own totals when
 	 * they say more (drops not yet reported in-band when it stopped).
@@ -1232,6 +1266,7 @@ int main(int argc, char **argv)
 	session.tab.tool_rules = &tool_rules;
 	if (steps_init(&steps, 0, seed) || load_rules(&o))
 		return 1;
+	read_host(&o);
 	if (o.delivery && o.root_pid && daemons_deliver(&o))
 		o.delivery = false;
 	if (o.delivery && delivery_prepare(&o, &dopt))
@@ -1242,6 +1277,7 @@ int main(int argc, char **argv)
 		live.mono_to_real_ns = loop.mono_to_real;
 		live.io_wait_after_ns = o.io_wait_after_ns;
 		live.net_wait_after_ns = o.net_wait_after_ns;
+		live.host = &host;
 		live.emit = emit_live;
 		live.emit_ctx = &loop;
 		session.tab.on_evict = runs_on_evict;

@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "json.h"
 #include "lake.h"
+#include "report.h"
 #include "report_ctx.h"
 #include "series.h"
 
@@ -136,6 +137,7 @@ struct rec {
 	struct live *lv;
 	const struct runs *runs;
 	struct run *run;
+	const struct proc *root;   /* the run's first process, NULL once it left the table */
 	const struct live_agg *agg;
 	struct obuf o;
 	struct json j;
@@ -212,6 +214,7 @@ static void write_run_header(struct rec *w)
 	json_array_end(j);
 	json_kv_u64(j, "root_pid", r->root_tgid);
 	json_kv_u64(j, "root_start_mono_ns", r->root_start_ns);
+	report_write_uid(j, w->root); /* null once the root left the table: the lake keeps the first */
 	json_kv_u64(j, "start_ns", real(w->lv, r->root_start_ns));
 	json_kv_u64_or_null(j, "end_ns", ended, real(w->lv, r->end_ts_ns));
 	json_kv_u64_or_null(j, "exit_code", r->root_exited && !decode_exit_signal(r->root_exit_raw),
@@ -231,6 +234,9 @@ static void write_run_header(struct rec *w)
 	json_kv_u64(j, "net_rx_bytes", a->net_rx_bytes + r->folded.net_rx_bytes);
 	json_object_end(j);
 	write_figs(j, "live", &a->now);
+	/* Constant, and small (~250 bytes): in every record, so the lake has it whichever record arrives. */
+	if (w->lv->host)
+		report_write_host(j, w->lv->host);
 }
 
 static void rec_open(struct rec *w)
@@ -571,7 +577,8 @@ static void write_processes(struct rec *w, const struct steps *steps, struct pro
 static int write_run(struct live *lv, struct proctab *t, const struct steps *steps, struct runs *runs,
 		     struct run *run, const struct live_agg *a, bool figures)
 {
-	struct rec w = { .lv = lv, .runs = runs, .run = run, .agg = a };
+	struct rec w = { .lv = lv, .runs = runs, .run = run, .agg = a,
+			 .root = proctab_lookup(t, run->root_tgid, run->root_start_ns) };
 	bool final = run->state != RUN_RUNNING;
 
 	run->update++;

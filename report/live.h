@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hostid.h"
 #include "runs.h"
 #include "session.h"
 #include "steps.h"
@@ -39,6 +40,7 @@ struct live_step; /* live.c */
 struct live {
 	uint64_t mono_to_real_ns;
 	uint64_t io_wait_after_ns, net_wait_after_ns; /* signal thresholds (0: off) */
+	const struct hostid *host;    /* the host, in every record's header ("host"); NULL: none */
 	live_emit_fn emit;
 	void *emit_ctx;
 	/* Scratch, grown as needed. */

@@ -546,6 +546,38 @@ static void write_agent(struct json *j, const struct report_agent *a)
 	json_object_end(j);
 }
 
+static const char *or_null(const char *s)
+{
+	return s[0] ? s : NULL;
+}
+
+void report_write_host(struct json *j, const struct hostid *h)
+{
+	char price[HOSTID_PRICE_TEXT_MAX];
+
+	json_key(j, "host");
+	json_object_begin(j);
+	json_kv_string(j, "cloud", or_null(h->cloud));
+	json_kv_string(j, "instance_type", or_null(h->instance_type));
+	json_kv_string(j, "instance_id", or_null(h->instance_id));
+	json_kv_string(j, "region", or_null(h->region));
+	json_kv_u64_or_null(j, "cpus", h->cpus != 0, h->cpus);
+	json_kv_u64_or_null(j, "memory_bytes", h->memory_bytes != 0, h->memory_bytes);
+	hostid_price_text(h, price);
+	if (price[0]) {
+		json_key(j, "price_per_hour");
+		json_raw(j, price, strlen(price)); /* digits and a point: a JSON number as it is */
+	}
+	json_object_end(j);
+}
+
+void report_write_uid(struct json *j, const struct proc *root)
+{
+	bool known = root && (root->flags & PROC_F_UID);
+
+	json_kv_u64_or_null(j, "uid", known, known ? root->uid : 0);
+}
+
 int report_json(struct obuf *o, struct proctab *t, const struct report_input *in)
 {
 	struct sig_list sl = { 0 };
@@ -571,6 +603,9 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 		json_null(&j);
 	json_kv_u64(&j, "start_ns", in->start_ns);
 	json_kv_u64_or_null(&j, "end_ns", in->end_known, in->end_ns);
+	report_write_uid(&j, proctab_root(t));
+	if (in->host)
+		report_write_host(&j, in->host);
 	write_agent(&j, &in->agent);
 	json_key(&j, "processes");
 	json_array_begin(&j);

@@ -15,6 +15,7 @@
 
 #include "cgtab.h"
 #include "decode.h"
+#include "hostid.h"
 #include "json.h"
 #include "proctab.h"
 #include "session.h"
@@ -66,6 +67,7 @@ struct report_input {
 	const struct cgtab *cgroups;   /* cgroup paths by id; NULL: none known */
 	const struct steps *steps;     /* steps_build() of the same table; NULL: no steps */
 	const char *run_key;           /* the run's key in the lake (docs/live.md); NULL: not known */
+	const struct hostid *host;     /* the host it ran on ("host"); NULL: no "host" object */
 	uint64_t stall_after_ns;       /* signals: no progress this long is "stalled" (0: off) */
 	uint64_t io_wait_after_ns;     /* signals: this much I/O wait in one process is "io_wait" (0: off) */
 	uint64_t net_wait_after_ns;    /* signals: this much time in network calls is "net_wait" (0: off) */
@@ -84,6 +86,17 @@ uint64_t report_dropped(const struct report_agent *a);
  */
 int report_json(struct obuf *o, struct proctab *t, const struct report_input *in);
 int report_summary(struct obuf *o, struct proctab *t, const struct report_input *in);
+
+/*
+ * "host": the host a run ran on (docs/processor.md, "Host identity"), in
+ * a report and in every live record: cloud, instance_type, instance_id,
+ * region (null when unknown), cpus, memory_bytes (null when unknown),
+ * price_per_hour (a number; absent when unknown).
+ */
+void report_write_host(struct json *j, const struct hostid *h);
+
+/* "uid": the run's first process's user, null when not known. */
+void report_write_uid(struct json *j, const struct proc *root);
 
 /* src made safe for a terminal or a log line (see report.c), NUL-terminated in size bytes. */
 void report_safe_text(char *dst, size_t size, const char *src);

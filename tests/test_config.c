@@ -155,6 +155,11 @@ static void defaults_are_the_documented_values(void **state)
 	assert_int_equal(c->io_wait_after_ns, 10 * SEC);
 	assert_int_equal(c->net_wait_after_ns, 30 * SEC);
 	assert_int_equal(c->max_processes, 65536);
+	assert_string_equal(c->cloud, "");
+	assert_string_equal(c->instance_type, "");
+	assert_string_equal(c->region, "");
+	assert_false(c->price_per_hour.set);
+	assert_int_equal(c->price_per_hour.micro_usd, 0);
 	assert_string_equal(c->upload_url, "");
 	assert_string_equal(c->signing_key, "/etc/tracer/signing.key");
 	assert_string_equal(c->ca_file, "");
@@ -407,6 +412,112 @@ static void host_id_is_32_hex_digits_stored_lowercase(void **state)
 	value_bad("host_id", "0123456789abcdef0123456789abcdeg", "is not 32 hex digits");
 	value_bad("host_id", "01234567-89ab-cdef-0123-456789abcdef", "value of 36 bytes is too long (32 hex digits");
 	value_bad("host_id", "00000000000000000000000000000000", "is all zeros");
+}
+
+/* ---- the host's identity (common/hostid.h: what tracer cost prices a run by) ---- */
+
+static void host_names_take_clouds_instance_types_and_regions(void **state)
+{
+	struct tracer_config *c;
+
+	(void)state;
+	c = value_ok("cloud", "aws");
+	assert_string_equal(c->cloud, "aws");
+	free(c);
+	c = value_ok("cloud", "on-prem2");
+	assert_string_equal(c->cloud, "on-prem2");
+	free(c);
+	c = value_ok("instance_type", "m6i.xlarge");
+	assert_string_equal(c->instance_type, "m6i.xlarge");
+	free(c);
+	c = value_ok("instance_type", "Standard_D4s_v5"); /* Azure's sizes: upper case and '_' */
+	assert_string_equal(c->instance_type, "Standard_D4s_v5");
+	free(c);
+	c = value_ok("instance_type", "n2-standard-4");
+	free(c);
+	c = value_ok("region", "us-east-1");
+	assert_string_equal(c->region, "us-east-1");
+	free(c);
+	/* empty: unset, from a file ("") and from a command line */
+	c = new_config();
+	parse_ok(c, "cloud = \"\"\ninstance_type =\nregion = \"\"\n");
+	assert_true(!c->cloud[0] && !c->instance_type[0] && !c->region[0]);
+	assert_int_equal(config_set(c, "region", "eu-west-1", NULL, 0), 0);
+	assert_int_equal(config_set(c, "region", "", NULL, 0), 0);
+	assert_string_equal(c->region, "");
+	free(c);
+	value_bad("cloud", "AWS", "'AWS' is not a cloud name (lowercase letters, digits and '-', a letter first, "
+				  "at most 15 bytes, e.g. aws, gcp or azure; or empty for what DMI says)");
+	value_bad("cloud", "-aws", "is not a cloud name");
+	value_bad("cloud", "a-cloud-of-16-by", "value of 16 bytes is too long");
+	value_bad("instance_type", "m6i xlarge", "'m6i xlarge' is not an instance type (letters, digits, '.', '_' and "
+						 "'-', a letter or digit first, at most 64 bytes");
+	value_bad("instance_type", ".large", "is not an instance type");
+	value_bad("instance_type", "m6i/xlarge", "is not an instance type");
+	value_bad("instance_type", "m6i.xlarge;rm", "is not an instance type");
+	value_bad("instance_type", "t\xc3\xa9st", "is not an instance type");
+	value_bad("instance_type", "a123456789b123456789c123456789d123456789e123456789f123456789g1234",
+		  "value of 65 bytes is too long");
+	value_bad("region", "US-East-1", "'US-East-1' is not a region (lowercase letters, digits and '-', a letter "
+					 "first, at most 64 bytes, e.g. us-east-1; or empty for none)");
+	value_bad("region", "us_east_1", "is not a region");
+	value_bad("region", "1us", "is not a region");
+}
+
+static void price_per_hour_is_a_decimal_of_dollars_not_negative(void **state)
+{
+	static const struct {
+		const char *text;
+		uint64_t micro;
+	} good[] = { { "0.192", 192000 }, { "0", 0 }, { "12", 12000000 }, { "3.5", 3500000 },
+		     { "0.000001", 1 }, { "100000", 100000000000ULL }, { "007.10", 7100000 } };
+	struct tracer_config *c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		c = value_ok("price_per_hour", good[i].text);
+		if (!c->price_per_hour.set || c->price_per_hour.micro_usd != good[i].micro)
+			fail_msg("%s: set %d, %llu millionths", good[i].text, c->price_per_hour.set,
+				 (unsigned long long)c->price_per_hour.micro_usd);
+		free(c);
+	}
+	/* empty: unset, from a file and from a command line; the whole struct as the defaults have it */
+	c = new_config();
+	parse_ok(c, "price_per_hour = 1\n");
+	parse_ok(c, "price_per_hour = \"\"\n");
+	assert_false(c->price_per_hour.set);
+	assert_int_equal(config_set(c, "price_per_hour", "2.5", NULL, 0), 0);
+	assert_true(c->price_per_hour.set);
+	assert_int_equal(config_set(c, "price_per_hour", "", NULL, 0), 0);
+	assert_false(c->price_per_hour.set);
+	assert_int_equal(c->price_per_hour.micro_usd, 0);
+	free(c);
+	value_bad("price_per_hour", "-0.5", "'-0.5' is negative (US dollars per hour from 0 to 100000, at most 6 "
+					    "digits after the point, e.g. 0.192; or empty for none)");
+	value_bad("price_per_hour", "-0", "is negative");
+	value_bad("price_per_hour", "abc", "'abc' is not a decimal number");
+	value_bad("price_per_hour", "$0.19", "is not a decimal number");
+	value_bad("price_per_hour", "+1", "is not a decimal number");
+	value_bad("price_per_hour", ".5", "is not a decimal number");
+	value_bad("price_per_hour", "1e3", "is not a decimal number");
+	value_bad("price_per_hour", "0x10", "is not a decimal number");
+	value_bad("price_per_hour", "inf", "is not a decimal number");
+	value_bad("price_per_hour", "nan", "is not a decimal number");
+	value_bad("price_per_hour", "0,19", "is not a decimal number");
+	value_bad("price_per_hour", "1.", "has no digit after the point");
+	value_bad("price_per_hour", "0.1234567", "has more than 6 digits after the point");
+	value_bad("price_per_hour", "100000.000001", "is out of range");
+	value_bad("price_per_hour", "99999999999999999999999", "is out of range");
+	/* in a file, the message names the file, the line and the value's column */
+	parse_error_is("# prices\n\nprice_per_hour =  -1 # oops\n",
+		       "t.conf:3:19: key 'price_per_hour': '-1' is negative (US dollars per hour from 0 to 100000, at "
+		       "most 6 digits after the point, e.g. 0.192; or empty for none)");
+	parse_error_is("instance_type = m6i xl\n",
+		       "t.conf:1:17: key 'instance_type': 'm6i xl' is not an instance type (letters, digits, '.', '_' "
+		       "and '-', a letter or digit first, at most 64 bytes, e.g. m6i.xlarge or Standard_D4s_v5; or "
+		       "empty for what DMI says)");
+	/* config_key_number is for integers, sizes and durations only */
+	assert_int_equal(config_key_number("price_per_hour", NULL, NULL, NULL), -ENOENT);
 }
 
 static void bools_take_true_false_yes_no_on_off_1_0(void **state)
@@ -714,7 +825,7 @@ static void unknown_keys_are_errors_with_a_suggestion(void **state)
 	parse_error_is("stat_dir = /x\n", "t.conf:1:1: key 'stat_dir': unknown key (did you mean 'state_dir'?)");
 	parse_bad("ring_ordre = 20\n", "key 'ring_ordre': unknown key (did you mean 'ring_order'?)"); /* swap */
 	parse_bad("tls_verifyy = 1\n", "did you mean 'tls_verify'?");
-	parse_error_is("  colour = blue\n", "t.conf:1:3: key 'colour': unknown key (docs/config.md lists the keys)");
+	parse_error_is("  flavour = blue\n", "t.conf:1:3: key 'flavour': unknown key (docs/config.md lists the keys)");
 	parse_error_is("stall-after = 5\n", "t.conf:1:1: key 'stall-after': not a key name (lowercase letters, "
 					    "digits and _; did you mean 'stall_after'?)");
 	parse_bad("State_Dir = /x\n", "key 'State_Dir': not a key name (lowercase letters, digits and _; did you "
@@ -882,7 +993,9 @@ static void config_write_reads_back_to_the_same_config(void **state)
 		    "spool_quota = 1000MiB\n"
 		    "segment_size = 1536KiB\n"
 		    "ingest_listen = [::ffff:1.2.3.4]:9\n"
-		    "ingest_max_body = 1048577B\n");
+		    "ingest_max_body = 1048577B\n"
+		    "cloud = aws\ninstance_type = m6i.xlarge\nregion = us-east-1\n"
+		    "price_per_hour = 0.19200\n");
 	a = written(c);
 	parse_ok(back, a);
 	b = written(back);
@@ -895,6 +1008,9 @@ static void config_write_reads_back_to_the_same_config(void **state)
 	assert_non_null(strstr(a, "\nsegment_size = 1536KiB\n"));
 	assert_non_null(strstr(a, "\nnet_wait_after = 90m\n"));
 	assert_non_null(strstr(a, "\nfsync_interval = 1.5ms\n"));
+	assert_non_null(strstr(a, "\nprice_per_hour = 0.192\n"));
+	assert_true(back->price_per_hour.set && back->price_per_hour.micro_usd == 192000);
+	assert_memory_equal(&c->price_per_hour, &back->price_per_hour, sizeof(c->price_per_hour));
 	free(a);
 	free(b);
 	free(c);
@@ -1133,6 +1249,8 @@ int main(void)
 		cmocka_unit_test(empty_path_is_allowed_only_where_documented),
 		cmocka_unit_test(users_are_names_or_uids_but_not_root),
 		cmocka_unit_test(host_id_is_32_hex_digits_stored_lowercase),
+		cmocka_unit_test(host_names_take_clouds_instance_types_and_regions),
+		cmocka_unit_test(price_per_hour_is_a_decimal_of_dollars_not_negative),
 		cmocka_unit_test(bools_take_true_false_yes_no_on_off_1_0),
 		cmocka_unit_test(integers_are_decimal_and_bounded),
 		cmocka_unit_test(sizes_take_binary_suffixes),

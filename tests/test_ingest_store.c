@@ -13,8 +13,10 @@
  * their first place, attribute processes whatever the order of their
  * kernel records, keep their signals; a bad one is noted and counted; a
  * new boot makes the host's running runs lost; a report with the run's
- * key takes over its live row. Lakes of versions 1 and 2 are upgraded
- * to exactly this version's schema, keeping their rows.
+ * key takes over its live row. The host a run ran on and its user come
+ * from both, and a record without them keeps what an earlier one gave.
+ * Lakes of versions 1, 2 and 3 are upgraded to exactly this version's
+ * schema, keeping their rows.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -647,6 +649,7 @@ struct live {
 	const char *end_ns;    /* JSON: "null" while running */
 	const char *exit_code; /* JSON */
 	const char *steps, *attributed, *signals; /* JSON arrays; NULL: [] */
+	const char *host;      /* JSON members after the header's (",\"uid\":0,\"host\":{...}"); NULL: none */
 };
 
 static void add_live(struct fixture *fx, uint64_t seq, const struct live *l)
@@ -663,10 +666,11 @@ static void add_live(struct fixture *fx, uint64_t seq, const struct live *l)
 			 "\"net_tx_bytes\":6,\"net_rx_bytes\":7},"
 			 "\"live\":{\"cpu_millicores\":1500,\"rss_bytes\":1048576,\"read_bytes_per_s\":10,"
 			 "\"write_bytes_per_s\":11,\"net_tx_bytes_per_s\":12,\"net_rx_bytes_per_s\":13},"
-			 "\"steps\":%s,\"processes_attributed\":%s,\"signals\":%s}",
+			 "\"steps\":%s,\"processes_attributed\":%s,\"signals\":%s%s}",
 			 l->key, l->update, T0 + l->update * SEC, l->state ? l->state : "running", T0,
 			 l->end_ns ? l->end_ns : "null", l->exit_code ? l->exit_code : "null", l->update, 1000 * l->update,
-			 l->steps ? l->steps : "[]", l->attributed ? l->attributed : "[]", l->signals ? l->signals : "[]");
+			 l->steps ? l->steps : "[]", l->attributed ? l->attributed : "[]", l->signals ? l->signals : "[]",
+			 l->host ? l->host : "");
 
 	assert_true(n > 0 && (size_t)n < sizeof(json));
 	assert_true(frames_add(&fx->f, seq, TL_RUN, json, (uint32_t)n));
@@ -700,6 +704,7 @@ static int keep_run(void *ctx, const struct store_run *r)
 	out->command = out->command_json = out->summary = out->state = out->run_key = NULL;
 	out->engine = out->pipeline = out->pipeline_run_id = out->run_name = out->detected_by = NULL;
 	out->slurm_job_id = out->aws_batch_job_id = NULL;
+	out->host_cloud = out->host_instance_type = out->host_instance_id = out->host_region = NULL;
 	return 0;
 }
 
@@ -1162,6 +1167,151 @@ static void report_runs_get_their_state_from_the_exit_code(void **state)
 				  "-:failed:tracer_run");
 }
 
+/* ---- the host a run ran on, and its user (docs/processor.md, "Host identity") ---- */
+
+#define EC2_HOST                                                                                          \
+	",\"uid\":1000,\"host\":{\"cloud\":\"aws\",\"instance_type\":\"m6i.xlarge\","                           \
+	"\"instance_id\":\"i-0123456789abcdef0\",\"region\":\"us-east-1\",\"cpus\":4,"                        \
+	"\"memory_bytes\":16106127360,\"price_per_hour\":0.192}"
+
+/* The host's columns of the only run, as text ("-" for NULL). */
+static void host_of(struct fixture *fx, char *text, size_t len)
+{
+	text_of(fx, "SELECT coalesce(host_cloud, '-') || '|' || coalesce(host_instance_type, '-') || '|' || "
+		    "coalesce(host_instance_id, '-') || '|' || coalesce(host_region, '-') || '|' || "
+		    "coalesce(host_cpus, '-') || '|' || coalesce(host_memory_bytes, '-') || '|' || "
+		    "coalesce(printf('%.6f', host_price_per_hour), '-') || '|' || coalesce(uid, '-') FROM runs",
+		text, len);
+}
+
+static void live_records_store_the_host_and_a_later_one_without_it_keeps_it(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	struct store_run r = { 0 };
+	char text[256];
+
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1, .host = EC2_HOST });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "aws|m6i.xlarge|i-0123456789abcdef0|us-east-1|4|16106127360|0.192000|1000");
+	assert_int_equal(q(fx, "SELECT typeof(host_price_per_hour) = 'real' FROM runs"), 1);
+	/* read back as tracer cost will */
+	assert_int_equal(store_run(fx->st, "k", keep_run, &r), STORE_OK);
+	assert_true(r.host_cpus.known && r.host_cpus.v == 4);
+	assert_true(r.host_memory_bytes.known && r.host_memory_bytes.v == 16106127360);
+	assert_true(r.uid.known && r.uid.v == 1000);
+	assert_true(r.host_price_known);
+	assert_true(r.host_price_per_hour > 0.19199 && r.host_price_per_hour < 0.19201);
+
+	/* a newer record without them (the root left the table: no uid), and one with nulls: nothing erased */
+	add_live(fx, 2, &(struct live){ .key = "k", .update = 2 });
+	add_live(fx, 3, &(struct live){ .key = "k", .update = 3,
+					 .host = ",\"uid\":null,\"host\":{\"cloud\":null,\"instance_type\":null,"
+						 "\"instance_id\":null,\"region\":null,\"cpus\":null,\"memory_bytes\":null}" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 3);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "aws|m6i.xlarge|i-0123456789abcdef0|us-east-1|4|16106127360|0.192000|1000");
+
+	/* a newer one that says otherwise wins; an integer price is a price */
+	add_live(fx, 4, &(struct live){ .key = "k", .update = 4,
+					 .host = ",\"uid\":0,\"host\":{\"cloud\":\"aws\",\"instance_type\":\"m6i.2xlarge\","
+						 "\"cpus\":8,\"price_per_hour\":1}" });
+	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "aws|m6i.2xlarge|i-0123456789abcdef0|us-east-1|8|16106127360|1.000000|0");
+	assert_int_equal(q(fx, "SELECT typeof(host_price_per_hour) = 'real' FROM runs"), 1);
+	/* an older one changes nothing */
+	add_live(fx, 5, &(struct live){ .key = "k", .update = 2, .host = EC2_HOST });
+	assert_int_equal(store_sealed(fx, fx->host, 4, &res, NULL), STORE_OK);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "aws|m6i.2xlarge|i-0123456789abcdef0|us-east-1|8|16106127360|1.000000|0");
+}
+
+/* Each value only if of its type; a price not negative and finite; counts and uids not negative. */
+static void host_values_of_the_wrong_type_or_range_are_null(void **state)
+{
+	static const char *const hostile[] = {
+		",\"uid\":-1,\"host\":{\"cloud\":7,\"instance_type\":[\"m6i\"],\"instance_id\":{},\"region\":true,"
+		"\"cpus\":-4,\"memory_bytes\":\"16G\",\"price_per_hour\":-0.5}",
+		",\"uid\":\"root\",\"host\":{\"cpus\":4.5,\"price_per_hour\":1e999}",
+		",\"uid\":1.5,\"host\":{\"price_per_hour\":\"0.192\"}",
+		",\"host\":{\"price_per_hour\":1e10}",
+		",\"host\":\"aws\"",
+		",\"host\":[1,2]",
+	};
+	struct fixture *fx = *state;
+	struct store_result res;
+	char key[16], text[256];
+
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		add_live(fx, i + 1, &(struct live){ .key = key, .update = 1, .host = hostile[i] });
+	}
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.bad_live_records, 0);
+	assert_int_equal(res.runs, sizeof(hostile) / sizeof(hostile[0]));
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs WHERE coalesce(host_cloud, host_instance_type, "
+			       "host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour, "
+			       "uid) IS NULL"), sizeof(hostile) / sizeof(hostile[0]));
+	/* 0 is a price */
+	add_live(fx, 10, &(struct live){ .key = "free", .update = 1, .host = ",\"host\":{\"price_per_hour\":0}" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	text_of(fx, "SELECT typeof(host_price_per_hour) || ':' || host_price_per_hour FROM runs WHERE run_key = 'free'",
+		text, sizeof(text));
+	assert_string_equal(text, "real:0.0");
+}
+
+static const char host_report[] =
+	"{\"report\":{\"schema\":\"tracer.run.v1\",\"command\":[\"make\"],\"exit_code\":0,"
+	"\"start_ns\":1700000000000000000,\"end_ns\":1700000001000000000,\"uid\":1001,"
+	"\"host\":{\"cloud\":\"gcp\",\"instance_type\":null,\"instance_id\":null,\"region\":\"europe-west4\","
+	"\"cpus\":2,\"memory_bytes\":8589934592,\"price_per_hour\":0.0475},"
+	"\"agent\":{\"dropped\":0},\"run\":{\"key\":\"b00t-4242-1000\"},\"processes\":[],\"steps\":[],"
+	"\"signals\":[]},\"summary\":\"tracer: make: exit 0\\n\"}";
+
+static void a_report_stores_the_host_and_over_a_live_row_keeps_what_it_lacks(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	char text[256];
+
+	/* a report alone */
+	assert_true(frames_add(&fx->f, 1, TL_RUN_REPORT, host_report, sizeof(host_report) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 1);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "gcp|-|-|europe-west4|2|8589934592|0.047500|1001");
+	/* a report without a host keeps nothing it never had: a run of its own, NULL */
+	assert_true(frames_add(&fx->f, 2, TL_RUN_REPORT, good_report, sizeof(good_report) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs WHERE run_id = 2 AND host_cloud IS NULL AND uid IS NULL "
+			       "AND host_price_per_hour IS NULL"), 1);
+}
+
+static void a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_none(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_result res;
+	char text[256];
+
+	add_live(fx, 1, &(struct live){ .key = "b00t-4242-1000", .update = 1, .host = EC2_HOST });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	/* keyed_report has no host: the live row's stays */
+	assert_true(frames_add(&fx->f, 2, TL_RUN_REPORT, keyed_report, sizeof(keyed_report) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "aws|m6i.xlarge|i-0123456789abcdef0|us-east-1|4|16106127360|0.192000|1000");
+	/* a report with a host: its values win, its nulls keep the row's */
+	assert_true(frames_add(&fx->f, 3, TL_RUN_REPORT, host_report, sizeof(host_report) - 1));
+	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
+	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	host_of(fx, text, sizeof(text));
+	assert_string_equal(text, "gcp|m6i.xlarge|i-0123456789abcdef0|europe-west4|2|8589934592|0.047500|1001");
+}
+
 /* ---- the file ------------------------------------------------------------------- */
 
 static void lake_reopens_and_refuses_other_versions_and_other_files(void **state)
@@ -1436,6 +1586,74 @@ static void version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows(void
 	upgraded(*state, 2);
 }
 
+/* What version 4 added (issue 15): the host a run ran on, and its user. */
+static const char *const v4_run_columns[] = { "host_cloud", "host_instance_type", "host_instance_id", "host_region",
+					      "host_cpus", "host_memory_bytes", "host_price_per_hour", "uid" };
+
+/*
+ * A lake of version 3, as the tracer before issue 15 left it: an old lake upgraded to this version with a
+ * live run stored, then version 4's columns taken away again.
+ */
+static void make_v3_lake(struct fixture *fx, const char *path)
+{
+	struct store *st = NULL, *keep = fx->st;
+	struct store_result res;
+	char err[256], sql[160];
+	sqlite3 *db;
+
+	make_old_lake(path, 2);
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	fx->st = st;
+	add_live(fx, 1, &(struct live){ .key = "b00t-7-70", .update = 4, .state = "running" });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	fx->st = keep;
+	store_close(st);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	for (size_t i = 0; i < sizeof(v4_run_columns) / sizeof(v4_run_columns[0]); i++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE runs DROP COLUMN %s", v4_run_columns[i]);
+		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	}
+	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 3", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(void **state)
+{
+	struct fixture *fx = *state;
+	char path[128], err[512], fresh[16384], old[16384];
+	struct store *st = NULL;
+	struct store_result res;
+
+	snprintf(path, sizeof(path), "%s/v3.db", fx->dir);
+	make_v3_lake(fx, path);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'uid'"), 0);
+	/* a reader cannot upgrade it */
+	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
+	assert_non_null(strstr(err, "version 3"));
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	store_close(st);
+	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), 4);
+	schema_text(fx->db, fresh, sizeof(fresh));
+	schema_text(path, old, sizeof(old));
+	assert_string_equal(old, fresh);
+	/* every row kept, as it was; the new columns NULL: unknown */
+	sql_text(path, "SELECT group_concat(run_id || ':' || coalesce(run_key, '-') || ':' || state || ':' || "
+		       "coalesce(update_seq, '-'), ',') FROM runs", err, sizeof(err));
+	assert_string_equal(err, "1:-:failed:-,2:-:succeeded:-,3:b00t-7-70:running:4");
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE coalesce(host_cloud, host_instance_type, "
+				       "host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour, "
+				       "uid) IS NULL"), 3);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM steps"), 4);
+	/* and the upgraded lake takes the host of the run's next record */
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(store_open(&fx->st, path, false, err, sizeof(err)), STORE_OK);
+	add_live(fx, 2, &(struct live){ .key = "b00t-7-70", .update = 5, .host = EC2_HOST });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE run_key = 'b00t-7-70' AND "
+				       "host_instance_type = 'm6i.xlarge' AND uid = 1000"), 1);
+}
+
 /* An upgraded lake takes live records like a new one. */
 static void upgraded_lake_takes_live_records(void **state)
 {
@@ -1525,6 +1743,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(live_records_store_the_host_and_a_later_one_without_it_keeps_it, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(host_values_of_the_wrong_type_or_range_are_null, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_report_stores_the_host_and_over_a_live_row_keeps_what_it_lacks, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_none,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(live_record_creates_its_run_and_only_a_higher_update_changes_it, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(live_steps_are_upserted_by_id_and_keep_their_first_position, setup,

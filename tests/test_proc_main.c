@@ -302,7 +302,10 @@ static void processor_reports_a_run_from_inside_its_sandbox(void **state)
 	summary = daemon_read_fd(h.summary_fd);
 	assert_contains(report, "{\"schema\":\"tracer.run.v1\",\"command\":[\"sh\",\"-c\",\"samtools sort x; true\"],"
 				"\"exit_code\":3,");
-	assert_contains(report, "\"end_ns\":1800000000000000000,\"agent\":{\"dropped\":1,\"kernel_drops\":1,");
+	/* the command's user, and the host as the processor read it before its sandbox (this machine's: any) */
+	assert_contains(report, "\"end_ns\":1800000000000000000,\"uid\":1000,\"host\":{\"cloud\":");
+	assert_contains(report, ",\"cpus\":");
+	assert_contains(report, "},\"agent\":{\"dropped\":1,\"kernel_drops\":1,");
 	assert_contains(report, "\"end_record\":true,\"collector_lost\":false,\"control_end\":true,\"interrupted\":false");
 	assert_contains(report, "\"pid\":4243,\"ppid\":4242,");
 	/* A child subtree of the command is a (generic) step of its own, named by its tool. */

@@ -94,6 +94,15 @@ static bool jstring(struct jp *p)
 	return false;
 }
 
+static size_t jdigits(struct jp *p)
+{
+	size_t start = p->i;
+
+	while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+		p->i++;
+	return p->i - start;
+}
+
 static bool jnumber(struct jp *p)
 {
 	size_t start = p->i;
@@ -105,8 +114,20 @@ static bool jnumber(struct jp *p)
 	if (p->s[p->i] == '0')
 		p->i++;
 	else
-		while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9')
+		jdigits(p);
+	/* a fraction (the host's price per hour), an exponent: each with at least one digit */
+	if (p->i < p->n && p->s[p->i] == '.') {
+		p->i++;
+		if (!jdigits(p))
+			return false;
+	}
+	if (p->i < p->n && (p->s[p->i] == 'e' || p->s[p->i] == 'E')) {
+		p->i++;
+		if (p->i < p->n && (p->s[p->i] == '+' || p->s[p->i] == '-'))
 			p->i++;
+		if (!jdigits(p))
+			return false;
+	}
 	return p->i > start;
 }
 
@@ -175,9 +196,13 @@ static void assert_valid_json(const char *s, size_t n)
 
 static void validator_refuses_broken_json(void **state)
 {
-	const char *bad[] = { "{", "{\"a\":}", "[1,]", "\"\x01\"", "\"\xff\"", "{\"a\":1}}", "tru", "[01x]", "\"\\q\"" };
+	const char *bad[] = { "{", "{\"a\":}", "[1,]", "\"\x01\"", "\"\xff\"", "{\"a\":1}}", "tru", "[01x]", "\"\\q\"",
+			      "1.", "[.5]", "1e", "[1.2.3]", "01.5" };
+	const char *good[] = { "0.192", "[1.5e3,-2E-2,0]", "{\"p\":12}" };
 
 	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_valid_json(good[i], strlen(good[i]));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct jp p = { .s = bad[i], .n = strlen(bad[i]) };
 		bool ok = jvalue(&p);
@@ -336,12 +361,54 @@ static void report_is_valid_json_with_the_run_fields(void **state)
 
 	(void)state;
 	assert_true(!strncmp(j, "{\"schema\":\"tracer.run.v1\",\"command\":[\"bash\",\"run.sh\"],\"exit_code\":0,"
-			     "\"start_ns\":1700000000000000900,\"end_ns\":1700000000000009500,\"agent\":{\"dropped\":0,",
+			     "\"start_ns\":1700000000000000900,\"end_ns\":1700000000000009500,\"uid\":1000,"
+			     "\"agent\":{\"dropped\":0,",
 			     strlen("{\"schema\":\"tracer.run.v1\",\"command\":[\"bash\",\"run.sh\"],\"exit_code\":0,"
-				    "\"start_ns\":1700000000000000900,\"end_ns\":1700000000000009500,\"agent\":{\"dropped\":0,")));
+				    "\"start_ns\":1700000000000000900,\"end_ns\":1700000000000009500,\"uid\":1000,"
+				    "\"agent\":{\"dropped\":0,")));
+	assert_lacks(j, "\"host\""); /* none given */
 	assert_contains(j, "\"steps\":[]");
 	assert_int_equal(j[strlen(j) - 1], '\n');
 	free(j);
+	table_free(t);
+}
+
+/* The host it ran on (docs/processor.md, "Host identity") and the command's user, for tracer cost. */
+static void report_carries_the_host_and_the_commands_user(void **state)
+{
+	struct proctab *t = sample_table(), *empty = table(4);
+	struct report_input in = sample_input();
+	struct hostid h = { .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0123456789abcdef0",
+			    .region = "us-east-1", .cpus = 4, .memory_bytes = 16ULL << 30, .price_known = true,
+			    .price_micro_usd = 192000 };
+	struct hostid unknown = { .cpus = 2 };
+	char *j;
+
+	(void)state;
+	in.host = &h;
+	j = json_of(t, &in);
+	assert_contains(j, "\"end_ns\":1700000000000009500,\"uid\":1000,\"host\":{\"cloud\":\"aws\","
+			   "\"instance_type\":\"m6i.xlarge\",\"instance_id\":\"i-0123456789abcdef0\","
+			   "\"region\":\"us-east-1\",\"cpus\":4,\"memory_bytes\":17179869184,\"price_per_hour\":0.192},"
+			   "\"agent\":{");
+	free(j);
+	/* a whole dollar is written as an integer; still a JSON number */
+	h.price_micro_usd = 3 * 1000000;
+	j = json_of(t, &in);
+	assert_contains(j, "\"price_per_hour\":3}");
+	free(j);
+	/* what is unknown is null; a price that is unknown is absent, never 0 */
+	in.host = &unknown;
+	j = json_of(t, &in);
+	assert_contains(j, "\"host\":{\"cloud\":null,\"instance_type\":null,\"instance_id\":null,\"region\":null,"
+			   "\"cpus\":2,\"memory_bytes\":null},");
+	assert_lacks(j, "price_per_hour");
+	free(j);
+	/* the command never seen: its user unknown */
+	j = json_of(empty, &in);
+	assert_contains(j, "\"uid\":null,\"host\":{");
+	free(j);
+	table_free(empty);
 	table_free(t);
 }
 
@@ -780,6 +847,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(validator_refuses_broken_json),
 		cmocka_unit_test(report_is_valid_json_with_the_run_fields),
+		cmocka_unit_test(report_carries_the_host_and_the_commands_user),
 		cmocka_unit_test(report_lists_the_roots_tree_only),
 		cmocka_unit_test(process_has_the_design_fields_in_order_then_extras),
 		cmocka_unit_test(every_process_carries_every_design_field),

@@ -273,6 +273,26 @@ static void test_environment_ids_start_a_run_and_name_it(void **state)
 	assert_true(said(0, "\"aws_batch_job_id\":\"a1b2\""));
 }
 
+/* Two runs naming a step alike (TRACER_STEP=grow in each): each run has its own step, with its own row. */
+static void test_runs_naming_a_step_alike_each_have_their_own(void **state)
+{
+	const struct step *a, *b;
+
+	(void)state;
+	exec_in(30, "/w", ENV("TRACER_PIPELINE=p"), "/bin/sh", ARGV("sh", "a.sh"));
+	run(30, 31, ENV("TRACER_PIPELINE=p", "TRACER_STEP=grow"), "/usr/bin/gzip", ARGV("gzip", "x"));
+	exec_in(40, "/w", ENV("TRACER_PIPELINE=p"), "/bin/sh", ARGV("sh", "b.sh"));
+	run(40, 41, ENV("TRACER_PIPELINE=p", "TRACER_STEP=grow"), "/usr/bin/gzip", ARGV("gzip", "y"));
+	cycle();
+	assert_true(run_of(31) != run_of(41));
+	assert_true(P(31)->step && P(41)->step && P(31)->step != P(41)->step);
+	a = &S.v[P(31)->step - 1];
+	b = &S.v[P(41)->step - 1];
+	assert_string_equal(a->name, "grow");
+	assert_string_equal(b->name, "grow");
+	assert_string_not_equal(a->id, b->id);
+}
+
 static void test_run_rule_starts_an_in_house_launcher_run(void **state)
 {
 	static struct toolrules tr;
@@ -367,6 +387,68 @@ static void test_a_run_is_written_as_it_starts_runs_and_ends(void **state)
 	assert_false(said(mark, "\"kind\":"));
 	assert_int_equal(R.live, 0);
 	assert_int_equal(R.ended, 1);
+}
+
+/* Every record carries the host (constant) and the run's user: the lake keeps them from any one. */
+static void test_every_record_carries_the_host_and_the_runs_user(void **state)
+{
+	static const struct hostid host = { .cloud = "aws", .instance_type = "m6i.xlarge",
+					    .instance_id = "i-0123456789abcdef0", .region = "us-east-1", .cpus = 4,
+					    .memory_bytes = 16ULL << 30, .price_known = true, .price_micro_usd = 192000 };
+	static const char want[] = "\"host\":{\"cloud\":\"aws\",\"instance_type\":\"m6i.xlarge\","
+				   "\"instance_id\":\"i-0123456789abcdef0\",\"region\":\"us-east-1\",\"cpus\":4,"
+				   "\"memory_bytes\":17179869184,\"price_per_hour\":0.192}";
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	cycle();
+	assert_int_equal(npayloads, 1);
+	assert_false(said(0, "\"host\"")); /* none given: none written */
+	assert_true(said(0, "\"root_start_mono_ns\":1000000001000,\"uid\":1000,"));
+	L.host = &host;
+	mark = npayloads;
+	clk += LIVE_REFRESH_NS;
+	cycle();
+	assert_int_equal(npayloads, mark + 1);
+	assert_true(said(mark, want));
+	/* the end, and the record after the root left the table: the host still, the user unknown */
+	mark = npayloads;
+	finish(102, 0, SEC);
+	finish(103, 0, SEC);
+	finish(101, 0, 1000);
+	finish(100, 0, SEC);
+	cycle();
+	assert_true(said(mark, want));
+	assert_true(said(mark, "\"uid\":1000,"));
+	assert_true(said(mark, "\"state\":\"succeeded\""));
+}
+
+static void test_a_run_whose_root_left_the_table_says_its_user_is_unknown(void **state)
+{
+	struct hostid unknown = { .cpus = 2, .memory_bytes = 1 << 30 };
+
+	(void)state;
+	L.host = &unknown;
+	exec_in(30, "/w", ENV("TRACER_PIPELINE=p"), "/bin/sh", ARGV("sh", "run.sh"));
+	run(30, 31, ENV("TRACER_PIPELINE=p"), "/bin/sleep", ARGV("sleep", "100"));
+	cycle();
+	assert_true(said(0, "\"uid\":1000,"));
+	assert_true(said(0, "\"host\":{\"cloud\":null,\"instance_type\":null,\"instance_id\":null,"
+			    "\"region\":null,\"cpus\":2,\"memory_bytes\":1073741824}"));
+	assert_false(said(0, "price_per_hour"));
+	/* the script exits while its child runs on; once swept, a record cannot name the run's user */
+	finish(30, 0, SEC);
+	cycle();
+	clk += 3 * SEC;
+	exec_in(31, "/w", ENV("TRACER_PIPELINE=p"), "/bin/sleep", ARGV("sleep", "100")); /* moves the table's clock */
+	proctab_sweep(&SS.tab);
+	if (proctab_lookup(&SS.tab, 30, starts[30]))
+		fail_msg("the root stayed in the table");
+	forget_payloads();
+	clk += LIVE_REFRESH_NS;
+	cycle();
+	assert_true(said(0, "\"uid\":null,"));
 }
 
 static void test_a_failed_job_is_a_failed_signal_and_a_failed_run(void **state)
@@ -618,11 +700,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_snakemake_inside_a_slurm_job_is_one_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tracer_run_command_is_a_run_not_its_daemons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_environment_ids_start_a_run_and_name_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs_naming_a_step_alike_each_have_their_own, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_rule_starts_an_in_house_launcher_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wdl_and_toil_engines_start_runs_named_by_their_workflow, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_bad_run_rule_is_an_error_naming_its_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_run_is_written_as_it_starts_runs_and_ends, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_record_carries_the_host_and_the_runs_user, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_run_whose_root_left_the_table_says_its_user_is_unknown, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_failed_job_is_a_failed_signal_and_a_failed_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_killed_process_is_a_killed_signal_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicted_processes_stay_in_the_run_totals, setup, teardown),

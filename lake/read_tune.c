@@ -1,0 +1,1031 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading the lake for the analysis (tracer tune, tracer cost): the
+ * store_tune_* calls of store.h. Each reads every run of a pipeline at
+ * once, never a query per run or step (a history of 1,000 runs of 100
+ * steps loads in about a second: docs/benchmarks.md), with statements
+ * prepared per call (a handful per load; the cached statements of
+ * store.c are the ingest's and tracer report's), its rows handed to a
+ * callback. docs/lake.md, "Reading for the analysis".
+ *
+ *   store_tune_runs      one statement
+ *   store_tune_tasks     the steps, and their live processes walked
+ *                        alongside, both by run, summed per step in C
+ *   store_tune_activity  samples and files: by index, or by one scan of
+ *                        both tables when the runs are much of the lake
+ *
+ * Every value came from a host: JSON is looked into only after json_valid
+ * accepted it and only for a value of the expected type; sums saturate;
+ * strings are handed over as data.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "hash.h"
+#include "records.h"
+
+/* ?1: the pipeline, NULL for every run. */
+#define SEL_RUNS "SELECT run_id FROM runs WHERE ?1 IS NULL OR pipeline = ?1"
+
+/* The flags of records.h the statements test, for SQL. */
+#define NO_IO_SQL "1"
+#define TRACED_SQL "1"
+_Static_assert(TR_EXIT_NO_IO_ACCOUNTING == 1, "NO_IO_SQL");
+_Static_assert(TR_PSTATE_TRACED == 1, "TRACED_SQL");
+
+/*
+ * sum() in SQL, saturating: SQLite's sum() fails the whole statement on an
+ * overflow, which a host's figures could cause. NULL when every one is.
+ */
+#define SUM(x) "(CASE WHEN count(" x ") > 0 THEN CAST(total(" x ") AS INTEGER) END)"
+
+static const char runs_sql[] =
+	"SELECT run_id, run_key, pipeline, pipeline_run_id, run_name, state, engine, start_ns, end_ns, "
+	"coalesce(cpu_ns, (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id = runs.run_id), "
+	"(SELECT " SUM("rp.cpu_user_ns + rp.cpu_sys_ns") " FROM run_processes rp WHERE rp.run_id = runs.run_id)), "
+	"uid, host_id, host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, "
+	"host_memory_bytes, host_price_per_hour FROM runs WHERE ?1 IS NULL OR pipeline = ?1 "
+	"ORDER BY start_ns IS NULL, start_ns, run_id";
+
+/* The memcg_limit_bytes of an oom_kill signal's detail, if an integer there. */
+#define OOM_LIMIT(d)                                                                                     \
+	"(CASE WHEN json_valid(" d ") THEN (CASE json_type(" d ", '$.memcg_limit_bytes') WHEN 'integer' "  \
+	"THEN json_extract(" d ", '$.memcg_limit_bytes') END) END)"
+
+/*
+ * A step's live processes, one row each, by run (processes_run's order):
+ * each one's figures from its exit record, else from its newest sample.
+ * Summed per step in C, run by run (load_run_steps), not with GROUP BY:
+ * SQLite's sorter takes three times as long over 200,000 processes. The
+ * columns in struct sums's order: count (1), measured, cpu, lifetime, run
+ * delay, I/O wait, blocked, network wait, OOM kills, peak, read, write,
+ * rchar, wchar, net tx, net rx, start, end (real time).
+ */
+#define LIVE(exit_col, sample_col) "CASE WHEN p.exit_ts_ns IS NOT NULL THEN " exit_col " ELSE " sample_col " END"
+#define IO(col) "CASE WHEN p.exit_flags & " NO_IO_SQL " THEN NULL ELSE " col " END"
+#define NET(col) "CASE WHEN p.state_flags & " TRACED_SQL " THEN " col " END"
+static const char live_sql[] =
+	"SELECT p.run_id, p.step, 1, p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL, "
+	LIVE("p.runtime_ns", "ls.runtime_ns") ", "
+	"max(0, CASE WHEN p.exit_ts_ns IS NOT NULL THEN p.exit_ts_ns - p.start_ns WHEN ls.ts_ns IS NOT NULL "
+	"THEN ls.ts_ns - p.start_ns ELSE p.end_real_ns - p.start_real_ns END), "
+	LIVE("p.run_delay_ns", "ls.run_delay_ns") ", " LIVE("p.iowait_ns", "ls.iowait_ns") ", "
+	LIVE("p.blocked_ns", "ls.blocked_ns") ", " LIVE("p.net_wait_ns", "ls.net_wait_ns") ", p.oom_killed, "
+	LIVE("coalesce(p.peak_rss_bytes, p.maxrss_bytes)", "ls.hiwater_rss_bytes") ", "
+	LIVE(IO("p.read_bytes"), "ls.read_bytes") ", " LIVE(IO("p.write_bytes"), "ls.write_bytes") ", "
+	LIVE(IO("p.rchar"), "ls.rchar") ", " LIVE(IO("p.wchar"), "ls.wchar") ", "
+	LIVE(NET("p.net_tx_bytes"), "ls.net_tx_bytes") ", " LIVE(NET("p.net_rx_bytes"), "ls.net_rx_bytes") ", "
+	"p.start_real_ns, p.end_real_ns "
+	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND ls.seq = "
+	"(CASE WHEN p.exit_ts_ns IS NULL THEN (SELECT max(s.seq) FROM samples s INDEXED BY samples_process "
+	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns) END) "
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY p.run_id";
+
+/*
+ * The steps, with what a tracer run report's processes (run_processes: no
+ * waits) and the OOM kills (a report's and a live record's name the step;
+ * a kernel record's, the process) add to each. Few rows in both: GROUP BY.
+ */
+static const char tasks_sql[] =
+	"WITH sel AS (" SEL_RUNS "), "
+	"rp AS (SELECT run_id, step, count(*) AS n, count(*) AS measured, " SUM("cpu_user_ns + cpu_sys_ns") " AS cpu, "
+	SUM("CASE WHEN end_ns >= start_ns THEN end_ns - start_ns END") " AS life, NULL AS delay, NULL AS iowait, "
+	"NULL AS blocked, NULL AS netwait, " SUM("oom_killed") " AS oom, max(peak_rss_bytes) AS peak, "
+	SUM("read_bytes") " AS rd, " SUM("write_bytes") " AS wr, " SUM("rchar") " AS rc, " SUM("wchar") " AS wc, "
+	SUM("net_tx_bytes") " AS tx, " SUM("net_rx_bytes") " AS rx, min(start_ns) AS first_start, "
+	"CASE WHEN count(end_ns) = count(*) THEN max(end_ns) END AS last_end "
+	"FROM run_processes WHERE run_id IN (SELECT run_id FROM sel) AND step IS NOT NULL GROUP BY run_id, step), "
+	"oom AS (SELECT run_id, step, max(lim) AS lim FROM ("
+	"SELECT g.run_id AS run_id, g.step AS step, " OOM_LIMIT("g.detail") " AS lim FROM signals g "
+	"WHERE g.run_id IN (SELECT run_id FROM sel) AND g.kind = 'oom_kill' "
+	"UNION ALL SELECT p.run_id, p.step, " OOM_LIMIT("g.detail") " FROM signals g JOIN processes p ON "
+	"p.host_id = g.host_id AND p.boot_id = g.boot_id AND p.tgid = g.pid AND p.start_ns = g.start_ns "
+	"WHERE g.run_id IS NULL AND g.kind = 'oom_kill' AND p.run_id IN (SELECT run_id FROM sel)) "
+	"WHERE lim > 0 GROUP BY run_id, step) "
+	"SELECT st.run_id, st.idx, st.step_id, st.name, st.state, st.engine, st.rule, "
+	"coalesce((SELECT group_concat(value, ', ') FROM json_each(st.tools) WHERE json_valid(st.tools)), ''), "
+	"st.start_ns, st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
+	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
+	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
+	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, o.lim "
+	"FROM steps st LEFT JOIN rp r ON r.run_id = st.run_id AND r.step = st.step_id "
+	"LEFT JOIN oom o ON o.run_id = st.run_id AND o.step = st.step_id "
+	"WHERE st.run_id IN (SELECT run_id FROM sel) ORDER BY st.run_id, st.idx";
+
+/*
+ * A process's samples in real time: its monotonic times plus its offset
+ * (start_real_ns - start_ns, from the batch that brought its first kernel
+ * record; else the exit's). Walked process by process (processes_run gives
+ * run_id then rowid; each process's samples by seq, their order on a host).
+ */
+#define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
+static const char samples_sql[] =
+	"SELECT p.run_id, p.step, p.rowid, s.ts_ns + " REAL_OFFSET ", s.runtime_ns, s.rss_bytes "
+	"FROM processes p INDEXED BY processes_run "
+	"JOIN samples s INDEXED BY samples_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
+	"s.tgid = p.tgid AND s.start_ns = p.start_ns "
+	"WHERE p.run_id IN (" SEL_RUNS ") AND " REAL_OFFSET " IS NOT NULL "
+	"ORDER BY p.run_id, p.rowid, s.seq";
+
+static const char files_sql[] =
+	"SELECT p.run_id, p.step, f.host_id, f.path, f.mode FROM processes p INDEXED BY processes_run "
+	"JOIN files f INDEXED BY files_process ON f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
+	"f.tgid = p.tgid AND f.start_ns = p.start_ns "
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL";
+
+/* ---- rows ------------------------------------------------------------------ */
+
+struct col {
+	sqlite3_stmt *st;
+	int i;
+};
+
+static const char *col_text(struct col *c)
+{
+	return (const char *)sqlite3_column_text(c->st, c->i++);
+}
+
+static int64_t col_i64(struct col *c)
+{
+	return sqlite3_column_int64(c->st, c->i++);
+}
+
+/* An integer, or unknown (NULL, or a value of another type a host put there). */
+static struct store_int col_int(struct col *c)
+{
+	struct store_int v = { .known = sqlite3_column_type(c->st, c->i) == SQLITE_INTEGER };
+
+	v.v = v.known ? sqlite3_column_int64(c->st, c->i) : 0;
+	c->i++;
+	return v;
+}
+
+static void row_to_tune_run(sqlite3_stmt *st, struct store_tune_run *r)
+{
+	struct col c = { st, 0 };
+	int type;
+
+	memset(r, 0, sizeof(*r));
+	r->run_id = col_i64(&c);
+	r->run_key = col_text(&c);
+	r->pipeline = col_text(&c);
+	r->pipeline_run_id = col_text(&c);
+	r->run_name = col_text(&c);
+	r->state = col_text(&c);
+	r->engine = col_text(&c);
+	r->start_ns = col_int(&c);
+	r->end_ns = col_int(&c);
+	r->cpu_ns = col_int(&c);
+	r->uid = col_int(&c);
+	r->host_id = col_text(&c);
+	r->host_cloud = col_text(&c);
+	r->host_instance_type = col_text(&c);
+	r->host_instance_id = col_text(&c);
+	r->host_region = col_text(&c);
+	r->host_cpus = col_int(&c);
+	r->host_memory_bytes = col_int(&c);
+	type = sqlite3_column_type(st, c.i);
+	if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) {
+		r->host_price_per_hour = sqlite3_column_double(st, c.i);
+		r->host_price_known = isfinite(r->host_price_per_hour);
+	}
+}
+
+/* One set of summed figures (a process of live_sql, or tasks_sql's rp), in their column order. */
+struct sums {
+	struct store_int n, measured, cpu, life, delay, iowait, blocked, netwait, oom, peak;
+	struct store_int rd, wr, rc, wc, tx, rx, first_start, last_end;
+};
+
+static void row_sums(struct col *c, struct sums *s)
+{
+	s->n = col_int(c);
+	s->measured = col_int(c);
+	s->cpu = col_int(c);
+	s->life = col_int(c);
+	s->delay = col_int(c);
+	s->iowait = col_int(c);
+	s->blocked = col_int(c);
+	s->netwait = col_int(c);
+	s->oom = col_int(c);
+	s->peak = col_int(c);
+	s->rd = col_int(c);
+	s->wr = col_int(c);
+	s->rc = col_int(c);
+	s->wc = col_int(c);
+	s->tx = col_int(c);
+	s->rx = col_int(c);
+	s->first_start = col_int(c);
+	s->last_end = col_int(c);
+}
+
+static struct store_int or_else(struct store_int a, struct store_int b)
+{
+	return a.known ? a : b;
+}
+
+static struct store_int larger(struct store_int a, struct store_int b)
+{
+	if (!a.known)
+		return b;
+	return b.known && b.v > a.v ? b : a;
+}
+
+static bool text_is(const char *t, const char *want)
+{
+	return t && !strcmp(t, want);
+}
+
+/* The step's own columns, in tasks_sql's order from st.processes. */
+struct step_own {
+	struct store_int processes, oom, cpu, peak, rd, wr, rc, wc, tx, rx;
+};
+
+/*
+ * The figures of a task from the best source it has: its measured processes,
+ * else a report's processes, else the step's own columns.
+ */
+static void task_figures(struct store_tune_task *t, const struct step_own *own, const struct sums *live,
+			 const struct sums *report)
+{
+	const struct sums *from = NULL;
+
+	t->source = STORE_TASK_STEP;
+	if (live->measured.known && live->measured.v > 0) {
+		t->source = STORE_TASK_PROCESSES;
+		from = live;
+	} else if (report->n.known && report->n.v > 0) {
+		t->source = STORE_TASK_REPORT;
+		from = report;
+	}
+	t->processes = own->processes;
+	t->cpu_ns = own->cpu;
+	t->oom_kills = own->oom;
+	t->peak_rss_bytes = own->peak;
+	t->read_bytes = own->rd;
+	t->write_bytes = own->wr;
+	t->rchar = own->rc;
+	t->wchar = own->wc;
+	t->net_tx_bytes = own->tx;
+	t->net_rx_bytes = own->rx;
+	if (!from)
+		return;
+	t->processes = from->n;
+	t->cpu_ns = or_else(from->cpu, own->cpu);
+	t->proc_ns = from->life;
+	t->run_delay_ns = from->delay;
+	t->iowait_ns = from->iowait;
+	t->blocked_ns = from->blocked;
+	t->net_wait_ns = from->netwait;
+	t->oom_kills = larger(from->oom, own->oom);
+	t->peak_rss_bytes = or_else(own->peak, from->peak);
+	t->read_bytes = or_else(from->rd, own->rd);
+	t->write_bytes = or_else(from->wr, own->wr);
+	t->rchar = or_else(from->rc, own->rc);
+	t->wchar = or_else(from->wc, own->wc);
+	t->net_tx_bytes = or_else(from->tx, own->tx);
+	t->net_rx_bytes = or_else(from->rx, own->rx);
+	t->start_ns = or_else(t->start_ns, from->first_start);
+	if (!t->running)
+		t->end_ns = or_else(t->end_ns, from->last_end);
+}
+
+static void row_to_tune_task(sqlite3_stmt *st, const struct sums *live, struct store_tune_task *t)
+{
+	struct col c = { st, 0 };
+	struct store_int failed, running;
+	struct step_own own;
+	struct sums report;
+
+	memset(t, 0, sizeof(*t));
+	t->run_id = col_i64(&c);
+	t->idx = col_i64(&c);
+	t->step_id = col_text(&c);
+	t->name = col_text(&c);
+	t->state = col_text(&c);
+	t->engine = col_text(&c);
+	t->rule = col_text(&c);
+	t->tools = col_text(&c);
+	if (!t->tools)
+		t->tools = "";
+	t->start_ns = col_int(&c);
+	t->end_ns = col_int(&c);
+	failed = col_int(&c);
+	running = col_int(&c);
+	t->failed = text_is(t->state, "failed") || (failed.known && failed.v != 0);
+	t->running = text_is(t->state, "running") || (!t->state && running.known && running.v > 0);
+	if (t->running)
+		t->end_ns = (struct store_int){ 0 };
+	own.processes = col_int(&c);
+	own.oom = col_int(&c);
+	own.cpu = col_int(&c);
+	own.peak = col_int(&c);
+	own.rd = col_int(&c);
+	own.wr = col_int(&c);
+	own.rc = col_int(&c);
+	own.wc = col_int(&c);
+	own.tx = col_int(&c);
+	own.rx = col_int(&c);
+	row_sums(&c, &report);
+	t->oom_limit_bytes = col_int(&c);
+	task_figures(t, &own, live, &report);
+}
+
+/* ---- a run's live processes, summed per step ------------------------------------ */
+
+/* A host's figures may be anything: sums saturate rather than overflow. */
+static void add_int(struct store_int *a, struct store_int b)
+{
+	if (!b.known)
+		return;
+	if (!a->known)
+		*a = b;
+	else if (b.v > 0 && a->v > INT64_MAX - b.v)
+		a->v = INT64_MAX;
+	else if (b.v < 0 && a->v < INT64_MIN - b.v)
+		a->v = INT64_MIN;
+	else
+		a->v += b.v;
+}
+
+static void max_int(struct store_int *a, struct store_int b)
+{
+	if (b.known && (!a->known || b.v > a->v))
+		*a = b;
+}
+
+/* b's processes added to a's, as SQL's sum(), max(), min() would (an end only when every one has one). */
+static void add_sums(struct sums *a, const struct sums *b)
+{
+	bool ends = a->last_end.known && b->last_end.known;
+
+	add_int(&a->n, b->n);
+	add_int(&a->measured, b->measured);
+	add_int(&a->cpu, b->cpu);
+	add_int(&a->life, b->life);
+	add_int(&a->delay, b->delay);
+	add_int(&a->iowait, b->iowait);
+	add_int(&a->blocked, b->blocked);
+	add_int(&a->netwait, b->netwait);
+	add_int(&a->oom, b->oom);
+	max_int(&a->peak, b->peak);
+	add_int(&a->rd, b->rd);
+	add_int(&a->wr, b->wr);
+	add_int(&a->rc, b->rc);
+	add_int(&a->wc, b->wc);
+	add_int(&a->tx, b->tx);
+	add_int(&a->rx, b->rx);
+	if (b->first_start.known && (!a->first_start.known || b->first_start.v < a->first_start.v))
+		a->first_start = b->first_start;
+	max_int(&a->last_end, b->last_end);
+	a->last_end.known = ends;
+}
+
+struct step_sums {
+	size_t off;                 /* the step id: run_steps.text + off */
+	const char *step;
+	struct sums s;
+};
+
+/* live_sql walked along the steps: the processes of the run the steps are at, summed per step. */
+struct run_steps {
+	sqlite3_stmt *live;
+	int rc;                     /* live's last sqlite3_step() */
+	int64_t run_id;             /* whose steps v holds */
+	struct step_sums *v;
+	size_t n, cap;
+	char *text;
+	size_t len, text_cap;
+};
+
+static int cmp_step_sums(const void *a, const void *b)
+{
+	return strcmp(((const struct step_sums *)a)->step, ((const struct step_sums *)b)->step);
+}
+
+static int keep_process(struct run_steps *r)
+{
+	struct col c = { r->live, 1 };
+	const char *step = col_text(&c);
+	size_t len = (size_t)sqlite3_column_bytes(r->live, 1) + 1;
+	struct step_sums *e;
+
+	if (!step)
+		return STORE_OK;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		void *v = realloc(r->v, cap * sizeof(*r->v));
+
+		if (!v)
+			return STORE_E_NOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	if (r->len + len > r->text_cap) {
+		size_t cap = r->text_cap ? 2 * r->text_cap : 4096;
+		char *t;
+
+		while (cap < r->len + len)
+			cap *= 2;
+		t = realloc(r->text, cap);
+		if (!t)
+			return STORE_E_NOMEM;
+		r->text = t;
+		r->text_cap = cap;
+	}
+	e = &r->v[r->n++];
+	e->off = r->len;
+	memcpy(r->text + r->len, step, len); /* a step id with a NUL in it ends there: compared as C strings */
+	r->len += len;
+	row_sums(&c, &e->s);
+	return STORE_OK;
+}
+
+/* Gather the processes of run_id (live_sql is ordered by run), one entry per step. */
+static int load_run_steps(struct store *s, struct run_steps *r, int64_t run_id)
+{
+	size_t n = 0;
+	int rc;
+
+	r->n = r->len = 0;
+	r->run_id = run_id;
+	for (; r->rc == SQLITE_ROW; r->rc = sqlite3_step(r->live)) {
+		int64_t id = sqlite3_column_int64(r->live, 0);
+
+		if (id > run_id)
+			break;
+		if (id == run_id && (rc = keep_process(r)))
+			return rc;
+	}
+	if (r->rc != SQLITE_ROW && r->rc != SQLITE_DONE)
+		return lake_sql_fail(s, r->rc);
+	for (size_t i = 0; i < r->n; i++)
+		r->v[i].step = r->text + r->v[i].off;
+	if (r->n > 1)
+		qsort(r->v, r->n, sizeof(*r->v), cmp_step_sums);
+	for (size_t i = 0; i < r->n; i++) {
+		if (n && !strcmp(r->v[n - 1].step, r->v[i].step))
+			add_sums(&r->v[n - 1].s, &r->v[i].s);
+		else
+			r->v[n++] = r->v[i];
+	}
+	r->n = n;
+	return STORE_OK;
+}
+
+static const struct sums no_sums;
+
+static const struct sums *step_sums_of(const struct run_steps *r, const char *step_id)
+{
+	struct step_sums k = { .step = step_id };
+	const struct step_sums *f;
+
+	if (!step_id || !r->n)
+		return &no_sums;
+	f = bsearch(&k, r->v, r->n, sizeof(k), cmp_step_sums);
+	return f ? &f->s : &no_sums;
+}
+
+static void row_to_tune_sample(sqlite3_stmt *st, struct store_tune_sample *s)
+{
+	struct col c = { st, 0 };
+
+	s->run_id = col_i64(&c);
+	s->step = col_text(&c);
+	s->process = col_i64(&c);
+	s->real_ns = col_i64(&c);
+	s->runtime_ns = col_int(&c);
+	s->rss_bytes = col_int(&c);
+}
+
+/* ---- walking one statement -------------------------------------------------- */
+
+typedef int (*tune_visit_fn)(sqlite3_stmt *st, void *arg);
+
+/* Prepare sql with ?1, if it has one, bound to the pipeline (NULL: every run). */
+static int tune_prepare(struct store *s, const char *sql, const char *pipeline, sqlite3_stmt **out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) > 0)
+		rc = pipeline ? sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1);
+	if (rc != SQLITE_OK) {
+		rc = lake_sql_fail(s, rc);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	*out = st;
+	return STORE_OK;
+}
+
+/* Hand each row of sql (?1 the pipeline) to visit. */
+static int tune_walk(struct store *s, const char *sql, const char *pipeline, tune_visit_fn visit, void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, stop = tune_prepare(s, sql, pipeline, &st);
+
+	if (stop)
+		return stop;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = visit(st, arg);
+	if (!stop && rc != SQLITE_DONE)
+		stop = lake_sql_fail(s, rc);
+	sqlite3_finalize(st);
+	return stop;
+}
+
+struct tune_visit {
+	union {
+		store_tune_run_fn run;
+		store_tune_task_fn task;
+		store_tune_sample_fn sample;
+		store_tune_file_fn file;
+	} fn;
+	void *ctx;
+	struct store *s;
+	struct run_steps *runs;     /* store_tune_tasks' */
+};
+
+static int visit_tune_run(sqlite3_stmt *st, void *arg)
+{
+	struct tune_visit *v = arg;
+	struct store_tune_run r;
+
+	row_to_tune_run(st, &r);
+	return v->fn.run(v->ctx, &r);
+}
+
+static int visit_tune_task(sqlite3_stmt *st, void *arg)
+{
+	struct tune_visit *v = arg;
+	struct run_steps *r = v->runs;
+	int64_t run_id = sqlite3_column_int64(st, 0);
+	struct store_tune_task t;
+	int rc;
+
+	if (run_id != r->run_id && (rc = load_run_steps(v->s, r, run_id)))
+		return rc;
+	row_to_tune_task(st, step_sums_of(r, (const char *)sqlite3_column_text(st, 2)), &t);
+	return v->fn.task(v->ctx, &t);
+}
+
+static int visit_tune_sample(sqlite3_stmt *st, void *arg)
+{
+	struct tune_visit *v = arg;
+	struct store_tune_sample s;
+
+	row_to_tune_sample(st, &s);
+	return v->fn.sample(v->ctx, &s);
+}
+
+static int visit_tune_file(sqlite3_stmt *st, void *arg)
+{
+	struct tune_visit *v = arg;
+	struct col c = { st, 0 };
+	struct store_tune_file f;
+
+	f.run_id = col_i64(&c);
+	f.step = col_text(&c);
+	f.host_id = col_text(&c);
+	f.path = col_text(&c);
+	f.mode = col_text(&c);
+	if (!f.path || !f.mode)
+		return 0; /* NOT NULL columns: only a lake changed by hand has them NULL */
+	return v->fn.file(v->ctx, &f);
+}
+
+/* ---- the calls ------------------------------------------------------------ */
+
+int store_tune_runs(struct store *s, const char *pipeline, store_tune_run_fn fn, void *ctx)
+{
+	struct tune_visit v = { .fn.run = fn, .ctx = ctx };
+
+	return tune_walk(s, runs_sql, pipeline, visit_tune_run, &v);
+}
+
+/* Two statements: the steps, and their runs' live processes walked alongside (both by run). */
+int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn fn, void *ctx)
+{
+	struct tune_visit v = { .fn.task = fn, .ctx = ctx, .s = s };
+	struct run_steps r = { .run_id = -1 };
+	int rc;
+
+	rc = tune_prepare(s, live_sql, pipeline, &r.live);
+	if (rc)
+		return rc;
+	r.rc = sqlite3_step(r.live);
+	v.runs = &r;
+	rc = tune_walk(s, tasks_sql, pipeline, visit_tune_task, &v);
+	sqlite3_finalize(r.live);
+	free(r.v);
+	free(r.text);
+	return rc;
+}
+
+/* ---- the samples and files of the runs' processes: by index, or by one scan ------------ */
+
+/*
+ * Two ways to the same rows. By index (samples_sql, files_sql): process by
+ * process through samples_process and files_process, each row then looked
+ * up in its table by key: a cost per row, but only the runs' rows are
+ * read. By one scan: the runs' processes in a hash table, then every row
+ * of samples and of files in table order, each looked up there (over the
+ * bench's 900,000 samples, five times less work per row), the samples held
+ * and grouped by process before they are handed over. The scan is taken
+ * when the runs hold at least 1/TUNE_SCAN_SHARE of the lake's processes,
+ * and given up for the index when it would hold more than
+ * TUNE_SCAN_MAX_SAMPLES samples (32 bytes each).
+ */
+#define TUNE_SCAN_SHARE 4
+#define TUNE_SCAN_MAX_SAMPLES (8u << 20)
+#define NO_PROC UINT32_MAX
+
+/* The runs' processes and all of the lake's (its highest rowid: rows are never deleted). */
+static const char share_sql[] =
+	"SELECT (SELECT count(*) FROM processes INDEXED BY processes_run WHERE run_id IN (" SEL_RUNS ")), "
+	"(SELECT max(rowid) FROM processes)";
+/* The runs' processes, in samples_sql's order. */
+static const char procs_sql[] =
+	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.run_id, p.step, p.rowid, " REAL_OFFSET " "
+	"FROM processes p INDEXED BY processes_run WHERE p.run_id IN (" SEL_RUNS ") ORDER BY p.run_id, p.rowid";
+static const char scan_samples_sql[] =
+	"SELECT host_id, boot_id, tgid, start_ns, ts_ns, runtime_ns, rss_bytes FROM samples";
+static const char scan_files_sql[] = "SELECT host_id, boot_id, tgid, start_ns, path, mode FROM files";
+
+struct tproc {
+	uint32_t boot;              /* its (host, boot) pair: scan.boots */
+	int64_t tgid, start_ns;
+	int64_t run_id, process;
+	size_t step;                /* its step id: scan.text + step - 1; 0: none */
+	struct store_int offset;
+};
+
+struct tsample {
+	uint32_t proc;
+	bool has_cpu, has_rss;
+	int64_t ts, cpu, rss;
+};
+
+struct scan {
+	struct tproc *procs;
+	size_t nprocs, cap_procs;
+	uint32_t *slots;            /* open addressing: an index into procs, or NO_PROC */
+	size_t nslots;
+	uint64_t seed;
+	char **boots;               /* "host\0boot" of the runs' processes */
+	size_t nboots, cap_boots;
+	char *last;                 /* the pair last looked up, and what it was */
+	size_t last_cap;
+	uint32_t last_boot;
+	char *text;                 /* the processes' step ids */
+	size_t len, text_cap;
+	struct tsample *v;
+	size_t n, cap;
+};
+
+/* The pair's index, NO_PROC if none (add: make it). Rows come grouped by host and boot: one compare. */
+static uint32_t scan_boot(struct scan *sc, const char *host, const char *boot, bool add, int *err)
+{
+	size_t hl = strlen(host), bl = strlen(boot);
+
+	if (sc->last && !strcmp(sc->last, host) && !strcmp(sc->last + strlen(sc->last) + 1, boot) &&
+	    (sc->last_boot != NO_PROC || !add))
+		return sc->last_boot;
+	if (hl + bl + 2 > sc->last_cap) {
+		char *l = realloc(sc->last, hl + bl + 2);
+
+		if (!l) {
+			*err = STORE_E_NOMEM;
+			return NO_PROC;
+		}
+		sc->last = l;
+		sc->last_cap = hl + bl + 2;
+	}
+	memcpy(sc->last, host, hl + 1);
+	memcpy(sc->last + hl + 1, boot, bl + 1);
+	sc->last_boot = NO_PROC;
+	for (size_t i = 0; i < sc->nboots; i++)
+		if (!strcmp(sc->boots[i], host) && !strcmp(sc->boots[i] + hl + 1, boot))
+			return sc->last_boot = (uint32_t)i;
+	if (!add)
+		return NO_PROC;
+	if (sc->nboots == sc->cap_boots) {
+		size_t cap = sc->cap_boots ? 2 * sc->cap_boots : 16;
+		char **b = realloc(sc->boots, cap * sizeof(*b));
+
+		if (!b) {
+			*err = STORE_E_NOMEM;
+			return NO_PROC;
+		}
+		sc->boots = b;
+		sc->cap_boots = cap;
+	}
+	sc->boots[sc->nboots] = malloc(hl + bl + 2);
+	if (!sc->boots[sc->nboots]) {
+		*err = STORE_E_NOMEM;
+		return NO_PROC;
+	}
+	memcpy(sc->boots[sc->nboots], sc->last, hl + bl + 2);
+	return sc->last_boot = (uint32_t)sc->nboots++;
+}
+
+static size_t scan_hash(const struct scan *sc, uint32_t boot, int64_t tgid, int64_t start_ns)
+{
+	uint64_t h = hash_mix64(sc->seed ^ ((uint64_t)boot << 40) ^ (uint64_t)tgid);
+
+	return (size_t)(hash_mix64(h ^ (uint64_t)start_ns) & (sc->nslots - 1));
+}
+
+static uint32_t scan_find(const struct scan *sc, uint32_t boot, int64_t tgid, int64_t start_ns)
+{
+	for (size_t i = scan_hash(sc, boot, tgid, start_ns);; i = (i + 1) & (sc->nslots - 1)) {
+		uint32_t k = sc->slots[i];
+
+		if (k == NO_PROC || (sc->procs[k].boot == boot && sc->procs[k].tgid == tgid &&
+				     sc->procs[k].start_ns == start_ns))
+			return k;
+	}
+}
+
+static int scan_add_proc(struct scan *sc, sqlite3_stmt *st)
+{
+	struct col c = { st, 0 };
+	const char *host = col_text(&c), *boot = col_text(&c), *step;
+	int err = 0;
+	struct tproc *p;
+
+	if (sc->nprocs == sc->cap_procs) {
+		size_t cap = sc->cap_procs ? 2 * sc->cap_procs : 1024;
+		void *v = realloc(sc->procs, cap * sizeof(*sc->procs));
+
+		if (!v)
+			return STORE_E_NOMEM;
+		sc->procs = v;
+		sc->cap_procs = cap;
+	}
+	p = &sc->procs[sc->nprocs];
+	p->boot = scan_boot(sc, host ? host : "", boot ? boot : "", true, &err);
+	if (err)
+		return err;
+	p->tgid = col_i64(&c);
+	p->start_ns = col_i64(&c);
+	p->run_id = col_i64(&c);
+	step = col_text(&c);
+	p->step = 0;
+	if (step) {
+		size_t len = strlen(step) + 1;
+
+		if (sc->len + len > sc->text_cap) {
+			size_t cap = sc->text_cap ? 2 * sc->text_cap : 65536;
+			char *t;
+
+			while (cap < sc->len + len)
+				cap *= 2;
+			t = realloc(sc->text, cap);
+			if (!t)
+				return STORE_E_NOMEM;
+			sc->text = t;
+			sc->text_cap = cap;
+		}
+		memcpy(sc->text + sc->len, step, len);
+		p->step = sc->len + 1;
+		sc->len += len;
+	}
+	p->process = col_i64(&c);
+	p->offset = col_int(&c);
+	sc->nprocs++;
+	return STORE_OK;
+}
+
+/* The runs' processes, and the hash table over them. */
+static int scan_load(struct store *s, const char *pipeline, struct scan *sc)
+{
+	sqlite3_stmt *st;
+	int rc = tune_prepare(s, procs_sql, pipeline, &st), stop = 0;
+
+	if (rc)
+		return rc;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = scan_add_proc(sc, st);
+	if (!stop && rc != SQLITE_DONE)
+		stop = lake_sql_fail(s, rc);
+	sqlite3_finalize(st);
+	if (stop)
+		return stop;
+	for (sc->nslots = 1024; sc->nslots < 2 * sc->nprocs; sc->nslots *= 2)
+		;
+	sc->slots = malloc(sc->nslots * sizeof(*sc->slots));
+	if (!sc->slots)
+		return STORE_E_NOMEM;
+	memset(sc->slots, 0xff, sc->nslots * sizeof(*sc->slots));
+	sqlite3_randomness(sizeof(sc->seed), &sc->seed);
+	for (size_t i = 0; i < sc->nprocs; i++) {
+		const struct tproc *p = &sc->procs[i];
+		size_t j = scan_hash(sc, p->boot, p->tgid, p->start_ns);
+
+		while (sc->slots[j] != NO_PROC)
+			j = (j + 1) & (sc->nslots - 1);
+		sc->slots[j] = (uint32_t)i; /* a key twice cannot be: it is the processes' primary key */
+	}
+	return STORE_OK;
+}
+
+/* The process of a samples or files row (its first four columns), NO_PROC if not one of the runs'. */
+static uint32_t scan_row_proc(struct scan *sc, sqlite3_stmt *st, int *err)
+{
+	struct col c = { st, 0 };
+	const char *host = col_text(&c), *boot = col_text(&c);
+	uint32_t b = scan_boot(sc, host ? host : "", boot ? boot : "", false, err);
+	int64_t tgid = col_i64(&c), start_ns = col_i64(&c);
+
+	return b == NO_PROC ? NO_PROC : scan_find(sc, b, tgid, start_ns);
+}
+
+/* Hold the runs' samples; STORE_E_NOT_FOUND when there are more than a scan holds. */
+static int scan_samples(struct store *s, struct scan *sc)
+{
+	sqlite3_stmt *st;
+	int rc = tune_prepare(s, scan_samples_sql, NULL, &st), stop = 0;
+
+	if (rc)
+		return rc;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint32_t k = scan_row_proc(sc, st, &stop);
+		struct col c = { st, 4 };
+		struct store_int cpu, rss;
+		int64_t ts;
+
+		if (stop || k == NO_PROC || !sc->procs[k].offset.known)
+			continue;
+		if (sc->n == sc->cap) {
+			size_t cap = sc->cap ? 2 * sc->cap : 65536;
+			void *v = cap <= TUNE_SCAN_MAX_SAMPLES ? realloc(sc->v, cap * sizeof(*sc->v)) : NULL;
+
+			if (!v) {
+				stop = cap <= TUNE_SCAN_MAX_SAMPLES ? STORE_E_NOMEM : STORE_E_NOT_FOUND;
+				break;
+			}
+			sc->v = v;
+			sc->cap = cap;
+		}
+		ts = col_i64(&c);
+		cpu = col_int(&c);
+		rss = col_int(&c);
+		sc->v[sc->n++] = (struct tsample){ k, cpu.known, rss.known, ts, cpu.v, rss.v };
+	}
+	if (!stop && rc != SQLITE_DONE)
+		stop = lake_sql_fail(s, rc);
+	sqlite3_finalize(st);
+	return stop;
+}
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* The samples held, process by process in procs' order (a counting sort: each process's in table order). */
+static int scan_hand_samples(struct scan *sc, store_tune_sample_fn fn, void *ctx)
+{
+	uint32_t *first = calloc(sc->nprocs + 1, sizeof(*first)), *order = malloc((sc->n ? sc->n : 1) * sizeof(*order));
+	int stop = 0;
+
+	if (!first || !order) {
+		free(first);
+		free(order);
+		return STORE_E_NOMEM;
+	}
+	for (size_t i = 0; i < sc->n; i++)
+		first[sc->v[i].proc + 1]++;
+	for (size_t k = 0; k < sc->nprocs; k++)
+		first[k + 1] += first[k];
+	for (size_t i = 0; i < sc->n; i++)
+		order[first[sc->v[i].proc]++] = (uint32_t)i;
+	/* first[k] is now the end of process k's range, its start the end of k - 1's */
+	for (size_t i = 0; i < sc->n && !stop; i++) {
+		const struct tsample *x = &sc->v[order[i]];
+		const struct tproc *p = &sc->procs[x->proc];
+		struct store_tune_sample out = {
+			.run_id = p->run_id,
+			.step = p->step ? sc->text + p->step - 1 : NULL,
+			.process = p->process,
+			.real_ns = add_sat(x->ts, p->offset.v),
+			.runtime_ns = { x->has_cpu, x->cpu },
+			.rss_bytes = { x->has_rss, x->rss },
+		};
+
+		stop = fn(ctx, &out);
+	}
+	free(first);
+	free(order);
+	return stop;
+}
+
+static int scan_files(struct store *s, struct scan *sc, store_tune_file_fn fn, void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc = tune_prepare(s, scan_files_sql, NULL, &st), stop = 0;
+
+	if (rc)
+		return rc;
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint32_t k = scan_row_proc(sc, st, &stop);
+		struct col c = { st, 4 };
+		struct store_tune_file f;
+
+		if (stop || k == NO_PROC || !sc->procs[k].step)
+			continue;
+		f.run_id = sc->procs[k].run_id;
+		f.step = sc->text + sc->procs[k].step - 1;
+		f.host_id = (const char *)sqlite3_column_text(st, 0);
+		f.path = col_text(&c);
+		f.mode = col_text(&c);
+		if (f.path && f.mode)
+			stop = fn(ctx, &f);
+	}
+	if (!stop && rc != SQLITE_DONE)
+		stop = lake_sql_fail(s, rc);
+	sqlite3_finalize(st);
+	return stop;
+}
+
+static void scan_free(struct scan *sc)
+{
+	for (size_t i = 0; i < sc->nboots; i++)
+		free(sc->boots[i]);
+	free(sc->boots);
+	free(sc->procs);
+	free(sc->slots);
+	free(sc->last);
+	free(sc->text);
+	free(sc->v);
+}
+
+/* 1: scan, 0: by index, or a store_err. */
+static int scan_or_index(struct store *s, const char *pipeline)
+{
+	sqlite3_stmt *st;
+	int rc = tune_prepare(s, share_sql, pipeline, &st), scan = 0;
+
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		scan = sqlite3_column_int64(st, 0) > 0 &&
+		       sqlite3_column_int64(st, 0) * TUNE_SCAN_SHARE >= sqlite3_column_int64(st, 1);
+	else
+		scan = lake_sql_fail(s, rc);
+	sqlite3_finalize(st);
+	return scan;
+}
+
+int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample_fn on_sample,
+			store_tune_file_fn on_file, void *ctx)
+{
+	struct tune_visit vs = { .fn.sample = on_sample, .ctx = ctx }, vf = { .fn.file = on_file, .ctx = ctx };
+	struct scan sc = { .last_boot = NO_PROC };
+	int rc = scan_or_index(s, pipeline);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		rc = tune_walk(s, samples_sql, pipeline, visit_tune_sample, &vs);
+		return rc ? rc : tune_walk(s, files_sql, pipeline, visit_tune_file, &vf);
+	}
+	rc = scan_load(s, pipeline, &sc);
+	if (!rc)
+		rc = scan_samples(s, &sc);
+	if (rc == STORE_E_NOT_FOUND) { /* too many to hold: by index, streamed */
+		free(sc.v);
+		sc.v = NULL;
+		sc.n = sc.cap = 0;
+		rc = tune_walk(s, samples_sql, pipeline, visit_tune_sample, &vs);
+	} else if (!rc) {
+		rc = scan_hand_samples(&sc, on_sample, ctx);
+	}
+	if (!rc)
+		rc = scan_files(s, &sc, on_file, ctx);
+	scan_free(&sc);
+	return rc;
+}
+
+int store_tune_begin(struct store *s)
+{
+	int rc = sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? STORE_OK : lake_sql_fail(s, rc);
+}
+
+void store_tune_end(struct store *s)
+{
+	/* Nothing was written: ending the read transaction cannot lose anything. */
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
