@@ -109,6 +109,13 @@ static int load_prices(const char *path, struct price_table *t)
 	return 0;
 }
 
+int cost_default_table(struct price_table *t, char *path, size_t pathlen)
+{
+	if (!default_prices(path, pathlen))
+		return 0;
+	return load_prices(path, t) ? -1 : 1;
+}
+
 /* ---- output ------------------------------------------------------------------- */
 
 static void kv_double(struct json *j, const char *key, double v)
@@ -370,10 +377,12 @@ int cmd_cost(int argc, char **argv)
 		if (load_prices(prices, &table))
 			return 1;
 		have_table = true;
-	} else if (default_prices(prices, sizeof(prices))) {
-		if (load_prices(prices, &table))
+	} else {
+		int found = cost_default_table(&table, prices, sizeof(prices));
+
+		if (found < 0)
 			return 1;
-		have_table = true;
+		have_table = found == 1;
 	}
 	if (store_open(&st, o.db, true, err, sizeof(err))) {
 		fprintf(stderr, "tracer cost: %s\n", err);

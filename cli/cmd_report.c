@@ -20,11 +20,13 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd_report.h"
+#include "run_tune.h"
 #include "textout.h"
 #include "cputime.h"
 #include "json.h"
@@ -515,7 +517,7 @@ static void write_run_fields(struct json *j, const struct store_run *r)
 }
 
 /* A live run as a tracer.run.v1 report, from its rows (docs/lake.md says what differs from tracer run's). */
-static int write_rebuilt(struct store *st, struct json *j, const struct store_run *r)
+static int write_rebuilt(struct store *st, struct json *j, const struct store_run *r, const struct run_tune *rt)
 {
 	struct rebuild b = { .st = st, .j = j };
 	int rc;
@@ -536,8 +538,11 @@ static int write_rebuilt(struct store *st, struct json *j, const struct store_ru
 		json_key(j, "signals");
 		json_array_begin(j);
 		rc = store_run_signals(st, r->run_id, write_signal, j);
+		run_tune_json_signals(rt, j); /* slower_than_usual, from the analysis */
 		json_array_end(j);
 	}
+	json_key(j, "tune");
+	run_tune_json(rt, j);
 	json_object_end(j);
 	return rc;
 }
@@ -552,6 +557,9 @@ static int write_stored(void *ctx, const char *text, size_t len)
 
 struct one_run {
 	struct store *st;
+	const char *db;
+	const struct run_tune *rt;
+	int64_t lake_id;
 	bool as_json;
 	bool found;
 	int rc;  /* the store's failure, once found */
@@ -563,13 +571,22 @@ static int show_found(void *ctx, const struct store_run *r)
 	struct one_run *o = ctx;
 	struct out w;
 
-	if (o->found)
-		return 0; /* a pipeline run id named several runs: the first */
+	if (o->found || r->run_id != o->lake_id)
+		return 0; /* a pipeline run id named several runs: the one the analysis took (the newest) */
 	o->found = true;
 	if (o->as_json) {
+		char *signals = NULL, *tune = NULL;
+
+		if (r->has_stored_report && run_tune_json_texts(o->rt, &signals, &tune)) {
+			fprintf(stderr, "tracer report: out of memory\n");
+			o->out = 1;
+			return 0;
+		}
 		out_init(&w);
-		o->rc = r->has_stored_report ? store_run_report(o->st, r->run_id, write_stored, &w.j) :
-					       write_rebuilt(o->st, &w.j, r);
+		o->rc = r->has_stored_report ? store_run_report(o->st, r->run_id, signals, tune, write_stored, &w.j) :
+					       write_rebuilt(o->st, &w.j, r, o->rt);
+		free(signals);
+		free(tune);
 		o->out = o->rc ? 1 : out_finish(&w);
 		return 0;
 	}
@@ -579,13 +596,29 @@ static int show_found(void *ctx, const struct store_run *r)
 		o->rc = print_live_run(o->st, r);
 	if (!o->rc)
 		o->rc = print_signals(o->st, r->run_id);
+	if (!o->rc)
+		run_tune_text(o->rt, o->db);
 	return 0;
 }
 
 static int show_run(struct store *st, const char *db, const char *name, bool as_json)
 {
-	struct one_run o = { .st = st, .as_json = as_json };
-	int rc = store_run(st, name, show_found, &o);
+	struct run_tune rt;
+	struct one_run o = { .st = st, .db = db, .rt = &rt, .as_json = as_json };
+	char pipeline[1024];
+	int64_t lake_id;
+	int rc = tune_find_run(st, db, name, "report", &lake_id, pipeline, sizeof(pipeline));
+
+	if (rc)
+		return rc;
+	/* The analysis first: its reads are done before the run's own are walked. */
+	if (run_tune_load(st, lake_id, pipeline, &rt)) {
+		run_tune_free(&rt);
+		return 1;
+	}
+	o.lake_id = lake_id;
+	rc = store_run(st, name, show_found, &o);
+	run_tune_free(&rt);
 
 	if (rc == STORE_E_NOT_FOUND) {
 		fprintf(stderr, "tracer report: no run '%s' in %s (tracer report --db %s lists them)\n", name, db, db);

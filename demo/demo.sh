@@ -10,7 +10,9 @@
 #      Snakemake pipeline (or demo/pipeline.sh with TRACER_PIPELINE, without
 #      snakemake) started as usual: the processor finds the run and streams
 #      it to the lake while it runs;
-#   5. both runs read back from the lake (tracer report --db).
+#      three times;
+#   5. the runs read back from the lake (tracer report --db);
+#   6. tracer tune over the pipeline's runs; 7. tracer cost.
 # Everything lives in BUILD/demo (kept, so the lake can be queried after).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -83,12 +85,18 @@ processor=$!
 sleep 2
 if command -v snakemake > /dev/null && command -v bwa > /dev/null && command -v wgsim > /dev/null; then
 	cp "$here/../tests/e2e/data/Snakefile" "$d/wf/"
-	echo "   (cd $d/wf && snakemake -c2 -q), as the user nobody"
-	(cd "$d/wf" && setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups env HOME="$d/wf" \
-		snakemake -c2 -q > "$d/snakemake.out" 2>&1) || echo "   the pipeline failed: see $d/snakemake.out"
+	pipeline="snakemake:$d/wf/Snakefile"
+	for n in 1 2 3; do # three runs: enough history for tracer tune's advice (step 6)
+		echo "   (cd $d/wf && snakemake -c2 -q --forceall), as the user nobody: run $n of 3"
+		(cd "$d/wf" && setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups env HOME="$d/wf" \
+			snakemake -c2 -q --forceall > "$d/snakemake.out" 2>&1) || echo "   the pipeline failed: see $d/snakemake.out"
+	done
 else
+	pipeline=demo
 	echo "   TRACER_PIPELINE=demo $here/pipeline.sh (snakemake, bwa or wgsim missing: make deps installs them)"
-	TRACER_PIPELINE=demo "$here/pipeline.sh" > "$d/pipeline-daemon.out" 2>&1 || true
+	for n in 1 2 3; do
+		TRACER_PIPELINE=demo "$here/pipeline.sh" > "$d/pipeline-daemon.out" 2>&1 || true
+	done
 fi
 sleep 4 # the run's last record: one look a second, then the spool's fsync and the next batch
 kill -TERM $processor $collector
@@ -97,10 +105,18 @@ kill $ingest
 wait $ingest 2>/dev/null || true
 trap - EXIT
 
-echo "5. from the lake: tracer report --db $d/lake.db (the tracer run, then the run the daemons found)"
+echo "5. from the lake: tracer report --db $d/lake.db (the tracer run, then the runs the daemons found)"
 "$build/tracer" report --db "$d/lake.db"
-for run in $("$build/tracer" report --db "$d/lake.db" | awk 'NR > 1 { print $1 }'); do
+runs=$("$build/tracer" report --db "$d/lake.db" | awk 'NR > 1 { print $1 }')
+for run in $(echo "$runs" | head -n 1) $(echo "$runs" | tail -n 1); do # tracer run's, the daemons' newest
 	echo
 	echo "   tracer report --db $d/lake.db $run"
 	"$build/tracer" report --db "$d/lake.db" "$run"
 done
+echo
+echo "6. tracer tune --db $d/lake.db --pipeline $pipeline"
+echo "   (each step over its runs: time, cores, memory, where the time went, and what to ask for)"
+"$build/tracer" tune --db "$d/lake.db" --pipeline "$pipeline"
+echo
+echo "7. tracer cost --db $d/lake.db (priced when the host's instance type or price_per_hour is known)"
+"$build/tracer" cost --db "$d/lake.db"

@@ -466,13 +466,16 @@ static int visit_text(sqlite3_stmt *st, void *arg)
 	return v->fn(v->ctx, t, (size_t)sqlite3_column_bytes(st, 0));
 }
 
-int store_run_report(struct store *s, int64_t run_id, store_text_fn fn, void *ctx)
+int store_run_report(struct store *s, int64_t run_id, const char *signals_json, const char *tune_json,
+		     store_text_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUN_REPORT_JSON);
 	struct text_visit v = { fn, ctx };
 	int rows = 0, rc;
 
 	lake_b_i64(&b, run_id);
+	lake_b_str(&b, signals_json);
+	lake_b_str(&b, tune_json);
 	rc = each_row(&b, visit_text, &v, &rows);
 	return rc || rows ? rc : STORE_E_NOT_FOUND;
 }

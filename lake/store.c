@@ -692,9 +692,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 				"CASE WHEN json_valid(detail) THEN detail END FROM signals WHERE run_id = ?1 "
 				"ORDER BY signal_id",
 	/* The report as sent (its record's payload), with the run's state set on it. */
-	[ST_RUN_REPORT_JSON] = "SELECT json_set(json_extract(CAST(r.payload AS TEXT), '$.report'), '$.state', "
-			       "runs.state) FROM runs JOIN records r ON r.host_id = runs.host_id AND "
-			       "r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL " WHERE runs.run_id = ?1",
+	/* ?2: signals to add (a JSON array, the analysis'); ?3: a "tune" member (a JSON object), or NULL. */
+	[ST_RUN_REPORT_JSON] = "SELECT CASE WHEN ?3 IS NULL THEN x.rep ELSE json_set(x.rep, '$.tune', json(?3)) END FROM "
+			       "(SELECT json_set(y.rep, '$.state', y.state, '$.signals', json((SELECT "
+			       "json_group_array(json(value)) FROM (SELECT value FROM json_each(y.rep, '$.signals') "
+			       "WHERE json_type(y.rep, '$.signals') = 'array' UNION ALL SELECT value FROM "
+			       "json_each(coalesce(?2, '[]')))))) AS rep FROM "
+			       "(SELECT json_extract(CAST(r.payload AS TEXT), '$.report') AS rep, runs.state AS state "
+			       "FROM runs JOIN records r ON r.host_id = runs.host_id AND r.seq = runs.seq AND "
+			       "r.type = " TL_RUN_REPORT_SQL " WHERE runs.run_id = ?1) y) x",
 };
 
 

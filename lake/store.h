@@ -221,10 +221,14 @@ int store_process_files(struct store *s, const struct store_process *p, store_fi
 int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void *ctx);
 /*
  * The tracer.run.v1 report a run's row holds (has_stored_report), as
- * sent, with "state" set to the run's state: one call of fn with the
- * JSON text. STORE_E_NOT_FOUND when the run holds no report.
+ * sent, with "state" set to the run's state, signals_json's elements (a
+ * JSON array made by the caller: the analysis' slower_than_usual; NULL:
+ * none) added to its "signals", and tune_json (a JSON object, NULL: none)
+ * as its "tune": one call of fn with the JSON text. STORE_E_NOT_FOUND
+ * when the run holds no report.
  */
-int store_run_report(struct store *s, int64_t run_id, store_text_fn fn, void *ctx);
+int store_run_report(struct store *s, int64_t run_id, const char *signals_json, const char *tune_json,
+		     store_text_fn fn, void *ctx);
 
 /* ---- reading for the analysis (tracer tune, tracer cost: read_tune.c) ---- */
 

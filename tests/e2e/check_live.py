@@ -474,7 +474,7 @@ def cmd_latency(lake, args, fl):
 
 # Keys of `tracer run --json` the lake's rebuilt report need not carry the same (docs: "state" is added; a
 # difference not listed here is a failure). Paths: top-level KEY, processes[].KEY, steps[].KEY, signals[].KEY.
-ALLOWED_EXTRA = {"state"}
+ALLOWED_EXTRA = {"state", "tune"}  # tune: the analysis of the run's pipeline (docs/tune.md)
 
 
 # Two observers of one process (tracer run's processor and the daemons') read the same kernel start time but

@@ -97,6 +97,16 @@ def cmd_slow(args):
         fails.append(f"{args.step} is not slower than usual in run #{run.get('run_id')}")
     elif slow[0]["cause"] != args.cause:
         fails.append(f"{args.step}: cause {slow[0]['cause']}, expected {args.cause} ({slow[0]['why']})")
+    # The same finding in the run's report, as a slower_than_usual signal.
+    if run.get("run_id") is not None:
+        rep = json.loads(subprocess.run([args.tracer, "report", "--db", args.db, str(run["run_id"]), "--json"],
+                                        capture_output=True, text=True, timeout=60, check=True).stdout)
+        sig = [g for g in rep.get("signals", []) if g.get("kind") == "slower_than_usual" and g.get("name") == args.step]
+        if not sig or sig[0].get("cause") != args.cause:
+            fails.append(f"tracer report {run['run_id']} --json has no slower_than_usual signal for {args.step} "
+                         f"with cause {args.cause}: {sig}")
+        if not (rep.get("tune") or {}).get("recommendations"):
+            fails.append(f"tracer report {run['run_id']} --json has no tune.recommendations")
     for x in doc["slower_than_usual"]:
         if x["ratio"] < 1.3:
             fails.append(f"{x['step']} flagged at a ratio of {x['ratio']} (< 1.3)")
