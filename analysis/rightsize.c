@@ -81,7 +81,8 @@ int rightsize(const struct rs_task *tasks, size_t n, uint32_t runs, double *scra
 		scratch[i] = tasks[i].cores;
 	stats_sort(scratch, n);
 	cores_p95 = stats_quantile(scratch, n, 0.95);
-	out->cpus = cores_p95 < 1 ? 1 : (uint32_t)ceil(cores_p95 - 1e-9);
+	/* Cores measured over sample intervals carry the intervals' jitter: 1.02 of a one-thread tool is 1. */
+	out->cpus = cores_p95 - RS_CPU_NOISE < 1 ? 1 : (uint32_t)ceil(cores_p95 - RS_CPU_NOISE);
 	for (size_t i = 0; i < n; i++)
 		scratch[i] = tasks[i].duration_s;
 	stats_sort(scratch, n);

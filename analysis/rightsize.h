@@ -10,8 +10,8 @@
  *            to 64 MiB [KRR: max x 1.15]; never below what an OOM kill
  *            showed too small: after an OOM kill at limit L, at least
  *            max(L x 1.2, L + 100 MiB) [VPA's OOM bump];
- *   CPUs   = ceil(p95 of the cores each task used), at least 1 [KRR's
- *            P95 for CPU];
+ *   CPUs   = ceil(p95 of the cores each task used - 0.05), at least 1
+ *            [KRR's P95 for CPU; 0.05: the samples' jitter];
  *   time   = p99 of the durations x 1.5, at least 1 minute.
  *   confidence: fewer than 3 runs: no advice; 3-9 runs: low; 10-19:
  *            medium; 20 or more: high [VPA's confidence grows with the
@@ -49,6 +49,7 @@ struct rs_advice {
 #define RS_MEM_ROUND (64ull << 20)
 #define RS_OOM_FACTOR 1.2
 #define RS_OOM_ADD (100ull << 20)
+#define RS_CPU_NOISE 0.05   /* cores over a whole CPU by less than this are sampling jitter, not a CPU more */
 #define RS_TIME_FACTOR 1.5
 #define RS_TIME_MIN_S 60.0
 

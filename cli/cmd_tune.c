@@ -467,7 +467,7 @@ static bool config_skip(const struct an_profile *p, const char *comment)
 
 static void config_header(const char *comment, const struct an_profile *p, size_t n)
 {
-	printf("%s tracer tune: CPUs = ceil(p95 of cores used), memory = highest concurrent peak x 1.15\n"
+	printf("%s tracer tune: CPUs = ceil(p95 of cores used - 0.05), memory = highest concurrent peak x 1.15\n"
 	       "%s (at least x 1.2 or +100 MiB after an OOM kill), time = p99 duration x 1.5 (docs/tune.md)\n",
 	       comment, comment);
 	for (size_t i = 0; i < n; i++)

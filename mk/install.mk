@@ -19,6 +19,8 @@ UNITDIR      ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR       ?= $(PREFIX)/share/doc/tracer
+# tracer cost's price table: the binary looks for it at ../share/tracer/prices.csv from its own directory.
+DATADIR      := $(PREFIX)/share/tracer
 SELINUXDIR   ?= $(PREFIX)/share/selinux/packages
 SELINUXIFDIR ?= $(PREFIX)/share/selinux/devel/include/contrib
 # install notes here every directory it had to create, so that uninstall removes those
@@ -39,7 +41,8 @@ UNPLACED_BINARIES := $(filter-out $(addprefix $(BUILD)/,$(INSTALL_BIN) $(INSTALL
 # Every file install puts in place but the config (kept when changed) and the directory list.
 INSTALLED_FILES = $(addprefix $(BINDIR)/,$(INSTALL_BIN)) $(addprefix $(SBINDIR)/,$(INSTALL_SBIN)) \
 	$(addprefix $(UNITDIR)/,$(INSTALL_UNITS)) $(SYSUSERSDIR)/tracer.conf $(TMPFILESDIR)/tracer.conf \
-	$(addprefix $(DOCDIR)/,$(notdir $(INSTALL_DOCS))) $(SELINUXDIR)/tracer.pp $(SELINUXIFDIR)/tracer.if
+	$(addprefix $(DOCDIR)/,$(notdir $(INSTALL_DOCS))) $(SELINUXDIR)/tracer.pp $(SELINUXIFDIR)/tracer.if \
+	$(DATADIR)/prices.csv
 
 .PHONY: install install-build uninstall install-check deb deb-check
 
@@ -63,7 +66,7 @@ install: install-build
 			for n in $$new; do install -d -m 0755 "$(DESTDIR)$$n"; created="$$created $$n"; done; \
 		done; }; \
 	[ -z "$(DESTDIR)" ] || install -d "$(DESTDIR)"; \
-	mkdirs $(BINDIR) $(SBINDIR) $(UNITDIR) $(SYSUSERSDIR) $(TMPFILESDIR) $(DOCDIR) $(SYSCONFDIR)/tracer \
+	mkdirs $(BINDIR) $(SBINDIR) $(UNITDIR) $(SYSUSERSDIR) $(TMPFILESDIR) $(DOCDIR) $(DATADIR) $(SYSCONFDIR)/tracer \
 		$(if $(SELINUX_PP),$(SELINUXDIR) $(SELINUXIFDIR)); \
 	for b in $(INSTALL_BIN); do echo "  INSTALL $(DESTDIR)$(BINDIR)/$$b"; \
 		install -D -m 0755 $(BUILD)/$$b "$(DESTDIR)$(BINDIR)/$$b"; done; \
@@ -82,6 +85,8 @@ install: install-build
 	echo "  INSTALL $(DESTDIR)$(TMPFILESDIR)/tracer.conf"; \
 	install -D -m 0644 systemd/tracer.tmpfiles "$(DESTDIR)$(TMPFILESDIR)/tracer.conf"; \
 	for f in $(INSTALL_DOCS); do install -D -m 0644 $$f "$(DESTDIR)$(DOCDIR)/$${f##*/}"; done; \
+	echo "  INSTALL $(DESTDIR)$(DATADIR)/prices.csv"; \
+	install -D -m 0644 data/prices.csv "$(DESTDIR)$(DATADIR)/prices.csv"; \
 	echo "  INSTALL $(DESTDIR)$(DOCDIR)/ ($(words $(INSTALL_DOCS)) documents)"; \
 	conf="$(DESTDIR)$(INSTALL_CONF)"; \
 	if [ -e "$$conf" ] || [ -L "$$conf" ]; then \

@@ -99,6 +99,28 @@ static void an_oom_kill_sets_a_floor_like_vpa(void **state)
 	assert_true(a.time_s == RS_TIME_MIN_S); /* 10 s x 1.5 is under a minute */
 }
 
+/* A one-thread tool measured at 1.03 cores (the samples' interval jitter) needs 1 CPU; at 1.06, 2. */
+static void cores_just_over_a_cpu_are_sampling_jitter(void **state)
+{
+	struct rs_task t[3] = {
+		{ .peak_mem_bytes = MiB, .cores = 0.98, .duration_s = 10 },
+		{ .peak_mem_bytes = MiB, .cores = 1.01, .duration_s = 10 },
+		{ .peak_mem_bytes = MiB, .cores = 1.03, .duration_s = 10 },
+	};
+	struct rs_advice a;
+	double scratch[3];
+
+	(void)state;
+	assert_int_equal(rightsize(t, 3, 3, scratch, &a), 0);
+	assert_int_equal(a.cpus, 1); /* p95 1.03: ceil(1.03 - 0.05) = 1 */
+	t[2].cores = 1.06;
+	assert_int_equal(rightsize(t, 3, 3, scratch, &a), 0);
+	assert_int_equal(a.cpus, 2); /* ceil(1.06 - 0.05) = 2 */
+	t[2].cores = 2.04;
+	assert_int_equal(rightsize(t, 3, 3, scratch, &a), 0);
+	assert_int_equal(a.cpus, 2);
+}
+
 static void too_little_history_gives_no_advice(void **state)
 {
 	struct rs_task t[5] = {
@@ -147,6 +169,7 @@ int main(void)
 		cmocka_unit_test(median_and_mad_resist_an_outlier),
 		cmocka_unit_test(memory_is_the_peak_with_headroom_rounded_up),
 		cmocka_unit_test(an_oom_kill_sets_a_floor_like_vpa),
+		cmocka_unit_test(cores_just_over_a_cpu_are_sampling_jitter),
 		cmocka_unit_test(too_little_history_gives_no_advice),
 		cmocka_unit_test(impossible_figures_are_refused),
 	};

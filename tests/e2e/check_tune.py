@@ -50,8 +50,8 @@ def rule_errors(s):
     if r["confidence"] == "none":
         return ["no advice"]
     cores = s["cpu_cores"]["p95"]
-    if r["cpus"] != max(1, math.ceil(cores)):
-        errs.append(f"cpus {r['cpus']} != ceil(p95 cores {cores:.3f})")
+    if r["cpus"] != max(1, math.ceil(cores - 0.05)):
+        errs.append(f"cpus {r['cpus']} != ceil(p95 cores {cores:.3f} - 0.05)")
     peak = s["peak_memory_bytes"]["max"]
     want = math.ceil(peak * 1.15 / (64 * MiB)) * 64 * MiB
     if not r["memory_from_oom"] and r["memory_bytes"] != want:

@@ -128,6 +128,7 @@ awk '$1 ~ /^d/ { p = $6; sub(/^\./, "", p); sub(/\/$/, "", p); if (p != "") prin
 	for d in "$ROOT/README.md" "$ROOT"/docs/*.md; do echo "-rw-r--r-- root/root /usr/share/doc/tracer/${d##*/}"; done
 	echo "-rw-r--r-- root/root /usr/share/doc/tracer/copyright"
 	echo "-rw-r--r-- root/root /usr/share/doc/tracer/changelog.gz"
+	echo "-rw-r--r-- root/root /usr/share/tracer/prices.csv"
 	if [ -f "$ROOT/selinux/tracer.te" ]; then
 		echo "-rw-r--r-- root/root /usr/share/selinux/packages/tracer.pp"
 		echo "-rw-r--r-- root/root /usr/share/selinux/devel/include/contrib/tracer.if"
