@@ -118,22 +118,9 @@ int cost_default_table(struct price_table *t, char *path, size_t pathlen)
 
 /* ---- output ------------------------------------------------------------------- */
 
-static void kv_double(struct json *j, const char *key, double v)
-{
-	char buf[64];
-
-	json_key(j, key);
-	if (!isfinite(v)) {
-		json_null(j);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%.9g", v);
-	json_raw(j, buf, strlen(buf));
-}
-
 static void kv_usd(struct json *j, const char *key, double v)
 {
-	kv_double(j, key, v < 0 ? NAN : v);
+	json_kv_double(j, key, v < 0 ? NAN : v);
 }
 
 static void text_usd(char *out, size_t len, double v)
@@ -205,7 +192,7 @@ static int emit_json(const char *prices, const struct price_table *t, const stru
 		json_kv_string(&j, "key", l->key);
 		json_kv_u64(&j, "runs", l->runs);
 		json_kv_u64(&j, "tasks", l->tasks);
-		kv_double(&j, "hours", l->hours);
+		json_kv_double(&j, "hours", l->hours);
 		kv_usd(&j, "reserved_usd", l->reserved_usd);
 		kv_usd(&j, "used_usd", l->used_usd);
 		kv_usd(&j, "idle_usd", l->idle_usd);
@@ -222,13 +209,13 @@ static int emit_json(const char *prices, const struct price_table *t, const stru
 		json_kv_string(&j, "pipeline", f->pipeline);
 		json_kv_string(&j, "current_type", f->current_type);
 		json_kv_u64(&j, "runs", f->runs);
-		kv_double(&j, "need_cores", f->need_cores);
+		json_kv_double(&j, "need_cores", f->need_cores);
 		json_kv_u64(&j, "need_memory_bytes", f->need_mem_bytes);
 		json_row(&j, "current", f->current);
 		json_row(&j, "best", f->best);
 		json_kv_bool(&j, "best_spot_cheaper", f->best_spot_cheaper);
 		kv_usd(&j, "saving_per_run_usd", f->saving_per_run_usd);
-		kv_double(&j, "runs_per_month", f->runs_per_month);
+		json_kv_double(&j, "runs_per_month", f->runs_per_month);
 		kv_usd(&j, "saving_per_month_usd", f->saving_per_month_usd);
 		json_kv_string(&j, "why", f->why);
 		json_object_end(&j);

@@ -113,19 +113,6 @@ long tune_run_index(const struct an_input *in, int64_t lake_id, const char *pipe
 
 /* ---- numbers ----------------------------------------------------------------- */
 
-static void kv_double(struct json *j, const char *key, double v)
-{
-	char buf[64];
-
-	json_key(j, key);
-	if (!isfinite(v)) {
-		json_null(j);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%.9g", v);
-	json_raw(j, buf, strlen(buf));
-}
-
 static void text_bytes(char *out, size_t len, uint64_t b)
 {
 	format_bytes(out, len, (struct store_int){ .known = true, .v = b > INT64_MAX ? INT64_MAX : (int64_t)b });
@@ -166,10 +153,10 @@ static void json_breakdown(struct json *j, const char *key, const struct an_brea
 
 	json_key(j, key);
 	json_object_begin(j);
-	kv_double(j, "wall_s", b->wall_s);
+	json_kv_double(j, "wall_s", b->wall_s);
 	for (int p = 0; p < AN_PARTS; p++) {
 		snprintf(name, sizeof(name), "%s_s", an_part_name((enum an_part)p));
-		kv_double(j, name, b->part_s[p]);
+		json_kv_double(j, name, b->part_s[p]);
 	}
 	json_object_end(j);
 }
@@ -184,17 +171,17 @@ static void json_profile(struct json *j, const struct an_profile *p)
 	json_kv_u64(j, "tasks", p->tasks);
 	json_key(j, "duration_s");
 	json_object_begin(j);
-	kv_double(j, "p50", p->duration_p50_s);
-	kv_double(j, "p95", p->duration_p95_s);
-	kv_double(j, "p99", p->duration_p99_s);
-	kv_double(j, "max", p->duration_max_s);
+	json_kv_double(j, "p50", p->duration_p50_s);
+	json_kv_double(j, "p95", p->duration_p95_s);
+	json_kv_double(j, "p99", p->duration_p99_s);
+	json_kv_double(j, "max", p->duration_max_s);
 	json_object_end(j);
 	json_key(j, "cpu_cores");
 	json_object_begin(j);
-	kv_double(j, "p50", p->cores_p50);
-	kv_double(j, "p95", p->cores_p95);
+	json_kv_double(j, "p50", p->cores_p50);
+	json_kv_double(j, "p95", p->cores_p95);
 	json_object_end(j);
-	kv_double(j, "cpu_time_s", p->cpu_s);
+	json_kv_double(j, "cpu_time_s", p->cpu_s);
 	json_key(j, "peak_memory_bytes");
 	json_object_begin(j);
 	json_kv_u64(j, "max", p->peak_mem_max_bytes);
@@ -207,12 +194,12 @@ static void json_profile(struct json *j, const struct an_profile *p)
 	json_key(j, "allocation");
 	json_object_begin(j);
 	if (p->cpu_limit > 0)
-		kv_double(j, "cpus", p->cpu_limit);
+		json_kv_double(j, "cpus", p->cpu_limit);
 	else
 		json_kv_null(j, "cpus");
 	json_kv_u64_or_null(j, "memory_bytes", p->mem_limit_bytes > 0, p->mem_limit_bytes);
-	kv_double(j, "cpu_efficiency", p->cpu_efficiency >= 0 ? p->cpu_efficiency : NAN);
-	kv_double(j, "memory_efficiency", p->mem_efficiency >= 0 ? p->mem_efficiency : NAN);
+	json_kv_double(j, "cpu_efficiency", p->cpu_efficiency >= 0 ? p->cpu_efficiency : NAN);
+	json_kv_double(j, "memory_efficiency", p->mem_efficiency >= 0 ? p->mem_efficiency : NAN);
 	json_object_end(j);
 	json_kv_string(j, "class", an_class_name(p->class_));
 	json_kv_string(j, "class_evidence", p->why);
@@ -227,7 +214,7 @@ static void json_profile(struct json *j, const struct an_profile *p)
 	} else {
 		json_kv_u64(j, "cpus", p->advice.cpus);
 		json_kv_u64(j, "memory_bytes", p->advice.memory_bytes);
-		kv_double(j, "time_s", p->advice.time_s);
+		json_kv_double(j, "time_s", p->advice.time_s);
 	}
 	json_kv_bool(j, "memory_from_oom", p->advice.memory_from_oom);
 	json_object_end(j);
@@ -248,19 +235,19 @@ static void json_run(struct json *j, const struct an_input *in, long run, const 
 		json_kv_string(j, "label", r->label);
 		json_kv_string(j, "pipeline", r->pipeline);
 		json_kv_string(j, "state", r->state);
-		kv_double(j, "wall_s", b->wall_s);
-		kv_double(j, "work_s", b->work_s);
-		kv_double(j, "critical_path_s", b->path_s);
-		kv_double(j, "parallelism_available", b->parallelism_available);
-		kv_double(j, "parallelism_used", b->parallelism_used);
-		kv_double(j, "cores_used", b->cores_used);
+		json_kv_double(j, "wall_s", b->wall_s);
+		json_kv_double(j, "work_s", b->work_s);
+		json_kv_double(j, "critical_path_s", b->path_s);
+		json_kv_double(j, "parallelism_available", b->parallelism_available);
+		json_kv_double(j, "parallelism_used", b->parallelism_used);
+		json_kv_double(j, "cores_used", b->cores_used);
 		json_key(j, "dominant");
 		json_array_begin(j);
 		for (size_t i = 0; i < b->ndominant; i++) {
 			json_object_begin(j);
 			json_kv_string(j, "step", in->steps[b->dominant[i]].name);
 			json_kv_string(j, "step_id", in->steps[b->dominant[i]].step_id);
-			kv_double(j, "share", b->dominant_share[i]);
+			json_kv_double(j, "share", b->dominant_share[i]);
 			json_object_end(j);
 		}
 		json_array_end(j);
@@ -274,9 +261,9 @@ static void json_run(struct json *j, const struct an_input *in, long run, const 
 		json_object_begin(j);
 		json_kv_string(j, "step", t->name);
 		json_kv_string(j, "step_id", t->step_id);
-		kv_double(j, "start_s", (double)(t->start_ns - r->start_ns) / 1e9);
-		kv_double(j, "duration_s", b->path[i].duration_s);
-		kv_double(j, "wait_s", b->path[i].wait_s);
+		json_kv_double(j, "start_s", (double)(t->start_ns - r->start_ns) / 1e9);
+		json_kv_double(j, "duration_s", b->path[i].duration_s);
+		json_kv_double(j, "wait_s", b->path[i].wait_s);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -290,14 +277,14 @@ static void json_run(struct json *j, const struct an_input *in, long run, const 
 		json_kv_u64(j, "run_id", (uint64_t)r->lake_id);
 		json_kv_string(j, "step", t->name);
 		json_kv_string(j, "step_id", t->step_id);
-		kv_double(j, "duration_s", s->duration_s);
-		kv_double(j, "median_s", s->median_s);
-		kv_double(j, "ratio", s->ratio);
-		kv_double(j, "score", s->score);
+		json_kv_double(j, "duration_s", s->duration_s);
+		json_kv_double(j, "median_s", s->median_s);
+		json_kv_double(j, "ratio", s->ratio);
+		json_kv_double(j, "score", s->score);
 		json_kv_bool(j, "per_input_byte", s->per_input_byte);
 		json_kv_string(j, "cause", s->cause);
-		kv_double(j, "cause_s", s->cause_s);
-		kv_double(j, "cause_median_s", s->cause_median_s);
+		json_kv_double(j, "cause_s", s->cause_s);
+		json_kv_double(j, "cause_median_s", s->cause_median_s);
 		json_kv_string(j, "why", s->why);
 		json_object_end(j);
 	}

@@ -131,19 +131,6 @@ void run_tune_text(const struct run_tune *rt, const char *db)
 	text_cost(rt);
 }
 
-static void kv_double(struct json *j, const char *key, double v)
-{
-	char buf[64];
-
-	json_key(j, key);
-	if (!isfinite(v)) {
-		json_null(j);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%.9g", v);
-	json_raw(j, buf, strlen(buf));
-}
-
 void run_tune_json_signals(const struct run_tune *rt, struct json *j)
 {
 	for (size_t i = 0; rt->loaded && i < rt->nslow; i++) {
@@ -157,9 +144,9 @@ void run_tune_json_signals(const struct run_tune *rt, struct json *j)
 		json_kv_string(j, "step", t->step_id);
 		json_kv_string(j, "name", t->name);
 		json_kv_null(j, "tool");
-		kv_double(j, "duration_s", s->duration_s);
-		kv_double(j, "median_s", s->median_s);
-		kv_double(j, "ratio", s->ratio);
+		json_kv_double(j, "duration_s", s->duration_s);
+		json_kv_double(j, "median_s", s->median_s);
+		json_kv_double(j, "ratio", s->ratio);
 		json_kv_string(j, "cause", s->cause);
 		json_kv_string(j, "detail", s->why);
 		json_object_end(j);
@@ -194,19 +181,19 @@ void run_tune_json(const struct run_tune *rt, struct json *j)
 		json_kv_string(j, "confidence", rs_confidence_name(p->advice.confidence));
 		json_kv_u64_or_null(j, "cpus", p->advice.confidence != RS_NONE, p->advice.cpus);
 		json_kv_u64_or_null(j, "memory_bytes", p->advice.confidence != RS_NONE, p->advice.memory_bytes);
-		kv_double(j, "time_s", p->advice.confidence != RS_NONE ? p->advice.time_s : NAN);
+		json_kv_double(j, "time_s", p->advice.confidence != RS_NONE ? p->advice.time_s : NAN);
 		json_object_end(j);
 	}
 	json_array_end(j);
 	json_key(j, "cost");
 	json_object_begin(j);
-	kv_double(j, "price_per_hour", rt->price >= 0 ? rt->price : NAN);
+	json_kv_double(j, "price_per_hour", rt->price >= 0 ? rt->price : NAN);
 	json_kv_string(j, "price_source", cost_price_source_name(rt->price_source));
 	json_kv_string(j, "prices_file", rt->have_table ? rt->prices : NULL);
 	if (rt->cost.n && rt->price >= 0) {
-		kv_double(j, "reserved_usd", rt->cost.lines[0].reserved_usd);
-		kv_double(j, "used_usd", rt->cost.lines[0].used_usd >= 0 ? rt->cost.lines[0].used_usd : NAN);
-		kv_double(j, "idle_usd", rt->cost.lines[0].idle_usd);
+		json_kv_double(j, "reserved_usd", rt->cost.lines[0].reserved_usd);
+		json_kv_double(j, "used_usd", rt->cost.lines[0].used_usd >= 0 ? rt->cost.lines[0].used_usd : NAN);
+		json_kv_double(j, "idle_usd", rt->cost.lines[0].idle_usd);
 	} else {
 		json_kv_null(j, "reserved_usd");
 		json_kv_null(j, "used_usd");

@@ -167,7 +167,7 @@ install-check: install-build
 # (Makefile); any other new source directory goes in this list, or the package's build
 # fails for want of it.
 DEB_DIR       = $(BUILD)/deb
-DEB_SRC_PATHS  = Makefile README.md mk debian bpf include $(STAGES) docs systemd selinux
+DEB_SRC_PATHS  = Makefile README.md mk debian bpf include $(STAGES) docs systemd selinux data
 DEB_VERSION    = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
 DEB_ARCH       = $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
 DEB_FILE       = $(DEB_DIR)/tracer_$(DEB_VERSION)_$(DEB_ARCH).deb

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,4 +362,17 @@ void json_kv_null(struct json *j, const char *key)
 {
 	json_key(j, key);
 	json_null(j);
+}
+
+void json_kv_double(struct json *j, const char *key, double v)
+{
+	char buf[64];
+
+	json_key(j, key);
+	if (!isfinite(v)) {
+		json_null(j);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.9g", v);
+	json_raw(j, buf, strlen(buf));
 }

@@ -89,5 +89,7 @@ void json_kv_u64_or_null(struct json *j, const char *key, bool known, uint64_t v
 void json_kv_bool(struct json *j, const char *key, bool v);
 void json_kv_bool_or_null(struct json *j, const char *key, bool known, bool v);
 void json_kv_null(struct json *j, const char *key);
+/* A number with 9 significant digits; NaN or an infinity: null (JSON has neither). */
+void json_kv_double(struct json *j, const char *key, double v);
 
 #endif /* TRACER_RECORDS_JSON_H */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,6 +134,27 @@ static void keys_are_escaped_too(void **state)
 	obuf_free(&o);
 }
 
+/* Numbers with a fraction (tracer tune and cost): 9 significant digits; what JSON has no word for, null. */
+static void doubles_are_numbers_or_null(void **state)
+{
+	struct obuf o;
+	struct json j;
+
+	(void)state;
+	obuf_init_mem(&o, 4096);
+	json_init(&j, &o);
+	json_object_begin(&j);
+	json_kv_double(&j, "a", 1.5);
+	json_kv_double(&j, "b", 0.1 + 0.2);
+	json_kv_double(&j, "c", 1e300 * 1e10);
+	json_kv_double(&j, "d", NAN);
+	json_kv_double(&j, "e", -2);
+	json_object_end(&j);
+	obuf_putc(&o, 0);
+	assert_string_equal(o.buf, "{\"a\":1.5,\"b\":0.3,\"c\":null,\"d\":null,\"e\":-2}");
+	obuf_free(&o);
+}
+
 static void memory_output_stops_at_its_bound(void **state)
 {
 	struct obuf o;
@@ -200,6 +222,7 @@ int main(void)
 		cmocka_unit_test(valid_utf8_is_kept_as_is),
 		cmocka_unit_test(invalid_utf8_becomes_replacement_characters),
 		cmocka_unit_test(writer_puts_commas_between_members_and_elements),
+		cmocka_unit_test(doubles_are_numbers_or_null),
 		cmocka_unit_test(keys_are_escaped_too),
 		cmocka_unit_test(memory_output_stops_at_its_bound),
 		cmocka_unit_test(fd_output_is_flushed_whole_through_a_small_buffer),

@@ -110,4 +110,19 @@ tune_check --pipeline tune-oom oom --step grow --limit "$limit"
 	grep -q '^  - grow:mem_mb=' "$TMP/oom.yaml" || e2e_fail "tracer tune --format snakemake: no grow:mem_mb: $(cat "$TMP/oom.yaml")"
 "$TRACER" tune --db "$LAKE" --pipeline tune-oom --format slurm >"$TMP/oom.sh" &&
 	grep -q '^sbatch --cpus-per-task=1 --mem=' "$TMP/oom.sh" || e2e_fail "tracer tune --format slurm: no sbatch line: $(cat "$TMP/oom.sh")"
+# Bad requests: a clear message and the exit status, never a crash.
+expect_fail() {
+	local want=$1 pattern=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	[ "$rc" = "$want" ] && grep -q -- "$pattern" <<<"$out" ||
+		e2e_fail "$* exited $rc (expected $want) saying: $out (expected: $pattern)"
+}
+expect_fail 2 "is text, json, nextflow, snakemake or slurm, not 'xml'" "$TRACER" tune --db "$LAKE" --format xml
+expect_fail 1 "no run '999'" "$TRACER" tune --db "$LAKE" --run 999
+expect_fail 2 "runs from 1 to 100000" "$TRACER" tune --db "$LAKE" --runs 0
+expect_fail 2 "not 'nope'" "$TRACER" cost --db "$LAKE" --by nope
+expect_fail 1 "no '# source: ...' line" "$TRACER" cost --db "$LAKE" --prices "$CONF"
+expect_fail 1 "No such file" "$TRACER" tune --db "$TMP/no-such-lake.db"
 live_alive
