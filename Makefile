@@ -378,8 +378,8 @@ bench-delivery: all $(BUILD)/bench/delivery_bench $(BUILD)/bench/spool_recovery_
 bench-live: $(BUILD)/bench/live_bench
 	$(BUILD)/bench/live_bench
 
-bench-tune: $(BUILD)/bench/tune_bench
-	$(BUILD)/bench/tune_bench
+bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
+	TRACER=$(BUILD)/tracer $(BUILD)/bench/tune_bench
 
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.

@@ -37,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -396,6 +398,34 @@ static int analyse(const struct tune_input *in, struct timing *tm)
 	return 0;
 }
 
+/*
+ * The command itself, as a user runs it: `tracer tune --db LAKE --format json [ARGS]`, its output to
+ * /dev/null; wall milliseconds from fork to its exit, or -1 if it failed.
+ */
+static double time_cli(const char *tracer, const char *db, const char *extra)
+{
+	int64_t t0 = now_ns();
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(127);
+		if (extra)
+			execl(tracer, tracer, "tune", "--db", db, "--format", "json", "--runs", extra, (char *)NULL);
+		else
+			execl(tracer, tracer, "tune", "--db", db, "--format", "json", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "<3>%s tune --db %s failed\n", tracer, db);
+		return -1;
+	}
+	return (double)(now_ns() - t0) / 1e6;
+}
+
 static int measure(const char *db, unsigned runs, unsigned steps)
 {
 	struct tune_input in;
@@ -435,6 +465,18 @@ static int measure(const char *db, unsigned runs, unsigned steps)
 	printf("tune.load_ms %.0f ms\n", tm.load_ms);
 	printf("tune.analysis_ms %.0f ms\n", tm.analysis_ms);
 	printf("tune.total_ms %.0f ms\n", tm.load_ms + tm.analysis_ms);
+	/* And the command as users run it (TRACER: the tracer binary; make bench-tune sets it). */
+	if (getenv("TRACER")) {
+		char all[16];
+		double def = time_cli(getenv("TRACER"), db, NULL), every;
+
+		snprintf(all, sizeof(all), "%u", runs);
+		every = time_cli(getenv("TRACER"), db, all);
+		if (def < 0 || every < 0)
+			return 1;
+		printf("tune.cli_ms %.0f ms\n", def);
+		printf("tune.cli_all_runs_ms %.0f ms\n", every);
+	}
 	return 0;
 }
 
