@@ -440,7 +440,7 @@ static int measure(const char *db, unsigned runs, unsigned steps)
 		return 2;
 	}
 	t0 = now_ns();
-	rc = tune_input_load(s, NULL, &in, err, sizeof(err));
+	rc = tune_input_load(s, NULL, 0, &in, err, sizeof(err));
 	tm.load_ms = (double)(now_ns() - t0) / 1e6;
 	store_close(s);
 	if (rc) {

@@ -379,7 +379,7 @@ int cmd_cost(int argc, char **argv)
 	rc = o.run ? tune_find_run(st, o.db, o.run, "cost", &lake_id, pipeline, sizeof(pipeline)) : 0;
 	if (!rc && o.run && !o.pipeline)
 		o.pipeline = pipeline;
-	if (!rc && tune_input_load(st, o.pipeline, &ti, err, sizeof(err))) {
+	if (!rc && tune_input_load(st, o.pipeline, 0, &ti, err, sizeof(err))) {
 		fprintf(stderr, "tracer cost: %s: %s\n", o.db, err);
 		rc = 1;
 	}

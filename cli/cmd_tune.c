@@ -641,7 +641,12 @@ int cmd_tune(int argc, char **argv)
 		if (!o.pipeline)
 			o.pipeline = pipeline; /* the run's history is its pipeline's */
 	}
-	rc = tune_input_load(st, o.pipeline, &ti, err, sizeof(err));
+	/*
+	 * Without --run: the newest runs of each pipeline are all it looks at (the newest finished run, each
+	 * step's last N and the history before that run), with room for N runs still running. With --run,
+	 * an older run's history may be anywhere: every run of its pipeline.
+	 */
+	rc = tune_input_load(st, o.pipeline, o.run ? 0 : 2 * o.window + 1, &ti, err, sizeof(err));
 	store_close(st);
 	if (rc) {
 		fprintf(stderr, "tracer tune: %s: %s\n", o.db, err);

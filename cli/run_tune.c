@@ -28,7 +28,7 @@ int run_tune_load(struct store *st, int64_t lake_id, const char *pipeline, struc
 	rt->run = -1;
 	if (!pipeline || !*pipeline)
 		return 0; /* no pipeline: no history to compare with */
-	if (tune_input_load(st, pipeline, &rt->ti, err, sizeof(err))) {
+	if (tune_input_load(st, pipeline, 0, &rt->ti, err, sizeof(err))) {
 		fprintf(stderr, "tracer report: the analysis could not read the lake: %s\n", err);
 		return 1;
 	}

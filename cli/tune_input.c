@@ -1110,7 +1110,8 @@ static int load_all(struct load *l, struct store *s, const char *pipeline, char 
 	return rc;
 }
 
-int tune_input_load(struct store *s, const char *pipeline, struct tune_input *out, char *err, size_t errlen)
+int tune_input_load(struct store *s, const char *pipeline, uint32_t newest, struct tune_input *out, char *err,
+		    size_t errlen)
 {
 	struct load l = { .t = out };
 	int rc;
@@ -1123,7 +1124,7 @@ int tune_input_load(struct store *s, const char *pipeline, struct tune_input *ou
 		return STORE_E_NOMEM;
 	}
 	l.str->seed = random_seed();
-	rc = walk_result(&l, s, store_tune_begin(s), "the lake", err, errlen);
+	rc = walk_result(&l, s, store_tune_begin(s, newest), "the lake", err, errlen);
 	if (!rc) {
 		rc = load_all(&l, s, pipeline, err, errlen);
 		store_tune_end(s);

@@ -104,7 +104,9 @@ struct tune_input {
  * with err saying what failed; *out is empty (tune_input_free is safe) on
  * error.
  */
-int tune_input_load(struct store *s, const char *pipeline, struct tune_input *out, char *err, size_t errlen);
+/* newest: only the newest runs of each pipeline, that many (0: every run). */
+int tune_input_load(struct store *s, const char *pipeline, uint32_t newest, struct tune_input *out, char *err,
+		    size_t errlen);
 void tune_input_free(struct tune_input *t);
 
 /* A step's name as a profile key: a Nextflow task's "NAME (tag)" without " (tag)"; len of what stays. */

@@ -93,6 +93,7 @@ struct store {
 	struct obuf argv_json;   /* an exec's argv as a JSON array (reused) */
 	struct obuf env_json;    /* its environment strings */
 	struct obuf drops_json;  /* a counters record's arrays */
+	uint32_t tune_newest;    /* store_tune_begin: the newest runs of each pipeline the walks see (0: all) */
 };
 
 struct bind {

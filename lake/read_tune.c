@@ -29,7 +29,10 @@
 #include "records.h"
 
 /* ?1: the pipeline, NULL for every run. */
-#define SEL_RUNS "SELECT run_id FROM runs WHERE ?1 IS NULL OR pipeline = ?1"
+/* The runs walked: of the pipeline ?1 (NULL: all), the newest ?2 of each pipeline (NULL: all). */
+#define SEL_RUNS                                                                                          \
+	"SELECT run_id FROM (SELECT run_id, row_number() OVER (PARTITION BY pipeline ORDER BY start_ns IS NULL, " \
+	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE ?1 IS NULL OR pipeline = ?1) WHERE ?2 IS NULL OR rn <= ?2"
 
 /* The flags of records.h the statements test, for SQL. */
 #define NO_IO_SQL "1"
@@ -48,7 +51,7 @@ static const char runs_sql[] =
 	"coalesce(cpu_ns, (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id = runs.run_id), "
 	"(SELECT " SUM("rp.cpu_user_ns + rp.cpu_sys_ns") " FROM run_processes rp WHERE rp.run_id = runs.run_id)), "
 	"uid, host_id, host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, "
-	"host_memory_bytes, host_price_per_hour FROM runs WHERE ?1 IS NULL OR pipeline = ?1 "
+	"host_memory_bytes, host_price_per_hour FROM runs WHERE run_id IN (" SEL_RUNS ") "
 	"ORDER BY start_ns IS NULL, start_ns, run_id";
 
 /* The memcg_limit_bytes of an oom_kill signal's detail, if an integer there. */
@@ -506,7 +509,7 @@ static void row_to_tune_sample(sqlite3_stmt *st, struct store_tune_sample *s)
 
 typedef int (*tune_visit_fn)(sqlite3_stmt *st, void *arg);
 
-/* Prepare sql with ?1, if it has one, bound to the pipeline (NULL: every run). */
+/* Prepare sql with ?1, if it has one, bound to the pipeline (NULL: every run), ?2 to the newest runs kept. */
 static int tune_prepare(struct store *s, const char *sql, const char *pipeline, sqlite3_stmt **out)
 {
 	sqlite3_stmt *st = NULL;
@@ -515,6 +518,8 @@ static int tune_prepare(struct store *s, const char *sql, const char *pipeline, 
 	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) > 0)
 		rc = pipeline ? sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1);
+	if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) > 1)
+		rc = s->tune_newest ? sqlite3_bind_int64(st, 2, s->tune_newest) : sqlite3_bind_null(st, 2);
 	if (rc != SQLITE_OK) {
 		rc = lake_sql_fail(s, rc);
 		sqlite3_finalize(st);
@@ -1017,10 +1022,11 @@ int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample
 	return rc;
 }
 
-int store_tune_begin(struct store *s)
+int store_tune_begin(struct store *s, uint32_t newest)
 {
 	int rc = sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL);
 
+	s->tune_newest = newest;
 	return rc == SQLITE_OK ? STORE_OK : lake_sql_fail(s, rc);
 }
 
@@ -1028,4 +1034,5 @@ void store_tune_end(struct store *s)
 {
 	/* Nothing was written: ending the read transaction cannot lose anything. */
 	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	s->tune_newest = 0;
 }

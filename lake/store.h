@@ -315,9 +315,10 @@ typedef int (*store_tune_file_fn)(void *ctx, const struct store_tune_file *f);
 /*
  * One read transaction around the walks, so that they see one state of the
  * lake while tracer-ingest writes (WAL: the writer is not held up). end
- * after begin succeeded, whatever happened in between.
+ * after begin succeeded, whatever happened in between. newest: the walks
+ * see only the newest runs of each pipeline, that many (0: every run).
  */
-int store_tune_begin(struct store *s);
+int store_tune_begin(struct store *s, uint32_t newest);
 void store_tune_end(struct store *s);
 /* The runs, by start time (runs without one last), then number. */
 int store_tune_runs(struct store *s, const char *pipeline, store_tune_run_fn fn, void *ctx);

@@ -208,14 +208,19 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void load(void **state, const char *pipeline, struct tune_input *in)
+static void load_newest(void **state, const char *pipeline, uint32_t newest, struct tune_input *in)
 {
 	struct fixture *fx = *state;
 	char err[256] = "";
-	int rc = tune_input_load(fx->s, pipeline, in, err, sizeof(err));
+	int rc = tune_input_load(fx->s, pipeline, newest, in, err, sizeof(err));
 
 	if (rc)
 		fail_msg("tune_input_load: %d %s", rc, err);
+}
+
+static void load(void **state, const char *pipeline, struct tune_input *in)
+{
+	load_newest(state, pipeline, 0, in);
 }
 
 #define assert_near(a, b) assert_true(fabs((double)(a) - (double)(b)) < 1e-9)
@@ -568,6 +573,31 @@ static void the_pipeline_filter_keeps_its_runs_only(void **state)
 	tune_input_free(&in);
 }
 
+/* Only the newest runs of each pipeline (tracer tune without --run): run 1 started after run 2. */
+static void only_the_newest_runs_of_each_pipeline_when_asked(void **state)
+{
+	struct tune_input in;
+
+	load_newest(state, "nf-core/rnaseq", 1, &in);
+	assert_int_equal(in.in.nruns, 1);
+	assert_int_equal(in.in.runs[0].lake_id, 1);
+	for (size_t i = 0; i < in.in.nsteps; i++)
+		assert_int_equal(in.in.steps[i].run, 0); /* the steps of run 1 only */
+	assert_true(in.in.nsteps > 0);
+	tune_input_free(&in);
+
+	load_newest(state, NULL, 1, &in); /* every pipeline, one run each */
+	for (size_t i = 0; i < in.in.nruns; i++)
+		for (size_t k = 0; k < i; k++)
+			assert_string_not_equal(in.in.runs[i].pipeline, in.in.runs[k].pipeline);
+	assert_true(in.in.nruns >= 2);
+	tune_input_free(&in);
+
+	load_newest(state, "nf-core/rnaseq", 2, &in);
+	assert_int_equal(in.in.nruns, 2);
+	tune_input_free(&in);
+}
+
 /* Each of a task's file lists as paths, sorted, joined: comparable across loads whatever the ids. */
 static void list_paths(const struct tune_input *in, uint32_t first, uint32_t n, char *out, size_t len)
 {
@@ -696,6 +726,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_timeline_sums_every_process_per_second, setup, teardown),
 		cmocka_unit_test_setup_teardown(files_are_ids_per_host_with_in_and_out_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_pipeline_filter_keeps_its_runs_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(only_the_newest_runs_of_each_pipeline_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_index_and_the_scan_give_the_same_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile_figures_saturate_and_are_counted, setup, teardown),
 		cmocka_unit_test(a_nextflow_tag_is_removed_balanced),
