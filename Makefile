@@ -103,7 +103,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
             cppcheck procps util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
-            libbpf-tools stress-ng
+            libbpf-tools stress-ng chromium-headless-shell
 
 .PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
@@ -158,7 +158,7 @@ $(BUILD)/tracer-processor: $(PROC_SRC:%.c=$(BUILD)/obj/%.o) $(PROC_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,analysis.a lake.a status.a records.a common.a)
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/gen/html_page.o $(addprefix $(BUILD)/libtracer_,analysis.a lake.a status.a records.a common.a)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
 
@@ -193,6 +193,24 @@ $(BUILD)/testbin/unit_exec: $(BUILD)/obj/tests/units/unit_exec.o
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lseccomp
 
 TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor $(BUILD)/testbin/unit_exec
+
+# ---- the HTML report's page ----------------------------------------------
+# cli/html/report.{html,css,js} as C strings, with the sha256 of the page's <style> and <script> in its
+# Content-Security-Policy (cli/html/embed.py computes them from the bytes the page carries).
+HTML_PAGE_SRC := cli/html/report.html cli/html/report.css cli/html/report.js
+$(BUILD)/gen/html_page.c: $(HTML_PAGE_SRC) cli/html/embed.py
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)python3 cli/html/embed.py $(HTML_PAGE_SRC) $@
+
+$(BUILD)/gen/html_page.o: $(BUILD)/gen/html_page.c cli/html_page.h
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) -Icli $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/gen/html_page.o: $(BUILD)/gen/html_page.c cli/html_page.h
+	@mkdir -p $(dir $@)
+	@echo "  CC san  $<"
+	$(Q)$(CC) $(CPPFLAGS) -Icli $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 # ---- systemd units ------------------------------------------------------
 # systemd/*.service.in name the binaries' directory @SBINDIR@; for the checks
@@ -253,6 +271,18 @@ $(BUILD)/tests/test_lake_tune_read: $(BUILD)/obj/tests/test_lake_tune_read.o $(B
 
 $(BUILD)/asan/tests/test_lake_tune_read: $(BUILD)/asan/obj/tests/test_lake_tune_read.o \
 		$(BUILD)/asan/obj/cli/tune_input.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
+
+# The HTML report's writer (cli/html.c) and its page, before the libraries they call.
+$(BUILD)/tests/test_html: $(BUILD)/obj/tests/test_html.o $(BUILD)/obj/cli/html.o $(BUILD)/gen/html_page.o $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
+
+$(BUILD)/asan/tests/test_html: $(BUILD)/asan/obj/tests/test_html.o $(BUILD)/asan/obj/cli/html.o \
+		$(BUILD)/asan/gen/html_page.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)

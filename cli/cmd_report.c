@@ -10,6 +10,8 @@
  *                                          signals; a live run: its header, steps and signals from the tables
  *   tracer report --db FILE RUN --json     a tracer.run.v1 report with "state": the stored one, or one rebuilt
  *                                          from the tables (docs/lake.md, "Querying")
+ *   tracer report --db FILE RUN --html OUT the same report as one self-contained HTML page, in OUT
+ *                                          (cli/html.c, docs/html.md)
  *
  * RUN is the number in the first column, the run's key, or the pipeline's
  * run id. Everything printed came from a host: in text, control
@@ -29,18 +31,21 @@
 #include "run_tune.h"
 #include "textout.h"
 #include "cputime.h"
+#include "html.h"
 #include "json.h"
 #include "store.h"
 
 #define HOST_SHORT 12 /* hex digits of a host id in the list, as git shortens hashes */
+#define HTML_JSON_MAX ((size_t)4 << 30) /* the report an HTML page embeds, held in memory: at most 4 GiB */
 
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracer report --db FILE [--json] [RUN]\n"
+	fprintf(f, "usage: tracer report --db FILE [--json] [RUN [--html OUT]]\n"
 		   "Lists the runs in the lake FILE (the --db of tracer-ingest), of tracer run and of the daemons;\n"
 		   "with RUN (a number from the list, a run key, or the pipeline's run id), shows that run: its\n"
-		   "summary, or its steps, and its signals. --json: the list, or the run's tracer.run.v1 report.\n");
+		   "summary, or its steps, and its signals. --json: the list, or the run's tracer.run.v1 report.\n"
+		   "--html OUT: the run's report as one self-contained HTML page, written to OUT.\n");
 }
 
 static void format_seconds(char *out, size_t outlen, int64_t ns, const char *suffix)
@@ -559,12 +564,64 @@ struct one_run {
 	struct store *st;
 	const char *db;
 	const struct run_tune *rt;
+	const char *html_path; /* --html OUT */
 	int64_t lake_id;
 	bool as_json;
 	bool found;
 	int rc;  /* the store's failure, once found */
 	int out; /* the command's exit status */
 };
+
+/* The run's tracer.run.v1 report, with its "tune", into j: 0, or the store's failure; out of memory: o->out 1. */
+static int write_run_json(struct one_run *o, const struct store_run *r, struct json *j)
+{
+	char *signals = NULL, *tune = NULL;
+	int rc;
+
+	if (r->has_stored_report && run_tune_json_texts(o->rt, &signals, &tune)) {
+		fprintf(stderr, "tracer report: out of memory\n");
+		o->out = 1;
+		return 0;
+	}
+	rc = r->has_stored_report ? store_run_report(o->st, r->run_id, signals, tune, write_stored, j) :
+				    write_rebuilt(o->st, j, r, o->rt);
+	free(signals);
+	free(tune);
+	return rc;
+}
+
+/* --html OUT: the same JSON, in memory, then the page around it; with --json also on stdout. */
+static void show_html(struct one_run *o, const struct store_run *r)
+{
+	struct obuf mem;
+	struct json j;
+	struct out w;
+	char title[64];
+
+	obuf_init_mem(&mem, HTML_JSON_MAX);
+	json_init(&j, &mem);
+	o->rc = write_run_json(o, r, &j);
+	if (o->rc || o->out) {
+		o->out = 1;
+		obuf_free(&mem);
+		return;
+	}
+	if (mem.err) {
+		fprintf(stderr, "tracer report: cannot hold the report of run %" PRId64 ": %s\n", r->run_id,
+			strerror(-mem.err));
+		o->out = 1;
+		obuf_free(&mem);
+		return;
+	}
+	snprintf(title, sizeof(title), "tracer report: run %" PRId64, r->run_id);
+	o->out = html_write_file(o->html_path, mem.buf ? mem.buf : "", mem.len, title, -1, -1, "tracer report") ? 1 : 0;
+	if (!o->out && o->as_json) {
+		out_init(&w);
+		obuf_put(&w.o, mem.buf, mem.len);
+		o->out = out_finish(&w);
+	}
+	obuf_free(&mem);
+}
 
 static int show_found(void *ctx, const struct store_run *r)
 {
@@ -574,20 +631,15 @@ static int show_found(void *ctx, const struct store_run *r)
 	if (o->found || r->run_id != o->lake_id)
 		return 0; /* a pipeline run id named several runs: the one the analysis took (the newest) */
 	o->found = true;
+	if (o->html_path) {
+		show_html(o, r);
+		return 0;
+	}
 	if (o->as_json) {
-		char *signals = NULL, *tune = NULL;
-
-		if (r->has_stored_report && run_tune_json_texts(o->rt, &signals, &tune)) {
-			fprintf(stderr, "tracer report: out of memory\n");
-			o->out = 1;
-			return 0;
-		}
 		out_init(&w);
-		o->rc = r->has_stored_report ? store_run_report(o->st, r->run_id, signals, tune, write_stored, &w.j) :
-					       write_rebuilt(o->st, &w.j, r, o->rt);
-		free(signals);
-		free(tune);
-		o->out = o->rc ? 1 : out_finish(&w);
+		o->rc = write_run_json(o, r, &w.j);
+		if (!o->out) /* else out of memory, said: nothing was written */
+			o->out = o->rc ? 1 : out_finish(&w);
 		return 0;
 	}
 	if (r->has_stored_report)
@@ -601,10 +653,10 @@ static int show_found(void *ctx, const struct store_run *r)
 	return 0;
 }
 
-static int show_run(struct store *st, const char *db, const char *name, bool as_json)
+static int show_run(struct store *st, const char *db, const char *name, bool as_json, const char *html_path)
 {
 	struct run_tune rt;
-	struct one_run o = { .st = st, .db = db, .rt = &rt, .as_json = as_json };
+	struct one_run o = { .st = st, .db = db, .rt = &rt, .as_json = as_json, .html_path = html_path };
 	char pipeline[1024];
 	int64_t lake_id;
 	int rc = tune_find_run(st, db, name, "report", &lake_id, pipeline, sizeof(pipeline));
@@ -634,10 +686,11 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = NULL, *run = NULL;
+	const char *db = NULL, *run = NULL, *html_path = NULL;
 	struct store *st = NULL;
 	bool as_json = false;
 	char err[1024];
@@ -649,6 +702,8 @@ int cmd_report(int argc, char **argv)
 			db = optarg;
 		} else if (opt == 'j') {
 			as_json = true;
+		} else if (opt == 'H') {
+			html_path = optarg;
 		} else if (opt == 'h') {
 			usage(stdout);
 			return 0;
@@ -659,8 +714,9 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		run = argv[optind++];
-	if (!db || optind < argc) {
-		fprintf(stderr, "tracer report: %s\n", db ? "one RUN at most" : "--db FILE is required");
+	if (!db || optind < argc || (html_path && !run)) {
+		fprintf(stderr, "tracer report: %s\n", !db ? "--db FILE is required" :
+			optind < argc ? "one RUN at most" : "--html OUT wants a RUN");
 		usage(stderr);
 		return 2;
 	}
@@ -668,7 +724,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "tracer report: %s\n", err);
 		return 1;
 	}
-	rc = run ? show_run(st, db, run, as_json) : list_runs(st, db, as_json);
+	rc = run ? show_run(st, db, run, as_json, html_path) : list_runs(st, db, as_json);
 	store_close(st);
 	return rc;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * `tracer run [--json FILE] -- CMD [ARGS...]`
+ * `tracer run [--json FILE] [--html FILE] -- CMD [ARGS...]`
  *
  * Process layout while a command runs:
  *
@@ -47,6 +47,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "html.h"
 #include "parse.h"
 
 #define EXIT_TRACER 125          /* tracer itself failed */
@@ -70,6 +71,7 @@ struct inherited {
 
 struct run {
 	const char *json_path;
+	const char *html_path;     /* --html: the report as one self-contained page (docs/html.md) */
 	char **cmd;
 	char dir[64];            /* private runtime directory */
 	char sock[128];
@@ -112,11 +114,12 @@ static void usage(FILE *f)
 	config_key_number("io_wait_after", &io, NULL, NULL);
 	config_key_number("net_wait_after", &net, NULL, NULL);
 	config_key_number("max_processes", &procs, NULL, NULL);
-	fprintf(f, "usage: tracer run [--json FILE] [--stall-after S] [--io-wait-after S] [--net-wait-after S]\n"
-		   "                  -- CMD [ARGS...]\n"
+	fprintf(f, "usage: tracer run [--json FILE] [--html FILE] [--stall-after S] [--io-wait-after S]\n"
+		   "                  [--net-wait-after S] -- CMD [ARGS...]\n"
 		   "Runs CMD (as the sudo user when started through sudo), traces it and every\n"
 		   "process it starts, prints a summary and exits with CMD's status.\n"
 		   "  --json FILE          write the run report (schema tracer.run.v1) to FILE\n"
+		   "  --html FILE          write the run report as one self-contained HTML page to FILE\n"
 		   "  --stall-after S      a live process with no CPU and no I/O progress for S seconds\n"
 		   "                       is reported stalled (default %.9g)\n"
 		   "  --io-wait-after S    report processes that waited S seconds or more for I/O (default %.9g)\n"
@@ -165,6 +168,7 @@ static int parse_args(int argc, char **argv, struct run *r)
 {
 	static const struct option longopts[] = {
 		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "stall-after", required_argument, NULL, 's' },
 		{ "io-wait-after", required_argument, NULL, 'i' },
 		{ "net-wait-after", required_argument, NULL, 'n' },
@@ -182,6 +186,7 @@ static int parse_args(int argc, char **argv, struct run *r)
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': r->json_path = optarg; break;
+		case 'H': r->html_path = optarg; break;
 		case 's':
 			if (!(r->stall_after = seconds_arg("--stall-after", "stall_after", optarg, false)))
 				return -1;
@@ -582,6 +587,40 @@ static int write_json(struct run *r)
 	return 0;
 }
 
+/*
+ * The HTML page of the same report (cli/html.c): the scratch file read
+ * whole (the page embeds it once), then written like the JSON, owned by
+ * the user. The title names no argument: the report's own argv are the
+ * redacted ones, the page shows those.
+ */
+static int write_html(struct run *r)
+{
+	struct stat st;
+	char *json = NULL;
+	size_t got = 0;
+	int rc = -1;
+
+	if (fstat(r->report_fd, &st) || lseek(r->report_fd, 0, SEEK_SET) < 0 ||
+	    !(json = malloc((size_t)st.st_size + 1))) {
+		fprintf(stderr, "tracer: cannot read the report for %s: %s\n", r->html_path, strerror(errno));
+		return -1;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(r->report_fd, json + got, (size_t)st.st_size - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == (size_t)st.st_size)
+		rc = html_write_file(r->html_path, json, got, "tracer run", (int)r->user_uid, (int)r->user_gid,
+				     "tracer");
+	else
+		fprintf(stderr, "tracer: cannot read the report for %s: short read\n", r->html_path);
+	free(json);
+	return rc;
+}
+
 /* After CMD's tree is gone: stop the collector (it drains), let the processor write the report. */
 static uint64_t tv_ns(struct timeval tv)
 {
@@ -662,6 +701,8 @@ static int finish(struct run *r, int status)
 	if (!err)
 		print_agent_cost(collector_cpu_ns, collector_maxrss, &pru);
 	if (r->json_path && write_json(r))
+		err = -1;
+	if (r->html_path && write_html(r))
 		err = -1;
 	return err;
 }
