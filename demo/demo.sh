@@ -49,12 +49,13 @@ port=$(awk '{ print $2 }' "$d/ingest.ready")
 echo "2. tracer-ingest on 127.0.0.1:$port, lake $d/lake.db"
 
 echo "3. tracer run -- demo/pipeline.sh (collector, processor; records spooled in $d/state and uploaded)"
-"$build/tracer" run --json "$d/report.json" --set "state_dir=$d/state" \
+"$build/tracer" run --json "$d/report.json" --html "$d/report.html" --set "state_dir=$d/state" \
 	--set "upload_url=http://127.0.0.1:$port/v1/batches" --set "signing_key=$d/signing.key" \
 	-- "$here/pipeline.sh" > "$d/pipeline.out" 2> "$d/run.log" || true
 # The summary's first line, its signals (what to act on), totals and losses.
 awk '/^(tracer|totals|agent):/ { print; next } /^signals:/ { s = 1; print; next } s && /^  / { print; next }
 	{ s = 0 }' "$d/run.log" | sed 's/^/     /'
+echo "   the run's report as one page to open in a browser: $d/report.html (docs/html.md)"
 echo "4. the daemons, as their units start them (tracer-collector, tracer-processor --config $d/tracer.conf),"
 echo "   and a pipeline started as usual: the processor finds the run and streams it live"
 mkdir -p "$d/run" "$d/daemon-state" "$d/wf"
