@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "../collector/conf.h"
 #include "config.h"
 #include "skip.h"
@@ -332,35 +334,9 @@ static void error_buffers_may_be_small_or_absent(void **state)
 
 /* ---- the file -------------------------------------------------------- */
 
-struct dir {
-	char path[64];
-};
-
 static int dir_setup(void **state)
 {
-	struct dir *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return -1;
-	strcpy(d->path, "/tmp/test_collector_conf.XXXXXX");
-	if (!mkdtemp(d->path)) {
-		free(d);
-		return -1;
-	}
-	*state = d;
-	return 0;
-}
-
-static int dir_teardown(void **state)
-{
-	struct dir *d = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
-	if (system(cmd))
-		return -1;
-	free(d);
-	return 0;
+	return dir_make(state, "/tmp/test_collector_conf.XXXXXX");
 }
 
 static void make_file(const struct dir *d, const char *name, const char *text, mode_t mode, char *out, size_t len)

@@ -21,38 +21,14 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "config.h"
 #include "hostid.h"
 
-struct dir {
-	char path[64];
-};
-
 static int dir_setup(void **state)
 {
-	struct dir *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return -1;
-	strcpy(d->path, "/tmp/test_hostid.XXXXXX");
-	if (!mkdtemp(d->path)) {
-		free(d);
-		return -1;
-	}
-	*state = d;
-	return 0;
-}
-
-static int dir_teardown(void **state)
-{
-	struct dir *d = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
-	if (system(cmd))
-		return -1;
-	free(d);
-	return 0;
+	return dir_make(state, "/tmp/test_hostid.XXXXXX");
 }
 
 /* A DMI file as sysfs shows it: the text and a newline (len bytes of text; -1: strlen). */

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "tmpdir.h"
+
 #include "batch_format.h"
 #include "config.h"
 #include "proctab.h"
@@ -1034,35 +1036,9 @@ static void error_buffers_may_be_small_or_absent(void **state)
 
 /* ---- the file -------------------------------------------------------- */
 
-struct dir {
-	char path[64];
-};
-
 static int dir_setup(void **state)
 {
-	struct dir *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return -1;
-	strcpy(d->path, "/tmp/test_config.XXXXXX");
-	if (!mkdtemp(d->path)) {
-		free(d);
-		return -1;
-	}
-	*state = d;
-	return 0;
-}
-
-static int dir_teardown(void **state)
-{
-	struct dir *d = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
-	if (system(cmd))
-		return -1;
-	free(d);
-	return 0;
+	return dir_make(state, "/tmp/test_config.XXXXXX");
 }
 
 /* A file in the test's directory with this text and mode; its path in out. */
