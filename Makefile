@@ -49,7 +49,7 @@ BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # library compiled with its own include path: a folder sees include/, itself
 # and the folders listed for it, so an include against the data flow fails
 # to build. Each folder's README says what it owns and what it may use.
-STAGES := common shm records naming model attrib report delivery status lake analysis ingest cli collector processor
+STAGES := common shm records naming model attrib report delivery status lake analysis view ingest cli collector processor
 USES_common    :=
 USES_shm       :=
 USES_records   :=
@@ -61,8 +61,9 @@ USES_delivery  := records naming shm common
 USES_status    := records common
 USES_lake      := records common
 USES_analysis  := common
+USES_view      := analysis lake records common
 USES_ingest    := lake common
-USES_cli       := analysis lake status records common
+USES_cli       := view analysis lake status records common
 USES_collector := shm common
 USES_processor := report attrib model records naming delivery status shm common
 # Tests, benchmarks and fuzz targets reach into every stage.
@@ -71,7 +72,7 @@ USES_bench     := $(STAGES)
 stage_inc = $(addprefix -I,$(firstword $(subst /, ,$(1))) $(USES_$(firstword $(subst /, ,$(1)))))
 
 # Libraries, in link order (a library before those it uses). common/testtrigger.c: test builds only.
-LIB_STAGES := processor ingest analysis lake delivery report attrib model naming status records common
+LIB_STAGES := processor ingest view analysis lake delivery report attrib model naming status records common
 lib_src = $(filter-out %/main.c common/testtrigger.c,$(wildcard $(1)/*.c))
 LIBS     := $(LIB_STAGES:%=$(BUILD)/libtracer_%.a)
 ALL_LIB_SRC := $(foreach l,$(LIB_STAGES),$(call lib_src,$(l)))
@@ -149,6 +150,8 @@ $(BUILD)/asan/libtracer_$(1).a: $$(patsubst %.c,$(BUILD)/asan/obj/%.o,$$(call li
 	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
 endef
 $(foreach l,$(LIB_STAGES),$(eval $(call stage_lib,$(l))))
+$(BUILD)/libtracer_view.a: $(BUILD)/gen/html_page.o
+$(BUILD)/asan/libtracer_view.a: $(BUILD)/asan/gen/html_page.o
 
 # ---- the processor, the CLI, the ingest ---------------------------------
 PROC_LIBS := $(addprefix $(BUILD)/libtracer_,processor.a delivery.a report.a attrib.a model.a naming.a status.a records.a \
@@ -158,7 +161,7 @@ $(BUILD)/tracer-processor: $(PROC_SRC:%.c=$(BUILD)/obj/%.o) $(PROC_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
-$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/gen/html_page.o $(addprefix $(BUILD)/libtracer_,analysis.a lake.a status.a records.a common.a)
+$(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,view.a analysis.a lake.a status.a records.a common.a)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
 
@@ -195,22 +198,23 @@ $(BUILD)/testbin/unit_exec: $(BUILD)/obj/tests/units/unit_exec.o
 TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor $(BUILD)/testbin/unit_exec
 
 # ---- the HTML report's page ----------------------------------------------
-# cli/html/report.{html,css,js} as C strings, with the sha256 of the page's <style> and <script> in its
-# Content-Security-Policy (cli/html/embed.py computes them from the bytes the page carries).
-HTML_PAGE_SRC := cli/html/report.html cli/html/report.css cli/html/report.js
-$(BUILD)/gen/html_page.c: $(HTML_PAGE_SRC) cli/html/embed.py
+# view/html/report.{html,css,js} as C strings, with the sha256 of the page's <style> and <script> in its
+# Content-Security-Policy (view/html/embed.py computes them from the bytes the page carries); in
+# libtracer_view.a with view/html.c, which writes the page around a run's report.
+HTML_PAGE_SRC := view/html/report.html view/html/report.css view/html/report.js
+$(BUILD)/gen/html_page.c: $(HTML_PAGE_SRC) view/html/embed.py
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
-	$(Q)python3 cli/html/embed.py $(HTML_PAGE_SRC) $@
+	$(Q)python3 view/html/embed.py $(HTML_PAGE_SRC) $@
 
-$(BUILD)/gen/html_page.o: $(BUILD)/gen/html_page.c cli/html_page.h
+$(BUILD)/gen/html_page.o: $(BUILD)/gen/html_page.c view/html_page.h
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CPPFLAGS) -Icli $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -Iview $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/asan/gen/html_page.o: $(BUILD)/gen/html_page.c cli/html_page.h
+$(BUILD)/asan/gen/html_page.o: $(BUILD)/gen/html_page.c view/html_page.h
 	@mkdir -p $(dir $@)
 	@echo "  CC san  $<"
-	$(Q)$(CC) $(CPPFLAGS) -Icli $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -Iview $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 # ---- systemd units ------------------------------------------------------
 # systemd/*.service.in name the binaries' directory @SBINDIR@; for the checks
@@ -262,31 +266,6 @@ $(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/test
 DAEMON_TESTS := test_proc_main test_ingest_main test_ingest_report test_bpf_rules
 $(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o
 $(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o
-# The lake's reads for the analysis, checked through the CLI's loader (cli/ is a program, not a library):
-# its object before the libraries it calls.
-$(BUILD)/tests/test_lake_tune_read: $(BUILD)/obj/tests/test_lake_tune_read.o $(BUILD)/obj/cli/tune_input.o $(TEST_LIBS)
-	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
-
-$(BUILD)/asan/tests/test_lake_tune_read: $(BUILD)/asan/obj/tests/test_lake_tune_read.o \
-		$(BUILD)/asan/obj/cli/tune_input.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
-	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
-
-# The HTML report's writer (cli/html.c) and its page, before the libraries they call.
-$(BUILD)/tests/test_html: $(BUILD)/obj/tests/test_html.o $(BUILD)/obj/cli/html.o $(BUILD)/gen/html_page.o $(TEST_LIBS)
-	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
-
-$(BUILD)/asan/tests/test_html: $(BUILD)/asan/obj/tests/test_html.o $(BUILD)/asan/obj/cli/html.o \
-		$(BUILD)/asan/gen/html_page.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
-	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
-
 $(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -317,12 +296,13 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
 # The same sources as the libraries (whose builds enforce the stages' include paths), in one program.
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(ALL_LIB_SRC) $(SHM_HDR)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(ALL_LIB_SRC) $(BUILD)/gen/html_page.c \
+		$(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
 	$(Q)$(CLANG) $(CPPFLAGS) $(addprefix -I,$(USES_tests)) -std=gnu11 $(WARN) -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(ALL_LIB_SRC) \
-		$(FUZZ_EXTRA_SRC) $(PROC_LDLIBS) $(INGEST_LDLIBS)
+		$(BUILD)/gen/html_page.c $(FUZZ_EXTRA_SRC) $(PROC_LDLIBS) $(INGEST_LDLIBS) -lm
 
 # A target's sources beyond those: the collector's rules parser (collector/load.h includes the skeleton).
 $(BUILD)/fuzz/fuzz_collector_rules: FUZZ_EXTRA_SRC := collector/rules.c
@@ -364,13 +344,13 @@ $(BUILD)/asan/bench/live_bench: $(BUILD)/asan/obj/bench/live_bench.o $(LIVE_BENC
 
 # tracer tune over 1,000 runs x 100 steps (issue 15): the CLI's loader (cli/ is a program: its object, before
 # the libraries it calls), the lake's reads and the analysis, on a lake the benchmark makes with SQLite.
-TUNE_BENCH_LIBS := $(addprefix $(BUILD)/libtracer_,analysis.a lake.a records.a common.a)
-$(BUILD)/bench/tune_bench: $(BUILD)/obj/bench/tune_bench.o $(BUILD)/obj/cli/tune_input.o $(TUNE_BENCH_LIBS)
+TUNE_BENCH_LIBS := $(addprefix $(BUILD)/libtracer_,view.a analysis.a lake.a records.a common.a)
+$(BUILD)/bench/tune_bench: $(BUILD)/obj/bench/tune_bench.o $(TUNE_BENCH_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
 
-$(BUILD)/asan/bench/tune_bench: $(BUILD)/asan/obj/bench/tune_bench.o $(BUILD)/asan/obj/cli/tune_input.o \
+$(BUILD)/asan/bench/tune_bench: $(BUILD)/asan/obj/bench/tune_bench.o \
 		$(TUNE_BENCH_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

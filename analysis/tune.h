@@ -2,7 +2,7 @@
 /*
  * What the analysis is given and what it finds (issue 15, tracer tune).
  * Pure: an an_input built by the caller (the CLI reads the lake and fills
- * it, cli/tune_input.c), findings out; no I/O, no clock, no SQL. Every
+ * it, view/tune_input.c), findings out; no I/O, no clock, no SQL. Every
  * rule and its source anchor: docs/tune.md.
  *
  *   an_input: runs[] -> steps[] (tasks, one per step instance of a run)

@@ -29,6 +29,8 @@
 
 #include "cmd_cost.h"
 #include "cmd_tune.h"
+#include "prices_file.h"
+#include "run_tune.h"
 #include "cost.h"
 #include "json.h"
 #include "textout.h"
@@ -42,78 +44,6 @@ static void usage(FILE *f)
 		   "(the share of CPU and memory its steps used), by run (default) or as --by says; and, from\n"
 		   "the runs' measured CPU and memory, the cheapest instance type of the price table that fits\n"
 		   "them (docs/cost.md). --prices: a price table (default: the one installed with tracer).\n");
-}
-
-/* ---- the price table ---------------------------------------------------------- */
-
-/* The table's path when --prices is not given: next to the binary, installed or in the source tree. */
-static bool default_prices(char *out, size_t outlen)
-{
-	static const char *const rel[] = { "../share/tracer/prices.csv", "../data/prices.csv" };
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return false;
-	exe[n] = 0;
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char dir[PATH_MAX];
-
-		char path[PATH_MAX + 64];
-
-		snprintf(dir, sizeof(dir), "%s", exe);
-		snprintf(path, sizeof(path), "%s/%s", dirname(dir), rel[i]);
-		if (outlen >= PATH_MAX && realpath(path, out) && !access(out, R_OK))
-			return true;
-	}
-	return false;
-}
-
-static int load_prices(const char *path, struct price_table *t)
-{
-	char err[512];
-	struct stat sb;
-	char *text;
-	ssize_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		fprintf(stderr, "tracer cost: cannot open the price table %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)PRICE_TABLE_MAX_BYTES) {
-		fprintf(stderr, "tracer cost: %s: not a regular file of at most %u bytes\n", path, PRICE_TABLE_MAX_BYTES);
-		close(fd);
-		return 1;
-	}
-	text = malloc((size_t)sb.st_size + 1);
-	while (text && got < sb.st_size) {
-		ssize_t r = read(fd, text + got, (size_t)(sb.st_size - got));
-
-		if (r <= 0)
-			break;
-		got += r;
-	}
-	close(fd);
-	if (!text || got != sb.st_size) {
-		fprintf(stderr, "tracer cost: cannot read %s\n", path);
-		free(text);
-		return 1;
-	}
-	if (price_table_parse(text, (size_t)got, t, err, sizeof(err))) {
-		fprintf(stderr, "tracer cost: %s: %s\n", path, err);
-		free(text);
-		return 1;
-	}
-	free(text);
-	return 0;
-}
-
-int cost_default_table(struct price_table *t, char *path, size_t pathlen)
-{
-	if (!default_prices(path, pathlen))
-		return 0;
-	return load_prices(path, t) ? -1 : 1;
 }
 
 /* ---- output ------------------------------------------------------------------- */
@@ -361,7 +291,7 @@ int cmd_cost(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (o.prices) {
 		snprintf(prices, sizeof(prices), "%s", o.prices);
-		if (load_prices(prices, &table))
+		if (price_table_load(prices, &table))
 			return 1;
 		have_table = true;
 	} else {

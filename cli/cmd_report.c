@@ -11,13 +11,14 @@
  *   tracer report --db FILE RUN --json     a tracer.run.v1 report with "state": the stored one, or one rebuilt
  *                                          from the tables (docs/lake.md, "Querying")
  *   tracer report --db FILE RUN --html OUT the same report as one self-contained HTML page, in OUT
- *                                          (cli/html.c, docs/html.md)
+ *                                          (view/html.c, docs/html.md)
  *
  * RUN is the number in the first column, the run's key, or the pipeline's
  * run id. Everything printed came from a host: in text, control
  * characters are shown as '?', so a command line cannot drive the
  * terminal; in JSON every string goes through records/json.h's writer.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -28,6 +29,8 @@
 #include <unistd.h>
 
 #include "cmd_report.h"
+#include "cmd_tune.h"
+#include "run_json.h"
 #include "run_tune.h"
 #include "textout.h"
 #include "cputime.h"
@@ -87,32 +90,6 @@ static const char *run_label(const struct store_run *r)
 	return r->engine ? r->engine : r->command;
 }
 
-/* ---- JSON ------------------------------------------------------------------ */
-
-static void kv_int(struct json *j, const char *key, struct store_int v)
-{
-	json_key(j, key);
-	if (v.known)
-		json_i64(j, v.v);
-	else
-		json_null(j);
-}
-
-static void kv_bool(struct json *j, const char *key, struct store_int v)
-{
-	json_kv_bool_or_null(j, key, v.known, v.v != 0);
-}
-
-/* JSON text the lake stored and vouches for (json_valid), or null. */
-static void kv_raw(struct json *j, const char *key, const char *text)
-{
-	json_key(j, key);
-	if (text)
-		json_raw(j, text, strlen(text));
-	else
-		json_null(j);
-}
-
 /* Standard output through the writer: a buffer flushed with write(). */
 struct out {
 	struct obuf o;
@@ -166,32 +143,6 @@ static int print_run_line(void *ctx, const struct store_run *r)
 	return 0;
 }
 
-static int list_run_json(void *ctx, const struct store_run *r)
-{
-	struct json *j = ctx;
-
-	json_object_begin(j);
-	json_key(j, "run_id");
-	json_i64(j, r->run_id);
-	json_kv_string(j, "run_key", r->run_key);
-	json_kv_string(j, "engine", r->engine);
-	json_kv_string(j, "pipeline", r->pipeline);
-	json_kv_string(j, "state", r->state);
-	kv_int(j, "start_ns", r->start_ns);
-	kv_int(j, "end_ns", r->end_ns);
-	json_kv_string(j, "host", r->host_id);
-	kv_int(j, "exit_code", r->exit_code);
-	kv_raw(j, "command", r->command_json);
-	json_kv_string(j, "run_name", r->run_name);
-	json_kv_string(j, "pipeline_run_id", r->pipeline_run_id);
-	json_kv_string(j, "detected_by", r->detected_by);
-	kv_int(j, "last_update_ns", r->last_update_ns);
-	kv_int(j, "processes", r->processes);
-	kv_int(j, "steps", r->steps);
-	json_object_end(j);
-	return 0;
-}
-
 static int list_runs(struct store *st, const char *db, bool as_json)
 {
 	struct out w;
@@ -209,7 +160,7 @@ static int list_runs(struct store *st, const char *db, bool as_json)
 	json_object_begin(&w.j);
 	json_key(&w.j, "runs");
 	json_array_begin(&w.j);
-	rc = store_runs(st, list_run_json, &w.j);
+	rc = store_runs(st, run_json_list_item, &w.j);
 	if (rc)
 		return store_failed(st, db, rc);
 	json_array_end(&w.j);
@@ -344,218 +295,76 @@ static int print_live_run(struct store *st, const struct store_run *r)
 	return rc;
 }
 
-/* ---- one run as JSON: the stored report, or one rebuilt from the tables ---------- */
+/* ---- one run: its analysis as text -------------------------------------------- */
 
-struct rebuild {
-	struct store *st;
-	struct json *j;
-	int rc; /* the first failure of a nested read */
-};
-
-static void write_live(struct json *j, const struct store_live *l)
+/* The profile of a step of the run: the same pipeline and name. */
+static const struct an_profile *profile_of(const struct run_tune *rt, const struct an_step *t)
 {
-	json_key(j, "live");
-	if (!l->cpu_millicores.known && !l->rss_bytes.known && !l->read_bytes_per_s.known &&
-	    !l->write_bytes_per_s.known && !l->net_tx_bytes_per_s.known && !l->net_rx_bytes_per_s.known) {
-		json_null(j);
+	for (size_t i = 0; i < rt->nprof; i++)
+		if (!strcmp(rt->prof[i].name, t->name))
+			return &rt->prof[i];
+	return NULL;
+}
+
+static void text_bytes(char *out, size_t len, uint64_t b)
+{
+	format_bytes(out, len, (struct store_int){ .known = true, .v = b > INT64_MAX ? INT64_MAX : (int64_t)b });
+}
+
+static void text_cost(const struct run_tune *rt)
+{
+	if (!rt->cost.n) {
+		printf("  cost: not known until the run ends\n");
 		return;
 	}
-	json_object_begin(j);
-	kv_int(j, "cpu_millicores", l->cpu_millicores);
-	kv_int(j, "rss_bytes", l->rss_bytes);
-	kv_int(j, "read_bytes_per_s", l->read_bytes_per_s);
-	kv_int(j, "write_bytes_per_s", l->write_bytes_per_s);
-	kv_int(j, "net_tx_bytes_per_s", l->net_tx_bytes_per_s);
-	kv_int(j, "net_rx_bytes_per_s", l->net_rx_bytes_per_s);
-	json_object_end(j);
-}
-
-static int write_file(void *ctx, const struct store_file *f)
-{
-	struct json *j = ctx;
-
-	json_object_begin(j);
-	json_kv_string(j, "path", f->path);
-	json_kv_string(j, "mode", f->mode);
-	json_object_end(j);
-	return 0;
-}
-
-/* Split as wait4() reports it, exactly as the report does (common/cputime.c); null before the exit. */
-static void write_cpu(struct json *j, const struct store_process *p)
-{
-	uint64_t user = 0, sys = 0;
-
-	if (p->runtime_ns.known)
-		cputime_adjust((uint64_t)p->utime_ns.v, (uint64_t)p->stime_ns.v, (uint64_t)p->runtime_ns.v, &user,
-			       &sys);
-	json_kv_u64_or_null(j, "cpu_user_ns", p->runtime_ns.known, user);
-	json_kv_u64_or_null(j, "cpu_sys_ns", p->runtime_ns.known, sys);
-}
-
-static int write_process(void *ctx, const struct store_process *p)
-{
-	struct rebuild *b = ctx;
-	struct json *j = b->j;
-
-	json_object_begin(j);
-	json_key(j, "pid");
-	json_i64(j, p->tgid);
-	kv_int(j, "ppid", p->ppid);
-	kv_int(j, "start_ns", p->start_real_ns);
-	kv_int(j, "end_ns", p->end_real_ns);
-	json_kv_string(j, "exe", p->exe);
-	kv_raw(j, "argv", p->argv_json);
-	json_kv_string(j, "cwd", p->cwd);
-	json_kv_string(j, "tool", p->tool);
-	json_kv_string(j, "step", p->step);
-	kv_int(j, "exit_code", p->exit_code);
-	kv_int(j, "signal", p->signal);
-	kv_bool(j, "core_dumped", p->core_dumped);
-	json_kv_bool(j, "oom_killed", p->oom_killed.known && p->oom_killed.v);
-	write_cpu(j, p);
-	kv_int(j, "peak_rss_bytes", p->peak_rss_bytes);
-	kv_int(j, "read_bytes", p->read_bytes);
-	kv_int(j, "write_bytes", p->write_bytes);
-	kv_int(j, "rchar", p->rchar);
-	kv_int(j, "wchar", p->wchar);
-	kv_int(j, "net_tx_bytes", p->net_tx_bytes);
-	kv_int(j, "net_rx_bytes", p->net_rx_bytes);
-	json_kv_null(j, "container_id");
-	json_kv_string(j, "cgroup", p->cgroup);
-	json_key(j, "files");
-	if (p->files_traced) {
-		json_array_begin(j);
-		b->rc = store_process_files(b->st, p, write_file, j);
-		json_array_end(j);
-	} else {
-		json_null(j);
+	if (rt->price < 0) {
+		printf("  cost: not priced: its host's instance type is unknown or not in the price table (set\n"
+		       "  instance_type and region, or price_per_hour, in that host's tracer.conf: docs/cost.md)\n");
+		return;
 	}
-	json_kv_string(j, "peak_rss_source", p->peak_rss_source);
-	json_object_end(j);
-	return b->rc;
+	printf("  cost: reserved $%.4f (%.4f h at $%.4f/h, %s), used $%.4f, held while no step ran $%.4f\n",
+	       rt->cost.lines[0].reserved_usd, rt->cost.lines[0].hours, rt->price,
+	       rt->price_source == COST_PRICE_CONFIG ? "the host's price_per_hour" : "the price table",
+	       rt->cost.lines[0].used_usd < 0 ? 0 : rt->cost.lines[0].used_usd, rt->cost.lines[0].idle_usd);
 }
 
-static int write_step(void *ctx, const struct store_step *s)
+static void run_tune_text(const struct run_tune *rt, const char *db)
 {
-	struct json *j = ctx;
+	const struct an_run *r;
+	char mem[32];
 
-	json_object_begin(j);
-	json_kv_string(j, "id", s->id);
-	json_kv_string(j, "name", s->name);
-	kv_raw(j, "tools", s->tools_json);
-	kv_int(j, "start_ns", s->start_ns);
-	kv_int(j, "end_ns", s->end_ns);
-	json_kv_string(j, "state", s->state);
-	json_kv_string(j, "engine", s->engine);
-	json_kv_string(j, "workdir", s->workdir);
-	json_kv_string(j, "rule", s->rule);
-	kv_int(j, "exit_code", s->exit_code);
-	kv_int(j, "signal", s->signal);
-	kv_bool(j, "failed", s->failed);
-	kv_int(j, "processes", s->processes);
-	kv_int(j, "running", s->running);
-	kv_int(j, "failed_processes", s->failed_processes);
-	kv_int(j, "nonzero_exits", s->nonzero_exits);
-	kv_int(j, "oom_killed", s->oom_killed);
-	kv_int(j, "cpu_ns", s->cpu_ns);
-	kv_int(j, "peak_rss_bytes", s->peak_rss_bytes);
-	kv_bool(j, "peak_rss_partial", s->peak_rss_partial);
-	kv_int(j, "rss_sum_of_peaks_bytes", s->rss_sum_of_peaks_bytes);
-	kv_int(j, "memcg_peak_bytes", s->memcg_peak_bytes);
-	kv_int(j, "read_bytes", s->read_bytes);
-	kv_int(j, "write_bytes", s->write_bytes);
-	kv_int(j, "rchar", s->rchar);
-	kv_int(j, "wchar", s->wchar);
-	kv_int(j, "net_tx_bytes", s->net_tx_bytes);
-	kv_int(j, "net_rx_bytes", s->net_rx_bytes);
-	kv_int(j, "last_update_ns", s->last_update_ns);
-	write_live(j, &s->live);
-	json_object_end(j);
-	return 0;
-}
-
-/* A signal as its record gave it (live and report signals keep their whole object). */
-static int write_signal(void *ctx, const struct store_signal *sig)
-{
-	struct json *j = ctx;
-
-	if (sig->detail) {
-		json_raw(j, sig->detail, strlen(sig->detail));
-		return 0;
+	if (!rt->loaded || rt->run < 0)
+		return;
+	r = &rt->ti.in.runs[rt->run];
+	printf("\ntune (its pipeline's last %d runs at most; tracer tune --db %s --run %" PRId64 " says more):\n",
+	       RUN_TUNE_WINDOW, db, r->lake_id);
+	for (size_t i = 0; i < rt->nslow; i++) {
+		printf("  slower than usual: ");
+		put_clean(rt->ti.in.steps[rt->slow[i].step].name, false);
+		printf(": ");
+		put_clean(rt->slow[i].why, false);
+		printf("\n");
 	}
-	json_object_begin(j);
-	json_kv_string(j, "kind", sig->kind);
-	json_kv_u64_or_null(j, "pid", sig->has_pid, (uint64_t)sig->pid);
-	json_kv_string(j, "step", sig->step);
-	json_kv_string(j, "tool", sig->tool);
-	json_object_end(j);
-	return 0;
-}
+	for (uint32_t k = 0; k < r->step_n; k++) {
+		const struct an_step *t = &rt->ti.in.steps[r->step_first + k];
+		const struct an_profile *p = profile_of(rt, t);
+		bool seen = false;
 
-static void write_run_fields(struct json *j, const struct store_run *r)
-{
-	json_kv_string(j, "schema", "tracer.run.v1");
-	kv_raw(j, "command", r->command_json);
-	kv_int(j, "exit_code", r->exit_code);
-	kv_int(j, "signal", r->signal);
-	kv_int(j, "start_ns", r->start_ns);
-	kv_int(j, "end_ns", r->end_ns);
-	json_kv_string(j, "state", r->state);
-	json_key(j, "run");
-	json_object_begin(j);
-	json_kv_string(j, "key", r->run_key);
-	json_kv_string(j, "pipeline", r->pipeline);
-	json_kv_string(j, "run_id", r->pipeline_run_id);
-	json_kv_string(j, "engine", r->engine);
-	json_kv_string(j, "run_name", r->run_name);
-	json_kv_string(j, "slurm_job_id", r->slurm_job_id);
-	json_kv_string(j, "aws_batch_job_id", r->aws_batch_job_id);
-	json_kv_string(j, "detected_by", r->detected_by);
-	json_object_end(j);
-	json_key(j, "agent");
-	json_object_begin(j);
-	json_kv_null(j, "dropped");
-	json_kv_bool(j, "rebuilt_from_lake", true);
-	json_object_end(j);
-	kv_int(j, "last_update_ns", r->last_update_ns);
-}
-
-/* A live run as a tracer.run.v1 report, from its rows (docs/lake.md says what differs from tracer run's). */
-static int write_rebuilt(struct store *st, struct json *j, const struct store_run *r, const struct run_tune *rt)
-{
-	struct rebuild b = { .st = st, .j = j };
-	int rc;
-
-	json_object_begin(j);
-	write_run_fields(j, r);
-	json_key(j, "processes");
-	json_array_begin(j);
-	rc = store_run_processes(st, r->run_id, write_process, &b);
-	json_array_end(j);
-	if (!rc) {
-		json_key(j, "steps");
-		json_array_begin(j);
-		rc = store_run_steps(st, r->run_id, write_step, j);
-		json_array_end(j);
+		for (uint32_t m = 0; m < k && !seen; m++) /* one line a step name */
+			seen = !strcmp(rt->ti.in.steps[r->step_first + m].name, t->name);
+		if (!p || seen)
+			continue;
+		printf("  advice: ");
+		put_clean(p->name, false);
+		if (p->advice.confidence == RS_NONE) {
+			printf(": none yet (%u run%s of %d needed)\n", p->runs, p->runs == 1 ? "" : "s", RS_MIN_RUNS);
+			continue;
+		}
+		text_bytes(mem, sizeof(mem), p->advice.memory_bytes);
+		printf(": %u CPU%s, %s, %.0f s (%s, %u runs; %s)\n", p->advice.cpus, p->advice.cpus == 1 ? "" : "s", mem,
+		       p->advice.time_s, rs_confidence_name(p->advice.confidence), p->runs, an_class_name(p->class_));
 	}
-	if (!rc) {
-		json_key(j, "signals");
-		json_array_begin(j);
-		rc = store_run_signals(st, r->run_id, write_signal, j);
-		run_tune_json_signals(rt, j); /* slower_than_usual, from the analysis */
-		json_array_end(j);
-	}
-	json_key(j, "tune");
-	run_tune_json(rt, j);
-	json_object_end(j);
-	return rc;
-}
-
-static int write_stored(void *ctx, const char *text, size_t len)
-{
-	json_raw(ctx, text, len);
-	return 0;
+	text_cost(rt);
 }
 
 /* ---- one run ------------------------------------------------------------------------- */
@@ -572,21 +381,16 @@ struct one_run {
 	int out; /* the command's exit status */
 };
 
-/* The run's tracer.run.v1 report, with its "tune", into j: 0, or the store's failure; out of memory: o->out 1. */
+/* The run's report into j: 0, or the store's failure; out of memory: said, o->out 1. */
 static int write_run_json(struct one_run *o, const struct store_run *r, struct json *j)
 {
-	char *signals = NULL, *tune = NULL;
-	int rc;
+	int rc = run_json_write(o->st, r, o->rt, j);
 
-	if (r->has_stored_report && run_tune_json_texts(o->rt, &signals, &tune)) {
+	if (rc == -ENOMEM) {
 		fprintf(stderr, "tracer report: out of memory\n");
 		o->out = 1;
 		return 0;
 	}
-	rc = r->has_stored_report ? store_run_report(o->st, r->run_id, signals, tune, write_stored, j) :
-				    write_rebuilt(o->st, j, r, o->rt);
-	free(signals);
-	free(tune);
 	return rc;
 }
 
@@ -657,14 +461,15 @@ static int show_run(struct store *st, const char *db, const char *name, bool as_
 {
 	struct run_tune rt;
 	struct one_run o = { .st = st, .db = db, .rt = &rt, .as_json = as_json, .html_path = html_path };
-	char pipeline[1024];
+	char pipeline[1024], err[1024];
 	int64_t lake_id;
 	int rc = tune_find_run(st, db, name, "report", &lake_id, pipeline, sizeof(pipeline));
 
 	if (rc)
 		return rc;
 	/* The analysis first: its reads are done before the run's own are walked. */
-	if (run_tune_load(st, lake_id, pipeline, &rt)) {
+	if (run_tune_load(st, lake_id, pipeline, &rt, err, sizeof(err))) {
+		fprintf(stderr, "tracer report: %s\n", err);
 		run_tune_free(&rt);
 		return 1;
 	}

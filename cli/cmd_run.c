@@ -588,7 +588,7 @@ static int write_json(struct run *r)
 }
 
 /*
- * The HTML page of the same report (cli/html.c): the scratch file read
+ * The HTML page of the same report (view/html.c): the scratch file read
  * whole (the page embeds it once), then written like the JSON, owned by
  * the user. The title names no argument: the report's own argv are the
  * redacted ones, the page shows those.

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cmd_tune.h"
+#include "run_tune.h"
 #include "json.h"
 #include "textout.h"
 #include "tune.h"
@@ -96,19 +97,6 @@ int tune_find_run(struct store *st, const char *db, const char *name, const char
 	*lake_id = f.lake_id;
 	snprintf(pipeline, pipelinelen, "%s", f.pipeline);
 	return 0;
-}
-
-/* The index of the run with that lake id, or of the newest finished run (lake_id < 0); -1 if none. */
-long tune_run_index(const struct an_input *in, int64_t lake_id, const char *pipeline)
-{
-	for (size_t i = in->nruns; i-- > 0;) {
-		const struct an_run *r = &in->runs[i];
-
-		if (lake_id >= 0 ? r->lake_id == lake_id :
-				   r->end_ns > 0 && (!pipeline || !strcmp(r->pipeline, pipeline)))
-			return (long)i;
-	}
-	return -1;
 }
 
 /* ---- numbers ----------------------------------------------------------------- */

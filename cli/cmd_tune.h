@@ -14,9 +14,6 @@ int cmd_tune(int argc, char **argv);
 /* RUN as tracer report takes it -> its lake id and pipeline; 1 (said on stderr) if none. */
 int tune_find_run(struct store *st, const char *db, const char *name, const char *cmd, int64_t *lake_id,
 		  char *pipeline, size_t pipelinelen);
-/* The index in in->runs of the run with that lake id, or (lake_id < 0) of the newest finished run of the
- * pipeline (NULL: any); -1 if none. */
-long tune_run_index(const struct an_input *in, int64_t lake_id, const char *pipeline);
 /* A run's bottlenecks and slower-than-usual steps, as text. */
 void tune_text_run(const struct an_input *in, long run, const struct an_bottlenecks *b, const struct an_slow *slow,
 		   size_t nslow);

@@ -235,7 +235,7 @@ int store_run_report(struct store *s, int64_t run_id, const char *signals_json, 
 /*
  * Walks over the runs of one pipeline (pipeline NULL: every run), each
  * over all of them at once (never a query per run or step), for
- * cli/tune_input.c to build the analysis' input from. docs/lake.md,
+ * view/tune_input.c to build the analysis' input from. docs/lake.md,
  * "Reading for the analysis", says where each figure comes from. Strings
  * are NULL when unknown, live until the callback returns, and every one
  * came from a host.

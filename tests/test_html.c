@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The HTML report's writer (cli/html.c): hostile strings planted in each
+ * The HTML report's writer (view/html.c): hostile strings planted in each
  * context the page puts host text in stay text. Inside the run-data
  * script element nothing can end the element ("</script"), open a comment
  * ("<!--"), break a JavaScript line (U+2028, U+2029) or carry ill-formed

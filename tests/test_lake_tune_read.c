@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading the lake for the analysis (lake/read_tune.c through
- * cli/tune_input.c): a lake made by hand (store_open for the schema, then
+ * view/tune_input.c): a lake made by hand (store_open for the schema, then
  * rows INSERTed with sqlite3) and the an_input built from it checked field
  * by field against values computed by hand in the comments: each task's
  * summed figures from its processes (exit records; a running process's

@@ -57,8 +57,8 @@
  * span more has no cores; a run whose samples span more has no timeline;
  * each counted in tune_counts.
  */
-#ifndef TRACER_CLI_TUNE_INPUT_H
-#define TRACER_CLI_TUNE_INPUT_H
+#ifndef TRACER_VIEW_TUNE_INPUT_H
+#define TRACER_VIEW_TUNE_INPUT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -115,4 +115,4 @@ size_t tune_step_name_len(const char *name);
  * how many bytes to skip so that tasks of the same process profile together (0 if none). */
 size_t tune_step_name_skip(const char *name);
 
-#endif /* TRACER_CLI_TUNE_INPUT_H */
+#endif /* TRACER_VIEW_TUNE_INPUT_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The self-contained HTML report (html.h, docs/html.md): the static page
- * generated from cli/html/, the run's title as HTML text and its report
+ * generated from view/html/, the run's title as HTML text and its report
  * as JSON inside a script element, each through its own escaping.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#ifndef TRACER_CLI_HTML_H
-#define TRACER_CLI_HTML_H
+#ifndef TRACER_VIEW_HTML_H
+#define TRACER_VIEW_HTML_H
 
 #include <stddef.h>
 
@@ -8,7 +8,7 @@
 
 /*
  * The self-contained HTML report of one run (docs/html.md): the page of
- * cli/html/ with the run's tracer.run.v1 report embedded once, as JSON,
+ * view/html/ with the run's tracer.run.v1 report embedded once, as JSON,
  * in <script type="application/json" id="run-data">. tracer run --html
  * and tracer report --html both write through html_write_report, from
  * the same JSON text their --json writes.
@@ -41,4 +41,4 @@ int html_write_report(struct obuf *o, const char *json, size_t len, const char *
 int html_write_file(const char *path, const char *json, size_t len, const char *title, int uid, int gid,
 		    const char *who);
 
-#endif /* TRACER_CLI_HTML_H */
+#endif /* TRACER_VIEW_HTML_H */

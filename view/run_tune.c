@@ -13,23 +13,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_cost.h"
+#include "prices_file.h"
 #include "run_tune.h"
-#include "textout.h"
 
-#define RUN_TUNE_WINDOW 20 /* tracer tune's default --runs */
-
-int run_tune_load(struct store *st, int64_t lake_id, const char *pipeline, struct run_tune *rt)
+long tune_run_index(const struct an_input *in, int64_t lake_id, const char *pipeline)
 {
-	char err[512];
+	for (size_t i = in->nruns; i-- > 0;) {
+		const struct an_run *r = &in->runs[i];
+
+		if (lake_id >= 0 ? r->lake_id == lake_id :
+				   r->end_ns > 0 && (!pipeline || !strcmp(r->pipeline, pipeline)))
+			return (long)i;
+	}
+	return -1;
+}
+
+int run_tune_load(struct store *st, int64_t lake_id, const char *pipeline, struct run_tune *rt, char *err,
+		  size_t errlen)
+{
+	char why[512];
 	int rc;
 
 	memset(rt, 0, sizeof(*rt));
 	rt->run = -1;
 	if (!pipeline || !*pipeline)
 		return 0; /* no pipeline: no history to compare with */
-	if (tune_input_load(st, pipeline, 0, &rt->ti, err, sizeof(err))) {
-		fprintf(stderr, "tracer report: the analysis could not read the lake: %s\n", err);
+	if (tune_input_load(st, pipeline, 0, &rt->ti, why, sizeof(why))) {
+		snprintf(err, errlen, "the analysis could not read the lake: %s", why);
 		return 1;
 	}
 	rt->loaded = true;
@@ -44,7 +54,7 @@ int run_tune_load(struct store *st, int64_t lake_id, const char *pipeline, struc
 		rc = cost_compute(&rt->ti.in, rt->have_table ? &rt->table : NULL, COST_BY_RUN, rt->run, &rt->cost);
 	rt->price = cost_run_price(&rt->ti.in.runs[rt->run], rt->have_table ? &rt->table : NULL, &rt->price_source);
 	if (rc) {
-		fprintf(stderr, "tracer report: the analysis failed: %s\n", strerror(-rc));
+		snprintf(err, errlen, "the analysis failed: %s", strerror(-rc));
 		return 1;
 	}
 	return 0;
@@ -59,76 +69,6 @@ void run_tune_free(struct run_tune *rt)
 	if (rt->loaded)
 		tune_input_free(&rt->ti);
 	memset(rt, 0, sizeof(*rt));
-}
-
-/* The profile of a step of the run: the same pipeline and name. */
-static const struct an_profile *profile_of(const struct run_tune *rt, const struct an_step *t)
-{
-	for (size_t i = 0; i < rt->nprof; i++)
-		if (!strcmp(rt->prof[i].name, t->name))
-			return &rt->prof[i];
-	return NULL;
-}
-
-static void text_bytes(char *out, size_t len, uint64_t b)
-{
-	format_bytes(out, len, (struct store_int){ .known = true, .v = b > INT64_MAX ? INT64_MAX : (int64_t)b });
-}
-
-static void text_cost(const struct run_tune *rt)
-{
-	if (!rt->cost.n) {
-		printf("  cost: not known until the run ends\n");
-		return;
-	}
-	if (rt->price < 0) {
-		printf("  cost: not priced: its host's instance type is unknown or not in the price table (set\n"
-		       "  instance_type and region, or price_per_hour, in that host's tracer.conf: docs/cost.md)\n");
-		return;
-	}
-	printf("  cost: reserved $%.4f (%.4f h at $%.4f/h, %s), used $%.4f, held while no step ran $%.4f\n",
-	       rt->cost.lines[0].reserved_usd, rt->cost.lines[0].hours, rt->price,
-	       rt->price_source == COST_PRICE_CONFIG ? "the host's price_per_hour" : "the price table",
-	       rt->cost.lines[0].used_usd < 0 ? 0 : rt->cost.lines[0].used_usd, rt->cost.lines[0].idle_usd);
-}
-
-void run_tune_text(const struct run_tune *rt, const char *db)
-{
-	const struct an_run *r;
-	char mem[32];
-
-	if (!rt->loaded || rt->run < 0)
-		return;
-	r = &rt->ti.in.runs[rt->run];
-	printf("\ntune (its pipeline's last %d runs at most; tracer tune --db %s --run %" PRId64 " says more):\n",
-	       RUN_TUNE_WINDOW, db, r->lake_id);
-	for (size_t i = 0; i < rt->nslow; i++) {
-		printf("  slower than usual: ");
-		put_clean(rt->ti.in.steps[rt->slow[i].step].name, false);
-		printf(": ");
-		put_clean(rt->slow[i].why, false);
-		printf("\n");
-	}
-	for (uint32_t k = 0; k < r->step_n; k++) {
-		const struct an_step *t = &rt->ti.in.steps[r->step_first + k];
-		const struct an_profile *p = profile_of(rt, t);
-		bool seen = false;
-
-		for (uint32_t m = 0; m < k && !seen; m++) /* one line a step name */
-			seen = !strcmp(rt->ti.in.steps[r->step_first + m].name, t->name);
-		if (!p || seen)
-			continue;
-		printf("  advice: ");
-		put_clean(p->name, false);
-		if (p->advice.confidence == RS_NONE) {
-			printf(": none yet (%u run%s of %d needed)\n", p->runs, p->runs == 1 ? "" : "s", RS_MIN_RUNS);
-			continue;
-		}
-		text_bytes(mem, sizeof(mem), p->advice.memory_bytes);
-		printf(": %u CPU%s, %s, %.0f s (%s, %u runs; %s)\n", p->advice.cpus, p->advice.cpus == 1 ? "" : "s", mem,
-		       p->advice.time_s, rs_confidence_name(p->advice.confidence), p->runs, an_class_name(p->class_));
-	}
-	text_cost(rt);
 }
 
 void run_tune_json_signals(const struct run_tune *rt, struct json *j)

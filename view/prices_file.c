@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The price table from a file, and where the default one is (view/prices_file.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "prices_file.h"
+
+/* The table's path when --prices is not given: next to the binary, installed or in the source tree. */
+static bool default_prices(char *out, size_t outlen)
+{
+	static const char *const rel[] = { "../share/tracer/prices.csv", "../data/prices.csv" };
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char dir[PATH_MAX];
+
+		char path[PATH_MAX + 64];
+
+		snprintf(dir, sizeof(dir), "%s", exe);
+		snprintf(path, sizeof(path), "%s/%s", dirname(dir), rel[i]);
+		if (outlen >= PATH_MAX && realpath(path, out) && !access(out, R_OK))
+			return true;
+	}
+	return false;
+}
+
+int price_table_load(const char *path, struct price_table *t)
+{
+	char err[512];
+	struct stat sb;
+	char *text;
+	ssize_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "tracer: cannot open the price table %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)PRICE_TABLE_MAX_BYTES) {
+		fprintf(stderr, "tracer: %s: not a regular file of at most %u bytes\n", path, PRICE_TABLE_MAX_BYTES);
+		close(fd);
+		return 1;
+	}
+	text = malloc((size_t)sb.st_size + 1);
+	while (text && got < sb.st_size) {
+		ssize_t r = read(fd, text + got, (size_t)(sb.st_size - got));
+
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	close(fd);
+	if (!text || got != sb.st_size) {
+		fprintf(stderr, "tracer: cannot read %s\n", path);
+		free(text);
+		return 1;
+	}
+	if (price_table_parse(text, (size_t)got, t, err, sizeof(err))) {
+		fprintf(stderr, "tracer: %s: %s\n", path, err);
+		free(text);
+		return 1;
+	}
+	free(text);
+	return 0;
+}
+
+int cost_default_table(struct price_table *t, char *path, size_t pathlen)
+{
+	if (!default_prices(path, pathlen))
+		return 0;
+	return price_table_load(path, t) ? -1 : 1;
+}
