@@ -49,7 +49,7 @@ BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 # library compiled with its own include path: a folder sees include/, itself
 # and the folders listed for it, so an include against the data flow fails
 # to build. Each folder's README says what it owns and what it may use.
-STAGES := common shm records naming model attrib report delivery status lake analysis view ingest cli collector processor
+STAGES := common shm records naming model attrib report delivery status lake analysis view ingest web cli collector processor
 USES_common    :=
 USES_shm       :=
 USES_records   :=
@@ -61,8 +61,9 @@ USES_delivery  := records naming shm common
 USES_status    := records common
 USES_lake      := records common
 USES_analysis  := common
-USES_view      := analysis lake records common
+USES_view      := analysis lake status records common
 USES_ingest    := lake common
+USES_web       := view analysis lake status records common
 USES_cli       := view analysis lake status records common
 USES_collector := shm common
 USES_processor := report attrib model records naming delivery status shm common
@@ -72,7 +73,7 @@ USES_bench     := $(STAGES)
 stage_inc = $(addprefix -I,$(firstword $(subst /, ,$(1))) $(USES_$(firstword $(subst /, ,$(1)))))
 
 # Libraries, in link order (a library before those it uses). common/testtrigger.c: test builds only.
-LIB_STAGES := processor ingest view analysis lake delivery report attrib model naming status records common
+LIB_STAGES := processor ingest web view analysis lake delivery report attrib model naming status records common
 lib_src = $(filter-out %/main.c common/testtrigger.c,$(wildcard $(1)/*.c))
 LIBS     := $(LIB_STAGES:%=$(BUILD)/libtracer_%.a)
 ALL_LIB_SRC := $(foreach l,$(LIB_STAGES),$(call lib_src,$(l)))
@@ -108,7 +109,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
 
 .PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
-BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest
+BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest $(BUILD)/tracer-web
 
 all: $(BUILD)/libtracer_shm.a $(BINARIES) $(BUILD)/tests/e2e/workload $(BUILD)/tests/e2e/probe_state
 
@@ -152,6 +153,8 @@ endef
 $(foreach l,$(LIB_STAGES),$(eval $(call stage_lib,$(l))))
 $(BUILD)/libtracer_view.a: $(BUILD)/gen/html_page.o
 $(BUILD)/asan/libtracer_view.a: $(BUILD)/asan/gen/html_page.o
+$(BUILD)/libtracer_web.a: $(BUILD)/gen/web_assets.o
+$(BUILD)/asan/libtracer_web.a: $(BUILD)/asan/gen/web_assets.o
 
 # ---- the processor, the CLI, the ingest ---------------------------------
 PROC_LIBS := $(addprefix $(BUILD)/libtracer_,processor.a delivery.a report.a attrib.a model.a naming.a status.a records.a \
@@ -168,6 +171,11 @@ $(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_
 $(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(addprefix $(BUILD)/libtracer_,ingest.a lake.a records.a common.a)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
+
+$(BUILD)/tracer-web: $(BUILD)/obj/web/main.o $(addprefix $(BUILD)/libtracer_,web.a view.a analysis.a lake.a records.a \
+		common.a)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS) -lm
 
 # Test builds of the daemons, for tests/e2e/test_sandbox.sh only, never installed: the same objects but
 # main.c compiled with TRACER_TEST_TRIGGERS, which, once the sandbox is in force, makes the system call
@@ -189,13 +197,20 @@ $(BUILD)/testbin/tracer-processor: $(BUILD)/testobj/processor/main.o $(BUILD)/te
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
+$(BUILD)/testbin/tracer-web: $(BUILD)/testobj/web/main.o $(BUILD)/testobj/common/testtrigger.o \
+		$(addprefix $(BUILD)/libtracer_,web.a view.a analysis.a lake.a records.a common.a)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS) -lm
+
 # A command under a unit's SystemCallFilter=, where systemd cannot start the unit (tests/units/unit_exec.c).
 $(BUILD)/testbin/unit_exec: $(BUILD)/obj/tests/units/unit_exec.o
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lseccomp
 
-TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor $(BUILD)/testbin/unit_exec
+TESTBINS := $(BUILD)/testbin/tracer-collector $(BUILD)/testbin/tracer-processor $(BUILD)/testbin/tracer-web \
+            $(BUILD)/testbin/unit_exec
 
 # ---- the HTML report's page ----------------------------------------------
 # view/html/report.{html,css,js} as C strings, with the sha256 of the page's <style> and <script> in its
@@ -216,10 +231,28 @@ $(BUILD)/asan/gen/html_page.o: $(BUILD)/gen/html_page.c view/html_page.h
 	@echo "  CC san  $<"
 	$(Q)$(CC) $(CPPFLAGS) -Iview $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
+# ---- tracer-web's static files ----------------------------------------------
+# The dashboard's pages (web/page/) and the HTML report's script and style, as C arrays (web/assets.h).
+WEB_ASSET_SRC = $(sort $(wildcard web/page/*.html web/page/*.css web/page/*.js)) view/html/report.js \
+                view/html/report.css
+$(BUILD)/gen/web_assets.c: $(WEB_ASSET_SRC) web/embed_assets.py
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	$(Q)python3 web/embed_assets.py $@ $(WEB_ASSET_SRC)
+
+$(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c web/assets.h
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) -Iweb $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/asan/gen/web_assets.o: $(BUILD)/gen/web_assets.c web/assets.h
+	@mkdir -p $(dir $@)
+	@echo "  CC san  $<"
+	$(Q)$(CC) $(CPPFLAGS) -Iweb $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+
 # ---- systemd units ------------------------------------------------------
 # systemd/*.service.in name the binaries' directory @SBINDIR@; for the checks
 # they point at this build's binaries (make install writes the real paths).
-UNITS := tracer-collector tracer-processor tracer-ingest
+UNITS := tracer-collector tracer-processor tracer-ingest tracer-web
 $(BUILD)/systemd/%.service: systemd/%.service.in
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@SBINDIR@|$(abspath $(BUILD))|g' -e 's|@SYSCONFDIR@|/etc|g' \
@@ -297,12 +330,13 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
 # The same sources as the libraries (whose builds enforce the stages' include paths), in one program.
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(ALL_LIB_SRC) $(BUILD)/gen/html_page.c \
+		$(BUILD)/gen/web_assets.c \
 		$(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
 	$(Q)$(CLANG) $(CPPFLAGS) $(addprefix -I,$(USES_tests)) -std=gnu11 $(WARN) -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(ALL_LIB_SRC) \
-		$(BUILD)/gen/html_page.c $(FUZZ_EXTRA_SRC) $(PROC_LDLIBS) $(INGEST_LDLIBS) -lm
+		$(BUILD)/gen/html_page.c $(BUILD)/gen/web_assets.c $(FUZZ_EXTRA_SRC) $(PROC_LDLIBS) $(INGEST_LDLIBS) -lm
 
 # A target's sources beyond those: the collector's rules parser (collector/load.h includes the skeleton).
 $(BUILD)/fuzz/fuzz_collector_rules: FUZZ_EXTRA_SRC := collector/rules.c

@@ -161,6 +161,11 @@ static const struct config_key keys[] = {
 	     "most connections the ingest serves at once"),
 	DURATION("ingest_timeout", ingest_timeout_ns, SEC, HOUR, "30s", "ingest",
 		 "an ingest connection idle this long is closed"),
+
+	LISTEN("web_listen", web_listen, "127.0.0.1:8760", "web",
+	       "address and port tracer-web serves the dashboard on (it reads the lake at ingest_db)"),
+	PATH("web_token_file", web_token_file, 0, "/etc/tracer/web.token", "web",
+	     "the file holding the token the dashboard asks for (mode 0600; openssl rand -hex 32)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -175,6 +180,7 @@ static const struct {
 	{ "cloud", "Host identity (processor), for tracer cost" },
 	{ "upload_url", "Delivery: spool, batches, upload (processor)" },
 	{ "ingest_listen", "Ingest" },
+	{ "web_listen", "Web dashboard" },
 };
 
 /* ------------------------------------------------------------------ */

@@ -116,6 +116,8 @@ struct tracer_config {
 	uint64_t ingest_max_body;
 	uint32_t ingest_max_connections;
 	uint64_t ingest_timeout_ns;
+	struct config_listen web_listen;
+	char web_token_file[PATH_MAX];
 };
 
 /* Every key at its default. */

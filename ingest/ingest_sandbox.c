@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "keys.h"
+#include "scfilter.h"
 
 /*
  * The set was found by running the real ingest under `strace -f` through
@@ -57,14 +58,6 @@ static const char *const startup_syscalls[] = {
 	NULL,
 };
 
-/* A syscall allowed (or answered err) only when argument arg satisfies (arg & mask) == value (mask 0: arg == value). */
-struct arg_rule {
-	const char *name;
-	int arg;                       /* -1: whatever the arguments */
-	uint64_t mask, value;
-	int err;                       /* 0: allow */
-};
-
 /*
  * Read-only opens only: the keys file (keys.c's flags exactly), and
  * O_RDONLY | O_CLOEXEC, which SQLite uses to fsync the lake's directory
@@ -74,7 +67,7 @@ struct arg_rule {
  * the ingest runs as. No PROT_EXEC mappings: nothing is loaded after
  * start-up.
  */
-static const struct arg_rule serving_rules[] = {
+static const struct sc_arg_rule serving_rules[] = {
 	{ "openat", 2, 0, KEYS_OPEN_FLAGS, 0 },
 	{ "openat", 2, 0, O_RDONLY | O_CLOEXEC, 0 },
 	{ "mmap", 2, PROT_EXEC, 0, 0 },
@@ -93,100 +86,19 @@ static const struct arg_rule serving_rules[] = {
  * answered ENOSYS, and glibc falls back to clone, whose flags it can.
  * Only a thread, then: no process, no namespace.
  */
-static const struct arg_rule startup_rules[] = {
+static const struct sc_arg_rule startup_rules[] = {
 	{ "clone3", -1, 0, 0, ENOSYS },
 	{ "clone", 0, 0, THREAD_CLONE_FLAGS, 0 },
 	{ NULL, 0, 0, 0, 0 },
 };
 
-static int add_names(scmp_filter_ctx ctx, const char *const *names)
-{
-	for (const char *const *n = names; *n; n++) {
-		int nr = seccomp_syscall_resolve_name(*n);
-		int err;
-
-		if (nr == __NR_SCMP_ERROR) /* not a syscall of this architecture (or this libseccomp) */
-			continue;
-		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-		if (err) {
-			fprintf(stderr, "<3>seccomp: cannot allow %s: %s\n", *n, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-static int add_rules(scmp_filter_ctx ctx, const struct arg_rule *rules)
-{
-	for (const struct arg_rule *r = rules; r->name; r++) {
-		int nr = seccomp_syscall_resolve_name(r->name);
-		uint32_t action = r->err ? SCMP_ACT_ERRNO((uint32_t)r->err) : SCMP_ACT_ALLOW;
-		int err;
-
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (r->arg < 0)
-			err = seccomp_rule_add(ctx, action, nr, 0);
-		else if (r->mask)
-			err = seccomp_rule_add(ctx, action, nr, 1,
-					       SCMP_CMP((unsigned)r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
-		else
-			err = seccomp_rule_add(ctx, action, nr, 1,
-					       SCMP_CMP((unsigned)r->arg, SCMP_CMP_EQ, r->value, 0));
-		if (err) {
-			fprintf(stderr, "<3>seccomp: cannot add the rule for %s: %s\n", r->name, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/*
- * libseccomp needs the seccomp() syscall for SCMP_ACT_KILL_PROCESS and
- * TSYNC. A service manager's own filter may refuse it (systemd 252's
- * @system-service set does not list it): say so, rather than "no memory".
- */
-static void explain_init_failure(void)
-{
-	errno = 0;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL) < 0 && errno != EINVAL)
-		fprintf(stderr, "<3>the seccomp() syscall is refused here (%s): under systemd, allow it with "
-			"SystemCallFilter=seccomp in the unit (a filter can only take away); tracer-ingest does not "
-			"run without its own filter\n", strerror(errno));
-	else
-		fprintf(stderr, "<3>libseccomp cannot build a filter that kills the process (kernel 4.14 or later "
-			"needed)\n");
-}
-
 /* One filter: kill the process on anything not listed; on every thread of the process (TSYNC). */
 static int install(bool startup)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int err;
+	const char *const *names[] = { serving_syscalls, startup ? startup_syscalls : NULL, NULL };
+	const struct sc_arg_rule *rules[] = { serving_rules, startup ? startup_rules : NULL, NULL };
 
-	if (!ctx) {
-		explain_init_failure();
-		return -EPERM;
-	}
-	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-	/* priv_drop() has set no_new_privs; libseccomp's own prctl would be outside the start-up filter. */
-	if (!err)
-		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	if (!err)
-		err = add_names(ctx, serving_syscalls);
-	if (!err)
-		err = add_rules(ctx, serving_rules);
-	if (!err && startup)
-		err = add_names(ctx, startup_syscalls);
-	if (!err && startup)
-		err = add_rules(ctx, startup_rules);
-	if (!err)
-		err = seccomp_load(ctx);
-	if (err)
-		fprintf(stderr, "<3>cannot install the %s seccomp filter: %s\n", startup ? "start-up" : "serving",
-			strerror(err < 0 ? -err : err));
-	seccomp_release(ctx);
-	return err < 0 ? err : (err ? -EIO : 0);
+	return sc_install(names, rules, "tracer-ingest", startup ? "start-up" : "serving");
 }
 
 int sandbox_ingest_startup(void)

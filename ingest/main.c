@@ -186,7 +186,7 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	return rc;
 }
 
-/* "ADDR:PORT" / "[ADDR6]:PORT", as server_parse_listen reads it, from tracer.conf's ingest_listen. */
+/* "ADDR:PORT" / "[ADDR6]:PORT", as net_parse_listen reads it, from tracer.conf's ingest_listen. */
 static void format_listen(const struct config_listen *l, char *out, size_t outlen)
 {
 	char a[INET6_ADDRSTRLEN] = "";

@@ -57,9 +57,6 @@ struct server_stats {
 
 struct server;
 
-/* Parse "ADDR:PORT" / "[ADDR6]:PORT" (numeric only: exactly that address). 0 or -EINVAL. */
-int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
-
 /* A duration as the whole seconds libmicrohttpd takes, rounded up ("1.5s" is 2 s). */
 unsigned server_timeout_s(uint64_t ns);
 

@@ -333,4 +333,33 @@ int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn f
 int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample_fn on_sample,
 			store_tune_file_fn on_file, void *ctx);
 
+/* ---- reading for the dashboard (tracer-web: read_web.c) -------------------- */
+
+/*
+ * A host's agent health, from what its batches brought (docs/web.md,
+ * "Hosts"). NULL (not known): nothing of that kind arrived yet.
+ */
+struct store_host {
+	const char *host_id;                 /* hex */
+	struct store_int first_seen_ns, last_seen_ns; /* its first and latest stored batch (the lake's clock) */
+	struct store_int batches, records;
+	struct store_int lag_ns;             /* its latest batch: stored minus signed (the two hosts' clocks) */
+	struct store_int gaps_open;          /* ranges of seqs not delivered (yet) */
+	struct store_int missing_records;    /* records in them */
+	struct store_int kernel_drops, ring_drops; /* its newest TR_COUNTERS: since that collector started */
+	struct store_int lost_evicted, lost_quarantined, lost_corrupt, lost_ring; /* TL_LOSS records, summed */
+	struct store_int runs, running_runs;
+	const char *cloud, *instance_type, *region; /* of its newest run */
+	struct store_int cpus, memory_bytes;
+};
+typedef int (*store_host_fn)(void *ctx, const struct store_host *h);
+/* Every host that sent a stored batch, by id. */
+int store_hosts(struct store *s, store_host_fn fn, void *ctx);
+
+/* What the lake holds, for /metrics. */
+struct store_counts {
+	int64_t hosts, batches, records, runs, runs_running, runs_succeeded, runs_failed, processes, signals;
+};
+int store_counts(struct store *s, struct store_counts *c);
+
 #endif /* TRACER_LAKE_STORE_H */

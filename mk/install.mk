@@ -30,7 +30,7 @@ INSTALL_DIRS_LIST ?= $(PREFIX)/share/tracer/install-dirs
 # Where each binary of BINARIES goes. install refuses to run when BINARIES has one
 # this list does not place.
 INSTALL_BIN  := tracer
-INSTALL_SBIN := tracer-collector tracer-processor tracer-ingest
+INSTALL_SBIN := tracer-collector tracer-processor tracer-ingest tracer-web
 INSTALL_UNITS := $(patsubst systemd/%.in,%,$(wildcard $(addprefix systemd/*.,$(addsuffix .in,service socket path timer))))
 INSTALL_DOCS := README.md $(wildcard docs/*.md)
 INSTALL_CONF := $(SYSCONFDIR)/tracer/tracer.conf
@@ -135,7 +135,7 @@ install-check: install-build
 	$(Q)rm -rf $(INSTALL_STAGE) && mkdir -p $(INSTALL_STAGE)
 	$(Q)$(MAKE) $(INSTALL_MAKE_ARGS) install >/dev/null
 	$(Q)set -e; s=$(INSTALL_STAGE); \
-	for f in usr/bin/tracer usr/sbin/tracer-collector usr/sbin/tracer-processor usr/sbin/tracer-ingest \
+	for f in usr/bin/tracer usr/sbin/tracer-collector usr/sbin/tracer-processor usr/sbin/tracer-ingest usr/sbin/tracer-web \
 			usr/lib/systemd/system/tracer-collector.service usr/lib/sysusers.d/tracer.conf \
 			usr/lib/tmpfiles.d/tracer.conf usr/share/doc/tracer/README.md etc/tracer/tracer.conf; do \
 		[ -f "$$s/$$f" ] || { echo "install-check: install did not put /$$f in place" >&2; exit 1; }; done; \

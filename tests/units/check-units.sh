@@ -7,7 +7,7 @@
 #    ExecStart= pointing at BUILD_DIR's binaries) passes
 #    `systemd-analyze verify` without a word;
 # 2. `systemd-analyze security --offline=yes` rates each unit's exposure at or
-#    below its threshold (docs/security.md): processor 1.5, ingest 1.5,
+#    below its threshold (docs/security.md): processor 1.5, ingest 1.5, web 1.5,
 #    collector 3.0; the figures are printed;
 # 3. ordering: the processor is ordered after the collector and wants it,
 #    but nothing binds them (a processor restart never touches the
@@ -24,8 +24,8 @@ fail() { echo "FAIL units: $*" >&2; exit 1; }
 command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (make deps installs systemd)"
 
 # systemd-analyze takes the threshold in tenths (15: an exposure of 1.5).
-declare -A threshold=([tracer-collector]=30 [tracer-processor]=15 [tracer-ingest]=15)
-for u in tracer-collector tracer-processor tracer-ingest; do
+declare -A threshold=([tracer-collector]=30 [tracer-processor]=15 [tracer-ingest]=15 [tracer-web]=15)
+for u in tracer-collector tracer-processor tracer-ingest tracer-web; do
 	f=$B/systemd/$u.service
 	[ -f "$f" ] || fail "$f is not built"
 	out=$(cd "$B/systemd" && systemd-analyze verify "./$u.service" 2>&1) || fail "$u: systemd-analyze verify failed: $out"
@@ -54,6 +54,10 @@ grep -q '^PrivateNetwork=yes$' "$c" || fail "the collector has a network"
 ! grep -Eq '^SecureBits=.*noroot' "$c" || fail "the collector has SecureBits=noroot: it would start without capabilities"
 grep -q '^User=' "$c" && fail "the collector must start as root (it drops to collector_user itself)"
 grep -q '^RestrictAddressFamilies=AF_UNIX$' "$c" || fail "the collector may open sockets other than AF_UNIX"
+w=$B/systemd/tracer-web.service
+grep -q '^CapabilityBoundingSet=$' "$w" || fail "tracer-web's capability bounding set is not empty"
+grep -q '^User=tracer-ingest$' "$w" || fail "tracer-web does not run as the lake's owner (tracer-ingest)"
+! grep -Eq '^(StateDirectory|ReadWritePaths)=' "$w" || fail "tracer-web is given a directory to write"
 
 # sysusers.d and tmpfiles.d, applied to a scratch root.
 root=$(mktemp -d)

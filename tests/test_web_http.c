@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer-web's HTTP side (web/server.c, web/api.c) over real loopback
+ * HTTP, against a lake made by hand (store_open for the schema, rows
+ * INSERTed with sqlite3, the same lake then opened read-only as the
+ * daemon opens it):
+ *   access     no token 401 (with WWW-Authenticate), a wrong one 403, the
+ *              Bearer header and the cookie 200; ?token= sets an HttpOnly
+ *              SameSite=Strict cookie and 303s to the page without it; a
+ *              wrong ?token= is 403 and sets nothing; /metrics and the
+ *              event stream are behind the same check
+ *   headers    every answer, refusals included, carries the CSP, nosniff
+ *              and no-store
+ *   read-only  POST, PUT, DELETE: 405 with Allow
+ *   API        the runs newest first, filtered by pipeline, host prefix and
+ *              state; a run's report; a pipeline's history; hosts with
+ *              their losses and gaps; 404 for what is not there; a
+ *              pipeline name with quotes, angle brackets and a newline comes
+ *              back as the same string, escaped JSON
+ *   stream     a running run: an update at once; the row changed by
+ *              another connection (as the ingest would): another update;
+ *              the run finished: an update, "end", and the stream closes
+ *   metrics    per-host and lake lines in Prometheus' text format
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "auth.h"
+#include "web_server.h"
+#include "store.h"
+#include "tmpdir.h"
+
+#define TOKEN "test-token-0123456789abcdef"
+#define H1 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define H2 "cccccccccccccccccccccccccccccccc"
+#define T0 "1700000000000000000"
+
+/* Pipeline 'p<"x">\n' has runs 1 (succeeded) and 3 (running); run 2 is another pipeline's, on H2. */
+static const char lake_sql[] =
+	"BEGIN;"
+	"INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, max_seq, batches, records) VALUES "
+	"('" H1 "', " T0 ", " T0 "+9000000000, 100, 7, 100), ('" H2 "', " T0 ", " T0 ", 5, 1, 5);"
+	"INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, nrecords, compression, "
+	"body_len, raw_len, wire_len, created_ns, mono_to_real_ns, prev_hash, chain, received_ns) VALUES "
+	"('h1', '" H1 "', 'k', 'b', 7, 90, 100, 11, 0, 1, 1, 1, " T0 "+8000000000, 0, 'x', 'linked', "
+	T0 "+8250000000);"
+	"INSERT INTO gaps (host_id, from_seq, to_seq, found_ns, batch_hash, filled) VALUES ('" H1 "', 10, 19, 0, 'h1', 4);"
+	"INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes) VALUES "
+	"('" H1 "', 50, 'evicted', 1, 3, 3, 300), ('" H1 "', 51, 'ring', 0, 0, 12, 0);"
+	"INSERT INTO runs (run_id, host_id, boot_id, seq, batch_hash, run_key, pipeline, engine, state, start_ns, "
+	"end_ns, command, processes, steps, update_seq, last_update_ns) VALUES "
+	"(1, '" H1 "', 'b', 1, 'x', 'B-1-1', 'p<\"x\">\n', 'snakemake', 'succeeded', " T0 ", " T0 "+10000000000, "
+	"'[\"snakemake\",\"</script><img src=x onerror=alert(1)>\"]', 1, 1, 3, " T0 "+10000000000),"
+	"(2, '" H2 "', 'b', 1, 'x', 'B-2-1', 'other', 'nextflow', 'failed', " T0 "+1000000000, " T0 "+2000000000, "
+	"NULL, 0, 0, NULL, NULL),"
+	"(3, '" H1 "', 'b', 2, 'x', 'B-3-1', 'p<\"x\">\n', 'snakemake', 'running', " T0 "+20000000000, NULL, "
+	"'[\"snakemake\"]', 2, 1, 1, " T0 "+21000000000);"
+	"INSERT INTO steps (run_id, idx, step_id, name, engine, state, start_ns, end_ns, processes) VALUES "
+	"(1, 0, 's1', 'align', 'snakemake', 'succeeded', " T0 ", " T0 "+5000000000, 1),"
+	"(3, 0, 's1', 'align', 'snakemake', 'running', " T0 "+20000000000, NULL, 2);"
+	"COMMIT;";
+
+struct fixture {
+	struct dir dir;          /* first: dir_teardown frees the struct through it */
+	char lake[96];
+	struct store *st;
+	struct web *w;
+	uint16_t port;
+};
+
+static void exec_sql(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+	char *msg = NULL;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s", msg);
+	sqlite3_close(db);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct web_config c = { .listen = "127.0.0.1:0" };
+	struct store *w = NULL;
+	struct auth a;
+	char err[512];
+
+	if (!f)
+		return -1;
+	*state = f; /* teardown frees it, whatever fails below */
+	if (!mkdtemp(strcpy(f->dir.path, "/tmp/test_web_http.XXXXXX")))
+		return -1;
+	snprintf(f->lake, sizeof(f->lake), "%s/lake.db", f->dir.path);
+	if (store_open(&w, f->lake, false, err, sizeof(err)))
+		return -1;
+	store_close(w);
+	exec_sql(f->lake, lake_sql);
+	if (store_open(&f->st, f->lake, true, err, sizeof(err)) || auth_set(&a, TOKEN, strlen(TOKEN), err, sizeof(err)))
+		return -1;
+	if (web_listen(&f->w, &c, f->st, &a, err, sizeof(err)) || web_serve(f->w, err, sizeof(err)))
+		return -1;
+	f->port = web_port(f->w);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	web_stop(f->w);
+	store_close(f->st);
+	return dir_teardown(state);
+}
+
+/* ---- a small HTTP client ---------------------------------------------------- */
+
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static void send_request(int fd, const char *method, const char *path, const char *extra)
+{
+	char req[2048];
+	int n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s\r\n", method,
+			 path, extra ? extra : "");
+
+	assert_int_equal(write(fd, req, (size_t)n), n);
+}
+
+/* Read until the server closes or timeout_ms passes without a byte; returns the bytes (malloc'd). */
+static char *read_all(int fd, int timeout_ms, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	assert_non_null(buf);
+	for (;;) {
+		ssize_t r;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			break;
+		if (n + 4096 > cap) {
+			char *more = realloc(buf, cap * 2);
+
+			assert_non_null(more);
+			buf = more;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+struct reply {
+	int status;
+	char *text;              /* the whole answer */
+	const char *body;
+};
+
+static struct reply request(struct fixture *f, const char *method, const char *path, const char *extra)
+{
+	struct reply r = { 0 };
+	size_t len;
+	int fd = connect_to(f->port);
+
+	send_request(fd, method, path, extra);
+	r.text = read_all(fd, 10000, &len);
+	close(fd);
+	assert_int_equal(sscanf(r.text, "HTTP/1.1 %d", &r.status), 1);
+	r.body = strstr(r.text, "\r\n\r\n");
+	assert_non_null(r.body);
+	r.body += 4;
+	return r;
+}
+
+static struct reply get(struct fixture *f, const char *path)
+{
+	return request(f, "GET", path, "Authorization: Bearer " TOKEN "\r\n");
+}
+
+static void has(const struct reply *r, const char *text)
+{
+	if (!strstr(r->text, text))
+		fail_msg("no \"%s\" in:\n%s", text, r->text);
+}
+
+static void has_secure_headers(const struct reply *r)
+{
+	has(r, "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self';");
+	has(r, "X-Content-Type-Options: nosniff");
+	has(r, "Cache-Control: no-store");
+}
+
+/* ---- access ------------------------------------------------------------------ */
+
+static void refused_without_the_token(void **state)
+{
+	static const char *const paths[] = { "/", "/run?id=1", "/api/runs", "/api/runs/3/events", "/metrics",
+					     "/static/report.js", "/nothing" };
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct reply r = request(f, "GET", paths[i], NULL);
+
+		assert_int_equal(r.status, 401);
+		has(&r, "WWW-Authenticate: Bearer");
+		has_secure_headers(&r);
+		free(r.text);
+		r = request(f, "GET", paths[i], "Authorization: Bearer test-token-0123456789abcdeX\r\n");
+		assert_int_equal(r.status, 403);
+		free(r.text);
+		r = request(f, "GET", paths[i], "Cookie: tracer_token=wrong-token-0123456789abcdef\r\n");
+		assert_int_equal(r.status, 403);
+		free(r.text);
+	}
+}
+
+static void token_in_the_address_sets_a_cookie(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = request(f, "GET", "/run?id=3&token=" TOKEN "&x=a%20b%3C", NULL);
+
+	assert_int_equal(r.status, 303);
+	has(&r, "Set-Cookie: tracer_token=" TOKEN "; Path=/; HttpOnly; SameSite=Strict");
+	has(&r, "Location: /run?id=3&x=a%20b%3C\r\n");
+	free(r.text);
+	r = request(f, "GET", "/elsewhere?token=" TOKEN, NULL); /* not a page: back to the runs */
+	assert_int_equal(r.status, 303);
+	has(&r, "Location: /\r\n");
+	free(r.text);
+	r = request(f, "GET", "/?token=not-the-token-0123456789", NULL);
+	assert_int_equal(r.status, 403);
+	assert_null(strstr(r.text, "Set-Cookie"));
+	free(r.text);
+	r = request(f, "GET", "/api/runs", "Cookie: a=b; tracer_token=" TOKEN "\r\n");
+	assert_int_equal(r.status, 200);
+	free(r.text);
+}
+
+static void read_only(void **state)
+{
+	static const char *const methods[] = { "POST", "PUT", "DELETE", "PATCH" };
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		struct reply r = request(f, methods[i], "/api/runs",
+					 "Authorization: Bearer " TOKEN "\r\nContent-Length: 0\r\n");
+
+		assert_int_equal(r.status, 405);
+		has(&r, "Allow: GET, HEAD");
+		free(r.text);
+	}
+}
+
+/* ---- the API -------------------------------------------------------------------- */
+
+static void runs_newest_first_and_filtered(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/api/runs");
+	const char *r3, *r2, *r1;
+
+	assert_int_equal(r.status, 200);
+	has(&r, "Content-Type: application/json");
+	has_secure_headers(&r);
+	has(&r, "\"schema\":\"tracer.web.runs.v1\",\"matching\":3");
+	r3 = strstr(r.body, "\"run_id\":3");
+	r2 = strstr(r.body, "\"run_id\":2");
+	r1 = strstr(r.body, "\"run_id\":1");
+	assert_true(r3 && r2 && r1 && r3 < r2 && r2 < r1);
+	/* the pipeline's name, every byte of it, as JSON escapes it */
+	has(&r, "\"pipeline\":\"p<\\\"x\\\">\\u000a\"");
+	has(&r, "\"filters\":{\"pipelines\":[");
+	free(r.text);
+	r = get(f, "/api/runs?pipeline=p%3C%22x%22%3E%0A&state=running");
+	has(&r, "\"matching\":1");
+	has(&r, "\"run_id\":3");
+	free(r.text);
+	r = get(f, "/api/runs?host=cccc");
+	has(&r, "\"matching\":1");
+	has(&r, "\"run_id\":2");
+	free(r.text);
+	r = get(f, "/api/runs?limit=1");
+	has(&r, "\"matching\":3");
+	assert_null(strstr(r.body, "\"run_id\":2"));
+	free(r.text);
+}
+
+static void one_run_and_what_is_not_there(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/api/runs/1");
+
+	assert_int_equal(r.status, 200);
+	has(&r, "\"schema\":\"tracer.run.v1\"");
+	has(&r, "\"command\":[\"snakemake\",\"</script><img src=x onerror=alert(1)>\"]");
+	has(&r, "\"steps\":[{\"id\":\"s1\",\"name\":\"align\"");
+	free(r.text);
+	r = get(f, "/api/runs/1/page");
+	assert_int_equal(r.status, 200);
+	free(r.text);
+	static const char *const missing[] = { "/api/runs/4", "/api/runs/99999999999999999999", "/api/runs/x",
+					       "/api/runs/1/nothing", "/api/pipeline?name=none", "/api/pipeline",
+					       "/api/nothing", "/static/runs.html", "/static/../web/main.c" };
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++) {
+		r = get(f, missing[i]);
+		if (r.status != 404)
+			fail_msg("%s: %d, not 404", missing[i], r.status);
+		has_secure_headers(&r);
+		free(r.text);
+	}
+}
+
+static void pipeline_history_and_hosts(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/api/pipeline?name=p%3C%22x%22%3E%0A");
+	const char *a, *b;
+
+	assert_int_equal(r.status, 200);
+	has(&r, "\"schema\":\"tracer.web.pipeline.v1\"");
+	a = strstr(r.body, "\"run_id\":1");
+	b = strstr(r.body, "\"run_id\":3");
+	assert_true(a && b && a < b); /* oldest first */
+	has(&r, "\"duration_s\":10,");
+	has(&r, "\"recommendations\":[");
+	free(r.text);
+	r = get(f, "/api/pipelines");
+	has(&r, "{\"pipeline\":\"p<\\\"x\\\">\\u000a\",\"runs\":2,\"last_run_id\":3");
+	free(r.text);
+	r = get(f, "/api/hosts");
+	assert_int_equal(r.status, 200);
+	has(&r, "\"host\":\"" H1 "\"");
+	has(&r, "\"lag_s\":0.25,");
+	has(&r, "\"gaps\":1,\"missing_records\":6,");
+	has(&r, "\"losses\":{\"evicted\":3,\"quarantined\":0,\"corrupt\":0,\"ring\":12}");
+	has(&r, "\"runs\":2,\"running_runs\":1");
+	free(r.text);
+}
+
+static void metrics(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/metrics");
+
+	assert_int_equal(r.status, 200);
+	has(&r, "Content-Type: text/plain; version=0.0.4");
+	has(&r, "# TYPE tracer_host_batches_total counter\n");
+	has(&r, "tracer_host_batches_total{host=\"" H1 "\"} 7\n");
+	has(&r, "tracer_host_lost_records_total{host=\"" H1 "\"} 15\n");
+	has(&r, "tracer_host_missing_records{host=\"" H1 "\"} 6\n");
+	has(&r, "tracer_lake_runs{state=\"running\"} 1\n");
+	has(&r, "tracer_lake_runs{state=\"failed\"} 1\n");
+	free(r.text);
+}
+
+/* ---- the event stream --------------------------------------------------------- */
+
+/* Read from a stream until text appears (or 10 s pass); the bytes so far, appended to acc. */
+static bool stream_until(int fd, char *acc, size_t cap, const char *text)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!strstr(acc, text)) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		size_t n = strlen(acc);
+		ssize_t r;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10 || n + 1 >= cap)
+			return false;
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		r = read(fd, acc + n, cap - n - 1);
+		if (r <= 0)
+			return strstr(acc, text) != NULL;
+		acc[n + (size_t)r] = 0;
+	}
+	return true;
+}
+
+static void stream_follows_the_run(void **state)
+{
+	struct fixture *f = *state;
+	static char acc[1 << 16];
+	int fd = connect_to(f->port);
+
+	acc[0] = 0;
+	send_request(fd, "GET", "/api/runs/3/events", "Authorization: Bearer " TOKEN "\r\n");
+	assert_true(stream_until(fd, acc, sizeof(acc), "\"update_seq\":1,"));
+	assert_non_null(strstr(acc, "Content-Type: text/event-stream"));
+	assert_non_null(strstr(acc, "event: update\ndata: {\"run_id\":3,\"state\":\"running\""));
+	/* The ingest stores the run's next live record: another update. */
+	exec_sql(f->lake, "UPDATE runs SET update_seq = 2, processes = 5 WHERE run_id = 3");
+	assert_true(stream_until(fd, acc, sizeof(acc), "\"update_seq\":2,\"last_update_ns\":1700000021000000000,"
+						       "\"processes\":5"));
+	assert_null(strstr(acc, "event: end"));
+	exec_sql(f->lake, "UPDATE runs SET update_seq = 3, state = 'succeeded', end_ns = " T0 "+30000000000 "
+			  "WHERE run_id = 3");
+	assert_true(stream_until(fd, acc, sizeof(acc), "event: end\n"));
+	assert_non_null(strstr(acc, "\"state\":\"succeeded\""));
+	/* and the server closes it */
+	{
+		size_t len;
+		char *rest = read_all(fd, 5000, &len);
+
+		free(rest);
+	}
+	close(fd);
+	/* a finished run's stream: one update, then the end at once */
+	fd = connect_to(f->port);
+	acc[0] = 0;
+	send_request(fd, "GET", "/api/runs/1/events", "Authorization: Bearer " TOKEN "\r\n");
+	assert_true(stream_until(fd, acc, sizeof(acc), "event: end\n"));
+	close(fd);
+	/* no such run: 404, not a stream */
+	struct reply r = get(f, "/api/runs/77/events");
+	assert_int_equal(r.status, 404);
+	free(r.text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(refused_without_the_token, setup, teardown),
+		cmocka_unit_test_setup_teardown(token_in_the_address_sets_a_cookie, setup, teardown),
+		cmocka_unit_test_setup_teardown(read_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(runs_newest_first_and_filtered, setup, teardown),
+		cmocka_unit_test_setup_teardown(one_run_and_what_is_not_there, setup, teardown),
+		cmocka_unit_test_setup_teardown(pipeline_history_and_hosts, setup, teardown),
+		cmocka_unit_test_setup_teardown(metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(stream_follows_the_run, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer-web's JSON API (docs/web.md, "JSON API"): each call reads the lake
+ * through its read calls (lake/store.h) and writes one JSON document
+ * through records/json.h's writer, which escapes every string a host sent.
+ * The pages are drawn in the browser from exactly these documents.
+ *
+ * Returns: 0; API_E_NOT_FOUND (no such run or pipeline: 404); -ENOMEM; or
+ * a store_err (the lake failed: 500, logged with store_last_error).
+ */
+#ifndef TRACER_WEB_API_H
+#define TRACER_WEB_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+#include "store.h"
+
+#define API_E_NOT_FOUND (-1000)
+#define API_RUNS_DEFAULT 200     /* runs in a list when the request says no limit */
+#define API_RUNS_MAX 5000
+#define API_HISTORY_RUNS 100     /* a pipeline's newest runs its page shows */
+#define API_FILTER_VALUES 500    /* distinct pipelines (hosts, states) the filters offer, at most */
+
+/* /api/runs: NULL or "" for no filter; host matches a prefix of the host id. */
+struct api_runs_query {
+	const char *pipeline, *host, *state;
+	uint32_t limit;          /* 0: API_RUNS_DEFAULT */
+};
+
+int api_runs(struct store *st, struct json *j, const struct api_runs_query *q);
+/* /api/runs/ID: the run's tracer.run.v1 report with its analysis, as tracer report --json writes it. */
+int api_run(struct store *st, struct json *j, int64_t run_id);
+/* /api/pipelines and /api/pipeline?name=P. */
+int api_pipelines(struct store *st, struct json *j);
+int api_pipeline(struct store *st, struct json *j, const char *name);
+/* /api/hosts; now_ns: CLOCK_REALTIME. */
+int api_hosts(struct store *st, struct json *j, int64_t now_ns);
+
+/* What the event stream of a run watches: a change of any of these is an update. */
+struct api_run_status {
+	int64_t run_id;
+	char state[16];
+	struct store_int update_seq, last_update_ns, processes, steps, end_ns;
+	bool final;              /* its state will not change: succeeded, failed, lost */
+};
+int api_run_status(struct store *st, int64_t run_id, struct api_run_status *s);
+bool api_run_status_same(const struct api_run_status *a, const struct api_run_status *b);
+void api_run_status_json(struct json *j, const struct api_run_status *s);
+
+/* The web server's own counters, for /metrics. */
+struct api_web_stats {
+	uint64_t requests, unauthorized, forbidden, not_found, errors, streams_open;
+};
+/* /metrics: Prometheus text format 0.0.4. */
+int api_metrics(struct store *st, struct obuf *o, const struct api_web_stats *w, int64_t now_ns);
+
+#endif /* TRACER_WEB_API_H */

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tracer-web: a read-only web dashboard over the lake (docs/web.md): the
+ * runs, live and finished; a run's report, updating live; a pipeline's
+ * history; agent health per host; the same data as JSON; /metrics.
+ *
+ * Start-up, in this order: options (and tracer.conf with --config); the
+ * token file; the listening socket (a port below 1024 needs root); the
+ * privilege drop (started as root: to --user, else to the lake's owner,
+ * never root); the lake, opened read-only as that user; the sandbox
+ * (Landlock: read-only beneath the lake's and the price table's
+ * directories; seccomp); libmicrohttpd's threads, which inherit it; then
+ * "ready PORT" on --ready-fd and READY=1 to systemd. This thread then
+ * waits for SIGTERM or SIGINT.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "config.h"
+#include "notify.h"
+#include "parse.h"
+#include "prices_file.h"
+#include "priv.h"
+#include "web_server.h"
+#include "store.h"
+#include "testtrigger.h"
+#include "web_sandbox.h"
+
+#define MAX_SETS 64u
+#define NS_PER_S 1000000000ull
+
+enum { EXPLICIT_LISTEN = 1u << 0, EXPLICIT_DB = 1u << 1, EXPLICIT_TOKEN = 1u << 2 };
+
+struct options {
+	struct web_config web;
+	const char *db, *token_file, *user, *config;
+	const char *sets[MAX_SETS];
+	unsigned nsets, explicit;
+	int ready_fd;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tracer-web --db FILE --listen ADDR:PORT --token-file FILE [options]\n"
+		"       tracer-web --config FILE [--set KEY=VALUE]... [options]\n"
+		"A read-only web dashboard over the lake FILE (docs/web.md).\n"
+		"  --db FILE               the lake tracer-ingest writes (opened read-only)\n"
+		"  --listen ADDR:PORT      address to serve on, exactly (127.0.0.1:8760, [::1]:8760; port 0: any free)\n"
+		"  --token-file FILE       the token a browser or client must show (mode 0600; make one with\n"
+		"                          openssl rand -hex 32 > FILE); open http://ADDR:PORT/?token=TOKEN once\n"
+		"  --max-connections N     connections at once, event streams included (default %u)\n"
+		"  --ready-fd FD           write \"ready PORT\\n\" to FD once serving, then close it\n"
+		"  --user NAME|UID         started as root: the user to run as (default: the lake's owner); never root\n"
+		"  --config FILE           take web_listen, ingest_db and web_token_file from FILE (docs/config.md);\n"
+		"                          the options above, when given, win over it\n"
+		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
+		"signals: SIGTERM/SIGINT stop\n",
+		WEB_DEFAULT_CONNECTIONS);
+}
+
+enum { OPT_MAX_CONN = 256, OPT_READY_FD, OPT_USER, OPT_CONFIG, OPT_SET, OPT_TOKEN };
+
+static int parse_option(struct options *o, int opt, const char *arg)
+{
+	uint64_t v = 0;
+
+	switch (opt) {
+	case 'l': o->web.listen = arg; o->explicit |= EXPLICIT_LISTEN; return 0;
+	case 'd': o->db = arg; o->explicit |= EXPLICIT_DB; return 0;
+	case OPT_TOKEN: o->token_file = arg; o->explicit |= EXPLICIT_TOKEN; return 0;
+	case OPT_USER: o->user = arg; return 0;
+	case OPT_CONFIG: o->config = arg; return 0;
+	case OPT_SET:
+		if (o->nsets == MAX_SETS) {
+			fprintf(stderr, "tracer-web: more than %u --set options\n", MAX_SETS);
+			return -1;
+		}
+		o->sets[o->nsets++] = arg;
+		return 0;
+	case OPT_MAX_CONN:
+		if (parse_u64(arg, 4096, &v) || v < 2) {
+			fprintf(stderr, "tracer-web: --max-connections %s: want a whole number from 2 to 4096\n", arg);
+			return -1;
+		}
+		o->web.max_connections = (unsigned)v;
+		return 0;
+	case OPT_READY_FD:
+		if (parse_u64(arg, 1 << 20, &v)) {
+			fprintf(stderr, "tracer-web: --ready-fd %s: want a descriptor number\n", arg);
+			return -1;
+		}
+		o->ready_fd = (int)v;
+		return 0;
+	default: return -1;
+	}
+}
+
+static void format_listen(const struct config_listen *l, char *out, size_t outlen)
+{
+	char a[INET6_ADDRSTRLEN] = "";
+
+	inet_ntop(l->family, l->addr, a, sizeof(a));
+	snprintf(out, outlen, l->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, l->port);
+}
+
+/* --config / --set: tracer.conf's keys fill in what the command line did not give. */
+static int apply_config(struct options *o)
+{
+	static struct tracer_config cfg; /* the options point into it */
+	static char listen[CONFIG_LISTEN_HOST_MAX + 16];
+
+	if (!o->config && !o->nsets)
+		return 0;
+	if (config_from_options(&cfg, o->config, geteuid() == 0, o->sets, o->nsets))
+		return -1;
+	if (!(o->explicit & EXPLICIT_LISTEN)) {
+		format_listen(&cfg.web_listen, listen, sizeof(listen));
+		o->web.listen = listen;
+	}
+	if (!(o->explicit & EXPLICIT_DB))
+		o->db = cfg.ingest_db;
+	if (!(o->explicit & EXPLICIT_TOKEN))
+		o->token_file = cfg.web_token_file;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "token-file", required_argument, NULL, OPT_TOKEN },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->ready_fd = -1;
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (opt == '?' || parse_option(o, opt, optarg)) {
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tracer-web: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return -1;
+	}
+	if (apply_config(o))
+		return -1;
+	if (!o->web.listen || !o->db || !o->token_file) {
+		fprintf(stderr, "tracer-web: --db, --listen and --token-file are required (or --config FILE)\n");
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Who to run as. Not root: itself. Root: --user, else the owner of the
+ * lake (who can read it; the ingest's user); never root, whose lake
+ * needs --user and a lake that user can read.
+ */
+static int resolve_user(const struct options *o, uid_t *uid, gid_t *gid)
+{
+	struct stat sb;
+	int rc;
+
+	if (geteuid() != 0) {
+		*uid = getuid();
+		*gid = getgid();
+		if (o->user) {
+			uid_t u;
+			gid_t g;
+
+			if (priv_lookup_user(o->user, &u, &g) || u != *uid) {
+				fprintf(stderr, "<3>--user %s: only root can change user: start tracer-web as root, or as that "
+					"user without --user\n", o->user);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	if (o->user) {
+		rc = priv_lookup_user(o->user, uid, gid);
+		if (rc) {
+			fprintf(stderr, "<3>--user %s: %s (give an existing user name or a uid)\n", o->user,
+				rc == -ENOENT ? "no such user" : strerror(-rc));
+			return -1;
+		}
+	} else if (stat(o->db, &sb)) {
+		fprintf(stderr, "<3>lake %s: %s (tracer-ingest creates it: start tracer-ingest first, or give --db "
+			"the path of an existing lake)\n", o->db, strerror(errno));
+		return -1;
+	} else {
+		*uid = sb.st_uid;
+		*gid = sb.st_gid;
+	}
+	if (*uid == 0 || *gid == 0) {
+		fprintf(stderr, "<3>tracer-web does not run as root, and %s: pass --user NAME (a user who can read "
+			"the lake %s)\n", o->user ? "--user names root" : "the lake belongs to root", o->db);
+		return -1;
+	}
+	return 0;
+}
+
+static void announce_ready(struct web *w, int ready_fd)
+{
+	char line[32];
+	int n;
+
+	fprintf(stderr, "<6>serving the dashboard on http://%s/ (open /?token=TOKEN once)\n", web_address(w));
+	if (ready_fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "ready %u\n", web_port(w));
+	if (write(ready_fd, line, (size_t)n) != n)
+		fprintf(stderr, "<4>--ready-fd %d: %s\n", ready_fd, strerror(errno));
+	close(ready_fd);
+}
+
+static void wait_for_stop(const sigset_t *set, struct notify *nt)
+{
+	for (;;) {
+		uint64_t wake_ns = nt->watchdog_ns / 4;
+		struct timespec ts = { .tv_sec = (time_t)(wake_ns / NS_PER_S), .tv_nsec = (long)(wake_ns % NS_PER_S) };
+		int sig;
+
+		notify_watchdog(nt, mono_ns());
+		sig = sigtimedwait(set, NULL, wake_ns ? &ts : NULL);
+		if (sig == SIGTERM || sig == SIGINT) {
+			notify_send(nt, "STOPPING=1");
+			fprintf(stderr, "<6>stopping (%s)\n", strsignal(sig));
+			return;
+		}
+	}
+}
+
+/* The default price table's path (the analysis reads it per request), for the sandbox; "" if none. */
+static void find_prices(char *path, size_t len)
+{
+	struct price_table t = { 0 };
+
+	if (cost_default_table(&t, path, len) != 1)
+		path[0] = 0;
+	price_table_free(&t);
+}
+
+static int run(const struct options *o, const sigset_t *set, struct notify *nt)
+{
+	struct web *w = NULL;
+	struct store *st = NULL;
+	struct api_web_stats ws;
+	struct auth a;
+	char err[1024], prices[PATH_MAX];
+	uid_t uid;
+	gid_t gid;
+
+	if (auth_load(&a, o->token_file, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s\n", err);
+		return 1;
+	}
+	if (resolve_user(o, &uid, &gid))
+		return 1;
+	if (web_listen(&w, &o->web, NULL, &a, err, sizeof(err))) {
+		fprintf(stderr, "<3>%s\n", err);
+		return 1;
+	}
+	sodium_memzero(&a, sizeof(a));
+	/* Before the lake is opened: SQLite creates the -shm file as whoever opens the lake first. */
+	if (priv_drop(uid, gid)) {
+		web_stop(w);
+		return 1;
+	}
+	if (store_open(&st, o->db, true, err, sizeof(err))) {
+		fprintf(stderr, "<3>lake: %s (tracer-web runs as uid %u, who must be able to read it)\n", err,
+			(unsigned)uid);
+		web_stop(w);
+		return 1;
+	}
+	web_set_store(w, st);
+	find_prices(prices, sizeof(prices));
+	fprintf(stderr, "<6>lake %s (read-only) as uid %u; price table %s\n", o->db, (unsigned)uid,
+		prices[0] ? prices : "none found");
+	err[0] = 0;
+	if (web_sandbox(o->db, prices[0] ? prices : NULL)) {
+		web_stop(w);
+		store_close(st);
+		return 1;
+	}
+	TEST_TRIGGER("tracer-web", O_RDONLY | O_CLOEXEC);
+	if (web_serve(w, err, sizeof(err))) {
+		if (err[0])
+			fprintf(stderr, "<3>%s\n", err);
+		web_stop(w);
+		store_close(st);
+		return 1;
+	}
+	announce_ready(w, o->ready_fd);
+	notify_send(nt, "READY=1");
+	wait_for_stop(set, nt);
+	web_get_stats(w, &ws);
+	web_stop(w);
+	store_close(st);
+	fprintf(stderr, "<6>requests %llu; refused %llu without a token, %llu with a wrong one; errors %llu\n",
+		(unsigned long long)ws.requests, (unsigned long long)ws.unauthorized,
+		(unsigned long long)ws.forbidden, (unsigned long long)ws.errors);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct notify nt;
+	sigset_t set;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	notify_open(&nt);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	tzset();
+	if (sodium_init() < 0) {
+		fprintf(stderr, "<3>libsodium failed to initialise\n");
+		return 1;
+	}
+	return run(&o, &set, &nt);
+}

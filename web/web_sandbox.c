@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "web_sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+#include "landlock.h"
+#include "scfilter.h"
+
+/*
+ * Found by running tracer-web under `strace -f` through tests/test_web_*.c
+ * and tests/e2e/test_web.sh and keeping what it calls after start-up;
+ * docs/web.md lists the reasons.
+ */
+static const char *const web_syscalls[] = {
+	/* libmicrohttpd: the listening thread (poll, accept) and one thread per connection */
+	"poll", "ppoll", "accept4", "recvfrom", "sendto", "sendmsg", "setsockopt", "getsockopt", "getsockname",
+	"shutdown", "close",
+	/* SQLite on the lake's descriptors, read-only: pages, locks, the -shm map's size */
+	"pread64", "fcntl", "newfstatat", "fstat", "lseek",
+	/* stderr, the --ready-fd line, the price table; the default table's place (/proc/self/exe) */
+	"read", "write", "readlink", "faccessat2", "faccessat", "access",
+	/* memory: thread stacks and their guard pages (no PROT_EXEC below), locks */
+	"brk", "munmap", "mremap", "madvise", "futex", "set_robust_list", "rseq",
+	/* time: the vDSO's fallbacks, the event streams' waits */
+	"clock_gettime", "gettimeofday", "clock_nanosleep", "nanosleep",
+	/* the main thread's signals, threads ending, the end */
+	"rt_sigtimedwait", "rt_sigprocmask", "rt_sigreturn", "restart_syscall", "exit", "exit_group",
+	"getpid", "gettid", "sched_yield",
+	/* the analysis' hash tables' seeds (view/tune_input.c) */
+	"getrandom",
+	/* glibc's qsort() sizes its buffer by the machine's memory */
+	"sysinfo",
+	/* glibc installs its handler for set*id across threads at the first pthread_create */
+	"rt_sigaction",
+	NULL,
+};
+
+/* glibc's pthread_create (2.34+): clone with exactly these flags, after clone3 said ENOSYS. */
+#define THREAD_CLONE_FLAGS                                                                           \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SYSVSEM | CLONE_SIGHAND | CLONE_THREAD | CLONE_SETTLS | \
+	 CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+
+/*
+ * Opens read-only (the price table, /proc/sys/vm/overcommit_memory for
+ * malloc), and Landlock decides where; no PROT_EXEC mapping; threads only:
+ * clone3's flags are in memory seccomp cannot read, so it is answered
+ * ENOSYS and glibc falls back to clone.
+ */
+static const struct sc_arg_rule web_rules[] = {
+	{ "openat", 2, 0, O_RDONLY | O_CLOEXEC, 0 },
+	{ "mmap", 2, PROT_EXEC, 0, 0 },
+	{ "mprotect", 2, PROT_EXEC, 0, 0 },
+	{ "prctl", 0, 0, PR_SET_NAME, 0 },
+	{ "clone3", -1, 0, 0, ENOSYS },
+	{ "clone", 0, 0, THREAD_CLONE_FLAGS, 0 },
+	{ NULL, 0, 0, 0, 0 },
+};
+
+int web_sandbox(const char *lake, const char *prices)
+{
+	const char *const *names[] = { web_syscalls, NULL };
+	const struct sc_arg_rule *rules[] = { web_rules, NULL };
+	struct landlock_spec spec = { 0 };
+	int rc;
+
+	landlock_add_ro(&spec, lake, true);
+	if (prices)
+		landlock_add_ro(&spec, prices, true);
+	rc = landlock_apply(&spec, "tracer-web");
+	if (rc < 0)
+		return rc;
+	return sc_install(names, rules, "tracer-web", "serving");
+}
