@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,4 +118,17 @@ int net_listen(const char *spec, int backlog, char *address, size_t addrlen, uin
 	*port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port :
 						    ((struct sockaddr_in *)&got)->sin_port);
 	return fd;
+}
+
+void net_http_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = 0;
+	fprintf(stderr, "<4>microhttpd: %s\n", msg);
 }

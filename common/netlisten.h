@@ -7,6 +7,7 @@
 #ifndef TRACER_COMMON_NETLISTEN_H
 #define TRACER_COMMON_NETLISTEN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,5 +24,8 @@ void net_format_addr(const struct sockaddr *sa, char *out, size_t outlen, bool w
  */
 int net_listen(const char *spec, int backlog, char *address, size_t addrlen, uint16_t *port, char *err,
 	       size_t errlen);
+
+/* libmicrohttpd's error logger (MHD_OPTION_EXTERNAL_LOGGER) for both HTTP daemons: one <4> line on stderr. */
+__attribute__((format(printf, 2, 0))) void net_http_log(void *cls, const char *fmt, va_list ap);
 
 #endif /* TRACER_COMMON_NETLISTEN_H */

@@ -12,7 +12,8 @@
 #      it to the lake while it runs;
 #      three times;
 #   5. the runs read back from the lake (tracer report --db);
-#   6. tracer tune over the pipeline's runs; 7. tracer cost.
+#   6. tracer tune over the pipeline's runs; 7. tracer cost;
+#   8. a token for tracer-web, and the command that serves the dashboard over this lake.
 # Everything lives in BUILD/demo (kept, so the lake can be queried after).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -121,3 +122,10 @@ echo "   (each step over its runs: time, cores, memory, where the time went, and
 echo
 echo "7. tracer cost --db $d/lake.db (priced when the host's instance type or price_per_hour is known)"
 "$build/tracer" cost --db "$d/lake.db"
+
+openssl rand -hex 32 > "$d/web.token" 2>/dev/null || head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$d/web.token"
+chmod 600 "$d/web.token"
+echo
+echo "8. the live dashboard over this lake (docs/web.md): start it with"
+echo "     sudo $build/tracer-web --db $d/lake.db --listen 127.0.0.1:8760 --token-file $d/web.token"
+echo "   then open, once: http://127.0.0.1:8760/?token=$(cat "$d/web.token")"

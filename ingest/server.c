@@ -326,19 +326,6 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls, en
 	*con_cls = NULL;
 }
 
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[512];
-	size_t n;
-
-	(void)cls;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	n = strlen(msg);
-	while (n && msg[n - 1] == '\n')
-		msg[--n] = 0;
-	fprintf(stderr, "<4>microhttpd: %s\n", msg);
-}
-
 /* ---- life ------------------------------------------------------------------- */
 
 unsigned server_timeout_s(uint64_t ns)
@@ -391,7 +378,7 @@ int server_listen(struct server **out, const struct server_config *c, struct ing
 int server_serve(struct server *s, char *err, size_t errlen)
 {
 	s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, /* first: it covers the options' own errors */
+				handle, s, MHD_OPTION_EXTERNAL_LOGGER, net_http_log, s, /* first: it covers the options' own errors */
 				MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->c.max_connections,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->c.max_per_ip,

@@ -514,13 +514,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	return route(w, conn, url);
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	(void)cls;
-	fprintf(stderr, "<4>http: ");
-	vfprintf(stderr, fmt, ap);
-}
-
 /* ---- life ------------------------------------------------------------------------------------ */
 
 int web_listen(struct web **out, const struct web_config *c, struct store *st, const struct auth *a, char *err,
@@ -559,7 +552,7 @@ int web_serve(struct web *w, char *err, size_t errlen)
 
 	w->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 					MHD_USE_ERROR_LOG,
-				0, NULL, NULL, handle, w, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, w,
+				0, NULL, NULL, handle, w, MHD_OPTION_EXTERNAL_LOGGER, net_http_log, w,
 				MHD_OPTION_LISTEN_SOCKET, w->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)w->c.max_connections,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)per_ip,
