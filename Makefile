@@ -97,7 +97,7 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery live tune
+BENCHES  := ring overhead agent kernel delivery live tune html
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -172,8 +172,8 @@ $(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(addprefix $(BUILD)/libtrace
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS)
 
-$(BUILD)/tracer-web: $(BUILD)/obj/web/main.o $(addprefix $(BUILD)/libtracer_,web.a view.a analysis.a lake.a records.a \
-		common.a)
+$(BUILD)/tracer-web: $(BUILD)/obj/web/main.o $(addprefix $(BUILD)/libtracer_,web.a view.a analysis.a lake.a status.a \
+		records.a common.a)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS) -lm
 
@@ -198,7 +198,7 @@ $(BUILD)/testbin/tracer-processor: $(BUILD)/testobj/processor/main.o $(BUILD)/te
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
 
 $(BUILD)/testbin/tracer-web: $(BUILD)/testobj/web/main.o $(BUILD)/testobj/common/testtrigger.o \
-		$(addprefix $(BUILD)/libtracer_,web.a view.a analysis.a lake.a records.a common.a)
+		$(addprefix $(BUILD)/libtracer_,web.a view.a analysis.a lake.a status.a records.a common.a)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(INGEST_LDLIBS) -lm
@@ -390,6 +390,14 @@ $(BUILD)/asan/bench/tune_bench: $(BUILD)/asan/obj/bench/tune_bench.o \
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
 
+# The HTML report of a 100,000-process run (issue 16): the page's data and the page (view/html_data.c,
+# view/html.c) from a report the benchmark writes; bench/html.sh opens the page in headless Chromium.
+HTML_BENCH_LIBS := $(addprefix $(BUILD)/libtracer_,view.a status.a records.a common.a)
+$(BUILD)/bench/html_bench: $(BUILD)/obj/bench/html_bench.o $(HTML_BENCH_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
 # The kernel benchmark's calibration: empty programs on tracer's hooks (the statistics' own cost per
 # call) and the loader that holds them attached. Built for the benchmarks only, never installed.
 $(BUILD)/bench/calib.bpf.o: bench/calib.bpf.c
@@ -424,6 +432,9 @@ bench-live: $(BUILD)/bench/live_bench
 
 bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
 	TRACER=$(BUILD)/tracer $(BUILD)/bench/tune_bench
+
+bench-html: $(BUILD)/bench/html_bench
+	bench/html.sh $(BUILD)
 
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.

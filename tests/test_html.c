@@ -7,7 +7,15 @@
  * UTF-8; in the <title> no markup survives. The page has its
  * Content-Security-Policy first, with the sha256 of the very <style> and
  * <script> it carries, and names no URL: one file, nothing to fetch.
+ *
+ * The page's data (view/html_data.c), known answers: a process's columns,
+ * its parent through a reused pid, the tools and steps summed, the
+ * resource chart's slices, each cap and the counts that say what it left
+ * out; hostile strings come back the same; a text that is not a JSON
+ * object, or not valid JSON (bytes that are not UTF-8 in an argv), is
+ * refused with where, and no file is made.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +29,8 @@
 #include <sodium.h>
 
 #include "html.h"
+#include "html_data.h"
+#include "json_parse.h"
 
 /* What one escaping function made of s, NUL-terminated, in o. */
 static void escaped(struct obuf *o, void (*put)(struct obuf *, const char *, size_t), const char *s)
@@ -118,9 +128,17 @@ static void csp_hash(const char *text, char *out, size_t outlen)
 	snprintf(out, outlen, "'sha256-%s'", b64);
 }
 
+/*
+ * A report whose strings carry what could end the data element, open a comment, break a line or come from
+ * bytes that were not UTF-8 (which the processor's writer has made U+FFFD): in the command, which the data
+ * copies, and in a process's argv, tool and executable, which it lists.
+ */
 static const char hostile[] =
-	"{\"command\":[\"</script><img src=x onerror=alert(1)>\",\"<!--<script>\",\"\\\"'<b>\",\"a\\nb\","
-	"\"\xe2\x80\xa8\",\"\xff\xfe\"],\"steps\":[],\"signals\":[]}";
+	"{\"schema\":\"tracer.run.v1\",\"command\":[\"</script><img src=x onerror=alert(1)>\",\"<!--<script>\","
+	"\"\\\"'<b>\",\"a\\nb\",\"\xe2\x80\xa8\",\"\xef\xbf\xbd\\ufffd\"],\"start_ns\":1000,\"end_ns\":5000,"
+	"\"processes\":[{\"pid\":7,\"start_ns\":1000,\"end_ns\":4000,\"exe\":\"/bin/</script>\","
+	"\"argv\":[\"</script><img src=x onerror=alert(1)>\",\"<!--\",\"\xe2\x80\xa9\"],\"tool\":\"<b>cat\\\"'\","
+	"\"step\":null,\"exit_code\":0,\"signal\":0}],\"steps\":[],\"signals\":[]}";
 
 static void hostile_data_cannot_end_the_data_element(void **state)
 {
@@ -137,9 +155,12 @@ static void hostile_data_cannot_end_the_data_element(void **state)
 	assert_null(strchr(data, '<'));
 	assert_null(strchr(data, '>'));
 	assert_null(strstr(data, "\xe2\x80\xa8"));
+	assert_null(strstr(data, "\xe2\x80\xa9"));
 	assert_non_null(strstr(data, "\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e"));
 	assert_non_null(strstr(data, "\\u2028"));
-	assert_non_null(strstr(data, "\\ufffd\\ufffd"));
+	assert_non_null(strstr(data, "\\u2029"));
+	assert_non_null(strstr(data, "\xef\xbf\xbd\\ufffd"));
+	assert_non_null(strstr(data, "\"/bin/\\u003c/script\\u003e\""));
 	/* The data once, the title as text. */
 	assert_int_equal(count(page, "id=\"run-data\""), 1);
 	assert_non_null(strstr(page, "<title>&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;</title>"));
@@ -209,10 +230,438 @@ static void the_file_holds_the_same_page(void **state)
 	assert_int_equal(fread(got, 1, len + 1, f), len);
 	fclose(f);
 	assert_memory_equal(got, page, len);
-	assert_int_equal(html_write_file("/nonexistent-dir/x.html", hostile, 1, "t", -1, -1, "test_html"), -1);
+	assert_int_equal(html_write_file("/nonexistent-dir/x.html", hostile, strlen(hostile), "t", -1, -1, "test_html"),
+			 -1);
 	unlink(path);
 	free(got);
 	free(page);
+}
+
+/* ---- the page's data -------------------------------------------------------------------------------- */
+
+/* html_data_write's output, and that output parsed (strictly: it must be JSON). */
+struct data {
+	char *text;
+	size_t len;
+	struct json_doc d;
+	struct json_node *nodes;
+};
+
+static void data_of(const char *json, size_t len, struct data *p)
+{
+	struct obuf o;
+	char err[160];
+	uint32_t cap;
+	int rc;
+
+	obuf_init_mem(&o, 1u << 30);
+	rc = html_data_write(&o, json, len, err, sizeof(err));
+	if (rc)
+		fail_msg("html_data_write: %d: %s", rc, err);
+	obuf_putc(&o, 0);
+	p->text = o.buf;
+	p->len = o.len - 1;
+	cap = (uint32_t)(p->len / 2 + 16); /* each value takes a byte and a separator */
+	p->nodes = calloc(cap, sizeof(*p->nodes));
+	assert_non_null(p->nodes);
+	rc = json_parse(&p->d, p->text, p->len, p->nodes, cap);
+	if (rc)
+		fail_msg("the data is not JSON: %s at %zu", json_parse_error_name(p->d.err), p->d.err_at);
+}
+
+static void data_free(struct data *p)
+{
+	free(p->text);
+	free(p->nodes);
+}
+
+/* The value at a path of member names and array indexes, "processes.pid.3"; NULL: none. */
+static const struct json_node *at(const struct data *p, const char *path)
+{
+	const struct json_node *n = json_root(&p->d);
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *part = strtok_r(buf, ".", &save); part && n; part = strtok_r(NULL, ".", &save)) {
+		if (n->type == JSON_ARRAY) {
+			long k = strtol(part, NULL, 10);
+
+			for (n = json_first(&p->d, n); n && k > 0; k--)
+				n = json_next(&p->d, n);
+		} else {
+			n = json_member(&p->d, n, part);
+		}
+	}
+	return n;
+}
+
+static uint64_t u64_at(const struct data *p, const char *path)
+{
+	uint64_t v = 0;
+
+	if (json_get_u64(at(p, path), &v))
+		fail_msg("%s is not a whole number >= 0", path);
+	return v;
+}
+
+/* A number that may be negative (status, parent). */
+static long long i64_at(const struct data *p, const char *path)
+{
+	const struct json_node *n = at(p, path);
+
+	if (!n || n->type != JSON_NUMBER)
+		fail_msg("%s is not a number", path);
+	return strtoll(p->text + n->start, NULL, 10);
+}
+
+static bool null_at(const struct data *p, const char *path)
+{
+	const struct json_node *n = at(p, path);
+
+	return n && n->type == JSON_NULL;
+}
+
+static const char *str_at(const struct data *p, const char *path, char *buf, size_t cap)
+{
+	if (json_get_string(&p->d, at(p, path), buf, cap, NULL))
+		fail_msg("%s is not a string", path);
+	return buf;
+}
+
+static uint32_t len_at(const struct data *p, const char *path)
+{
+	const struct json_node *n = at(p, path);
+
+	assert_non_null(n);
+	return n->count;
+}
+
+/* strings[] of the index at path. */
+static const char *string_of(const struct data *p, const char *path, char *buf, size_t cap)
+{
+	char sp[32];
+
+	snprintf(sp, sizeof(sp), "strings.%llu", (unsigned long long)u64_at(p, path));
+	return str_at(p, sp, buf, cap);
+}
+
+#define T0 "1000000000000"
+static const char five[] =
+	"{\"schema\":\"tracer.run.v1\",\"command\":[\"sh\",\"x\"],\"exit_code\":3,\"start_ns\":" T0 ","
+	"\"end_ns\":1000000300000,\"host\":{\"cpus\":4},\"extra\":{\"never\":[\"copied\"]},"
+	"\"processes\":[\n"
+	" {\"pid\":10,\"ppid\":1,\"start_ns\":" T0 ",\"end_ns\":1000000300000,\"exe\":\"/bin/sh\","
+	"  \"argv\":[\"sh\",\"x\"],"
+	"  \"tool\":\"sh\",\"step\":null,\"exit_code\":3,\"signal\":0,\"oom_killed\":false,\"cpu_user_ns\":1200,"
+	"  \"cpu_sys_ns\":300,\"peak_rss_bytes\":4097,\"files\":[{\"path\":\"/etc/passwd\",\"mode\":\"r\"}],"
+	"  \"series\":null},\n"
+	" {\"pid\":11,\"ppid\":10,\"start_ns\":1000000000500,\"end_ns\":1000000100000,\"exe\":\"/bin/true\","
+	"  \"argv\":[\"true\"],\"tool\":\"true\",\"step\":\"s1\",\"exit_code\":null,\"signal\":9,\"oom_killed\":true,"
+	"  \"cpu_ns\":2000,\"peak_rss_bytes\":1024},\n"
+	" {\"pid\":10,\"ppid\":11,\"start_ns\":1000000150000,\"end_ns\":null,\"tool\":\"sleep\",\"step\":\"s1\","
+	"  \"exit_code\":null,\"signal\":null},\n"
+	" {\"pid\":13,\"ppid\":10,\"start_ns\":1000000200000,\"end_ns\":1000000250000,\"tool\":\"yes\",\"step\":null,"
+	"  \"exit_code\":null,\"signal\":13},\n"
+	" {\"pid\":14,\"ppid\":10,\"start_ns\":1000000000100,\"end_ns\":1000000000999,\"tool\":\"true\","
+	"  \"exit_code\":0,"
+	"  \"signal\":0}],\n"
+	"\"steps\":[{\"id\":\"s1\",\"name\":\"one\",\"start_ns\":1000000000500,\"end_ns\":null,\"tools\":[\"true\"]}],"
+	"\"signals\":[{\"kind\":\"oom_kill\",\"pid\":11,\"step\":\"s1\",\"tool\":\"true\"}]}";
+
+static void data_lists_processes_in_columns_with_their_parents(void **state)
+{
+	struct data p;
+	char buf[64];
+
+	(void)state;
+	data_of(five, strlen(five), &p);
+	assert_string_equal(str_at(&p, "schema", buf, sizeof(buf)), HTML_DATA_SCHEMA);
+	assert_int_equal(u64_at(&p, "t0_ns"), 1000000000000ull);
+	assert_int_equal(u64_at(&p, "span_ns"), 300000);
+	/* The report's own members as they were; the one the page does not show, and every file, left out. */
+	assert_int_equal(u64_at(&p, "report.exit_code"), 3);
+	assert_int_equal(u64_at(&p, "report.host.cpus"), 4);
+	assert_string_equal(str_at(&p, "report.command.1", buf, sizeof(buf)), "x");
+	assert_null(at(&p, "report.extra"));
+	assert_null(strstr(p.text, "/etc/passwd"));
+	assert_null(strstr(p.text, "never"));
+	assert_int_equal(len_at(&p, "processes.pid"), 5);
+	/* pid 10 twice: 13 started after the second one, 14 before it. */
+	assert_int_equal(i64_at(&p, "processes.parent.0"), -1);
+	assert_int_equal(i64_at(&p, "processes.parent.1"), 0);
+	assert_int_equal(i64_at(&p, "processes.parent.2"), 1);
+	assert_int_equal(i64_at(&p, "processes.parent.3"), 2);
+	assert_int_equal(i64_at(&p, "processes.parent.4"), 0);
+	/* Microseconds since t0, the end rounded up: a process of 899 ns lasts 1 us. */
+	assert_int_equal(u64_at(&p, "processes.start_us.2"), 150);
+	assert_int_equal(u64_at(&p, "processes.dur_us.0"), 300);
+	assert_int_equal(u64_at(&p, "processes.dur_us.3"), 50);
+	assert_int_equal(u64_at(&p, "processes.dur_us.4"), 1);
+	assert_true(null_at(&p, "processes.dur_us.2"));
+	/* How each ended: an exit code, minus a signal, null while it runs. */
+	assert_int_equal(i64_at(&p, "processes.status.0"), 3);
+	assert_int_equal(i64_at(&p, "processes.status.1"), -9);
+	assert_true(null_at(&p, "processes.status.2"));
+	assert_int_equal(i64_at(&p, "processes.status.3"), -13);
+	assert_int_equal(u64_at(&p, "oom.0"), 1);
+	assert_int_equal(len_at(&p, "oom"), 1);
+	/* CPU from user + system when cpu_ns is missing; memory in KiB rounded up. */
+	assert_int_equal(u64_at(&p, "processes.cpu_us.0"), 2);
+	assert_int_equal(u64_at(&p, "processes.rss_kib.0"), 5);
+	assert_int_equal(u64_at(&p, "processes.rss_kib.1"), 1);
+	assert_true(null_at(&p, "processes.rss_kib.2"));
+	assert_string_equal(string_of(&p, "processes.tool.1", buf, sizeof(buf)), "true");
+	assert_string_equal(string_of(&p, "processes.step.2", buf, sizeof(buf)), "s1");
+	assert_string_equal(string_of(&p, "processes.exe.0", buf, sizeof(buf)), "/bin/sh");
+	assert_int_equal(i64_at(&p, "processes.step.0"), -1);
+	assert_int_equal(i64_at(&p, "processes.exe.2"), -1);
+	/* Every argv (under the cap), by row. */
+	assert_int_equal(len_at(&p, "argv"), 2);
+	assert_int_equal(u64_at(&p, "argv.1.0"), 1);
+	assert_string_equal(str_at(&p, "argv.1.1.0", buf, sizeof(buf)), "true");
+	/* Tools over every process: SIGPIPE is no failure, SIGKILL is. Ordered by CPU time. */
+	assert_int_equal(len_at(&p, "tools"), 4);
+	assert_string_equal(str_at(&p, "tools.0.tool", buf, sizeof(buf)), "true");
+	assert_int_equal(u64_at(&p, "tools.0.processes"), 2);
+	assert_int_equal(u64_at(&p, "tools.0.failed"), 1);
+	assert_int_equal(u64_at(&p, "tools.0.cpu_ns"), 2000);
+	assert_int_equal(u64_at(&p, "tools.0.wall_ns"), 99500 + 899);
+	assert_int_equal(u64_at(&p, "tools.0.peak_rss_bytes"), 1024);
+	assert_string_equal(str_at(&p, "tools.3.tool", buf, sizeof(buf)), "yes");
+	assert_int_equal(u64_at(&p, "tools.3.failed"), 0);
+	assert_true(null_at(&p, "tools.3.peak_rss_bytes"));
+	/* The step, whole, and its processes summed. */
+	assert_string_equal(str_at(&p, "steps.0.name", buf, sizeof(buf)), "one");
+	assert_int_equal(u64_at(&p, "step_stats.0.processes"), 2);
+	assert_int_equal(u64_at(&p, "step_stats.0.failed"), 1);
+	assert_int_equal(u64_at(&p, "step_stats.0.running"), 1);
+	assert_int_equal(u64_at(&p, "step_stats.0.cpu_ns"), 2000);
+	assert_string_equal(str_at(&p, "signals.0.kind", buf, sizeof(buf)), "oom_kill");
+	assert_int_equal(u64_at(&p, "counts.processes"), 5);
+	assert_int_equal(u64_at(&p, "counts.processes_listed"), 5);
+	data_free(&p);
+}
+
+static void data_keeps_hostile_strings_the_same(void **state)
+{
+	struct data p;
+	char buf[128];
+
+	(void)state;
+	data_of(hostile, strlen(hostile), &p);
+	assert_string_equal(str_at(&p, "report.command.0", buf, sizeof(buf)), "</script><img src=x onerror=alert(1)>");
+	assert_string_equal(str_at(&p, "report.command.2", buf, sizeof(buf)), "\"'<b>");
+	assert_string_equal(str_at(&p, "report.command.3", buf, sizeof(buf)), "a\nb");
+	assert_string_equal(str_at(&p, "report.command.4", buf, sizeof(buf)), "\xe2\x80\xa8");
+	assert_string_equal(str_at(&p, "report.command.5", buf, sizeof(buf)), "\xef\xbf\xbd\xef\xbf\xbd");
+	assert_string_equal(str_at(&p, "argv.0.1.0", buf, sizeof(buf)), "</script><img src=x onerror=alert(1)>");
+	assert_string_equal(str_at(&p, "argv.0.1.1", buf, sizeof(buf)), "<!--");
+	assert_string_equal(str_at(&p, "argv.0.1.2", buf, sizeof(buf)), "\xe2\x80\xa9");
+	assert_string_equal(string_of(&p, "processes.tool.0", buf, sizeof(buf)), "<b>cat\"'");
+	assert_string_equal(string_of(&p, "processes.exe.0", buf, sizeof(buf)), "/bin/</script>");
+	data_free(&p);
+}
+
+static void data_slices_cpu_and_memory_over_the_run(void **state)
+{
+	/* 200 slices of 1 us. A: 400 us of CPU and 4 KiB over the whole run; B: a sample at the middle, 300 us
+	 * of CPU by then, 8 KiB, 400 us in all. */
+	static const char two[] =
+		"{\"start_ns\":" T0 ",\"end_ns\":1000000200000,\"processes\":["
+		"{\"pid\":1,\"start_ns\":" T0 ",\"end_ns\":1000000200000,\"cpu_ns\":400000,\"peak_rss_bytes\":4096},"
+		"{\"pid\":2,\"start_ns\":" T0 ",\"end_ns\":1000000200000,\"cpu_ns\":400000,\"peak_rss_bytes\":9000,"
+		" \"series\":{\"t_ns\":[1000000100000],\"cpu_ns\":[300000],\"rss_bytes\":[8192],\"samples\":1}}]}";
+	struct data p;
+	char path[64];
+
+	(void)state;
+	data_of(two, strlen(two), &p);
+	assert_int_equal(u64_at(&p, "resources.bins"), HTML_DATA_BINS);
+	assert_int_equal(len_at(&p, "resources.cpu_ns"), HTML_DATA_BINS);
+	for (int k = 0; k < HTML_DATA_BINS; k++) {
+		snprintf(path, sizeof(path), "resources.cpu_ns.%d", k);
+		assert_int_equal(u64_at(&p, path), 2000 + (k < 100 ? 3000 : 1000));
+		snprintf(path, sizeof(path), "resources.rss_bytes.%d", k);
+		assert_int_equal(u64_at(&p, path), 4096 + 8192);
+	}
+	data_free(&p);
+}
+
+/* A report of n processes, each "{...}" from fmt(k) into o. */
+static void processes_of(struct obuf *o, unsigned n, void (*one)(struct obuf *, unsigned))
+{
+	obuf_puts(o, "\"processes\":[");
+	for (unsigned k = 0; k < n; k++) {
+		if (k)
+			obuf_putc(o, ',');
+		one(o, k);
+	}
+	obuf_putc(o, ']');
+}
+
+/* Rows 3 and 7 fail; the others live longer the later they come. */
+static void argv_process(struct obuf *o, unsigned k)
+{
+	obuf_printf(o, "{\"pid\":%u,\"start_ns\":" T0 ",\"end_ns\":%llu,\"argv\":[\"p%u\"],\"tool\":\"t%u\","
+		       "\"cpu_ns\":%u,\"exit_code\":%d,\"signal\":0,\"step\":\"s%u\"}",
+		    k + 100, 1000000000000ull + 1000ull * (k + 1), k, k, k, k == 3 || k == 7, k % 7);
+}
+
+static void data_caps_what_it_carries_and_counts_the_rest(void **state)
+{
+	unsigned nproc = HTML_DATA_MAX_ARGV + 100, nsteps = HTML_DATA_MAX_STEPS + 1, nsig = HTML_DATA_MAX_SIGNALS + 1;
+	struct obuf o;
+	struct data p;
+	char buf[32];
+
+	(void)state;
+	obuf_init_mem(&o, 1u << 30);
+	obuf_puts(&o, "{");
+	processes_of(&o, nproc, argv_process);
+	obuf_puts(&o, ",\"steps\":[");
+	for (unsigned k = 0; k < nsteps; k++)
+		obuf_printf(&o, "%s{\"id\":\"s%u\",\"start_ns\":" T0 "}", k ? "," : "", k);
+	obuf_puts(&o, "],\"signals\":[");
+	for (unsigned k = 0; k < nsig; k++)
+		obuf_printf(&o, "%s{\"kind\":\"%s\",\"step\":\"s%u\"}", k ? "," : "",
+			    k == 0 ? "stalled" : k == nsig - 1 ? "slower_than_usual" : "failed", k == 0 ? 1 : k % 3);
+	obuf_puts(&o, "]}");
+	assert_int_equal(o.err, 0);
+	data_of(o.buf, o.len, &p);
+	obuf_free(&o);
+
+	assert_int_equal(u64_at(&p, "counts.processes"), nproc);
+	assert_int_equal(u64_at(&p, "counts.processes_listed"), nproc);
+	/* Command lines: the two that failed first, then the longest-lived; in row order. */
+	assert_int_equal(u64_at(&p, "counts.argv"), nproc);
+	assert_int_equal(u64_at(&p, "counts.argv_listed"), HTML_DATA_MAX_ARGV);
+	assert_int_equal(len_at(&p, "argv"), HTML_DATA_MAX_ARGV);
+	assert_int_equal(u64_at(&p, "argv.0.0"), 3);
+	assert_int_equal(u64_at(&p, "argv.1.0"), 7);
+	assert_int_equal(u64_at(&p, "argv.2.0"), nproc - (HTML_DATA_MAX_ARGV - 2));
+	assert_string_equal(str_at(&p, "argv.0.1.0", buf, sizeof(buf)), "p3");
+	snprintf(buf, sizeof(buf), "argv.%d.0", HTML_DATA_MAX_ARGV - 1);
+	assert_int_equal(u64_at(&p, buf), nproc - 1);
+	/* Tools: the most CPU first, the rest counted. */
+	assert_int_equal(u64_at(&p, "counts.tools"), nproc);
+	assert_int_equal(u64_at(&p, "counts.tools_listed"), HTML_DATA_MAX_TOOLS);
+	assert_int_equal(len_at(&p, "tools"), HTML_DATA_MAX_TOOLS);
+	snprintf(buf, sizeof(buf), "t%u", nproc - 1);
+	{
+		char got[32];
+
+		assert_string_equal(str_at(&p, "tools.0.tool", got, sizeof(got)), buf);
+	}
+	/* Steps and signals, the first of each; step 1 stalled, step 2 slower than usual (a signal left out). */
+	assert_int_equal(u64_at(&p, "counts.steps"), nsteps);
+	assert_int_equal(u64_at(&p, "counts.steps_listed"), HTML_DATA_MAX_STEPS);
+	assert_int_equal(len_at(&p, "steps"), HTML_DATA_MAX_STEPS);
+	assert_int_equal(len_at(&p, "step_stats"), HTML_DATA_MAX_STEPS);
+	assert_int_equal(u64_at(&p, "counts.signals"), nsig);
+	assert_int_equal(u64_at(&p, "counts.signals_listed"), HTML_DATA_MAX_SIGNALS);
+	assert_int_equal(len_at(&p, "signals"), HTML_DATA_MAX_SIGNALS);
+	assert_false(at(&p, "step_stats.0.flagged")->boolean);
+	assert_true(at(&p, "step_stats.1.flagged")->boolean);
+	assert_true(at(&p, "step_stats.2.flagged")->boolean);
+	assert_false(at(&p, "step_stats.3.flagged")->boolean);
+	/* Every process named its step: s0..s6, by row % 7. */
+	assert_int_equal(u64_at(&p, "step_stats.1.processes"), (nproc + 5) / 7);
+	assert_int_equal(u64_at(&p, "step_stats.7.processes"), 0);
+	data_free(&p);
+}
+
+static void bare_process(struct obuf *o, unsigned k)
+{
+	obuf_printf(o, "{\"pid\":%u,\"tool\":\"t\"}", k);
+}
+
+static void data_lists_at_most_its_cap_of_processes_and_counts_them_all(void **state)
+{
+	struct obuf o, out;
+	char err[160], want[128];
+
+	(void)state;
+	obuf_init_mem(&o, 1u << 30);
+	obuf_putc(&o, '{');
+	processes_of(&o, HTML_DATA_MAX_PROCESSES + 1, bare_process);
+	obuf_putc(&o, '}');
+	obuf_init_mem(&out, 1u << 30);
+	assert_int_equal(html_data_write(&out, o.buf, o.len, err, sizeof(err)), 0);
+	obuf_putc(&out, 0);
+	snprintf(want, sizeof(want), "\"counts\":{\"processes\":%d,\"processes_listed\":%d,",
+		 HTML_DATA_MAX_PROCESSES + 1, HTML_DATA_MAX_PROCESSES);
+	assert_non_null(strstr(out.buf, want));
+	snprintf(want, sizeof(want), "\"tools\":[{\"tool\":\"t\",\"processes\":%d,", HTML_DATA_MAX_PROCESSES + 1);
+	assert_non_null(strstr(out.buf, want));
+	snprintf(want, sizeof(want), ",%d],\"parent\":", HTML_DATA_MAX_PROCESSES - 1);
+	assert_non_null(strstr(out.buf, want));
+	obuf_free(&o);
+	obuf_free(&out);
+}
+
+static void data_refuses_what_is_not_a_report_object(void **state)
+{
+	static const struct {
+		const char *text, *says;
+	} bad[] = {
+		{ "", "not a JSON object" },
+		{ "  \n", "not a JSON object" },
+		{ "[]", "not a JSON object" },
+		{ "null", "not a JSON object" },
+		{ "\"{}\"", "not a JSON object" },
+		{ "{", "no member name" },
+		{ "{\"steps\":[}", "not valid JSON" },
+		{ "{}x", "text after it" },
+		{ "{\"processes\":[],\"processes\":[]}", "two members \"processes\"" },
+		{ "{\"st\\u0065ps\":[],\"steps\":[]}", "two members \"steps\"" },
+		{ "{\"steps\":5}", "\"steps\" is not an array" },
+		{ "{\"processes\":[{\"pid\":01}]}", "a number not in JSON's form" },
+		{ "{\"processes\":[{\"pid\":1,\"pid\":2}]}", "two members of one object" },
+		{ "{\"command\":[\"a\",]}", "not valid JSON" },
+		{ "{\"processes\":[{\"pid\":1}", "no ',' or ']'" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct obuf o;
+		char err[160];
+
+		obuf_init_mem(&o, 1u << 20);
+		err[0] = 'X';
+		assert_int_equal(html_data_write(&o, bad[i].text, strlen(bad[i].text), err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].says))
+			fail_msg("%s: \"%s\", not \"%s\"", bad[i].text, err, bad[i].says);
+		assert_int_equal(o.len, 0); /* nothing written */
+		obuf_free(&o);
+	}
+}
+
+static void data_refuses_bytes_that_are_not_utf8_in_an_argv_and_says_where(void **state)
+{
+	static const char bad[] = "{\"processes\":[{\"pid\":1,\"argv\":[\"ok\",\"a\xc3\x28</script>\"]}]}";
+	char path[] = "/tmp/test_html.XXXXXX", err[160], *where;
+	struct obuf o;
+	int fd = mkstemp(path);
+
+	(void)state;
+	obuf_init_mem(&o, 1u << 20);
+	assert_int_equal(html_data_write(&o, bad, strlen(bad), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not UTF-8"));
+	where = strstr(err, "at byte ");
+	assert_non_null(where);
+	assert_int_equal(strtoul(where + 8, NULL, 10), strstr(bad, "\xc3\x28") - bad);
+	assert_int_equal(o.len, 0);
+	obuf_free(&o);
+	/* Through the page: refused, and no page made. */
+	obuf_init_mem(&o, 1u << 20);
+	assert_int_equal(html_write_report(&o, bad, strlen(bad), "t"), -EINVAL);
+	assert_int_equal(o.len, 0);
+	obuf_free(&o);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(html_write_file(path, bad, strlen(bad), "t", -1, -1, "test_html"), -1);
+	assert_int_equal(access(path, F_OK), -1);
 }
 
 int main(void)
@@ -226,6 +675,13 @@ int main(void)
 		cmocka_unit_test(csp_comes_first_and_hashes_the_pages_own_style_and_script),
 		cmocka_unit_test(page_names_no_url_but_the_svg_namespace),
 		cmocka_unit_test(the_file_holds_the_same_page),
+		cmocka_unit_test(data_lists_processes_in_columns_with_their_parents),
+		cmocka_unit_test(data_keeps_hostile_strings_the_same),
+		cmocka_unit_test(data_slices_cpu_and_memory_over_the_run),
+		cmocka_unit_test(data_caps_what_it_carries_and_counts_the_rest),
+		cmocka_unit_test(data_lists_at_most_its_cap_of_processes_and_counts_them_all),
+		cmocka_unit_test(data_refuses_what_is_not_a_report_object),
+		cmocka_unit_test(data_refuses_bytes_that_are_not_utf8_in_an_argv_and_says_where),
 	};
 
 	if (sodium_init() < 0)

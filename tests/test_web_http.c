@@ -327,8 +327,10 @@ static void one_run_and_what_is_not_there(void **state)
 	has(&r, "\"command\":[\"snakemake\",\"</script><img src=x onerror=alert(1)>\"]");
 	has(&r, "\"steps\":[{\"id\":\"s1\",\"name\":\"align\"");
 	free(r.text);
-	r = get(f, "/api/runs/1/page");
+	r = get(f, "/api/runs/1/page"); /* the HTML report's data (view/html_data.h), argv still a string */
 	assert_int_equal(r.status, 200);
+	has(&r, "{\"schema\":\"tracer.page.v1\"");
+	has(&r, "\"</script><img src=x onerror=alert(1)>\"");
 	free(r.text);
 	static const char *const missing[] = { "/api/runs/4", "/api/runs/99999999999999999999", "/api/runs/x",
 					       "/api/runs/1/nothing", "/api/pipeline?name=none", "/api/pipeline",

@@ -8,10 +8,11 @@
 
 /*
  * The self-contained HTML report of one run (docs/html.md): the page of
- * view/html/ with the run's tracer.run.v1 report embedded once, as JSON,
- * in <script type="application/json" id="run-data">. tracer run --html
- * and tracer report --html both write through html_write_report, from
- * the same JSON text their --json writes.
+ * view/html/ with its data (html_data.h: what the page shows of the run's
+ * tracer.run.v1 report) embedded once, as JSON, in <script
+ * type="application/json" id="run-data">. tracer run --html and tracer
+ * report --html both write through html_write_file, from the same JSON
+ * text their --json writes.
  *
  * Every byte that came from a host is escaped for the context it lands
  * in, by the one function for that context:
@@ -30,13 +31,18 @@
 void html_put_text(struct obuf *o, const char *s, size_t n);
 void html_put_script_json(struct obuf *o, const char *json, size_t n);
 
-/* The whole page into o: 0, or o's first error (negative errno). */
+/*
+ * The whole page of the report json into o: 0; -EINVAL when json is not a
+ * report the page can show (html_data_write refused it: nothing written);
+ * -ENOMEM; or o's first error (negative errno).
+ */
 int html_write_report(struct obuf *o, const char *json, size_t len, const char *title);
 
 /*
  * The page into a new file at path (mode 0644, truncated), owned by
  * uid:gid when they are not -1. 0, or -1 with a message on stderr
- * naming who (e.g. "tracer report").
+ * naming who (e.g. "tracer report") and what was wrong; a report the page
+ * cannot show makes no file.
  */
 int html_write_file(const char *path, const char *json, size_t len, const char *title, int uid, int gid,
 		    const char *who);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html_data.h"
 #include "run_json.h"
 #include "run_tune.h"
 #include "tune_input.h"
@@ -260,6 +261,27 @@ int api_run(struct store *st, struct json *j, int64_t run_id)
 	run_tune_free(&rt);
 	free(f.pipeline);
 	return rc ? rc : w.rc;
+}
+
+int api_run_page(struct store *st, struct obuf *o, int64_t run_id)
+{
+	struct obuf report;
+	struct json j;
+	char err[256];
+	int rc;
+
+	obuf_init_mem(&report, API_REPORT_MAX);
+	json_init(&j, &report);
+	rc = api_run(st, &j, run_id);
+	if (!rc && report.err)
+		rc = report.err;
+	if (!rc && html_data_write(o, report.buf ? report.buf : "", report.len, err, sizeof(err))) {
+		/* The lake's own report, refused by the page's reader: a bug, not the host's input. */
+		fprintf(stderr, "<3>run %" PRId64 ": its page data cannot be made: %s\n", run_id, err);
+		rc = -EIO;
+	}
+	obuf_free(&report);
+	return rc;
 }
 
 /* ---- the event stream's view of a run --------------------------------------------- */

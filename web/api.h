@@ -5,7 +5,7 @@
  * through records/json.h's writer, which escapes every string a host sent.
  * The pages are drawn in the browser from exactly these documents.
  *
- * Returns: 0; API_E_NOT_FOUND (no such run or pipeline: 404); -ENOMEM; or
+ * Returns: 0; API_E_NOT_FOUND (no such run or pipeline: 404); -ENOMEM; -EIO; or
  * a store_err (the lake failed: 500, logged with store_last_error).
  */
 #ifndef TRACER_WEB_API_H
@@ -33,6 +33,9 @@ struct api_runs_query {
 int api_runs(struct store *st, struct json *j, const struct api_runs_query *q);
 /* /api/runs/ID: the run's tracer.run.v1 report with its analysis, as tracer report --json writes it. */
 int api_run(struct store *st, struct json *j, int64_t run_id);
+/* /api/runs/ID/page: what the run page draws (view/html_data.h: the HTML report's data), into o. */
+int api_run_page(struct store *st, struct obuf *o, int64_t run_id);
+#define API_REPORT_MAX ((size_t)4 << 30) /* a run's report, held while its page data is made */
 /* /api/pipelines and /api/pipeline?name=P. */
 int api_pipelines(struct store *st, struct json *j);
 int api_pipeline(struct store *st, struct json *j, const char *name);

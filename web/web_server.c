@@ -101,8 +101,10 @@ static enum MHD_Result answer_json(struct web *w, struct MHD_Connection *conn, s
 		}
 		count(w, &w->stats.errors);
 		pthread_mutex_lock(&w->lock);
-		fprintf(stderr, "<3>%s: %s%s%s\n", what, rc == -ENOMEM ? "out of memory" : store_strerror(rc),
-			rc == -ENOMEM ? "" : ": ", rc == -ENOMEM ? "" : store_last_error(w->st));
+		if (rc == -ENOMEM || rc == -EIO)
+			fprintf(stderr, "<3>%s: %s\n", what, strerror(-rc));
+		else
+			fprintf(stderr, "<3>%s: %s: %s\n", what, store_strerror(rc), store_last_error(w->st));
 		pthread_mutex_unlock(&w->lock);
 		return answer_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "the lake could not be read: see tracer-web's log\n");
 	}
@@ -448,8 +450,10 @@ static enum MHD_Result route_api(struct web *w, struct MHD_Connection *conn, con
 		if (limit && !parse_u64(limit, API_RUNS_MAX, &v))
 			q.limit = (uint32_t)v;
 		rc = api_runs(w->st, &j, &q);
-	} else if (run_path(url, &id, &rest) && (!strcmp(rest, "") || !strcmp(rest, "/page"))) {
+	} else if (run_path(url, &id, &rest) && !strcmp(rest, "")) {
 		rc = api_run(w->st, &j, id);
+	} else if (run_path(url, &id, &rest) && !strcmp(rest, "/page")) {
+		rc = api_run_page(w->st, &o, id);
 	} else if (!strcmp(url, "/api/pipelines")) {
 		rc = api_pipelines(w->st, &j);
 	} else if (!strcmp(url, "/api/pipeline")) {

@@ -14,6 +14,13 @@ the browser's own error log entries (Log.entryAdded: a Content-Security-Policy v
 dialogs: every alert/confirm/prompt the page opened (Page.javascriptDialogOpening), dismissed;
 requests: every request for anything but the page itself (Network.requestWillBeSent).
 Exit status 0 when the page was read (the caller judges the findings), 2 when the browser could not be run.
+
+With --timing (bench/html.sh), values also has ready_ms, when <body data-ready> was set, and painted_ms, the
+frame after it, in milliseconds since the navigation began (the document's performance.now()), recorded by an
+observer DevTools adds before the page's own script runs.
+
+As a module (tests/e2e/check_web.py): Browser (navigate, wait_ready, evaluate, pump, screenshot, stop),
+find_browser and findings drive several pages of a server in one browser.
 """
 import argparse
 import base64
@@ -32,6 +39,15 @@ import time
 BROWSERS = ('/usr/lib/chromium/chromium-headless-shell', '/usr/bin/chromium-headless-shell',
             '/usr/lib/chromium/headless_shell', '/usr/bin/chromium', '/usr/bin/chromium-browser')
 WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'  # RFC 6455, section 1.3
+# --timing: the moment the page sets <body data-ready> (a mutation observer's callback runs right after the
+# script that set it), and the next frame after it.
+READY_TIMING_JS = (
+    "new MutationObserver(function (list, obs) {"
+    "  if (!document.body || document.body.getAttribute('data-ready') !== '1') return;"
+    "  obs.disconnect();"
+    "  window.__tracerReadyMs = performance.now();"
+    "  requestAnimationFrame(function () { setTimeout(function () { window.__tracerPaintedMs = performance.now(); }); });"
+    "}).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-ready'] });")
 
 
 class WebSocket:
@@ -194,6 +210,27 @@ class Browser:
             return {'exception': r['exceptionDetails'].get('text')}
         return r.get('result', {}).get('value')
 
+    def navigate(self, url, timeout=30):
+        """Open url and wait for its load event; True if it came. Events seen before are dropped."""
+        self.events = []
+        self.call('Page.navigate', {'url': url})
+        return self.wait_event('Page.loadEventFired', timeout)
+
+    def wait_ready(self, timeout=30):
+        """Wait for <body data-ready="1"> (the report and tracer-web's pages set it); True if it came."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.evaluate("document.body && document.body.getAttribute('data-ready')") == '1':
+                return True
+            self.pump(0.1)
+        return False
+
+    def screenshot(self, path):
+        """The whole page, beyond the viewport, as a PNG file."""
+        shot = self.call('Page.captureScreenshot', {'format': 'png', 'captureBeyondViewport': True})
+        with open(path, 'wb') as f:
+            f.write(base64.b64decode(shot['data']))
+
     def stop(self):
         if getattr(self, 'ws', None):
             self.ws.close()
@@ -243,6 +280,7 @@ def main():
     ap.add_argument('--browser')
     ap.add_argument('--timeout', type=float, default=30)
     ap.add_argument('--ready-timeout', type=float, default=30, help='seconds to wait for <body data-ready>')
+    ap.add_argument('--timing', action='store_true', help='report ready_ms and painted_ms (see above)')
     a = ap.parse_args()
     binary = find_browser(a.browser)
     if not binary:
@@ -259,6 +297,8 @@ def main():
         br.call('Emulation.setDeviceMetricsOverride', {'width': 1300, 'height': 1800, 'deviceScaleFactor': 1,
                                                        'mobile': False})
         url = 'file://' + os.path.abspath(a.page)
+        if a.timing:
+            br.call('Page.addScriptToEvaluateOnNewDocument', {'source': READY_TIMING_JS})
         br.call('Page.navigate', {'url': url})
         loaded = br.wait_event('Page.loadEventFired', a.timeout)
         end = time.time() + a.ready_timeout
@@ -270,6 +310,9 @@ def main():
             with open(a.screenshot, 'wb') as f:
                 f.write(base64.b64decode(shot['data']))
         values = {'loaded': loaded}
+        if a.timing:
+            values['ready_ms'] = br.evaluate('window.__tracerReadyMs')
+            values['painted_ms'] = br.evaluate('window.__tracerPaintedMs')
         for item in a.eval:
             name, _, expr = item.partition('=')
             values[name] = br.evaluate(expr)

@@ -6,7 +6,10 @@
 # no console error, no exception, no Content-Security-Policy violation, no
 # dialog, no request; no element came from the data; the hostile strings are
 # on the page as text; a bar per step, a row per signal, a resource chart
-# with points, a zoom down to a millisecond. A page whose script was changed
+# with points, a zoom down to a millisecond; the data embedded is the page's
+# (tracer.page.v1), each step's bar and row carry its id (data-step), each
+# signal row the class "signal", and window.tracerReport.render() drawing it
+# again replaces what it drew. A page whose script was changed
 # by one byte does not run (its CSP hash no longer matches). Screenshots are
 # kept in BUILD/e2e-html/.
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +58,11 @@ page_check() {
 		--eval "points=(document.getElementById('cpu-line').getAttribute('points').match(/[0-9.]+,[0-9.]+/g)||[]).length" \
 		--eval "text=document.body.textContent" \
 		--eval "zoomed=(function(){for(var i=0;i<40;i++)document.getElementById('zoom-in').click();return document.getElementById('timeline-range').textContent})()" \
+		--eval "barsteps=Array.from(document.querySelectorAll('.step-bar[data-step]')).map(function(e){return e.getAttribute('data-step')})" \
+		--eval "rowsteps=Array.from(document.querySelectorAll('tr.step-row[data-step]')).map(function(e){return e.getAttribute('data-step')})" \
+		--eval "signalrows=document.querySelectorAll('tr.signal').length" \
+		--eval "schema=JSON.parse(document.getElementById('run-data').textContent).schema" \
+		--eval "rerender=(function(){var r=document.getElementById('report');window.tracerReport.render(JSON.parse(document.getElementById('run-data').textContent),r);return [r.querySelectorAll('section').length,r.querySelectorAll('.step-bar').length,document.body.getAttribute('data-ready')]})()" \
 		>"$TMP/$name.cdp.json" 2>"$TMP/$name.cdp.err" ||
 		e2e_fail "cdp.py could not read $page: $(tail -5 "$TMP/$name.cdp.err")"
 	python3 - "$TMP/$name.cdp.json" "$report" "$page" <<'PY' || e2e_fail "the HTML page ($name) is wrong (TRACER_E2E_KEEP=1 keeps $TMP)"
@@ -76,6 +84,17 @@ if v.get('signals') != len(rep['signals']) or not rep['signals']:
     bad.append('%s signal rows for %d signals' % (v.get('signals'), len(rep['signals'])))
 if not v.get('points'):
     bad.append('the CPU chart has no points')
+# The hooks tracer-web's dashboard finds: each step's bar and row carry its id, each signal row its class.
+ids = sorted(s['id'] for s in rep['steps'])
+if sorted(v.get('barsteps') or []) != ids or sorted(v.get('rowsteps') or []) != ids:
+    bad.append('data-step of the bars %r and rows %r, not the step ids %r' % (v.get('barsteps'), v.get('rowsteps'), ids))
+if v.get('signalrows') != len(rep['signals']):
+    bad.append('%s rows of class signal for %d signals' % (v.get('signalrows'), len(rep['signals'])))
+if v.get('schema') != 'tracer.page.v1':
+    bad.append('the embedded data is not the page data: schema %r' % v.get('schema'))
+# Drawn again into the same element, the page replaces what it drew: nine sections, a bar per step.
+if v.get('rerender') != [9, len(rep['steps']), '1']:
+    bad.append('render() a second time gives %r (sections, step bars, data-ready)' % v.get('rerender'))
 if not str(v.get('zoomed', '')).endswith('(1.00ms)'):
     bad.append('zooming in does not reach a millisecond: %r' % v.get('zoomed'))
 text = v.get('text') or ''

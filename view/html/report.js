@@ -1,13 +1,18 @@
 /* tracer's HTML run report (docs/html.md). Everything shown came from a host: it reaches the page only as
- * text (textContent, setAttribute of numbers and fixed class names), never as markup: nothing here parses
- * HTML or runs code from a string (tests/test_html.c checks), and nothing makes a request (the page's
- * Content-Security-Policy allows none). */
+ * text (textContent, setAttribute of numbers, fixed class names and a step's id as data-step), never as
+ * markup: nothing here parses HTML or runs code from a string (tests/test_html.c checks), and nothing makes a
+ * request (the page's Content-Security-Policy allows none).
+ *
+ * window.tracerReport.render(data, root) draws the page data (view/html_data.h, schema tracer.page.v1) into
+ * the element root, replacing whatever render put there before; tracer-web's dashboard calls it as an
+ * external script. The report file carries its data as JSON in the element #run-data (a script element of
+ * type application/json): when that element exists, it is drawn into #report at load. */
 'use strict';
 (function () {
-  var MAX_ROWS = 2000;      /* rows of any table, nodes of the process tree */
+  var MAX_ROWS = 2000;      /* rows of any table, nodes of the process tree, steps in the timeline */
   var MAX_PROC_BARS = 5000; /* process bars in the timeline */
   var SVG_NS = 'http://www.w3.org/2000/svg'; /* an XML namespace name, never fetched */
-  var data;
+  var SCHEMA = 'tracer.page.v1';
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -20,14 +25,16 @@
     for (var k in attrs) if (Object.prototype.hasOwnProperty.call(attrs, k)) e.setAttribute(k, String(attrs[k]));
     return e;
   }
-  function section(id) { return document.getElementById(id); }
-  function note(parent, text) { parent.appendChild(el('p', 'note', text)); }
+  function note(parent, text, cls) { parent.appendChild(el('p', 'note' + (cls ? ' ' + cls : ''), text)); }
   function num(v) { return typeof v === 'number' && isFinite(v) ? v : null; }
   function str(v) {
     if (v === null || v === undefined) return '-';
     if (typeof v === 'object') return JSON.stringify(v);
     return String(v);
   }
+  function arr(v) { return Array.isArray(v) ? v : []; }
+  function obj(v) { return v && typeof v === 'object' && !Array.isArray(v) ? v : {}; }
+  function count(n) { return num(n) === null ? '-' : n.toLocaleString('en-US'); }
 
   function fmtDur(ns) {
     if (num(ns) === null) return '-';
@@ -47,16 +54,8 @@
   }
   function fmtTime(ns) {
     if (num(ns) === null) return '-';
-    return new Date(ns / 1e6).toISOString().replace('T', ' ').replace('Z', ' UTC');
-  }
-  function procCpu(p) {
-    if (num(p.cpu_ns) !== null) return p.cpu_ns;
-    if (num(p.cpu_user_ns) !== null || num(p.cpu_sys_ns) !== null) return (p.cpu_user_ns || 0) + (p.cpu_sys_ns || 0);
-    return null;
-  }
-  function procFailed(p) {
-    return p.oom_killed === true || (num(p.exit_code) !== null && p.exit_code !== 0) ||
-      (num(p.signal) !== null && p.signal !== 0 && p.signal !== 13);
+    var d = new Date(ns / 1e6);
+    return isNaN(d.getTime()) ? '-' : d.toISOString().replace('T', ' ').replace('Z', ' UTC');
   }
   function stepState(s) {
     if (typeof s.state === 'string' && s.state) return s.state;
@@ -70,15 +69,72 @@
     if (/lost|unknown/.test(state)) return 'st-lost';
     return 'st-ok';
   }
-  function runState(d) {
-    if (typeof d.state === 'string' && d.state) return d.state;
-    if (num(d.exit_code) === 0) return 'succeeded';
-    if (num(d.exit_code) !== null || (num(d.signal) || 0) > 0) return 'failed';
+  function runState(r) {
+    if (typeof r.state === 'string' && r.state) return r.state;
+    if (num(r.exit_code) === 0) return 'succeeded';
+    if (num(r.exit_code) !== null || (num(r.signal) || 0) > 0) return 'failed';
     return 'unknown';
   }
-  function arr(v) { return Array.isArray(v) ? v : []; }
+  function runLabel(r) {
+    var run = obj(r.run);
+    if (typeof run.pipeline === 'string' && run.pipeline) return run.pipeline;
+    return arr(r.command).map(str).join(' ') || 'run';
+  }
 
-  /* A key/value table of [label, text] pairs. */
+  /* ---- the page data, read once: columns of processes, steps with their figures ------------------ */
+  function model(data) {
+    var rep = obj(data.report), P = obj(data.processes), S = arr(data.strings), counts = obj(data.counts);
+    var col = function (name) { return arr(P[name]); };
+    var m = {
+      rep: rep, counts: counts, strings: S,
+      t0: num(data.t0_ns) || 0, T: Math.max(num(data.span_ns) || 0, 1),
+      pid: col('pid'), parent: col('parent'), start: col('start_us'), dur: col('dur_us'), tool: col('tool'),
+      step: col('step'), exe: col('exe'), status: col('status'), cpu: col('cpu_us'), rss: col('rss_kib'),
+      oom: {}, argv: {}, byStep: new Map(),
+      steps: arr(data.steps).filter(function (s) { return s && typeof s === 'object'; }),
+      stats: arr(data.step_stats), signals: arr(data.signals).filter(function (g) { return g && typeof g === 'object'; }),
+      tools: arr(data.tools), resources: obj(data.resources)
+    };
+    m.n = m.pid.length;
+    arr(data.oom).forEach(function (i) { m.oom[i] = true; });
+    arr(data.argv).forEach(function (a) { if (Array.isArray(a) && Array.isArray(a[1])) m.argv[a[0]] = a[1]; });
+    for (var i = 0; i < m.n; i++) {
+      var id = m.step[i] >= 0 ? S[m.step[i]] : null;
+      if (typeof id !== 'string') continue;
+      if (!m.byStep.has(id)) m.byStep.set(id, []);
+      m.byStep.get(id).push(i);
+    }
+    /* A step is flagged by a signal that says it is stuck or slow: from the stats (every signal of the run)
+     * and from the signals this data carries. */
+    var flagged = new Set();
+    m.signals.forEach(function (g) {
+      if ((g.kind === 'stalled' || g.kind === 'slower_than_usual') && typeof g.step === 'string') flagged.add(g.step);
+    });
+    m.meta = new Map(); /* per step: its stats, whether a signal flags it, its state */
+    m.steps.forEach(function (s, k) {
+      var st = obj(m.stats[k]);
+      m.meta.set(s, { stats: st, flagged: st.flagged === true || flagged.has(s.id), state: stepState(s) });
+    });
+    return m;
+  }
+  /* A process's times in nanoseconds since t0; its end null while it runs. */
+  function pStart(m, i) { return num(m.start[i]) === null ? null : m.start[i] * 1e3; }
+  function pEnd(m, i) { var a = pStart(m, i); return a === null || num(m.dur[i]) === null ? null : a + m.dur[i] * 1e3; }
+  function pFailed(m, i) {
+    var s = m.status[i];
+    return m.oom[i] === true || (num(s) !== null && s !== 0 && s !== -13);
+  }
+  function pName(m, i) { return m.tool[i] >= 0 ? str(m.strings[m.tool[i]]) : '-'; }
+  function pEnding(m, i) {
+    var s = m.status[i];
+    if (m.oom[i]) return 'OOM-killed';
+    if (num(s) === null) return 'running';
+    return s < 0 ? 'signal ' + (-s) : 'exit ' + s;
+  }
+  function stepStart(m, s) { return num(s.start_ns) === null ? null : s.start_ns - m.t0; }
+  function stepEnd(m, s) { return num(s.end_ns) === null ? null : s.end_ns - m.t0; }
+
+  /* A key/value table of [label, text, class] rows. */
   function kvTable(rows) {
     var t = el('table', 'kv');
     rows.forEach(function (r) {
@@ -90,10 +146,25 @@
     return t;
   }
 
-  /* A table sortable by any column: cols [{title, get (row -> value), fmt (value -> text), num}]. */
-  function sortableTable(parent, cols, rows, rowClass, what) {
+  /* A table sortable by any column: cols [{title, get (row -> value), fmt (value -> text), num}];
+   * decorate(tr, row) sets a row's class and attributes. At most MAX_ROWS rows are drawn. */
+  function sortableTable(parent, cols, rows, decorate, what) {
     var t = el('table', 'sortable'), thead = el('thead'), tbody = el('tbody'), htr = el('tr');
-    var key = -1, desc = false;
+    var key = -1, desc = false, more = el('p', 'note');
+    function fill() {
+      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+      rows.slice(0, MAX_ROWS).forEach(function (r) {
+        var tr = el('tr');
+        if (decorate) decorate(tr, r);
+        cols.forEach(function (c) {
+          var v = c.get(r);
+          tr.appendChild(el('td', c.num ? 'num' : (c.cls || null), c.fmt ? c.fmt(v) : str(v)));
+        });
+        tbody.appendChild(tr);
+      });
+      more.textContent = rows.length > MAX_ROWS ? count(MAX_ROWS) + ' of ' + count(rows.length) + ' ' + what +
+        ' shown (the first in this order)' : '';
+    }
     cols.forEach(function (c, i) {
       var th = el('th', 'sortable' + (c.num ? ' num' : ''), c.title);
       th.addEventListener('click', function () {
@@ -115,109 +186,90 @@
     thead.appendChild(htr);
     t.appendChild(thead);
     t.appendChild(tbody);
-    var more = el('p', 'note');
-    function fill() {
-      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
-      rows.slice(0, MAX_ROWS).forEach(function (r) {
-        var tr = el('tr', rowClass ? rowClass(r) : null);
-        cols.forEach(function (c) {
-          var v = c.get(r);
-          tr.appendChild(el('td', c.num ? 'num' : (c.cls || null), c.fmt ? c.fmt(v) : str(v)));
-        });
-        tbody.appendChild(tr);
-      });
-      more.textContent = rows.length > MAX_ROWS ?
-        (rows.length - MAX_ROWS) + ' more ' + what + ' not shown (the first ' + MAX_ROWS + ' in this order are)' : '';
-    }
     fill();
     parent.appendChild(t);
     parent.appendChild(more);
   }
 
-  /* ---- the run ------------------------------------------------------------------------ */
-  function runLabel(d) {
-    var r = d.run || {};
-    if (typeof r.pipeline === 'string' && r.pipeline) return r.pipeline;
-    return arr(d.command).map(str).join(' ') || 'run';
-  }
-
-  function drawSummary(d) {
-    var s = section('summary'), r = d.run || {}, h = d.host || {};
-    section('title').textContent = 'tracer: ' + runLabel(d);
-    document.title = 'tracer: ' + runLabel(d);
-    section('subtitle').textContent = fmtTime(d.start_ns) + ', ' + runState(d);
-    var state = runState(d);
+  /* ---- the run ------------------------------------------------------------------------------------ */
+  function drawSummary(m, s) {
+    var r = m.rep, h = r.host, run = obj(r.run), c = m.counts, state = runState(r);
     var rows = [
-      ['command', arr(d.command).map(str).join(' ')],
+      ['command', arr(r.command).map(str).join(' ')],
       ['state', state, stateClass(state) === 'st-failed' ? 'state-failed' : null],
-      ['exit', num(d.exit_code) !== null ? String(d.exit_code) : (num(d.signal) ? 'signal ' + d.signal : '-')],
-      ['start', fmtTime(d.start_ns)],
-      ['end', fmtTime(d.end_ns)],
-      ['duration', num(d.start_ns) !== null && num(d.end_ns) !== null ? fmtDur(d.end_ns - d.start_ns) : '-'],
-      ['processes', String(arr(d.processes).length)],
-      ['steps', String(arr(d.steps).length)],
-      ['signals', String(arr(d.signals).length)]
+      ['exit', num(r.exit_code) !== null ? String(r.exit_code) : (num(r.signal) ? 'signal ' + r.signal : '-')],
+      ['start', fmtTime(r.start_ns)],
+      ['end', fmtTime(r.end_ns)],
+      ['duration', num(r.start_ns) !== null && num(r.end_ns) !== null ? fmtDur(r.end_ns - r.start_ns) : '-'],
+      ['processes', count(num(c.processes) !== null ? c.processes : m.n)],
+      ['steps', count(num(c.steps) !== null ? c.steps : m.steps.length)],
+      ['signals', count(num(c.signals) !== null ? c.signals : m.signals.length)]
     ];
-    if (r.pipeline) rows.push(['pipeline', str(r.pipeline)]);
-    if (r.engine) rows.push(['engine', str(r.engine)]);
-    if (r.run_id) rows.push(['pipeline run', str(r.run_id)]);
-    if (r.key) rows.push(['run key', str(r.key)]);
-    if (typeof d.host === 'string') rows.push(['host', d.host]);
+    if (run.pipeline) rows.push(['pipeline', str(run.pipeline)]);
+    if (run.engine) rows.push(['engine', str(run.engine)]);
+    if (run.run_id) rows.push(['pipeline run', str(run.run_id)]);
+    if (run.key) rows.push(['run key', str(run.key)]);
+    if (typeof h === 'string') rows.push(['host', h]);
     else {
+      h = obj(h);
       if (num(h.cpus) !== null) rows.push(['host CPUs', String(h.cpus)]);
       if (num(h.memory_bytes) !== null) rows.push(['host memory', fmtBytes(h.memory_bytes)]);
       if (h.instance_type) rows.push(['instance type', str(h.instance_type)]);
     }
     s.appendChild(kvTable(rows));
-  }
-
-  /* The time span of the run: its own start and end, widened to what its steps and processes cover. */
-  function runSpan(d) {
-    var t0 = num(d.start_ns), t1 = num(d.end_ns);
-    function widen(a, b) {
-      if (num(a) !== null) { t0 = t0 === null ? a : Math.min(t0, a); t1 = t1 === null ? a : Math.max(t1, a); }
-      if (num(b) !== null) { t1 = t1 === null ? b : Math.max(t1, b); }
+    /* What this file leaves out, said once, here; each section says what it does not draw. */
+    var left = [];
+    function of(listed, total, what, why) {
+      if (num(listed) !== null && num(total) !== null && listed < total)
+        left.push(count(listed) + ' of ' + count(total) + ' ' + what + why);
     }
-    arr(d.steps).forEach(function (s) { widen(s.start_ns, s.end_ns); });
-    arr(d.processes).forEach(function (p) { widen(p.start_ns, p.end_ns); });
-    if (t0 === null) t0 = 0;
-    if (t1 === null || t1 <= t0) t1 = t0 + 1e6;
-    return [t0, t1];
+    of(c.processes_listed, c.processes, 'processes are in this file', ' (the tools table and the step figures count all of them)');
+    of(c.argv_listed, c.argv, 'command lines are in this file', ' (those of processes that failed first, then the longest-lived)');
+    of(c.steps_listed, c.steps, 'steps are in this file', ' (the first in the report\'s order)');
+    of(c.signals_listed, c.signals, 'signals are in this file', ' (the first in the report\'s order)');
+    of(c.tools_listed, c.tools, 'tools are in this file', ' (those with the most CPU time)');
+    left.forEach(function (t) { note(s, t, 'caps'); });
   }
 
   /* Tick spacing: 1, 2 or 5 times a power of ten nanoseconds, about 8 ticks across. */
   function tickStep(span) {
     var raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(Math.max(raw, 1))));
-    var m = raw / p;
-    return (m < 2 ? 1 : m < 5 ? 2 : 5) * p;
+    var q = raw / p;
+    return (q < 2 ? 1 : q < 5 ? 2 : 5) * p;
   }
 
-  function drawAxis(g, x0, x1, v0, v1, t0, top, height) {
-    var step = tickStep(v1 - v0), first = Math.ceil((v0 - t0) / step) * step + t0;
-    var scale = (x1 - x0) / (v1 - v0);
-    for (var t = first; t <= v1; t += step) {
+  /* Ticks for times v0..v1 (ns since the run's start) across x0..x1. */
+  function drawAxis(g, x0, x1, v0, v1, top, height) {
+    var step = tickStep(v1 - v0), scale = (x1 - x0) / (v1 - v0);
+    for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
       var x = x0 + (t - v0) * scale;
       g.appendChild(svg('line', { x1: x, x2: x, y1: top, y2: top + height }));
       var label = svg('text', { x: x + 2, y: top + 11 });
-      label.textContent = fmtDur(t - t0);
+      label.textContent = fmtDur(t);
       g.appendChild(label);
     }
   }
 
   /* ---- the timeline: a bar per step, its processes within; zoom down to milliseconds --------------- */
-  function drawTimeline(d) {
-    var s = section('timeline');
-    /* Times relative to the run's start: nanoseconds since 1970 are beyond a double's exact integers. */
-    var span = runSpan(d), t0 = span[0], T = span[1] - span[0];
-    var view = [0, T];
-    var steps = arr(d.steps).slice().sort(function (a, b) { return (a.start_ns || 0) - (b.start_ns || 0); });
-    var shown = steps.slice(0, MAX_ROWS);
-    var byStep = {};
-    arr(d.processes).forEach(function (p) {
-      if (typeof p.step === 'string') (byStep[p.step] = byStep[p.step] || []).push(p);
-    });
-    var rows = shown.length ? shown.map(function (st) { return { step: st, procs: byStep[st.id] || [] }; }) :
-      arr(d.processes).slice(0, MAX_ROWS).map(function (p) { return { proc: p }; });
+  function drawTimeline(m, s) {
+    var T = m.T, view = [0, T];
+    var steps = m.steps.slice().sort(function (a, b) { return (stepStart(m, a) || 0) - (stepStart(m, b) || 0); });
+    var shown = steps.slice(0, MAX_ROWS), rows, quota, budget = MAX_PROC_BARS, bars = 0, wanted = 0;
+    if (shown.length) {
+      /* Each step its share of the process bars, so that the first steps do not take them all. */
+      quota = Math.max(6, Math.floor(MAX_PROC_BARS / shown.length));
+      rows = shown.map(function (st) {
+        var procs = m.byStep.get(st.id) || [];
+        wanted += procs.length;
+        var take = procs.slice(0, Math.min(quota, budget));
+        budget -= take.length;
+        return { step: st, procs: take };
+      });
+    } else {
+      rows = [];
+      for (var i = 0; i < m.n && i < MAX_ROWS; i++) rows.push({ proc: i });
+    }
+    rows.forEach(function (r) { bars += r.procs ? r.procs.length : 0; });
     var controls = el('div', 'controls');
     var bIn = el('button', null, 'zoom in'), bOut = el('button', null, 'zoom out'), bAll = el('button', null, 'whole run');
     var range = el('span', 'note');
@@ -232,45 +284,60 @@
     var H = TOP + rows.length * ROW + 6;
     var root = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'timeline-svg' });
     s.appendChild(root);
-    if (steps.length > shown.length) note(s, (steps.length - shown.length) + ' more steps not drawn.');
+    if (steps.length > shown.length) note(s, count(shown.length) + ' of ' + count(steps.length) + ' steps drawn.', 'caps');
+    if (!shown.length && m.n > rows.length) note(s, count(rows.length) + ' of ' + count(m.n) + ' processes drawn.', 'caps');
+    if (wanted > bars)
+      note(s, count(bars) + ' of ' + count(wanted) + ' process bars drawn (at most ' + count(quota) +
+        ' per step, the first to start).', 'caps');
 
-    function render() {
+    function paint() {
       while (root.firstChild) root.removeChild(root.firstChild);
       var v0 = view[0], v1 = view[1], scale = (W - LABEL - 4) / (v1 - v0);
       var axis = svg('g', { 'class': 'axis' });
-      drawAxis(axis, LABEL, W - 4, v0, v1, 0, 0, H);
+      drawAxis(axis, LABEL, W - 4, v0, v1, 0, H);
       root.appendChild(axis);
-      function xOf(t) { return LABEL + Math.max(-1, Math.min(W - LABEL, (t - t0 - v0) * scale)); }
-      var procBars = 0;
+      function xOf(t) { return LABEL + Math.max(-1, Math.min(W - LABEL, (t - v0) * scale)); }
       rows.forEach(function (row, i) {
-        var y = TOP + i * ROW, item = row.step || row.proc;
-        var a = num(item.start_ns) !== null ? item.start_ns : t0, b = num(item.end_ns) !== null ? item.end_ns : t0 + T;
+        var y = TOP + i * ROW, st = row.step, a, b, text, state, cls;
+        if (st) {
+          a = stepStart(m, st); b = stepEnd(m, st);
+          text = str(st.name || st.id);
+          state = m.meta.get(st).state;
+          cls = 'step-bar ' + stateClass(state) + (m.meta.get(st).flagged ? ' step-flagged' : '') +
+            (stateClass(state) === 'st-running' ? ' step-running' : '');
+        } else {
+          a = pStart(m, row.proc); b = pEnd(m, row.proc);
+          text = str(m.pid[row.proc]) + ' ' + pName(m, row.proc);
+          state = pFailed(m, row.proc) ? 'failed' : b === null ? 'running' : 'succeeded';
+          cls = 'proc-row-bar ' + stateClass(state);
+        }
+        if (a === null) a = 0;
+        if (b === null) b = T;
         var label = svg('text', { x: 4, y: y + 14 });
-        label.textContent = row.step ? str(item.name || item.id) : str(item.pid) + ' ' + str(item.tool);
+        label.textContent = text;
         root.appendChild(label);
-        var state = row.step ? stepState(item) : (procFailed(item) ? 'failed' : 'succeeded');
-        var bar = svg('rect', { x: xOf(a), y: y + 2, width: Math.max(1, xOf(b) - xOf(a)), height: ROW - 4,
-                                'class': (row.step ? 'step-bar ' : 'proc-row-bar ') + stateClass(state) });
+        var bar = svg('rect', { x: xOf(a), y: y + 2, width: Math.max(1, xOf(b) - xOf(a)), height: ROW - 4, 'class': cls });
+        if (st) bar.setAttribute('data-step', str(st.id));
         var tip = svg('title', {});
-        tip.textContent = label.textContent + ': ' + state + ', ' + fmtDur(b - a);
+        tip.textContent = text + ': ' + state + ', ' + fmtDur(b - a);
         bar.appendChild(tip);
         root.appendChild(bar);
-        if (row.step && stateClass(state) === 'st-failed') {
+        if (st && stateClass(state) === 'st-failed') {
           var mark = svg('text', { x: Math.min(xOf(b) + 2, W - 12), y: y + 15, 'class': 'fail-mark' });
           mark.textContent = '\u2716';
           root.appendChild(mark);
         }
         (row.procs || []).forEach(function (p, k) {
-          if (procBars >= MAX_PROC_BARS) return;
-          var pa = num(p.start_ns) !== null ? p.start_ns : a, pb = num(p.end_ns) !== null ? p.end_ns : b;
+          var pa = pStart(m, p), pb = pEnd(m, p);
+          if (pa === null) pa = a;
+          if (pb === null) pb = b;
           var lanes = Math.min(row.procs.length, 6), lane = k % lanes, h = Math.max(1, (ROW - 8) / lanes);
           var pr = svg('rect', { x: xOf(pa), y: y + 4 + lane * h, width: Math.max(1, xOf(pb) - xOf(pa)),
-                                 height: Math.max(1, h - 1), 'class': 'proc-bar' + (procFailed(p) ? ' failed' : '') });
+                                 height: Math.max(1, h - 1), 'class': 'proc-bar' + (pFailed(m, p) ? ' failed' : '') });
           var pt = svg('title', {});
-          pt.textContent = str(p.pid) + ' ' + str(p.tool) + ': ' + fmtDur(pb - pa);
+          pt.textContent = str(m.pid[p]) + ' ' + pName(m, p) + ': ' + fmtDur(pb - pa);
           pr.appendChild(pt);
           root.appendChild(pr);
-          procBars++;
         });
       });
       range.textContent = ' showing ' + fmtDur(v0) + ' to ' + fmtDur(v1) + ' (' + fmtDur(v1 - v0) + ')';
@@ -281,51 +348,30 @@
       var a = c - (c - view[0]) * w / (view[1] - view[0]);
       a = Math.max(0, Math.min(a, T - w));
       view = [a, a + w];
-      render();
+      paint();
     }
     bIn.addEventListener('click', function () { zoom(0.5, (view[0] + view[1]) / 2); });
     bOut.addEventListener('click', function () { zoom(2, (view[0] + view[1]) / 2); });
-    bAll.addEventListener('click', function () { view = [0, T]; render(); });
+    bAll.addEventListener('click', function () { view = [0, T]; paint(); });
     root.addEventListener('wheel', function (e) {
       var box = root.getBoundingClientRect(), x = (e.clientX - box.left) * W / box.width;
       if (x < LABEL) return;
       e.preventDefault();
       zoom(e.deltaY < 0 ? 0.8 : 1.25, view[0] + (x - LABEL) * (view[1] - view[0]) / (W - LABEL - 4));
     }, { passive: false });
-    render();
+    paint();
   }
 
-  /* ---- resource use: CPU cores and memory summed over the processes --------------------------------- */
-  /* Bins over the run: a process's series where it has one, else its totals spread over its lifetime. */
-  function resourceBins(d, n) {
-    var span = runSpan(d), t0 = span[0], t1 = span[1], w = (t1 - t0) / n;
-    var cpu = new Array(n).fill(0), mem = new Array(n).fill(0);
-    function bin(t) { return Math.max(0, Math.min(n - 1, Math.floor((t - t0) / w))); }
-    arr(d.processes).forEach(function (p) {
-      var s = p.series, a = num(p.start_ns) !== null ? p.start_ns : t0, b = num(p.end_ns) !== null ? p.end_ns : t1;
-      if (s && Array.isArray(s.t_ns) && s.t_ns.length) {
-        var peak = {};
-        s.t_ns.forEach(function (t, i) {
-          var k = bin(t);
-          cpu[k] += num(arr(s.cpu_ns)[i]) || 0;
-          peak[k] = Math.max(peak[k] || 0, num(arr(s.rss_bytes)[i]) || 0);
-        });
-        for (var k in peak) if (Object.prototype.hasOwnProperty.call(peak, k)) mem[k] += peak[k];
-        return;
-      }
-      var c = procCpu(p) || 0, ka = bin(a), kb = bin(b), per = c / (kb - ka + 1);
-      for (var j = ka; j <= kb; j++) { cpu[j] += per; mem[j] += num(p.peak_rss_bytes) || 0; }
-    });
-    return { t0: t0, w: w, cores: cpu.map(function (c) { return c / w; }), mem: mem };
-  }
-
-  function drawResources(d) {
-    var s = section('resources'), n = 200, W = 1200, H = 180, L = 60, R = 70, T = 10, B = 20;
-    var r = resourceBins(d, n);
-    var maxC = Math.max.apply(null, r.cores.concat([0.01])), maxM = Math.max.apply(null, r.mem.concat([1]));
+  /* ---- resource use: CPU cores and memory over the run, as the data's slices say --------------------- */
+  function drawResources(m, s) {
+    var r = m.resources, cpu = arr(r.cpu_ns), mem = arr(r.rss_bytes), n = cpu.length;
+    var w = num(r.bin_ns) || m.T / Math.max(n, 1), W = 1200, H = 180, L = 60, R = 70, T = 10, B = 20;
+    var cores = cpu.map(function (c) { return (num(c) || 0) / w; });
+    mem = mem.map(function (v) { return num(v) || 0; });
+    var maxC = Math.max.apply(null, cores.concat([0.01])), maxM = Math.max.apply(null, mem.concat([1]));
     var root = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'resources-svg' });
     var axis = svg('g', { 'class': 'axis' });
-    drawAxis(axis, L, W - R, r.t0, r.t0 + r.w * n, r.t0, H - B, B);
+    drawAxis(axis, L, W - R, 0, Math.max(w * n, 1), H - B, B);
     root.appendChild(axis);
     function pts(vals, max) {
       return vals.map(function (v, i) {
@@ -333,8 +379,8 @@
         return x.toFixed(1) + ',' + y.toFixed(1);
       }).join(' ');
     }
-    root.appendChild(svg('polyline', { points: pts(r.cores, maxC), 'class': 'cpu-line', id: 'cpu-line' }));
-    root.appendChild(svg('polyline', { points: pts(r.mem, maxM), 'class': 'mem-line', id: 'mem-line' }));
+    root.appendChild(svg('polyline', { points: pts(cores, maxC), 'class': 'cpu-line', id: 'cpu-line' }));
+    root.appendChild(svg('polyline', { points: pts(mem, maxM), 'class': 'mem-line', id: 'mem-line' }));
     var lc = svg('text', { x: 4, y: T + 10, 'class': 'legend-cpu' });
     lc.textContent = 'CPU ' + maxC.toFixed(2) + ' cores';
     root.appendChild(lc);
@@ -343,46 +389,48 @@
     root.appendChild(lm);
     s.appendChild(root);
     note(s, 'CPU cores (orange) and memory (blue, the sum of the processes\' resident sets) in ' + n +
-      ' slices of ' + fmtDur(r.w) + '; processes without samples count their totals evenly over their lifetime.');
+      ' slices of ' + fmtDur(w) + ': each process\'s CPU between its samples, or its CPU time spread over its ' +
+      'life and its peak held when it has none (short processes have no samples).');
   }
 
   /* ---- tables --------------------------------------------------------------------------------------- */
-  function drawSteps(d) {
-    var s = section('steps'), steps = arr(d.steps).slice();
-    if (!steps.length) { note(s, 'No steps.'); return; }
+  function drawSteps(m, s) {
+    var c = m.counts;
+    if (!m.steps.length) { note(s, 'No steps.'); return; }
+    if (num(c.steps) !== null && c.steps > m.steps.length)
+      note(s, count(m.steps.length) + ' of ' + count(c.steps) + ' steps are in this file.', 'caps');
     sortableTable(s, [
       { title: 'name', get: function (x) { return x.name || x.id; } },
       { title: 'tools', get: function (x) { return arr(x.tools).map(str).join(', '); } },
-      { title: 'state', get: stepState },
+      { title: 'state', get: function (x) { return m.meta.get(x).state; } },
       { title: 'duration', num: true, fmt: fmtDur,
         get: function (x) { return num(x.start_ns) !== null && num(x.end_ns) !== null ? x.end_ns - x.start_ns : null; } },
       { title: 'CPU', num: true, fmt: fmtDur, get: function (x) { return num(x.cpu_ns); } },
       { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return num(x.peak_rss_bytes); } },
-      { title: 'processes', num: true, get: function (x) { return num(x.processes); } }
-    ], steps, function (x) { return stateClass(stepState(x)) === 'st-failed' ? 'failed step-row' : 'step-row'; }, 'steps');
+      { title: 'processes', num: true,
+        get: function (x) { return num(x.processes) !== null ? x.processes : num(m.meta.get(x).stats.processes); } },
+      { title: 'failed processes', num: true, get: function (x) { return num(m.meta.get(x).stats.failed); } }
+    ], m.steps.slice(), function (tr, x) {
+      var st = stateClass(m.meta.get(x).state);
+      tr.setAttribute('class', 'step-row' + (st === 'st-failed' ? ' failed' : '') + (m.meta.get(x).flagged ? ' step-flagged' : '') +
+        (st === 'st-running' ? ' step-running' : ''));
+      tr.setAttribute('data-step', str(x.id));
+    }, 'steps');
   }
 
-  function drawTools(d) {
-    var s = section('tools'), by = {}, list = [];
-    arr(d.processes).forEach(function (p) {
-      var name = typeof p.tool === 'string' ? p.tool : '(unnamed)', t = by[name];
-      if (!t) { t = by[name] = { tool: name, n: 0, failed: 0, cpu: 0, wall: 0, peak: null }; list.push(t); }
-      t.n++;
-      if (procFailed(p)) t.failed++;
-      t.cpu += procCpu(p) || 0;
-      if (num(p.start_ns) !== null && num(p.end_ns) !== null) t.wall += p.end_ns - p.start_ns;
-      if (num(p.peak_rss_bytes) !== null) t.peak = Math.max(t.peak || 0, p.peak_rss_bytes);
-    });
+  function drawTools(m, s) {
+    var c = m.counts, list = m.tools.filter(function (t) { return t && typeof t === 'object'; });
     if (!list.length) { note(s, 'No processes.'); return; }
-    list.sort(function (a, b) { return b.cpu - a.cpu; });
+    if (num(c.tools) !== null && c.tools > list.length)
+      note(s, count(list.length) + ' of ' + count(c.tools) + ' tools are in this file (those with the most CPU time).', 'caps');
     sortableTable(s, [
-      { title: 'tool', get: function (x) { return x.tool; } },
-      { title: 'processes', num: true, get: function (x) { return x.n; } },
-      { title: 'failed', num: true, get: function (x) { return x.failed; } },
-      { title: 'wall (sum)', num: true, fmt: fmtDur, get: function (x) { return x.wall; } },
-      { title: 'CPU', num: true, fmt: fmtDur, get: function (x) { return x.cpu; } },
-      { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return x.peak; } }
-    ], list, null, 'tools');
+      { title: 'tool', get: function (x) { return typeof x.tool === 'string' ? x.tool : '(unnamed)'; } },
+      { title: 'processes', num: true, get: function (x) { return num(x.processes); } },
+      { title: 'failed', num: true, get: function (x) { return num(x.failed); } },
+      { title: 'wall (sum)', num: true, fmt: fmtDur, get: function (x) { return num(x.wall_ns); } },
+      { title: 'CPU', num: true, fmt: fmtDur, get: function (x) { return num(x.cpu_ns); } },
+      { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return num(x.peak_rss_bytes); } }
+    ], list, function (tr, x) { if (num(x.failed)) tr.setAttribute('class', 'failed'); }, 'tools');
   }
 
   function signalDetail(g) {
@@ -392,24 +440,26 @@
     return JSON.stringify(rest);
   }
 
-  function drawSignals(d) {
-    var s = section('signals'), sig = arr(d.signals).filter(function (g) { return g && typeof g === 'object'; });
-    if (!sig.length) { note(s, 'No signals: nothing failed, was killed, stalled or waited long.'); return; }
+  function drawSignals(m, s) {
+    var c = m.counts;
+    if (!m.signals.length) { note(s, 'No signals: nothing failed, was killed, stalled or waited long.'); return; }
+    if (num(c.signals) !== null && c.signals > m.signals.length)
+      note(s, count(m.signals.length) + ' of ' + count(c.signals) + ' signals are in this file.', 'caps');
     sortableTable(s, [
       { title: 'kind', get: function (g) { return g.kind; } },
       { title: 'step', get: function (g) { return g.step; } },
       { title: 'tool', get: function (g) { return g.tool; } },
       { title: 'detail', cls: 'detail', get: signalDetail }
-    ], sig, function () { return 'signal-row'; }, 'signals');
+    ], m.signals.slice(), function (tr) { tr.setAttribute('class', 'signal signal-row'); }, 'signals');
   }
 
-  function drawTune(d) {
-    var s = section('tune'), t = d.tune;
+  function drawTune(m, s) {
+    var t = m.rep.tune;
     if (!t || typeof t !== 'object') {
       note(s, 'No tuning data: tracer report --db FILE RUN --html adds it for a run of a known pipeline.');
       return;
     }
-    var rec = arr(t.recommendations);
+    var rec = arr(t.recommendations).filter(function (x) { return x && typeof x === 'object'; });
     if (rec.length) {
       s.appendChild(el('h3', null, 'Recommendations (over ' + str(t.window_runs) + ' runs)'));
       sortableTable(s, [
@@ -429,47 +479,47 @@
   }
 
   /* ---- the process tree: collapsible, at most MAX_ROWS nodes ------------------------------------- */
-  function procLine(p) {
-    var argv = Array.isArray(p.argv) ? p.argv.map(str).join(' ') : str(p.exe);
-    var end = p.oom_killed === true ? 'OOM-killed' : num(p.signal) ? 'signal ' + p.signal :
-      num(p.exit_code) !== null ? 'exit ' + p.exit_code : 'running';
-    var dur = num(p.start_ns) !== null && num(p.end_ns) !== null ? fmtDur(p.end_ns - p.start_ns) : '-';
-    return str(p.pid) + '  ' + str(p.tool) + '  ' + dur + '  ' + end + '  ' + argv;
+  function procLine(m, i) {
+    var a = pStart(m, i), b = pEnd(m, i);
+    var cmd = m.argv[i] ? m.argv[i].map(str).join(' ') : m.exe[i] >= 0 ? str(m.strings[m.exe[i]]) : '-';
+    return str(m.pid[i]) + '  ' + pName(m, i) + '  ' + (a !== null && b !== null ? fmtDur(b - a) : '-') + '  ' +
+      pEnding(m, i) + '  ' + cmd;
   }
 
-  function drawTree(d) {
-    var s = section('tree'), procs = arr(d.processes), kids = {}, known = {}, roots = [];
-    procs.forEach(function (p) { known[p.pid] = true; });
-    procs.forEach(function (p) {
-      if (num(p.ppid) !== null && known[p.ppid] && p.ppid !== p.pid) (kids[p.ppid] = kids[p.ppid] || []).push(p);
-      else roots.push(p);
-    });
-    var shown = 0, seen = {};
+  function drawTree(m, s) {
+    var kids = [], roots = [], total = num(m.counts.processes) !== null ? m.counts.processes : m.n;
+    for (var i = 0; i < m.n; i++) {
+      var p = m.parent[i];
+      if (num(p) !== null && p >= 0 && p < m.n && p !== i) (kids[p] = kids[p] || []).push(i);
+      else roots.push(i);
+    }
+    var shown = 0, seen = [];
     /* Depth-first without recursion: a deep chain of processes cannot overflow the stack. */
-    var stack = roots.slice().reverse().map(function (p) { return { p: p, parent: s, depth: 0 }; });
+    var stack = roots.slice().reverse().map(function (r) { return { p: r, parent: s, depth: 0 }; });
     while (stack.length && shown < MAX_ROWS) {
-      var it = stack.pop(), p = it.p;
-      if (seen[p.pid]) continue;
-      seen[p.pid] = true;
+      var it = stack.pop(), q = it.p;
+      if (seen[q]) continue;
+      seen[q] = true;
       shown++;
-      var ch = kids[p.pid] || [], node;
+      var ch = kids[q] || [], node, bad = pFailed(m, q);
       if (ch.length) {
-        node = el('details', procFailed(p) ? 'failed' : null);
+        node = el('details', bad ? 'failed' : null);
         if (it.depth < 2) node.open = true;
-        node.appendChild(el('summary', procFailed(p) ? 'state-failed' : null, procLine(p) + '  (' + ch.length + ' children)'));
-        for (var i = ch.length - 1; i >= 0; i--) stack.push({ p: ch[i], parent: node, depth: it.depth + 1 });
+        node.appendChild(el('summary', bad ? 'state-failed' : null, procLine(m, q) + '  (' + ch.length + ' children)'));
+        for (var k = ch.length - 1; k >= 0; k--) stack.push({ p: ch[k], parent: node, depth: it.depth + 1 });
       } else {
-        node = el('div', 'leaf' + (procFailed(p) ? ' state-failed' : ''), procLine(p));
+        node = el('div', 'leaf' + (bad ? ' state-failed' : ''), procLine(m, q));
       }
       it.parent.appendChild(node);
     }
-    if (!procs.length) note(s, 'No processes.');
-    else if (procs.length > shown)
-      note(s, (procs.length - shown) + ' of ' + procs.length + ' processes not shown (the tree stops at ' + MAX_ROWS + ').');
+    if (!total) note(s, 'No processes.');
+    else if (total > shown)
+      note(s, count(shown) + ' of ' + count(total) + ' processes shown (the tree stops at ' + count(MAX_ROWS) +
+        ' nodes' + (m.n < total ? '; this file lists ' + count(m.n) : '') + ').', 'caps');
   }
 
-  function drawAgent(d) {
-    var s = section('agent'), a = d.agent;
+  function drawAgent(m, s) {
+    var a = m.rep.agent;
     if (!a || typeof a !== 'object') { note(s, 'No agent figures.'); return; }
     var rows = [];
     if ('dropped' in a) rows.push(['dropped', str(a.dropped), num(a.dropped) ? 'state-failed' : null]);
@@ -484,17 +534,48 @@
     if (num(a.dropped)) note(s, 'Records were lost: some processes or figures may be missing from this report.');
   }
 
-  function main() {
-    try {
-      data = JSON.parse(document.getElementById('run-data').textContent);
-    } catch (e) {
-      section('summary').appendChild(el('p', 'state-failed', 'The run data of this page cannot be read: ' + e.message));
+  var SECTIONS = [
+    ['summary', 'Run', drawSummary], ['timeline', 'Timeline', drawTimeline], ['resources', 'Resource use', drawResources],
+    ['steps', 'Steps', drawSteps], ['tools', 'Tools', drawTools], ['signals', 'Signals', drawSignals],
+    ['tune', 'Tuning', drawTune], ['tree', 'Process tree', drawTree], ['agent', 'Agent health', drawAgent]
+  ];
+
+  /* The page data into root, replacing what was there. */
+  function render(data, root) {
+    while (root.firstChild) root.removeChild(root.firstChild);
+    var header = el('header');
+    root.appendChild(header);
+    if (!data || typeof data !== 'object' || data.schema !== SCHEMA) {
+      header.appendChild(el('h1', 'report-title', 'tracer run report'));
+      root.appendChild(el('p', 'state-failed', 'This is not the data of a tracer page (' + SCHEMA + ').'));
+      document.body.setAttribute('data-ready', '1');
       return;
     }
-    if (!data || typeof data !== 'object') data = {};
-    [drawSummary, drawTimeline, drawResources, drawSteps, drawTools, drawSignals, drawTune, drawTree, drawAgent]
-      .forEach(function (f) { f(data); });
+    var m = model(data), r = m.rep;
+    header.appendChild(el('h1', 'report-title', 'tracer: ' + runLabel(r)));
+    header.appendChild(el('p', 'subtitle', fmtTime(r.start_ns) + ', ' + runState(r)));
+    SECTIONS.forEach(function (d) {
+      var s = el('section');
+      s.setAttribute('id', d[0]);
+      s.appendChild(el('h2', null, d[1]));
+      root.appendChild(s);
+      d[2](m, s);
+    });
     document.body.setAttribute('data-ready', '1');
   }
-  main();
+
+  window.tracerReport = { render: render };
+
+  var embedded = document.getElementById('run-data'), target = document.getElementById('report');
+  if (embedded && target) {
+    var data;
+    try {
+      data = JSON.parse(embedded.textContent);
+    } catch (e) {
+      target.appendChild(el('p', 'state-failed', 'The run data of this page cannot be read: ' + e.message));
+      return;
+    }
+    render(data, target);
+    if (data && data.schema === SCHEMA) document.title = 'tracer: ' + runLabel(obj(data.report));
+  }
 })();
