@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tracer-web, the live dashboard (docs/web.md), in a real browser: the three daemons as their units start
+# them (tests/e2e/live.sh), tracer-web on their lake (a 0600 token file, port 0, --ready-fd), and a real
+# Snakemake pipeline run by a plain user (tests/e2e/data/web/Snakefile: three jobs in a chain, 4-6 s each)
+# in a directory whose name carries markup and a quote, with a target, a file name and arguments that carry
+# `</script><img src=x onerror=window.__xss=1>`, a quote and a newline. tests/e2e/check_web.py checks:
+# - static, first and without root: web/page/ has no inline script, style or event handler, and no script
+#   that makes markup or code from a string;
+# - live: the run page, opened while the first job runs, shows each later step without a reload within 5 s
+#   of the step's start (start_ns from /api/runs/ID), says "live" then "finished", keeps the scroll position;
+# - access: no token 401, a wrong one 403 (page, API, event stream, /metrics), the Bearer header and the
+#   cookie work, `?token=` sets an HttpOnly SameSite=Strict cookie and redirects without the token, pages
+#   carry the Content-Security-Policy;
+# - pages (runs, run, pipeline, hosts) in headless Chromium: no console error, exception, dialog or foreign
+#   request; run rows, step rows and bars, signal rows, chart points, run points and host rows as many as
+#   the API has; the hostile strings on the pages as text and nothing of them run (window.__xss, no <img>,
+#   the title). Screenshots: BUILD/e2e/web/*.png (TRACER_E2E_WEB_DOCS=DIR also writes docs/img's web-*.png).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/delivery.sh"
+. "$(dirname "$0")/live.sh"
+e2e_init "$1"
+CHECK_WEB=$E2E_DIR/check_web.py
+# The pages' own files first (no root needed): no inline script or style, nothing that parses markup or code.
+python3 "$CHECK_WEB" static "$E2E_DIR/../../web/page" || e2e_fail "web/page/ has what the pages must not (above)"
+e2e_require_bpf
+[ -x "$B/tracer-web" ] || e2e_fail "not built: $B/tracer-web (run 'make all')"
+command -v snakemake >/dev/null || e2e_fail "snakemake is not installed (make deps)"
+# Chromium missing is a failure: make deps installs chromium-headless-shell.
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import cdp; sys.exit(0 if cdp.find_browser(None) else 1)' "$E2E_DIR" ||
+	e2e_fail "no headless Chromium (make deps installs chromium-headless-shell)"
+SHOTS=$B/e2e/web
+mkdir -p "$SHOTS"
+XSS='</script><img src=x onerror=window.__xss=1>'
+
+live_init
+live_start
+
+# tracer-web on the lake: the token in a file only root may read, port 0 (the kernel picks; it says which).
+TOKEN_FILE=$D/web.token
+(umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE") || e2e_fail "setup: $TOKEN_FILE"
+web_ready=$D/web.ready
+"$B/tracer-web" --db "$LAKE" --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" --ready-fd 3 \
+	3>"$web_ready" 2>>"$D/web.err" &
+WEB_PID=$!
+DLV_PIDS+=("$WEB_PID")
+for ((i = 0; i < 100; i++)); do
+	grep -q '^ready ' "$web_ready" 2>/dev/null && break
+	kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web did not start: $(tail -5 "$D/web.err")"
+	sleep 0.1
+done
+WEB_PORT=$(awk '/^ready/ { print $2 }' "$web_ready")
+[ -n "$WEB_PORT" ] || e2e_fail "tracer-web did not say it was ready within 10 s: $(tail -5 "$D/web.err")"
+URL=http://127.0.0.1:$WEB_PORT
+e2e_on_exit "web_show_log_on_failure"
+web_show_log_on_failure() {
+	case ${rc:-0} in 0 | 77) return 0 ;; esac
+	echo "--- tracer-web (last 8 lines of $D/web.err)" >&2
+	tail -n 8 "$D/web.err" >&2
+	return 0
+}
+echo "tracer-web on $URL"
+web_check() {
+	python3 "$CHECK_WEB" --url "$URL" --token-file "$TOKEN_FILE" "$@" ||
+		e2e_fail "check_web.py $1 failed (screenshots in $SHOTS; TRACER_E2E_KEEP=1 keeps $TMP)"
+}
+
+# The pipeline: its directory's name (hence its pipeline name, snakemake:DIR/Snakefile) and its target
+# carry markup and a quote; the browser watches its run from its first job on.
+smk=$(live_user_dir 'web<img src=x onerror=window.__xss=1>"q')
+cp "$E2E_DIR/data/web/Snakefile" "$smk/Snakefile" && chown nobody "$smk/Snakefile" || e2e_fail "setup: $smk/Snakefile"
+t0=$(date +%s%N)
+live_as_user "$smk" snakemake "$XSS\"c" -c1 -q >"$TMP/smk.out" 2>&1 &
+pid=$!
+echo "pipeline: snakemake in $smk as nobody, pid $pid"
+web_check live --pid "$pid" --shots "$SHOTS" --timeout 30
+live_wait_pid "$pid" 60 "the Snakemake pipeline"
+[ "$LIVE_RC" = 0 ] || e2e_fail "the pipeline failed (exit $LIVE_RC): $(tail -5 "$TMP/smk.out")"
+echo "pipeline: done in $((($(date +%s%N) - t0) / 1000000)) ms"
+
+run=$(python3 -c '
+import json, re, sys, urllib.request
+req = urllib.request.Request(sys.argv[1] + "/api/runs?limit=500",
+                             headers={"Authorization": "Bearer " + open(sys.argv[2]).read().strip()})
+runs = json.load(urllib.request.urlopen(req))["runs"]
+print(next((r["run_id"] for r in runs if re.search("-%s-" % sys.argv[3], str(r.get("run_key")))), ""))' \
+	"$URL" "$TOKEN_FILE" "$pid") || e2e_fail "GET /api/runs failed"
+[ -n "$run" ] || e2e_fail "the pipeline's run is not in /api/runs"
+live_check wait --where "run_key~-$pid-" --timeout 20
+
+web_check access --run "$run"
+web_check pages --run "$run" --shots "$SHOTS" ${TRACER_E2E_WEB_DOCS:+--docs "$TRACER_E2E_WEB_DOCS"} \
+	--hostile "$XSS\"c" 'web<img src=x onerror=window.__xss=1>"q' --run-hostile "x\"y" $'two\nlines' "$XSS.a"
+live_alive
+kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web died during the test: $(tail -5 "$D/web.err")"
+echo "screenshots: $SHOTS"
