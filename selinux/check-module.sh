@@ -61,16 +61,52 @@ rules_from() {
 	awk -v re="^($names)\$" '$1 ~ re' "$rules"
 }
 
+# no_exec DOMAIN: it executes no file but its own entry point and enters no
+# other domain.
+no_exec() {
+	local d=$1 bad
+	bad=$(rules_from "$d" | awk -v own="${d%_t}_exec_t" '{ for (i = 4; i <= NF; i++)
+		if (($3 == "file" && $2 != own && $i ~ /^(execute|execute_no_trans)$/) ||
+		    ($3 == "process" && $i ~ /^(transition|dyntransition)$/)) { print; break } }')
+	none "$d: executes nothing but its own entry point, enters no other domain" \
+		"$d may execute programs" "$bad"
+}
+
+# only_perms DOMAIN TARGET CLASSES PERMS WHAT: in the classes CLASSES (an ERE
+# alternation), DOMAIN has no permission on TARGET outside PERMS (the same);
+# else it fails, saying DOMAIN WHAT.
+only_perms() {
+	local bad
+	bad=$(rules_from "$1" | awk -v t="$2" -v c="^($3)\$" -v p="^($4)\$" \
+		'$2 == t && $3 ~ c { for (i = 4; i <= NF; i++) if ($i !~ p) { print; break } }')
+	none "$1: on $2 ($3) nothing but $4" "$1 $5" "$bad"
+}
+
+# has_perms DOMAIN WHY, then lines of "TARGET CLASS PERM" on stdin: each one
+# is granted, or DOMAIN cannot do its job (WHY).
+has_perms() {
+	local d=$1 why=$2 rs target class perm
+	rs=$(rules_from "$d")
+	while read -r target class perm; do
+		if echo "$rs" | awk -v t="$target" -v c="$class" -v p="$perm" \
+			'$2 == t && $3 == c { for (i = 4; i <= NF; i++) if ($i == p) f = 1 } END { exit !f }'; then
+			ok "$d has $class $perm on $target"
+		else
+			fail "$d lacks $class $perm on $target ($why)"
+		fi
+	done
+}
+
 echo "selinux: checking $pp"
 
 # ---- what the module declares ----------------------------------------
-for t in tracer_collector_t tracer_processor_t tracer_ingest_t \
-	 tracer_collector_exec_t tracer_processor_exec_t tracer_ingest_exec_t \
-	 tracer_conf_t tracer_key_t tracer_runtime_t tracer_collector_tmpfs_t \
-	 tracer_var_lib_t tracer_ingest_var_lib_t tracer_port_t; do
+for t in tracer_collector_t tracer_processor_t tracer_ingest_t tracer_web_t \
+	 tracer_collector_exec_t tracer_processor_exec_t tracer_ingest_exec_t tracer_web_exec_t \
+	 tracer_conf_t tracer_key_t tracer_web_token_t tracer_runtime_t tracer_collector_tmpfs_t \
+	 tracer_var_lib_t tracer_ingest_var_lib_t tracer_lake_shm_t tracer_port_t tracer_web_port_t; do
 	if grep -qx "(type $t)" "$cil"; then ok "declares $t"; else fail "type $t is not declared"; fi
 done
-for d in collector processor ingest; do
+for d in collector processor ingest web; do
 	if grep -Eq "^\(typeattributeset domain \(.*\btracer_${d}_t\b" "$cil" &&
 	   grep -q "^tracer_${d}_t tracer_${d}_exec_t file entrypoint$" "$rules"; then
 		ok "tracer_${d}_t is a domain entered through tracer_${d}_exec_t"
@@ -92,19 +128,8 @@ none "tracer_collector_t: no socket class but unix_stream_socket and unix_dgram_
 bad=$(echo "$col" | awk '{ for (i = 4; i <= NF; i++) if ($i ~ /^(name_connect|name_bind|node_bind|sendto|recvfrom|send_msg|recv_msg)$/ && $3 != "unix_dgram_socket") print; }')
 none "tracer_collector_t: no name_connect, name_bind, node_bind or packet permission" \
 	"tracer_collector_t has network permissions" "$bad"
-bad=$(echo "$col" | awk '{ for (i = 4; i <= NF; i++)
-	if (($3 == "file" && $2 != "tracer_collector_exec_t" && $i ~ /^(execute|execute_no_trans)$/) ||
-	    ($3 == "process" && $i ~ /^(transition|dyntransition)$/)) { print; break } }')
-none "tracer_collector_t: executes nothing but its own entry point, enters no other domain" \
-	"tracer_collector_t may execute programs" "$bad"
-while read -r target class perm; do
-	if echo "$col" | awk -v t="$target" -v c="$class" -v p="$perm" \
-		'$2 == t && $3 == c { for (i = 4; i <= NF; i++) if ($i == p) f = 1 } END { exit !f }'; then
-		ok "tracer_collector_t has $class $perm on $target"
-	else
-		fail "tracer_collector_t lacks $class $perm on $target (it cannot load or hand over)"
-	fi
-done <<'EOF'
+no_exec tracer_collector_t
+has_perms tracer_collector_t "it cannot load or hand over" <<'EOF'
 self bpf prog_load
 self perf_event tracepoint
 self capability2 bpf
@@ -116,8 +141,8 @@ else
 	fail "no type transition for the collector's memfds"
 fi
 
-# ---- the processor and the ingest: nothing of the collector's --------------
-for d in processor ingest; do
+# ---- the processor, the ingest and the web: nothing of the collector's -----
+for d in processor ingest web; do
 	bad=$(rules_from "tracer_${d}_t" | awk '$3 ~ /^(capability|capability2|cap_userns|cap2_userns|bpf|perf_event|lockdown)$/')
 	none "tracer_${d}_t: no capability, capability2, bpf, perf_event or lockdown permission" \
 		"tracer_${d}_t has privileged permissions" "$bad"
@@ -134,6 +159,54 @@ none "tracer_processor_t: listens on no network port" \
 bad=$(rules_from tracer_ingest_t | awk '{ for (i = 4; i <= NF; i++) if (($i == "name_bind" && $2 != "tracer_port_t") || $i == "name_connect") print; }')
 none "tracer_ingest_t: binds tracer_port_t only, connects nowhere" \
 	"tracer_ingest_t has other ports" "$bad"
+if grep -q '^(typetransition tracer_ingest_t tracer_ingest_var_lib_t file "lake.db-shm" tracer_lake_shm_t)$' "$cil"; then
+	ok "the ingest creates lake.db-shm as tracer_lake_shm_t"
+else
+	fail "no named type transition for the ingest's lake.db-shm"
+fi
+
+# ---- the web: serves and reads; writes only the readers' lock table --------
+web=$(rules_from tracer_web_t)
+# corenet_all_recvfrom_netlabel() names every IP socket class as the peer's
+# recvfrom: that is no socket of the web's own, and is left out.
+bad=$(echo "$web" | awk '$3 ~ /_socket$/ && $3 !~ /^(tcp_socket|unix_stream_socket|unix_dgram_socket)$/ &&
+	!($2 == "netlabel_peer_t" && NF == 4 && $4 == "recvfrom")')
+none "tracer_web_t: no socket class but tcp_socket, unix_stream_socket and unix_dgram_socket" \
+	"tracer_web_t may use other sockets" "$bad"
+bad=$(echo "$web" | awk '{ for (i = 4; i <= NF; i++)
+	if ($i == "name_connect" || ($i == "connect" && $3 !~ /^unix_/) ||
+	    ($i == "name_bind" && $2 != "tracer_web_port_t")) { print; break } }')
+none "tracer_web_t: binds tracer_web_port_t only, connects nowhere (no name_connect, no TCP connect)" \
+	"tracer_web_t has other ports or may connect out" "$bad"
+no_exec tracer_web_t
+only_perms tracer_web_t tracer_ingest_var_lib_t 'file|dir|lnk_file' 'getattr|open|read|search|ioctl|lock|map' \
+	"may change the lake"
+only_perms tracer_web_t tracer_lake_shm_t 'file|dir|lnk_file' 'getattr|open|read|write|lock|map' \
+	"may create, truncate by setattr, remove or rename the lake's -shm file"
+bad=$(echo "$web" | awk '$2 ~ /^tracer_(key|var_lib|runtime|collector_tmpfs)_t$/')
+none "tracer_web_t: nothing on the signing key, the processor's state, /run/tracer or the ring" \
+	"tracer_web_t reaches other daemons' files" "$bad"
+has_perms tracer_web_t "it cannot serve the lake" <<'EOF'
+tracer_web_port_t tcp_socket name_bind
+self tcp_socket listen
+self tcp_socket accept
+tracer_ingest_var_lib_t file read
+tracer_ingest_var_lib_t file lock
+tracer_lake_shm_t file write
+tracer_lake_shm_t file map
+tracer_web_token_t file read
+EOF
+if grep -q "^(dontaudit tracer_web_t tracer_ingest_var_lib_t (file (write)))$" "$cil"; then
+	ok "tracer_web_t: SQLite's read-write try on the -wal file is refused without an audit record"
+else
+	fail "tracer_web_t: no dontaudit for SQLite's read-write open of the -wal file"
+fi
+
+# ---- the lake: only the ingest changes it ------------------------------------
+bad=$(awk '$1 ~ /^tracer_/ && $1 != "tracer_ingest_t" && $2 == "tracer_ingest_var_lib_t" {
+	for (i = 4; i <= NF; i++) if ($i !~ /^(getattr|open|read|search|ioctl|lock|map)$/) { print; break } }' "$rules")
+none "tracer_ingest_var_lib_t: no tracer domain but the ingest may change the lake" \
+	"another tracer domain may change the lake" "$bad"
 
 # ---- the signing key: the processor's alone among tracer's domains --------
 bad=$(awk '$1 ~ /^tracer_/ && $1 != "tracer_processor_t" && $2 == "tracer_key_t"' "$rules")
@@ -142,6 +215,13 @@ none "tracer_key_t: no tracer domain but the processor has any access" \
 bad=$(awk '$1 == "tracer_processor_t" && $2 == "tracer_key_t" { for (i = 4; i <= NF; i++) if ($i ~ /^(write|append|create|setattr|unlink|rename|link)$/) print; }' "$rules")
 none "tracer_key_t: the processor may read it, not change it" \
 	"the processor may change the signing key" "$bad"
+
+# ---- the web's token: the web's alone, read only ---------------------------
+bad=$(awk '$1 ~ /^tracer_/ && $1 != "tracer_web_t" && $2 == "tracer_web_token_t"' "$rules")
+none "tracer_web_token_t: no tracer domain but the web has any access" \
+	"another tracer domain reaches the web's token" "$bad"
+only_perms tracer_web_t tracer_web_token_t 'file|dir|lnk_file' 'getattr|open|read|ioctl|lock' \
+	"may change its token"
 
 # ---- file contexts ---------------------------------------------------------
 while read -r path type; do
@@ -154,10 +234,14 @@ done <<'EOF'
 /usr/local/sbin/tracer-collector tracer_collector_exec_t
 /usr/sbin/tracer-processor tracer_processor_exec_t
 /usr/sbin/tracer-ingest tracer_ingest_exec_t
+/usr/sbin/tracer-web tracer_web_exec_t
+/usr/local/sbin/tracer-web tracer_web_exec_t
 /etc/tracer(/.*)? tracer_conf_t
 /etc/tracer/signing\.key.* tracer_key_t
+/etc/tracer/web\.token tracer_web_token_t
 /var/lib/tracer(/.*)? tracer_var_lib_t
 /var/lib/tracer-ingest(/.*)? tracer_ingest_var_lib_t
+/var/lib/tracer-ingest/[^/]+-shm tracer_lake_shm_t
 /run/tracer(/.*)? tracer_runtime_t
 EOF
 if grep -q "^/usr/bin/tracer[[:space:]]" "$fc"; then fail "/usr/bin/tracer is labelled: the CLI must keep its caller's domain"

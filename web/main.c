@@ -306,6 +306,11 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 		web_stop(w);
 		return 1;
 	}
+	if (web_lake_fds_readonly(o->db)) {
+		web_stop(w);
+		store_close(st);
+		return 1;
+	}
 	web_set_store(w, st);
 	find_prices(prices, sizeof(prices));
 	fprintf(stderr, "<6>lake %s (read-only) as uid %u; price table %s\n", o->db, (unsigned)uid,

@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "web_sandbox.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+
+#include <stdbool.h>
 
 #include "landlock.h"
 #include "scfilter.h"
@@ -75,4 +83,62 @@ int web_sandbox(const char *lake, const char *prices)
 	if (rc < 0)
 		return rc;
 	return sc_install(names, rules, "tracer-web", "serving");
+}
+
+/* Whether path is a file of dir other than its -shm files. */
+static bool lake_data_file(const char *path, const char *dir)
+{
+	size_t n = strlen(dir), len = strlen(path);
+
+	if (strncmp(path, dir, n) || path[n] != '/' || strchr(path + n + 1, '/'))
+		return false;
+	return !(len > 4 && !strcmp(path + len - 4, "-shm"));
+}
+
+int web_lake_fds_readonly(const char *lake)
+{
+	char real[PATH_MAX], copy[PATH_MAX], dir[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+	int rc = 0, self;
+
+	if (!realpath(lake, real)) {
+		rc = -errno;
+		fprintf(stderr, "<3>%s: %s\n", lake, strerror(errno));
+		return rc;
+	}
+	snprintf(copy, sizeof(copy), "%s", real);
+	snprintf(dir, sizeof(dir), "%s", dirname(copy));
+	d = opendir("/proc/self/fd");
+	if (!d) {
+		rc = -errno;
+		fprintf(stderr, "<3>cannot list this process's descriptors (/proc/self/fd): %s\n", strerror(errno));
+		return rc;
+	}
+	self = dirfd(d);
+	while (!rc && (e = readdir(d))) {
+		char link[64], target[PATH_MAX];
+		int fd = atoi(e->d_name), flags, ro;
+		ssize_t n;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == self)
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || !lake_data_file(target, dir))
+			continue;
+		ro = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (ro < 0 || dup3(ro, fd, O_CLOEXEC) < 0) {
+			rc = -errno;
+			fprintf(stderr, "<3>cannot make the descriptor of %s read-only: %s\n", target, strerror(errno));
+		}
+		if (ro >= 0)
+			close(ro);
+	}
+	closedir(d);
+	return rc;
 }

@@ -16,4 +16,16 @@
 /* 0, or -errno (logged). lake: the lake's path; prices: the price table's (NULL: none). */
 int web_sandbox(const char *lake, const char *prices);
 
+/*
+ * SQLite opens a read-only connection's -wal file read-write when the file
+ * modes allow it (it only falls back to read-only when that is refused).
+ * Once the lake is open, every descriptor of this process on a file of the
+ * lake's directory but the -shm file (the readers' lock table, shared
+ * memory SQLite must write) is replaced by a read-only one on the same
+ * file, under the same number (dup3). The -wal file carries no lock of
+ * SQLite's (those are on the database and the -shm file), so closing the
+ * old descriptor releases none. 0, or -errno (logged).
+ */
+int web_lake_fds_readonly(const char *lake);
+
 #endif /* TRACER_WEB_SANDBOX_H */

@@ -4,7 +4,8 @@
 #
 # - outside: started as root on a lake tracer-ingest made (owned by nobody,
 #   the ingest's fallback user), once ready it runs as the lake's owner, with
-#   no capability, Seccomp 2, NoNewPrivs 1; it tells systemd READY=1 on
+#   no capability, Seccomp 2, NoNewPrivs 1, and its descriptors on the lake
+#   and the -wal file read-only; it tells systemd READY=1 on
 #   $NOTIFY_SOCKET only then, and STOPPING=1 on SIGTERM; a lake owned by
 #   root, or a token file others may read, is refused with a reason;
 # - inside: the test build ($B/testbin/tracer-web, TRACER_TEST_TRIGGERS)
@@ -65,7 +66,18 @@ grep -Eq '^CapEff:[[:space:]]+0+$' "$st" || e2e_fail "tracer-web holds capabilit
 grep -Eq '^CapPrm:[[:space:]]+0+$' "$st" || e2e_fail "tracer-web may regain capabilities: $(grep ^CapPrm "$st")"
 grep -Eq '^Seccomp:[[:space:]]+2$' "$st" || e2e_fail "tracer-web has no seccomp filter: $(grep ^Seccomp "$st")"
 grep -Eq '^NoNewPrivs:[[:space:]]+1$' "$st" || e2e_fail "tracer-web can gain privileges: $(grep ^NoNewPrivs "$st")"
-echo "outside: uid $nobody, no capabilities, Seccomp 2, NoNewPrivs 1, READY=1 after the ready line"
+# Its descriptors on the lake: the database and the -wal file read-only (SQLite opens the -wal read-write
+# when it may; tracer-web replaces that descriptor), only the -shm file (the readers' lock table) writable.
+lake_fds=0
+for fd in /proc/$web/fd/*; do
+	target=$(readlink "$fd") || continue
+	case $target in "$(realpath "$lake")" | "$(realpath "$lake")-wal") ;; *) continue ;; esac
+	flags=$(awk '/^flags:/ { print $2 }' "/proc/$web/fdinfo/${fd##*/}")
+	[ $((8#$flags & 3)) = 0 ] || e2e_fail "tracer-web holds $target open for writing (flags $flags)"
+	lake_fds=$((lake_fds + 1))
+done
+[ "$lake_fds" -ge 2 ] || e2e_fail "tracer-web holds $lake_fds descriptors on the lake and its -wal, want 2"
+echo "outside: uid $nobody, no capabilities, Seccomp 2, NoNewPrivs 1, READY=1 after the ready line; the lake and its -wal open read-only"
 port=$(awk '{print $2}' "$TMP/web.ready")
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/runs")
 [ "$code" = 401 ] || e2e_fail "a request without the token got $code, not 401"
