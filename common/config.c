@@ -108,6 +108,8 @@ static const struct config_key keys[] = {
 		 "a network wait this long is reported"),
 	UINT("max_processes", max_processes, 1, 4194304, "65536", "processor",
 	     "size of the process table; processes beyond it are counted, not tracked"),
+	DURATION("heartbeat_interval", heartbeat_interval_ns, SEC, HOUR, "60s", "processor",
+		 "daemon mode: how often the host's CPU, memory and network figures go to the lake (TL_HOST)"),
 
 	STRING("cloud", cloud, CK_EMPTY_OK | CK_LOWER_NAME, "", "processor",
 	       "the cloud this host runs in (aws, gcp, azure, ...); empty: what DMI says"),

@@ -83,6 +83,7 @@ struct tracer_config {
 	uint64_t io_wait_after_ns;
 	uint64_t net_wait_after_ns;
 	uint32_t max_processes;
+	uint64_t heartbeat_interval_ns;  /* daemon mode: the host heartbeat's period (TL_HOST, docs/live.md) */
 
 	/* host identity (processor): what tracer cost prices a run by; empty, unset: what DMI says, or unknown */
 	char cloud[CONFIG_CLOUD_MAX];

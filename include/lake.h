@@ -38,7 +38,18 @@ enum tl_type {
 	 * an exec. The ingest sets processes.tool (docs/live.md).
 	 */
 	TL_TOOLS = 68,
-	TL_TYPES_END = 69,
+	/*
+	 * The host heartbeat (daemon mode, issue 17): every heartbeat_interval,
+	 * even when nothing runs, a UTF-8 JSON object of schema
+	 * "tracer.host.v1", at most TL_RUN_MAX bytes: what the host did over
+	 * [start_ns, end_ns) (CLOCK_REALTIME; start: the previous beat's end, or
+	 * the processor's first reading): its CPUs' busy and idle time, memory
+	 * at the end, network bytes (every interface but lo), the runs, steps
+	 * and processes active at the end, and the "host" object TL_RUN
+	 * carries. The ingest stores one heartbeats row (docs/lake.md).
+	 */
+	TL_HOST = 69,
+	TL_TYPES_END = 70,
 };
 
 /*

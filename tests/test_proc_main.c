@@ -6,11 +6,16 @@
  * processor writes and how it ends. A processor that made a system call
  * outside its seccomp allowlist would die of SIGSYS and fail these tests.
  *
+ * Daemon mode with a spool (--set state_dir=...): the host heartbeat
+ * (TL_HOST) reaches the spool every heartbeat_interval, read back with the
+ * spool's own reader.
+ *
  * As root the processor runs as nobody, as tracer run starts it; otherwise
  * as the caller. Needs BUILD/tracer-processor (make all): skips without it.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -33,9 +38,13 @@
 #include "daemon_harness.h"
 #include "decode.h"
 #include "encode.h"
+#include "frame.h"
 #include "handover.h"
+#include "json_parse.h"
+#include "lake.h"
 #include "ring.h"
 #include "skip.h"
+#include "spool.h"
 
 #define NOBODY 65534
 #define ROOT_PID 4242
@@ -477,6 +486,140 @@ static void processor_without_a_root_logs_each_finished_process(void **state)
 	harness_free(&h);
 }
 
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* A number member of a beat; the test fails when it is missing, null or not a whole number. */
+static uint64_t beat_u64(const struct json_doc *d, const char *name)
+{
+	const struct json_node *n = json_member(d, json_root(d), name);
+	uint64_t v = 0;
+
+	if (!n || json_get_u64(n, &v))
+		fail_msg("beat member %s: missing or not a whole number in %.*s", name, (int)d->len, d->text);
+	return v;
+}
+
+/* One TL_HOST payload, checked against this machine: 0-based index i among the beats. */
+static void check_beat(const char *text, size_t len, uint64_t i, uint64_t *prev_end)
+{
+	struct json_node nodes[64];
+	struct json_doc d;
+	const struct json_node *host;
+	char schema[32], boot[40], want_boot[40], raw[64];
+	uint64_t start, end, busy, idle, cpus = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
+	size_t k = 0;
+
+	if (json_parse(&d, text, len, nodes, 64))
+		fail_msg("beat %llu is not JSON (%s at %zu): %.*s", (unsigned long long)i, json_parse_error_name(d.err),
+			 d.err_at, (int)len, text);
+	assert_int_equal(json_get_string(&d, json_member(&d, json_root(&d), "schema"), schema, sizeof(schema), NULL), 0);
+	assert_string_equal(schema, "tracer.host.v1");
+	assert_int_equal(beat_u64(&d, "beat"), i + 1);
+	start = beat_u64(&d, "start_ns");
+	end = beat_u64(&d, "end_ns");
+	assert_true(end > start);
+	if (*prev_end)
+		assert_int_equal(start, *prev_end); /* beats tile time */
+	*prev_end = end;
+	/* About one interval (1 s) each; the first starts at the processor's first reading. */
+	assert_true(end - start >= 500000000ULL && end - start < 5000000000ULL);
+	assert_int_equal(beat_u64(&d, "cpus"), cpus);
+	busy = beat_u64(&d, "cpu_busy_ns");
+	idle = beat_u64(&d, "cpu_idle_ns");
+	/* Every CPU was busy or idle all along: the sum is about cpus x the interval (10 ms ticks, loose). */
+	assert_true(busy + idle >= cpus * (end - start) / 4 && busy + idle <= cpus * (end - start) * 2);
+	assert_true(beat_u64(&d, "mem_total_bytes") > 0);
+	assert_true(beat_u64(&d, "mem_used_bytes") <= beat_u64(&d, "mem_total_bytes"));
+	(void)beat_u64(&d, "net_rx_bytes");
+	(void)beat_u64(&d, "net_tx_bytes");
+	assert_int_equal(beat_u64(&d, "runs"), 0);
+	assert_int_equal(beat_u64(&d, "steps"), 0);
+	assert_int_equal(beat_u64(&d, "processes"), 0);
+	assert_true(json_member(&d, json_root(&d), "uptime_s")->type == JSON_NUMBER);
+	/* The boot id as /proc has it, without its dashes. */
+	daemon_read_file("/proc/sys/kernel/random/boot_id", raw, sizeof(raw));
+	for (const char *p = raw; *p && *p != '\n' && k < sizeof(want_boot) - 1; p++)
+		if (*p != '-')
+			want_boot[k++] = *p;
+	want_boot[k] = 0;
+	assert_int_equal(json_get_string(&d, json_member(&d, json_root(&d), "boot_id"), boot, sizeof(boot), NULL), 0);
+	assert_string_equal(boot, want_boot);
+	host = json_member(&d, json_root(&d), "host");
+	assert_non_null(host);
+	assert_int_equal(host->type, JSON_OBJECT);
+	assert_int_equal(json_get_u64(json_member(&d, host, "cpus"), &start), 0);
+	assert_int_equal(start, cpus);
+}
+
+/* The TL_HOST payloads in a stopped processor's spool, checked one by one; how many. */
+static uint64_t check_spooled_beats(const char *state_dir)
+{
+	static char buf[1 << 20];
+	char dir[PATH_MAX];
+	struct spool_config c = { .dir = dir };
+	struct spool_span sp;
+	struct spool *s;
+	uint64_t from = 0, beats = 0, prev_end = 0;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/spool", state_dir);
+	assert_int_equal(spool_open(&s, &c), 0);
+	while ((rc = spool_read(s, from, 1000, buf, sizeof(buf), &sp)) == 1) {
+		size_t off = 0;
+
+		for (uint32_t i = 0; i < sp.nrecords; i++) {
+			struct tr_frame f;
+
+			memcpy(&f, buf + off, sizeof(f));
+			if (f.type == TL_HOST)
+				check_beat(buf + off + TR_FRAME_HDR, f.len, beats++, &prev_end);
+			off += TR_FRAME_SIZE(f.len);
+		}
+		from = sp.last_seq;
+	}
+	assert_int_equal(rc, 0);
+	spool_close(s);
+	return beats;
+}
+
+static void processor_daemon_sends_the_host_heartbeat_to_the_spool(void **state)
+{
+	char state_dir[64], set_state[96], *err;
+	const char *extra[] = { "--set", set_state, "--set", "host_id=0123456789abcdef0123456789abcdef",
+				"--set", "heartbeat_interval=1s", NULL };
+	struct harness h;
+	uint64_t beats;
+
+	(void)state;
+	snprintf(state_dir, sizeof(state_dir), "/tmp/tracer-proc-beat-XXXXXX");
+	assert_non_null(mkdtemp(state_dir));
+	assert_int_equal(chmod(state_dir, 0755), 0);
+	/* The processor's user (harness_start's) makes the spool there. */
+	assert_int_equal(chown(state_dir, geteuid() == 0 ? NOBODY : geteuid(), (gid_t)-1), 0);
+	snprintf(set_state, sizeof(set_state), "state_dir=%s", state_dir);
+	harness_start(&h, false, extra);
+	harness_attach(&h);
+	usleep(2600000); /* beats at about 1 s and 2 s after its start */
+	assert_exited_cleanly(&h, daemon_stop(h.pid, SIGTERM, WAIT_MS));
+	err = daemon_read_fd(h.stderr_fd);
+	assert_null(strstr(err, "host heartbeat")); /* every /proc file there and read */
+	free(err);
+	beats = check_spooled_beats(state_dir);
+	if (beats < 2) {
+		dump_stderr(&h);
+		fail_msg("%llu heartbeats in the spool after 2.6 s at heartbeat_interval=1s, want 2",
+			 (unsigned long long)beats);
+	}
+	harness_free(&h);
+	assert_int_equal(nftw(state_dir, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 static void processor_refuses_bad_options(void **state)
 {
 	const char *const cases[][6] = {
@@ -513,6 +656,7 @@ int main(void)
 		cmocka_unit_test(processor_ignores_a_malformed_control_line),
 		cmocka_unit_test(processor_counts_hostile_records_and_carries_on),
 		cmocka_unit_test(processor_without_a_root_logs_each_finished_process),
+		cmocka_unit_test(processor_daemon_sends_the_host_heartbeat_to_the_spool),
 		cmocka_unit_test(processor_refuses_bad_options),
 	};
 
