@@ -74,25 +74,30 @@ static const struct price_row *host_row(const struct an_host *h, const struct pr
 	return row;
 }
 
-double cost_run_price(const struct an_run *r, const struct price_table *table, enum cost_price_source *src)
+double cost_host_price(const struct an_host *h, const struct price_table *table, enum cost_price_source *src)
 {
 	const struct price_row *row;
 
 	if (src)
 		*src = COST_PRICE_NONE;
-	if (!r)
+	if (!h)
 		return -1;
-	if (isfinite(r->host.price_per_hour) && r->host.price_per_hour >= 0) {
+	if (isfinite(h->price_per_hour) && h->price_per_hour >= 0) {
 		if (src)
 			*src = COST_PRICE_CONFIG;
-		return r->host.price_per_hour;
+		return h->price_per_hour;
 	}
-	row = host_row(&r->host, table);
+	row = host_row(h, table);
 	if (!row)
 		return -1;
 	if (src)
 		*src = COST_PRICE_TABLE;
 	return row->on_demand_per_hour;
+}
+
+double cost_run_price(const struct an_run *r, const struct price_table *table, enum cost_price_source *src)
+{
+	return cost_host_price(r ? &r->host : NULL, table, src);
 }
 
 /* A run is costed once it has ended: its start and end both known, in order. */

@@ -109,7 +109,14 @@ int cost_compute(const struct an_input *in, const struct price_table *table, enu
 		 struct cost_report *out);
 void cost_report_free(struct cost_report *r);
 
-/* The price per hour of a run's host and where it came from (< 0 and COST_PRICE_NONE if unknown). */
+/*
+ * The price per hour of a host and where it came from: its configured
+ * price_per_hour, else the table's row of its type in its region (table
+ * NULL: none); < 0 and COST_PRICE_NONE if unknown (docs/cost.md, "Pricing
+ * a run"). tracer sweep prices hosts with it (docs/sweep.md).
+ */
+double cost_host_price(const struct an_host *h, const struct price_table *table, enum cost_price_source *src);
+/* The price per hour of a run's host: cost_host_price(&r->host, ...). */
 double cost_run_price(const struct an_run *r, const struct price_table *table, enum cost_price_source *src);
 
 /* ---- instance rightsizing ------------------------------------------------ */
