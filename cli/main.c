@@ -8,6 +8,7 @@
 #include "cmd_report.h"
 #include "cmd_run.h"
 #include "cmd_status.h"
+#include "cmd_sweep.h"
 #include "cmd_tune.h"
 
 static void usage(FILE *f)
@@ -21,6 +22,8 @@ static void usage(FILE *f)
 		   "  tune --db FILE [--pipeline P] [--run RUN] [--format F]\n"
 		   "                                       each step's profile, bottlenecks and rightsizing advice\n"
 		   "  cost --db FILE [--run RUN] [--by B]  what runs cost, and the instance type that fits them\n"
+		   "  sweep --db FILE [--since 14d]        idle hosts, idle time in runs, stuck workers, forgotten\n"
+		   "                                       sessions, idle processes holding memory, with their cost\n"
 		   "  help                                 this text\n");
 }
 
@@ -42,6 +45,8 @@ int main(int argc, char **argv)
 		return cmd_tune(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "cost"))
 		return cmd_cost(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sweep"))
+		return cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;

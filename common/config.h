@@ -117,6 +117,15 @@ struct tracer_config {
 	uint64_t ingest_max_body;
 	uint32_t ingest_max_connections;
 	uint64_t ingest_timeout_ns;
+	/* tracer sweep (docs/sweep.md) */
+	uint64_t sweep_window_ns;
+	uint32_t sweep_gcp_cpu_millicores, sweep_gcp_cpu_percent, sweep_gcp_rx_bytes_per_s, sweep_gcp_tx_bytes_per_s;
+	uint32_t sweep_gcp_net_percent;
+	uint64_t sweep_gcp_min_observed_ns;
+	uint32_t sweep_aws_cpu_percent, sweep_aws_net_bytes, sweep_aws_days, sweep_aws_window_days;
+	uint64_t sweep_day_ns, sweep_run_idle_min_ns, sweep_worker_idle_ns, sweep_session_idle_ns;
+	uint64_t sweep_idle_process_age_ns, sweep_idle_process_idle_ns, sweep_idle_process_rss;
+
 	struct config_listen web_listen;
 	char web_token_file[PATH_MAX];
 };

@@ -42,6 +42,22 @@
 
 /* ---- schema ------------------------------------------------------------ */
 
+/*
+ * Version 5 (issue 17): one row per host heartbeat (TL_HOST), in a new lake
+ * and in the upgrade from 4 alike. Its numbers are NULL where the record's
+ * were of the wrong type or range (derive_host); start_ns < end_ns always.
+ */
+#define HEARTBEATS_SQL                                                                                   \
+	"CREATE TABLE heartbeats (\n"                                                                     \
+	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT, beat INTEGER,\n"                    \
+	"  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, uptime_s REAL, cpus INTEGER,\n"            \
+	"  cpu_busy_ns INTEGER, cpu_idle_ns INTEGER, mem_total_bytes INTEGER, mem_used_bytes INTEGER,\n"  \
+	"  net_rx_bytes INTEGER, net_tx_bytes INTEGER, runs INTEGER, steps INTEGER, processes INTEGER,\n" \
+	"  host_cloud TEXT, host_instance_type TEXT, host_instance_id TEXT, host_region TEXT,\n"          \
+	"  host_cpus INTEGER, host_memory_bytes INTEGER, host_price_per_hour REAL,\n"                     \
+	"  PRIMARY KEY (host_id, seq));\n"                                                                \
+	"CREATE INDEX heartbeats_host_start ON heartbeats (host_id, start_ns);\n"
+
 static const char schema_sql[] =
 	"CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
 	"CREATE TABLE hosts (\n"
@@ -170,7 +186,7 @@ static const char schema_sql[] =
 	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
 	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, cgroup TEXT, container_id TEXT,\n"
 	"  maxrss_rusage_bytes INTEGER, peak_rss_source TEXT,\n"
-	"  PRIMARY KEY (run_id, idx));\n";
+	"  PRIMARY KEY (run_id, idx));\n" HEARTBEATS_SQL;
 
 /*
  * From schema version 1 (before the process's own peak): the columns
@@ -269,6 +285,9 @@ static const char migrate_3_to_4_sql[] =
 	"ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
 	"UPDATE schema_version SET version = 4;\n";
 
+/* From schema version 4 to 5 (issue 17): the hosts' heartbeats, for tracer sweep (docs/lake.md, "heartbeats"). */
+static const char migrate_4_to_5_sql[] = HEARTBEATS_SQL "UPDATE schema_version SET version = 5;\n";
+
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
 #define J_INT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'integer' THEN json_extract(" src ",'" path "') END)"
@@ -286,6 +305,16 @@ static const char migrate_3_to_4_sql[] =
 #define J_REAL(src, path)                                                                                \
 	"(CASE WHEN json_type(" src ",'" path "') IN ('integer', 'real') AND json_extract(" src ",'" path "') " \
 	"BETWEEN 0 AND " STORE_PRICE_MAX_SQL " THEN CAST(json_extract(" src ",'" path "') AS REAL) END)"
+/*
+ * A count or a time that must be a non-negative integer SQLite holds as one (json_type says 'integer' for
+ * a JSON integer past 2^63 too, which json_extract gives as a REAL): else NULL. J_COUNT32: at most 2^32 - 1.
+ */
+#define J_COUNT_BETWEEN(src, path, max)                                                                  \
+	"(CASE WHEN json_type(" src ",'" path "') = 'integer' AND typeof(json_extract(" src ",'" path "')) " \
+	"= 'integer' AND json_extract(" src ",'" path "') BETWEEN 0 AND " max " THEN json_extract(" src ",'" \
+	path "') END)"
+#define J_COUNT(src, path) J_COUNT_BETWEEN(src, path, "9223372036854775807")
+#define J_COUNT32(src, path) J_COUNT_BETWEEN(src, path, "4294967295")
 /* The elements of an array that are objects; nothing when path is not an array. */
 #define J_OBJECTS(path) \
 	" FROM json_each(?1,'" path "') AS e WHERE e.type = 'object' AND json_type(?1,'" path "') = 'array'"
@@ -399,6 +428,30 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	J_INT("?1", "$.read_bytes") ", " J_INT("?1", "$.write_bytes") ", " J_INT("?1", "$.rchar") ", "     \
 	J_INT("?1", "$.wchar") ", " J_INT("?1", "$.net_tx_bytes") ", " J_INT("?1", "$.net_rx_bytes") ", "  \
 	"?3, " J_LIVE("?1", "$.live")
+
+/*
+ * A host heartbeat (TL_HOST, ?1 the record's JSON): every heartbeats column after host_id and seq, and its
+ * value. The boot id only as the records carry one (32 lower-case hex digits, no NUL hidden in it); the
+ * uptime a number from 0 to 1e12 s; the host identity as TL_RUN's (HOST_VALUES), without the uid.
+ */
+#define HEARTBEAT_COLUMNS                                                                                \
+	"boot_id, beat, start_ns, end_ns, uptime_s, cpus, cpu_busy_ns, cpu_idle_ns, mem_total_bytes, "      \
+	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes, host_cloud, host_instance_type, " \
+	"host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour"
+#define HEARTBEAT_VALUES                                                                                 \
+	"(CASE WHEN length(" J_TEXT("?1", "$.boot_id") ") = 32 AND length(CAST(" J_TEXT("?1", "$.boot_id")   \
+	" AS BLOB)) = 32 AND " J_TEXT("?1", "$.boot_id") " NOT GLOB '*[^0-9a-f]*' THEN "                    \
+	J_TEXT("?1", "$.boot_id") " END), " J_COUNT("?1", "$.beat") ", " J_COUNT("?1", "$.start_ns") ", "   \
+	J_COUNT("?1", "$.end_ns") ", (CASE WHEN json_type(?1, '$.uptime_s') IN ('integer', 'real') AND "     \
+	"json_extract(?1, '$.uptime_s') BETWEEN 0 AND 1e12 THEN CAST(json_extract(?1, '$.uptime_s') AS REAL) " \
+	"END), " J_COUNT32("?1", "$.cpus") ", " J_COUNT("?1", "$.cpu_busy_ns") ", "                          \
+	J_COUNT("?1", "$.cpu_idle_ns") ", " J_COUNT("?1", "$.mem_total_bytes") ", "                         \
+	J_COUNT("?1", "$.mem_used_bytes") ", " J_COUNT("?1", "$.net_rx_bytes") ", "                         \
+	J_COUNT("?1", "$.net_tx_bytes") ", " J_COUNT32("?1", "$.runs") ", " J_COUNT32("?1", "$.steps") ", "  \
+	J_COUNT32("?1", "$.processes") ", " J_TEXT("?1", "$.host.cloud") ", "                               \
+	J_TEXT("?1", "$.host.instance_type") ", " J_TEXT("?1", "$.host.instance_id") ", "                   \
+	J_TEXT("?1", "$.host.region") ", " J_COUNT("?1", "$.host.cpus") ", "                                \
+	J_COUNT("?1", "$.host.memory_bytes") ", " J_REAL("?1", "$.host.price_per_hour")
 
 /* What read.c's row_to_run() reads, in its order. */
 #define RUN_COLUMNS                                                                                      \
@@ -632,6 +685,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     " AND json_type(e.value, '$.pid') = 'integer' AND "
 		     "json_type(e.value, '$.start_mono_ns') = 'integer' LIMIT ?2 "
 		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
+	/* TL_HOST: a tracer.host.v1 object whose interval is two integer times, start before end. */
+	[ST_HOST_HEAD] = "SELECT json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema") " = 'tracer.host.v1' AND "
+			 J_COUNT("?1", "$.start_ns") " < " J_COUNT("?1", "$.end_ns"),
+	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, " HEARTBEAT_COLUMNS ") VALUES (?2, ?3, "
+			 HEARTBEAT_VALUES ") ON CONFLICT (host_id, seq) DO NOTHING",
 	[ST_LIVE_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, start_ns, ts_ns, "
 			    "step, tool, detail) SELECT ?4, ?5, ?6, ?2, 'live', " J_TEXT("e.value", "$.kind") ", "
 			    J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.start_mono_ns") ", NULL, "
@@ -922,7 +980,7 @@ static int64_t schema_version(struct store *s)
 }
 
 /*
- * An older lake gains each later version's columns and indexes in turn (1 -> 2 -> 3 -> 4), in one
+ * An older lake gains each later version's columns, tables and indexes in turn (1 -> 2 -> 3 -> 4 -> 5), in one
  * transaction: all or nothing.
  */
 static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
@@ -935,6 +993,8 @@ static int migrate_schema(struct store *s, int64_t from, const char *path, char 
 		rc = sqlite3_exec(s->db, migrate_2_to_3_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK && from < 4)
 		rc = sqlite3_exec(s->db, migrate_3_to_4_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && from < 5)
+		rc = sqlite3_exec(s->db, migrate_4_to_5_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
@@ -2016,6 +2076,40 @@ static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const voi
 	return rc;
 }
 
+/*
+ * TL_HOST: the host's heartbeat, one heartbeats row. A record that is not
+ * a tracer.host.v1 object with integer times, start before end, is noted
+ * and counted with the bad live records; a number of the wrong type or
+ * range in a good one is NULL (HEARTBEAT_VALUES).
+ */
+static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	bool valid = false;
+	int64_t ok = 0;
+	struct bind b;
+	int rc = f->len <= TL_RUN_MAX ? json_ok(c, payload, f->len, &valid) : STORE_OK;
+
+	if (rc)
+		return rc;
+	if (valid) {
+		b = lake_bind_start(c->s, ST_HOST_HEAD);
+		b_text(&b, payload, f->len);
+		rc = query_i64(&b, &ok);
+		if (rc && rc != STORE_E_NOT_FOUND)
+			return rc;
+	}
+	if (ok != 1) {
+		c->note = "bad_host_record";
+		c->res->bad_live_records++;
+		return STORE_OK;
+	}
+	b = lake_bind_start(c->s, ST_HEARTBEAT);
+	b_text(&b, payload, f->len);
+	lake_b_str(&b, c->host);
+	b_u64(&b, c->seq);
+	return exec_bound(&b);
+}
+
 /* A batch of a boot the host's running runs did not start in: they ended unseen (docs/live.md, "lost"). */
 static int mark_lost(struct batch_ctx *c)
 {
@@ -2048,6 +2142,7 @@ static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void
 	case TL_LOSS: return derive_loss(c, f, payload);
 	case TL_RUN: return derive_live_run(c, f, payload);
 	case TL_TOOLS: return derive_tools(c, f, payload);
+	case TL_HOST: return derive_host(c, f, payload);
 	default:
 		c->note = "unknown_type";
 		c->res->unknown++;

@@ -10,7 +10,7 @@
  * twice), the gaps in the host's seqs, and the rows derived from the
  * records (processes, samples, files, cgroups, signals, agent counters,
  * losses, runs, steps, run processes, keys; live runs and their steps,
- * attributions and signals). Either all of it is stored
+ * attributions and signals; the hosts' heartbeats). Either all of it is stored
  * or none. The schema is in docs/lake.md.
  *
  * A store is used by one thread at a time.
@@ -24,7 +24,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
@@ -70,7 +70,8 @@ struct store_result {
 	uint32_t unknown;        /* records of a type the lake derives nothing from: in records only */
 	uint32_t undecodable;    /* records the decoder refused: in records only */
 	uint32_t bad_reports;    /* run reports that are not a JSON object with a "report" object */
-	uint32_t bad_live_records; /* TL_RUN records that are not a tracer.live.v1 object with a key */
+	uint32_t bad_live_records; /* TL_RUN records that are not a tracer.live.v1 object with a key; TL_TOOLS
+				    * and TL_HOST records of another shape (docs/lake.md) */
 	uint32_t runs;           /* run reports stored, and live runs seen for the first time */
 	uint32_t keys_enrolled;  /* new keys announced (TL_KEY_ANNOUNCE) */
 	uint32_t keys_refused;   /* announcements refused: id not the key's, or the id taken by another key or host */
@@ -361,5 +362,66 @@ struct store_counts {
 	int64_t hosts, batches, records, runs, runs_running, runs_succeeded, runs_failed, processes, signals;
 };
 int store_counts(struct store *s, struct store_counts *c);
+
+/* ---- reading for the sweep (tracer sweep: read_sweep.c) -------------------- */
+
+/*
+ * What view/sweep_input.c builds the sweep's input from (docs/lake.md,
+ * "Reading for the sweep"): the hosts' heartbeats and the processes alive
+ * in a window, each walk one statement. Strings are NULL when unknown,
+ * live until the callback returns, and every one came from a host.
+ */
+
+/* A host's heartbeat (table heartbeats, one TL_HOST record): what it did over [start_ns, end_ns). */
+struct store_beat {
+	const char *host_id;                /* hex */
+	const char *boot_id;                /* hex; NULL when the record's was not 32 hex digits */
+	int64_t seq;                        /* the record's */
+	int64_t start_ns, end_ns;           /* CLOCK_REALTIME, the host's clock; start < end */
+	struct store_int beat;              /* 1, 2, ... since its processor started */
+	struct store_int cpus;              /* online CPUs */
+	struct store_int cpu_busy_ns, cpu_idle_ns; /* over the interval, summed over CPUs */
+	struct store_int mem_total_bytes, mem_used_bytes; /* at end_ns */
+	struct store_int net_rx_bytes, net_tx_bytes;      /* over the interval, every interface but lo */
+	struct store_int runs, steps, processes;          /* active at end_ns */
+	/* The host, as its processor identified it (docs/processor.md, "Host identity"). */
+	const char *cloud, *instance_type, *instance_id, *region;
+	struct store_int host_cpus, host_memory_bytes;
+	bool price_known;                   /* price_per_hour was a finite number from 0 to 1e9 */
+	double price_per_hour;              /* US dollars */
+};
+
+/* A process (table processes) alive at some time after the window's start, with its newest sample. */
+struct store_sweep_process {
+	const char *host_id, *boot_id;      /* hex */
+	int64_t tgid, start_ns;             /* CLOCK_MONOTONIC of its boot: with host and boot, the process's key */
+	struct store_int ppid, parent_start_ns; /* its parent's pid, and start (from its fork record) */
+	struct store_int start_real_ns, end_real_ns; /* CLOCK_REALTIME; end NULL: no exit record (alive) */
+	const char *exe, *tool;
+	const char *argv_json;              /* a valid JSON array of strings, NULL if no exec was seen */
+	struct store_int run_id;            /* processes.run_id: NULL, in no run */
+	bool run_root;                      /* the root of a run: a run's key (BOOT-TGID-START) names it */
+	struct store_int last_sample_ns;    /* CLOCK_REALTIME of its newest sample; NULL: none, or no offset known */
+	struct store_int sample_runtime_ns, sample_rss_bytes; /* at that sample; NULL: no sample */
+	struct store_int cpu_ns;            /* its own CPU time: at exit if it exited, else at its newest sample */
+	/* (Every count above is NULL, too, where the host's value would read negative: above 2^63.) */
+};
+
+typedef int (*store_beat_fn)(void *ctx, const struct store_beat *b);
+typedef int (*store_sweep_process_fn)(void *ctx, const struct store_sweep_process *p);
+
+/* Every heartbeat that ends after since_ns (end_ns > since_ns), by host then start. */
+int store_sweep_beats(struct store *s, int64_t since_ns, store_beat_fn fn, void *ctx);
+/*
+ * Every process alive at some time after since_ns (end_real_ns NULL or
+ * after it), by host, boot, then start (tgid for a tie).
+ */
+int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process_fn fn, void *ctx);
+/*
+ * The lake's newest word from any host, for "now": the latest heartbeat
+ * end and stored batch (hosts.last_seen_ns), whichever is later.
+ * STORE_E_NOT_FOUND when the lake has neither.
+ */
+int store_sweep_newest(struct store *s, int64_t *now_ns);
 
 #endif /* TRACER_LAKE_STORE_H */

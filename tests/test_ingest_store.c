@@ -1592,7 +1592,7 @@ static const char *const v4_run_columns[] = { "host_cloud", "host_instance_type"
 
 /*
  * A lake of version 3, as the tracer before issue 15 left it: an old lake upgraded to this version with a
- * live run stored, then version 4's columns taken away again.
+ * live run stored, then version 4's columns (and version 5's table) taken away again.
  */
 static void make_v3_lake(struct fixture *fx, const char *path)
 {
@@ -1613,6 +1613,8 @@ static void make_v3_lake(struct fixture *fx, const char *path)
 		snprintf(sql, sizeof(sql), "ALTER TABLE runs DROP COLUMN %s", v4_run_columns[i]);
 		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
+	/* and what version 5 added (issue 17) */
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 3", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 }
@@ -1632,7 +1634,7 @@ static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(
 	assert_non_null(strstr(err, "version 3"));
 	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
 	store_close(st);
-	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), 4);
+	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
 	schema_text(fx->db, fresh, sizeof(fresh));
 	schema_text(path, old, sizeof(old));
 	assert_string_equal(old, fresh);

@@ -96,7 +96,8 @@ static void check_reply(const struct ingest_reply *r)
 
 /* New types go at the end: a seed's type byte keeps its meaning. */
 static const uint16_t types[] = { TR_EXEC, TR_FORK, TR_EXIT, TR_OOM, TR_CGROUP, TR_SAMPLE, TR_FILE,
-				  TR_COUNTERS, TR_END, TL_RUN_REPORT, TL_KEY_ANNOUNCE, TL_LOSS, 7, 999, TL_RUN };
+				  TR_COUNTERS, TR_END, TL_RUN_REPORT, TL_KEY_ANNOUNCE, TL_LOSS, 7, 999, TL_RUN,
+				  TL_TOOLS, TL_HOST };
 
 /* Records from the input into frames; false if there are none. */
 static bool build_frames(const uint8_t *p, size_t n, struct frames *f)

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading the lake for tracer sweep (issue 17): the hosts' heartbeats, the
+ * processes alive in a window with their newest sample, and the lake's
+ * newest word for "now" (store.h, "reading for the sweep"). One statement
+ * each, prepared per call like read_web.c's; docs/lake.md, "Reading for
+ * the sweep", says where each figure comes from and what the statements
+ * cost on a large lake.
+ *
+ * Every value came from a host: numbers are read as integers only when
+ * SQLite holds them as such (anything else is unknown), counters that
+ * would read negative (above 2^63 on the host) are unknown, and JSON is
+ * handed over only after json_valid accepted it.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "db.h"
+
+/* A counter as the sweep takes it: unknown when it would read negative (a host's value past 2^63). */
+#define NONNEG(x) "(CASE WHEN (" x ") >= 0 THEN (" x ") END)"
+
+/*
+ * The heartbeats that end after ?1, by host then start (seq for a tie: a
+ * host that sent two beats with one start). No index serves "ends after":
+ * the table is read whole, once, and the few rows of the window sorted
+ * (docs/lake.md: 2,000,000 beats in 0.2 s).
+ */
+static const char beats_sql[] =
+	"SELECT host_id, boot_id, seq, start_ns, end_ns, beat, cpus, cpu_busy_ns, cpu_idle_ns, mem_total_bytes, "
+	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes, host_cloud, host_instance_type, "
+	"host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour "
+	"FROM heartbeats NOT INDEXED WHERE end_ns > ?1 ORDER BY host_id, start_ns, seq";
+
+/*
+ * A process's samples in real time: its monotonic times plus its offset,
+ * as read_tune.c takes it (start_real_ns - start_ns, from the batch that
+ * brought its first kernel record; else the exit's).
+ */
+#define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
+
+/*
+ * The processes alive after ?1, each with its newest sample (the highest
+ * seq of the process, found in samples_process - whose entries end with
+ * the table's key, so max(seq) is one seek - then read by the table's
+ * key) and whether a run's key (BOOT-TGID-START, docs/live.md) names it
+ * (one seek in runs_key). Its own CPU: the exit record's precise runtime
+ * (else utime + stime) when it exited, else its newest sample's.
+ */
+static const char processes_sql[] =
+	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.parent_start_ns, p.start_real_ns, "
+	"p.end_real_ns, p.exe, p.tool, CASE WHEN json_valid(p.argv) THEN p.argv END, p.run_id, "
+	"EXISTS (SELECT 1 FROM runs r INDEXED BY runs_key WHERE r.host_id = p.host_id AND "
+	"r.run_key = p.boot_id || '-' || p.tgid || '-' || p.start_ns), "
+	"ls.ts_ns + " REAL_OFFSET ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "
+	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", " NONNEG("p.utime_ns + p.stime_ns")
+	") ELSE coalesce(" NONNEG("ls.runtime_ns") ", " NONNEG("ls.utime_ns + ls.stime_ns") ") END "
+	"FROM processes p NOT INDEXED LEFT JOIN samples ls ON ls.host_id = p.host_id AND ls.seq = "
+	"(SELECT max(s.seq) FROM samples s INDEXED BY samples_process WHERE s.host_id = p.host_id AND "
+	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns) "
+	"WHERE p.end_real_ns IS NULL OR p.end_real_ns > ?1 "
+	"ORDER BY p.host_id, p.boot_id, p.start_ns, p.tgid";
+
+/* The newest heartbeat end and the newest stored batch: aggregates skip the NULL of an empty table. */
+static const char newest_sql[] =
+	"SELECT max(v) FROM (SELECT max(end_ns) AS v FROM heartbeats UNION ALL "
+	"SELECT max(last_seen_ns) FROM hosts)";
+
+/* ---- rows ------------------------------------------------------------------ */
+
+struct col {
+	sqlite3_stmt *st;
+	int i;
+};
+
+static const char *col_text(struct col *c)
+{
+	return (const char *)sqlite3_column_text(c->st, c->i++);
+}
+
+static int64_t col_i64(struct col *c)
+{
+	return sqlite3_column_int64(c->st, c->i++);
+}
+
+/* An integer, or unknown (NULL, or a value of another type: a REAL from an overflowed sum). */
+static struct store_int col_int(struct col *c)
+{
+	struct store_int v = { .known = sqlite3_column_type(c->st, c->i) == SQLITE_INTEGER };
+
+	v.v = v.known ? sqlite3_column_int64(c->st, c->i) : 0;
+	c->i++;
+	return v;
+}
+
+static void row_to_beat(sqlite3_stmt *st, struct store_beat *b)
+{
+	struct col c = { st, 0 };
+	int type;
+
+	memset(b, 0, sizeof(*b));
+	b->host_id = col_text(&c);
+	b->boot_id = col_text(&c);
+	b->seq = col_i64(&c);
+	b->start_ns = col_i64(&c);
+	b->end_ns = col_i64(&c);
+	b->beat = col_int(&c);
+	b->cpus = col_int(&c);
+	b->cpu_busy_ns = col_int(&c);
+	b->cpu_idle_ns = col_int(&c);
+	b->mem_total_bytes = col_int(&c);
+	b->mem_used_bytes = col_int(&c);
+	b->net_rx_bytes = col_int(&c);
+	b->net_tx_bytes = col_int(&c);
+	b->runs = col_int(&c);
+	b->steps = col_int(&c);
+	b->processes = col_int(&c);
+	b->cloud = col_text(&c);
+	b->instance_type = col_text(&c);
+	b->instance_id = col_text(&c);
+	b->region = col_text(&c);
+	b->host_cpus = col_int(&c);
+	b->host_memory_bytes = col_int(&c);
+	type = sqlite3_column_type(st, c.i);
+	if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) {
+		b->price_per_hour = sqlite3_column_double(st, c.i);
+		b->price_known = isfinite(b->price_per_hour);
+	}
+}
+
+static void row_to_process(sqlite3_stmt *st, struct store_sweep_process *p)
+{
+	struct col c = { st, 0 };
+
+	memset(p, 0, sizeof(*p));
+	p->host_id = col_text(&c);
+	p->boot_id = col_text(&c);
+	p->tgid = col_i64(&c);
+	p->start_ns = col_i64(&c);
+	p->ppid = col_int(&c);
+	p->parent_start_ns = col_int(&c);
+	p->start_real_ns = col_int(&c);
+	p->end_real_ns = col_int(&c);
+	p->exe = col_text(&c);
+	p->tool = col_text(&c);
+	p->argv_json = col_text(&c);
+	p->run_id = col_int(&c);
+	p->run_root = col_i64(&c) != 0;
+	p->last_sample_ns = col_int(&c);
+	p->sample_runtime_ns = col_int(&c);
+	p->sample_rss_bytes = col_int(&c);
+	p->cpu_ns = col_int(&c);
+}
+
+/* ---- walking one statement -------------------------------------------------- */
+
+static int sweep_prepare(struct store *s, const char *sql, sqlite3_stmt **out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK) {
+		rc = lake_sql_fail(s, rc);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	*out = st;
+	return STORE_OK;
+}
+
+/* The caller's callback, whichever walk it is. */
+struct sweep_cb {
+	store_beat_fn beat;
+	store_sweep_process_fn process;
+	void *ctx;
+};
+
+typedef int (*sweep_visit_fn)(sqlite3_stmt *st, const struct sweep_cb *cb);
+
+/* Every row of sql with ?1 = since_ns to visit; a non-zero return of the callback stops the walk and is returned. */
+static int sweep_walk(struct store *s, const char *sql, int64_t since_ns, sweep_visit_fn visit,
+		      const struct sweep_cb *cb)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sweep_prepare(s, sql, &st), stop = STORE_OK;
+
+	if (rc)
+		return rc;
+	rc = sqlite3_bind_int64(st, 1, since_ns);
+	if (rc != SQLITE_OK) {
+		stop = lake_sql_fail(s, rc);
+		sqlite3_finalize(st);
+		return stop;
+	}
+	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		stop = visit(st, cb);
+	if (!stop && rc != SQLITE_DONE)
+		stop = lake_sql_fail(s, rc);
+	sqlite3_finalize(st);
+	return stop;
+}
+
+static int visit_beat(sqlite3_stmt *st, const struct sweep_cb *cb)
+{
+	struct store_beat b;
+
+	row_to_beat(st, &b);
+	return cb->beat(cb->ctx, &b);
+}
+
+static int visit_process(sqlite3_stmt *st, const struct sweep_cb *cb)
+{
+	struct store_sweep_process p;
+
+	row_to_process(st, &p);
+	return cb->process(cb->ctx, &p);
+}
+
+int store_sweep_beats(struct store *s, int64_t since_ns, store_beat_fn fn, void *ctx)
+{
+	struct sweep_cb cb = { .beat = fn, .ctx = ctx };
+
+	return sweep_walk(s, beats_sql, since_ns, visit_beat, &cb);
+}
+
+int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process_fn fn, void *ctx)
+{
+	struct sweep_cb cb = { .process = fn, .ctx = ctx };
+
+	return sweep_walk(s, processes_sql, since_ns, visit_process, &cb);
+}
+
+int store_sweep_newest(struct store *s, int64_t *now_ns)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sweep_prepare(s, newest_sql, &st);
+
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+		*now_ns = sqlite3_column_int64(st, 0);
+		rc = STORE_OK;
+	} else if (rc == SQLITE_ROW) {
+		rc = STORE_E_NOT_FOUND;
+	} else {
+		rc = lake_sql_fail(s, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

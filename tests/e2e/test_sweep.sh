@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tracer sweep (docs/sweep.md) on the real kernel, the daemons as their units run them (tests/e2e/live.sh)
+# with a heartbeat every second and the sweep's windows shortened in the same config file:
+# - an idle host: nothing but the daemons for 10 s -> idle by GCP's rule and by AWS's (2-s "days");
+# - a busy control: stress-ng on every CPU -> no idle host in that window;
+# - a Snakemake pipeline whose engine holds the host 6 s after its last step (onsuccess) -> its idle tail,
+#   at least 5 s, priced at the host's price_per_hour;
+# - a worker (a TRACER_PIPELINE script) that sleeps forever once its child is done -> a stuck worker.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/delivery.sh"
+. "$(dirname "$0")/live.sh"
+e2e_init "$1"
+e2e_require_bpf
+for t in snakemake stress-ng; do
+	command -v "$t" >/dev/null || e2e_fail "$t is not installed (make deps)"
+done
+live_init
+PRICE=0.5
+{
+	echo "# test_sweep: a beat a second, a priced host, the sweep's windows in seconds (docs/sweep.md)"
+	echo "heartbeat_interval = 1s"
+	echo "price_per_hour = $PRICE"
+	echo "# the daemons themselves use some CPU; loopback is not counted as network"
+	echo "sweep_gcp_cpu_millicores = 500"
+	echo "sweep_gcp_min_observed = 6s"
+	echo "sweep_day = 2s"
+	echo "sweep_aws_cpu_percent = 25"
+	echo "sweep_aws_days = 2"
+	echo "sweep_aws_window_days = 3"
+	echo "sweep_run_idle_min = 3s"
+	echo "sweep_worker_idle = 4s"
+} >>"$CONF" || e2e_fail "setup: $CONF"
+live_start
+sweep() { # check_sweep.py's arguments
+	python3 "$E2E_DIR/check_sweep.py" --tracer "$TRACER" --db "$LAKE" --config "$CONF" "$@" ||
+		e2e_fail "tracer sweep did not find what it should (above)"
+}
+
+echo "idle host: 10 s of nothing but the daemons"
+sleep 10
+sweep --since 8s --expect idle_host_gcp --expect idle_host_aws --min-span 5 --price "$PRICE"
+
+echo "busy control: stress-ng on every CPU for 10 s"
+stress-ng --cpu 0 --timeout 10s >/dev/null 2>&1 || e2e_fail "stress-ng failed"
+sleep 1.5 # the last beat of the busy time reaches the lake
+sweep --since 8s --absent idle_host_gcp --absent idle_host_aws
+
+echo "a pipeline with a 6-s idle tail"
+smk=$(live_user_dir smk)
+cp "$E2E_DIR/data/sweep/Snakefile" "$smk/Snakefile" && chown nobody "$smk/Snakefile"
+live_as_user "$smk" snakemake -c1 -q >"$TMP/smk.out" 2>&1 &
+pid=$!
+live_wait_pid "$pid" 90 "the Snakemake pipeline"
+[ "$LIVE_RC" = 0 ] || e2e_fail "the pipeline failed (exit $LIVE_RC): $(tail -5 "$TMP/smk.out")"
+live_check wait --where "run_key~-$pid-" --timeout 20
+run=$("$TRACER" report --db "$LAKE" --json | python3 -c '
+import json, sys
+runs = [r for r in json.load(sys.stdin)["runs"] if ("-%s-" % sys.argv[1]) in (r["run_key"] or "")]
+print(runs[0]["run_id"] if runs else "")' "$pid")
+[ -n "$run" ] || e2e_fail "the pipeline's run is not in the lake"
+sweep --since 60s --expect run_idle --run "$run" --min-span 5 --price "$PRICE"
+
+echo "a worker that sleeps forever after its child is done"
+wdir=$(live_user_dir worker)
+live_as_user "$wdir" env TRACER_PIPELINE=stuck-worker bash -c 'stress-ng --cpu 1 --timeout 2s >/dev/null 2>&1; exec sleep 1000' &
+worker=$!
+e2e_on_exit "kill $worker 2>/dev/null"
+sleep 9
+sweep --since 60s --expect worker_idle --min-span 3
+kill "$worker" 2>/dev/null
+live_alive
+exit 0
