@@ -13,7 +13,8 @@
 #      three times;
 #   5. the runs read back from the lake (tracer report --db);
 #   6. tracer tune over the pipeline's runs; 7. tracer cost;
-#   8. a token for tracer-web, and the command that serves the dashboard over this lake.
+#   8. a token for tracer-web, and the command that serves the dashboard over this lake;
+#   9. tracer sweep over the idle stretch after the runs (windows shortened in the demo's config).
 # Everything lives in BUILD/demo (kept, so the lake can be queried after).
 set -eu
 build=$(cd "${1:-build}" && pwd)
@@ -68,6 +69,15 @@ runtime_dir = $d/run
 processor_user = nobody
 signing_key = $d/signing.key
 upload_url = http://127.0.0.1:$port/v1/batches
+# The host heartbeat every 2 s (default 60 s), and tracer sweep's windows in seconds, not days, so that
+# step 9 can judge the demo's idle stretch (docs/sweep.md gives the real defaults and their anchors).
+heartbeat_interval = 2s
+sweep_gcp_cpu_millicores = 300
+sweep_gcp_min_observed = 10s
+sweep_day = 4s
+sweep_aws_cpu_percent = 15
+sweep_aws_days = 2
+sweep_aws_window_days = 3
 EOF
 "$build/tracer-collector" --config "$d/tracer.conf" --ready-fd 3 3>"$d/collector.ready" 2>"$d/collector.log" &
 collector=$!
@@ -100,7 +110,8 @@ else
 		TRACER_PIPELINE=demo "$here/pipeline.sh" > "$d/pipeline-daemon.out" 2>&1 || true
 	done
 fi
-sleep 4 # the run's last record: one look a second, then the spool's fsync and the next batch
+echo "   then 14 s of nothing but the daemons: an idle host, for tracer sweep (step 9)"
+sleep 14 # the run's last record, then an idle stretch the heartbeats record
 kill -TERM $processor $collector
 wait $processor $collector 2>/dev/null || true
 kill $ingest
@@ -129,3 +140,7 @@ echo
 echo "8. the live dashboard over this lake (docs/web.md): start it with"
 echo "     sudo $build/tracer-web --db $d/lake.db --listen 127.0.0.1:8760 --token-file $d/web.token"
 echo "   then open, once: http://127.0.0.1:8760/?token=$(cat "$d/web.token")"
+echo
+echo "9. tracer sweep --db $d/lake.db --config $d/tracer.conf --since 12s"
+echo "   (idle hosts, idle time in runs, stuck workers, forgotten sessions; the demo's windows are seconds)"
+"$build/tracer" sweep --db "$d/lake.db" --config "$d/tracer.conf" --since 12s
