@@ -14,9 +14,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +28,7 @@
 #include "prices_file.h"
 #include "sweep.h"
 #include "sweep_input.h"
+#include "sweep_json.h"
 #include "textout.h"
 
 #define NS_PER_S 1000000000.0
@@ -48,27 +47,6 @@ static void usage(FILE *f)
 		   "forgotten interactive sessions, idle processes holding memory; each with its evidence and\n"
 		   "cost (docs/sweep.md). Thresholds: tracer.conf's sweep_* keys (--config FILE, else\n"
 		   "/etc/tracer/tracer.conf if it exists). --prices: a price table (default: the installed one).\n");
-}
-
-/* A duration as tracer.conf takes it ("36h", "90m", "2.5s"), or whole days ("14d"). 0 or -1. */
-static int parse_days(const char *s, uint64_t *ns)
-{
-	size_t n = strlen(s);
-	uint64_t days;
-
-	if (n > 1 && s[n - 1] == 'd') {
-		char digits[24];
-
-		if (n - 1 >= sizeof(digits))
-			return -1;
-		memcpy(digits, s, n - 1);
-		digits[n - 1] = 0;
-		if (parse_u64(digits, 100000, &days))
-			return -1;
-		*ns = days * 86400 * PARSE_NS_PER_S;
-		return 0;
-	}
-	return parse_duration(s, PARSE_UNITS, ns) == PARSE_OK ? 0 : -1;
 }
 
 static int parse_opts(int argc, char **argv, struct sweep_opts *o)
@@ -90,7 +68,7 @@ static int parse_opts(int argc, char **argv, struct sweep_opts *o)
 		case 'c': o->config = optarg; break;
 		case 'j': o->json = true; break;
 		case 's':
-			if (parse_days(optarg, &ns) || ns == 0 || ns > (uint64_t)INT64_MAX / 2) {
+			if (sweep_parse_window(optarg, &ns)) {
 				fprintf(stderr, "tracer sweep: --since %s: want a duration such as 14d, 36h, 90m\n", optarg);
 				return 2;
 			}
@@ -125,137 +103,19 @@ static int load_config(const struct sweep_opts *o, struct sw_config *c, int64_t 
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-static const char *host_name(const struct sweep_input *si, uint32_t h)
-{
-	return h < si->in.nhosts ? si->in.hosts[h].host_id : NULL;
-}
-
-static void json_cost(struct json *j, const struct sw_finding *f)
-{
-	json_key(j, "cost");
-	json_object_begin(j);
-	json_kv_double(j, "usd", f->cost_usd >= 0 ? f->cost_usd : NAN);
-	json_kv_double(j, "price_per_hour", f->price_per_hour >= 0 ? f->price_per_hour : NAN);
-	json_kv_string(j, "price_source", cost_price_source_name(f->price_source));
-	json_object_end(j);
-}
-
-static void json_evidence(struct json *j, const struct sweep_input *si, const struct sw_finding *f)
-{
-	const struct sw_process *p = f->proc >= 0 ? &si->in.procs[f->proc] : NULL;
-
-	json_key(j, "evidence");
-	json_object_begin(j);
-	json_kv_string(j, "text", f->evidence);
-	json_kv_double(j, "observed_s", f->observed_s);
-	if (f->kind == SW_IDLE_HOST_GCP) {
-		json_kv_double(j, "cpu_idle_share", f->idle_share_cpu);
-		json_kv_double(j, "net_idle_share", f->idle_share_net);
-	}
-	if (f->kind == SW_IDLE_HOST_AWS) {
-		json_kv_u64(j, "low_days", f->low_days);
-		json_kv_u64(j, "days", f->days);
-	}
-	if (f->rss_bytes)
-		json_kv_u64(j, "rss_bytes", f->rss_bytes);
-	if (p) {
-		json_key(j, "process");
-		json_object_begin(j);
-		json_key(j, "pid");
-		json_i64(j, p->pid);
-		json_kv_string(j, "exe", p->exe);
-		json_kv_string(j, "tool", p->tool);
-		json_kv_string(j, "command", p->cmdline);
-		json_key(j, "start_ns");
-		json_i64(j, p->start_ns);
-		json_key(j, "last_active_ns");
-		json_i64(j, p->last_active_ns);
-		json_object_end(j);
-	}
-	json_object_end(j);
-}
-
+/* The tracer.sweep.v1 document (view/sweep_json.h), as tracer-web's /api/sweep writes it, on stdout. */
 static int emit_json(const struct sweep_input *si, const struct sw_config *c, const char *prices,
 		     const struct sw_finding *f, size_t n)
 {
 	char buf[64 << 10];
 	struct obuf o;
 	struct json j;
-	double total = 0;
 	int err;
 
 	fflush(stdout);
 	obuf_init_fd(&o, STDOUT_FILENO, buf, sizeof(buf));
 	json_init(&j, &o);
-	json_object_begin(&j);
-	json_kv_string(&j, "schema", "tracer.sweep.v1");
-	json_key(&j, "since_ns");
-	json_i64(&j, si->in.since_ns);
-	json_key(&j, "now_ns");
-	json_i64(&j, si->in.now_ns);
-	json_kv_string(&j, "prices_file", prices);
-	json_key(&j, "thresholds");
-	json_object_begin(&j);
-	json_kv_double(&j, "gcp_cpu_cores", c->gcp_cpu_cores);
-	json_kv_double(&j, "gcp_cpu_share", c->gcp_cpu_share);
-	json_kv_double(&j, "gcp_rx_bytes_per_s", c->gcp_rx_bytes_per_s);
-	json_kv_double(&j, "gcp_tx_bytes_per_s", c->gcp_tx_bytes_per_s);
-	json_kv_double(&j, "gcp_net_share", c->gcp_net_share);
-	json_kv_double(&j, "gcp_min_observed_s", (double)c->gcp_min_observed_ns / NS_PER_S);
-	json_kv_double(&j, "aws_cpu_percent", c->aws_cpu_percent);
-	json_kv_u64(&j, "aws_net_bytes", c->aws_net_bytes);
-	json_kv_u64(&j, "aws_days", c->aws_days);
-	json_kv_u64(&j, "aws_window_days", c->aws_window_days);
-	json_kv_double(&j, "aws_day_s", (double)c->aws_day_ns / NS_PER_S);
-	json_kv_double(&j, "run_idle_min_s", (double)c->run_idle_min_ns / NS_PER_S);
-	json_kv_double(&j, "worker_idle_s", (double)c->worker_idle_ns / NS_PER_S);
-	json_kv_double(&j, "session_idle_s", (double)c->session_idle_ns / NS_PER_S);
-	json_kv_double(&j, "idle_process_age_s", (double)c->idle_proc_age_ns / NS_PER_S);
-	json_kv_double(&j, "idle_process_idle_s", (double)c->idle_proc_idle_ns / NS_PER_S);
-	json_kv_u64(&j, "idle_process_rss_bytes", c->idle_proc_rss_bytes);
-	json_object_end(&j);
-	json_key(&j, "hosts");
-	json_array_begin(&j);
-	for (size_t h = 0; h < si->in.nhosts; h++) {
-		const struct sw_host *sh = &si->in.hosts[h];
-		double observed = 0;
-
-		for (size_t b = 0; b < sh->nbeats; b++)
-			observed += (double)(sh->beats[b].end_ns - sh->beats[b].start_ns) / NS_PER_S;
-		json_object_begin(&j);
-		json_kv_string(&j, "host", sh->host_id);
-		json_kv_u64(&j, "beats", sh->nbeats);
-		json_kv_double(&j, "observed_s", observed);
-		json_kv_string(&j, "instance_type", sh->host.instance_type);
-		json_kv_string(&j, "region", sh->host.region);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "findings");
-	json_array_begin(&j);
-	for (size_t i = 0; i < n; i++) {
-		json_object_begin(&j);
-		json_kv_string(&j, "kind", sw_kind_name(f[i].kind));
-		json_kv_string(&j, "host", host_name(si, f[i].host));
-		json_key(&j, "start_ns");
-		json_i64(&j, f[i].start_ns);
-		json_key(&j, "end_ns");
-		json_i64(&j, f[i].end_ns);
-		json_kv_double(&j, "duration_s", (double)(f[i].end_ns - f[i].start_ns) / NS_PER_S);
-		json_key(&j, "run_id");
-		if (f[i].run_id >= 0)
-			json_i64(&j, f[i].run_id);
-		else
-			json_null(&j);
-		json_evidence(&j, si, &f[i]);
-		json_cost(&j, &f[i]);
-		json_object_end(&j);
-		if (f[i].cost_usd > 0)
-			total += f[i].cost_usd;
-	}
-	json_array_end(&j);
-	json_kv_double(&j, "total_cost_usd", total);
-	json_object_end(&j);
+	sweep_json_write(&j, si, c, prices, f, n);
 	obuf_putc(&o, '\n');
 	err = obuf_flush(&o);
 	if (err)
@@ -293,7 +153,7 @@ static void emit_text(const char *db, const struct sweep_input *si, const char *
 	}
 	printf("\n%-20s %-12s %-19s %10s %10s  %s\n", "KIND", "HOST", "FROM (UTC)", "SPAN", "COST", "EVIDENCE");
 	for (size_t i = 0; i < n; i++) {
-		const char *h = host_name(si, f[i].host);
+		const char *h = sweep_finding_host(si, &f[i]);
 		char cost[32];
 
 		format_time(start, sizeof(start), (struct store_int){ .known = true, .v = f[i].start_ns });

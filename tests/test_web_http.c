@@ -21,6 +21,12 @@
  *              another connection (as the ingest would): another update;
  *              the run finished: an update, "end", and the stream closes
  *   metrics    per-host and lake lines in Prometheus' text format
+ *   activity   a host's heartbeats, oldest first, rates from their sums,
+ *              null where the beat did not say; 404 for a host with none,
+ *              400 for a window that cannot be; 12,001 beats come back as
+ *              3,001 buckets of 4
+ *   sweep      tracer sweep --json's document, byte for byte, with the
+ *              thresholds the server was given (an idle host found)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,12 +49,16 @@
 #include "auth.h"
 #include "web_server.h"
 #include "store.h"
+#include "sweep_input.h"
+#include "sweep_json.h"
 #include "tmpdir.h"
 
 #define TOKEN "test-token-0123456789abcdef"
 #define H1 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define H2 "cccccccccccccccccccccccccccccccc"
+#define H3 "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
 #define T0 "1700000000000000000"
+#define SWEEP_MIN_OBSERVED_NS 20000000000LL /* the fixture's: H2's 30 s of idle beats make a finding */
 
 /* Pipeline 'p<"x">\n' has runs 1 (succeeded) and 3 (running); run 2 is another pipeline's, on H2. */
 static const char lake_sql[] =
@@ -73,6 +83,18 @@ static const char lake_sql[] =
 	"INSERT INTO steps (run_id, idx, step_id, name, engine, state, start_ns, end_ns, processes) VALUES "
 	"(1, 0, 's1', 'align', 'snakemake', 'succeeded', " T0 ", " T0 "+5000000000, 1),"
 	"(3, 0, 's1', 'align', 'snakemake', 'running', " T0 "+20000000000, NULL, 2);"
+	/* H1: a busy beat, one that said nothing, 10 s unheard (a gap), a lighter one; H2: 30 s idle, the
+	 * lake's newest word at T0+30 s. */
+	"INSERT INTO heartbeats (host_id, seq, start_ns, end_ns, cpus, cpu_busy_ns, mem_total_bytes, "
+	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes) VALUES "
+	"('" H1 "', 11, " T0 "-30000000000, " T0 "-20000000000, 4, 20000000000, 8000000000, 1000000000, 10000, "
+	"5000, 1, 2, 3),"
+	"('" H1 "', 12, " T0 "-20000000000, " T0 "-10000000000, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+	"NULL),"
+	"('" H1 "', 13, " T0 ", " T0 "+10000000000, 4, 5000000000, 8000000000, 2000000000, 0, 0, 0, 0, 1),"
+	"('" H2 "', 1, " T0 ", " T0 "+10000000000, 2, 0, 4000000000, 100000000, 0, 0, 0, 0, 0),"
+	"('" H2 "', 2, " T0 "+10000000000, " T0 "+20000000000, 2, 0, 4000000000, 100000000, 0, 0, 0, 0, 0),"
+	"('" H2 "', 3, " T0 "+20000000000, " T0 "+30000000000, 2, 0, 4000000000, 100000000, 0, 0, 0, 0, 0);"
 	"COMMIT;";
 
 struct fixture {
@@ -97,8 +119,9 @@ static void exec_sql(const char *path, const char *sql)
 
 static int setup(void **state)
 {
+	static struct sw_config sweep;
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct web_config c = { .listen = "127.0.0.1:0" };
+	struct web_config c = { .listen = "127.0.0.1:0", .sweep = &sweep };
 	struct store *w = NULL;
 	struct auth a;
 	char err[512];
@@ -106,6 +129,8 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	*state = f; /* teardown frees it, whatever fails below */
+	sw_config_default(&sweep);
+	sweep.gcp_min_observed_ns = SWEEP_MIN_OBSERVED_NS;
 	if (!mkdtemp(strcpy(f->dir.path, "/tmp/test_web_http.XXXXXX")))
 		return -1;
 	snprintf(f->lake, sizeof(f->lake), "%s/lake.db", f->dir.path);
@@ -387,6 +412,206 @@ static void metrics(void **state)
 	free(r.text);
 }
 
+/* ---- a host's activity ---------------------------------------------------------- */
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)); s += strlen(what))
+		n++;
+	return n;
+}
+
+static void activity_oldest_first_with_nulls(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/api/hosts/activity?host=" H1);
+	const char *b11, *b12, *b13;
+
+	assert_int_equal(r.status, 200);
+	has(&r, "Content-Type: application/json");
+	/* the default window: the day before the lake's newest word (H2's last beat's end, T0+30 s) */
+	has(&r, "{\"schema\":\"tracer.web.activity.v1\",\"host\":\"" H1 "\",\"since_ns\":1699913630000000000,"
+		"\"now_ns\":1700000030000000000,\"bucketed\":false,\"beats\":[");
+	b11 = strstr(r.body, "{\"start_ns\":1699999970000000000,\"end_ns\":1699999980000000000,\"cpu_cores\":2,"
+			     "\"cpus\":4,\"mem_used_bytes\":1000000000,\"mem_total_bytes\":8000000000,"
+			     "\"net_rx_bytes_per_s\":1000,\"net_tx_bytes_per_s\":500,\"runs\":1,\"steps\":2,"
+			     "\"processes\":3}");
+	b12 = strstr(r.body, "{\"start_ns\":1699999980000000000,\"end_ns\":1699999990000000000,\"cpu_cores\":null,"
+			     "\"cpus\":null,\"mem_used_bytes\":null,\"mem_total_bytes\":null,"
+			     "\"net_rx_bytes_per_s\":null,\"net_tx_bytes_per_s\":null,\"runs\":null,\"steps\":null,"
+			     "\"processes\":null}");
+	b13 = strstr(r.body, "{\"start_ns\":1700000000000000000,\"end_ns\":1700000010000000000,\"cpu_cores\":0.5,");
+	if (!b11 || !b12 || !b13 || !(b11 < b12 && b12 < b13))
+		fail_msg("beats not as inserted, oldest first:\n%s", r.body);
+	assert_int_equal(count_of(r.body, "\"start_ns\""), 3);
+	free(r.text);
+	/* H1's beats all end before the last 15 s: none in the window, but the host is known */
+	r = get(f, "/api/hosts/activity?host=" H1 "&since=15s");
+	assert_int_equal(r.status, 200);
+	has(&r, "\"since_ns\":1700000015000000000,");
+	has(&r, "\"beats\":[]}");
+	free(r.text);
+	static const char *const windows[] = { "36h", "90m", "14d", "1.5d" };
+	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
+		char path[160];
+
+		snprintf(path, sizeof(path), "/api/hosts/activity?host=" H2 "&since=%s", windows[i]);
+		r = get(f, path);
+		if (r.status != 200 || !strstr(r.body, "\"cpu_cores\":0,"))
+			fail_msg("%s: %d\n%s", path, r.status, r.body);
+		free(r.text);
+	}
+	r = get(f, "/api/hosts/activity?host=" H2 "&since=90m");
+	has(&r, "\"since_ns\":1699994630000000000,");
+	free(r.text);
+}
+
+static void activity_refusals(void **state)
+{
+	static const char *const bad[] = { "/api/hosts/activity", "/api/hosts/activity?host=",
+					   "/api/hosts/activity?host=" H1 "&since=x", "/api/hosts/activity?host=" H1 "&since=0",
+					   "/api/hosts/activity?host=" H1 "&since=-1h", "/api/hosts/activity?host=" H1 "&since=2w",
+					   "/api/hosts/activity?host=" H1 "&since=999999999d", "/api/sweep?since=" };
+	struct fixture *f = *state;
+	struct reply r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = get(f, bad[i]);
+		if (r.status != 400)
+			fail_msg("%s: %d, not 400", bad[i], r.status);
+		has_secure_headers(&r);
+		free(r.text);
+	}
+	/* a host the lake has batches from but no beat of, and one it never heard of */
+	exec_sql(f->lake, "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, max_seq, batches, records) "
+			  "VALUES ('" H3 "', " T0 ", " T0 ", 1, 1, 1)");
+	static const char *const missing[] = { "/api/hosts/activity?host=" H3,
+					       "/api/hosts/activity?host=dddddddddddddddddddddddddddddddd",
+					       "/api/hosts/activity?host=%3Cx%3E" };
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++) {
+		r = get(f, missing[i]);
+		if (r.status != 404)
+			fail_msg("%s: %d, not 404", missing[i], r.status);
+		free(r.text);
+	}
+}
+
+/* 12,001 one-second beats: 5,000 at most come back, as buckets of 4 beats (the last of 1). */
+static void activity_bucketed(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r;
+	const char *last;
+
+	exec_sql(f->lake, "BEGIN; INSERT INTO heartbeats (host_id, seq, start_ns, end_ns, cpus, cpu_busy_ns, "
+			  "mem_total_bytes, mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes) "
+			  "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 12000) "
+			  "SELECT '" H3 "', i, " T0 " + i * 1000000000, " T0 " + (i + 1) * 1000000000, 2, 500000000, "
+			  "4000000000, 1000 + i, 4 * i, 0, 0, 0, i % 3 FROM n; COMMIT;");
+	r = get(f, "/api/hosts/activity?host=" H3);
+	assert_int_equal(r.status, 200);
+	has(&r, "\"now_ns\":1700012001000000000,\"bucketed\":true,\"beats\":[");
+	assert_int_equal(count_of(r.body, "\"start_ns\""), 3001);
+	/* the first bucket: beats 0-3; CPU and network averaged over them, memory and counts their largest */
+	has(&r, "\"beats\":[{\"start_ns\":1700000000000000000,\"end_ns\":1700000004000000000,\"cpu_cores\":0.5,"
+		"\"cpus\":2,\"mem_used_bytes\":1003,\"mem_total_bytes\":4000000000,\"net_rx_bytes_per_s\":6,"
+		"\"net_tx_bytes_per_s\":0,\"runs\":0,\"steps\":0,\"processes\":2},"
+		"{\"start_ns\":1700000004000000000,\"end_ns\":1700000008000000000,");
+	last = strstr(r.body, "{\"start_ns\":1700012000000000000,\"end_ns\":1700012001000000000,\"cpu_cores\":0.5,");
+	assert_non_null(last);
+	assert_null(strstr(last + 1, "{\"start_ns\""));
+	free(r.text);
+	/* within 5,000 beats of the window: each as it is */
+	r = get(f, "/api/hosts/activity?host=" H3 "&since=5000s");
+	has(&r, "\"bucketed\":false,");
+	assert_int_equal(count_of(r.body, "\"start_ns\""), 5000);
+	free(r.text);
+	r = get(f, "/api/hosts/activity?host=" H3 "&since=5001s");
+	has(&r, "\"bucketed\":true,");
+	assert_int_equal(count_of(r.body, "\"start_ns\""), 2501);
+	free(r.text);
+}
+
+/* ---- the sweep -------------------------------------------------------------------- */
+
+/* What tracer sweep --json writes for the fixture's lake and thresholds, no price table, over window_ns. */
+static char *sweep_document(struct fixture *f, int64_t window_ns, size_t *len)
+{
+	struct store *st = NULL;
+	struct sweep_input si;
+	struct sw_finding *fs = NULL;
+	struct sw_config c;
+	struct obuf o;
+	struct json j;
+	char err[512];
+	int64_t now_ns;
+	size_t n = 0;
+
+	sw_config_default(&c);
+	c.gcp_min_observed_ns = SWEEP_MIN_OBSERVED_NS;
+	assert_int_equal(store_open(&st, f->lake, true, err, sizeof(err)), 0);
+	assert_int_equal(store_sweep_newest(st, &now_ns), 0);
+	assert_int_equal(sweep_input_load(st, now_ns - window_ns, now_ns, &si, err, sizeof(err)), 0);
+	store_close(st);
+	assert_int_equal(sw_sweep(&si.in, &c, NULL, &fs, &n), 0);
+	obuf_init_mem(&o, 1 << 20);
+	json_init(&j, &o);
+	sweep_json_write(&j, &si, &c, NULL, fs, n);
+	assert_int_equal(o.err, 0);
+	free(fs);
+	sweep_input_free(&si);
+	*len = o.len;
+	return o.buf;
+}
+
+static void sweep_is_tracer_sweeps_document(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/api/sweep");
+	size_t len;
+	char *want = sweep_document(f, 336 * 3600 * 1000000000LL, &len); /* sweep_window's default: 14 days */
+
+	assert_int_equal(r.status, 200);
+	has(&r, "Content-Type: application/json");
+	has(&r, "{\"schema\":\"tracer.sweep.v1\",\"since_ns\":1698790430000000000,\"now_ns\":1700000030000000000,"
+		"\"prices_file\":null,\"thresholds\":{\"gcp_cpu_cores\":0.03,");
+	has(&r, "\"gcp_min_observed_s\":20,");
+	/* H2: idle all its 30 s, by Google's rule with the server's 20 s minimum; unpriced */
+	has(&r, "\"findings\":[{\"kind\":\"idle_host_gcp\",\"host\":\"" H2 "\",\"start_ns\":1700000000000000000,"
+		"\"end_ns\":1700000030000000000,\"duration_s\":30,\"run_id\":null,");
+	has(&r, "\"cost\":{\"usd\":null,\"price_per_hour\":null,\"price_source\":");
+	assert_int_equal(count_of(r.body, "\"kind\":"), 1);
+	if (strlen(r.body) != len || memcmp(r.body, want, len))
+		fail_msg("/api/sweep:\n%s\ntracer sweep --json:\n%.*s", r.body, (int)len, want);
+	free(want);
+	free(r.text);
+	/* ?since=: the window; the 20 s before now hold too little of H2 for the rule */
+	r = get(f, "/api/sweep?since=20s");
+	want = sweep_document(f, 20000000000LL, &len);
+	assert_int_equal(r.status, 200);
+	has(&r, "\"since_ns\":1700000010000000000,");
+	if (strlen(r.body) != len || memcmp(r.body, want, len))
+		fail_msg("/api/sweep?since=20s:\n%s\ntracer sweep --json:\n%.*s", r.body, (int)len, want);
+	free(want);
+	free(r.text);
+}
+
+static void sweep_of_an_empty_lake(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r;
+
+	exec_sql(f->lake, "BEGIN; DELETE FROM heartbeats; DELETE FROM hosts; COMMIT;");
+	r = get(f, "/api/sweep");
+	assert_int_equal(r.status, 404);
+	free(r.text);
+	r = get(f, "/api/hosts/activity?host=" H1);
+	assert_int_equal(r.status, 404);
+	free(r.text);
+}
+
 /* ---- the event stream --------------------------------------------------------- */
 
 /* Read from a stream until text appears (or 10 s pass); the bytes so far, appended to acc. */
@@ -464,6 +689,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pipeline_history_and_hosts, setup, teardown),
 		cmocka_unit_test_setup_teardown(metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(stream_follows_the_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(activity_oldest_first_with_nulls, setup, teardown),
+		cmocka_unit_test_setup_teardown(activity_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(activity_bucketed, setup, teardown),
+		cmocka_unit_test_setup_teardown(sweep_is_tracer_sweeps_document, setup, teardown),
+		cmocka_unit_test_setup_teardown(sweep_of_an_empty_lake, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

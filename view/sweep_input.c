@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json_parse.h"
+#include "parse.h"
 
 #define CMDLINE_MAX 256    /* bytes of a process's command line kept as evidence */
 #define ARGV_NODES 4096    /* values of an argv array read (a longer one: its first words) */
@@ -382,6 +383,28 @@ void sweep_input_free(struct sweep_input *si)
 	free(si->procs);
 	tune_input_free(&si->runs);
 	memset(si, 0, sizeof(*si));
+}
+
+int sweep_parse_window(const char *s, uint64_t *ns)
+{
+	size_t n = strlen(s);
+	uint64_t v = 0;
+
+	if (n > 1 && n < 24 && s[n - 1] == 'd') { /* days ("14d", "1.5d"): a window, not a tracer.conf duration */
+		char number[24];
+
+		memcpy(number, s, n - 1);
+		number[n - 1] = 0;
+		if (parse_duration(number, 0, &v) || v > (uint64_t)INT64_MAX / 2 / 86400)
+			return -1;
+		v *= 86400; /* a number of seconds read as nanoseconds: as many days */
+	} else if (parse_duration(s, PARSE_UNITS, &v)) {
+		return -1;
+	}
+	if (v == 0 || v > (uint64_t)INT64_MAX / 2)
+		return -1;
+	*ns = v;
+	return 0;
 }
 
 void sweep_config_from(const struct tracer_config *cfg, struct sw_config *c)

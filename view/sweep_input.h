@@ -38,6 +38,13 @@ int sweep_input_load(struct store *s, int64_t since_ns, int64_t now_ns, struct s
 		     size_t errlen);
 void sweep_input_free(struct sweep_input *si);
 
+/*
+ * A window as tracer sweep --since and tracer-web's since= take it: a
+ * duration as tracer.conf writes them ("36h", "90m", "2.5s") or whole days
+ * ("14d"); not 0, at most INT64_MAX / 2 ns. 0, or -1.
+ */
+int sweep_parse_window(const char *s, uint64_t *ns);
+
 /* The sweep's thresholds from tracer.conf's sweep_* keys. */
 void sweep_config_from(const struct tracer_config *cfg, struct sw_config *c);
 

@@ -11,6 +11,8 @@
 #include "html_data.h"
 #include "run_json.h"
 #include "run_tune.h"
+#include "sweep_input.h"
+#include "sweep_json.h"
 #include "tune_input.h"
 
 #define NS_PER_S 1e9
@@ -577,6 +579,223 @@ int api_hosts(struct store *st, struct json *j, int64_t now_ns)
 	rc = store_hosts(st, host_json, &o);
 	json_array_end(j);
 	json_object_end(j);
+	return rc;
+}
+
+/* ---- /api/hosts/activity ------------------------------------------------------------ */
+
+/*
+ * Consecutive beats of one host, summed: a beat alone, or a bucket of them
+ * once there are more than API_ACTIVITY_BEATS. Rates are averaged over the
+ * time of the beats that had the figure (a gap inside a bucket counts for
+ * nothing, as a missing beat does); the figures at a beat's end (memory,
+ * runs, steps, processes, CPUs) are the largest of its beats'.
+ */
+struct activity_bucket {
+	int64_t start_ns, end_ns;
+	size_t beats;
+	double busy_ns, busy_span_ns;       /* CPU busy time, and the time of the beats that had it */
+	double rx_bytes, rx_span_ns, tx_bytes, tx_span_ns;
+	struct store_int cpus, mem_used, mem_total, runs, steps, processes;
+};
+
+struct activity {
+	const char *host;
+	struct activity_bucket *b;          /* API_ACTIVITY_BEATS */
+	size_t n;                           /* in use */
+	size_t per;                         /* beats a bucket holds: 1, 2, 4, ... */
+	bool found;                         /* the host has a beat in the lake */
+};
+
+#define ACTIVITY_DONE 1                 /* a callback's stop: past the host's beats (store_err are < 0) */
+_Static_assert(API_ACTIVITY_BEATS % 2 == 0, "a full activity merges in pairs, none left over");
+
+static struct store_int int_max(struct store_int a, struct store_int b)
+{
+	if (!a.known || (b.known && b.v > a.v))
+		return b;
+	return a;
+}
+
+static void bucket_add(struct activity_bucket *a, const struct activity_bucket *b)
+{
+	a->end_ns = b->end_ns > a->end_ns ? b->end_ns : a->end_ns;
+	a->beats += b->beats;
+	a->busy_ns += b->busy_ns;
+	a->busy_span_ns += b->busy_span_ns;
+	a->rx_bytes += b->rx_bytes;
+	a->rx_span_ns += b->rx_span_ns;
+	a->tx_bytes += b->tx_bytes;
+	a->tx_span_ns += b->tx_span_ns;
+	a->cpus = int_max(a->cpus, b->cpus);
+	a->mem_used = int_max(a->mem_used, b->mem_used);
+	a->mem_total = int_max(a->mem_total, b->mem_total);
+	a->runs = int_max(a->runs, b->runs);
+	a->steps = int_max(a->steps, b->steps);
+	a->processes = int_max(a->processes, b->processes);
+}
+
+static void bucket_of_beat(struct activity_bucket *a, const struct store_beat *b)
+{
+	double span = (double)(b->end_ns - b->start_ns);
+
+	memset(a, 0, sizeof(*a));
+	a->start_ns = b->start_ns;
+	a->end_ns = b->end_ns;
+	a->beats = 1;
+	if (b->cpu_busy_ns.known) {
+		a->busy_ns = (double)b->cpu_busy_ns.v;
+		a->busy_span_ns = span;
+	}
+	if (b->net_rx_bytes.known) {
+		a->rx_bytes = (double)b->net_rx_bytes.v;
+		a->rx_span_ns = span;
+	}
+	if (b->net_tx_bytes.known) {
+		a->tx_bytes = (double)b->net_tx_bytes.v;
+		a->tx_span_ns = span;
+	}
+	a->cpus = b->cpus;
+	a->mem_used = b->mem_used_bytes;
+	a->mem_total = b->mem_total_bytes;
+	a->runs = b->runs;
+	a->steps = b->steps;
+	a->processes = b->processes;
+}
+
+/* The beats come by host, then start: the host's are one run of rows, and the walk stops after it. */
+static int activity_beat(void *ctx, const struct store_beat *b)
+{
+	struct activity *a = ctx;
+	struct activity_bucket one;
+	int cmp = strcmp(b->host_id, a->host);
+
+	if (cmp)
+		return cmp > 0 ? ACTIVITY_DONE : 0;
+	a->found = true;
+	bucket_of_beat(&one, b);
+	if (a->n && a->b[a->n - 1].beats < a->per) {
+		bucket_add(&a->b[a->n - 1], &one);
+		return 0;
+	}
+	if (a->n == API_ACTIVITY_BEATS) { /* full: pairs become one, each bucket twice as many beats */
+		for (size_t i = 0; i < a->n / 2; i++) {
+			a->b[i] = a->b[2 * i];
+			bucket_add(&a->b[i], &a->b[2 * i + 1]);
+		}
+		a->n /= 2;
+		a->per *= 2;
+	}
+	a->b[a->n++] = one;
+	return 0;
+}
+
+/* Whether the lake has any beat of the host (the window had none): the walk stops at the host's first. */
+static int activity_exists(void *ctx, const struct store_beat *b)
+{
+	struct activity *a = ctx;
+	int cmp = strcmp(b->host_id, a->host);
+
+	if (!cmp)
+		a->found = true;
+	return cmp >= 0 ? ACTIVITY_DONE : 0;
+}
+
+static void kv_rate(struct json *j, const char *key, double amount, double span_ns)
+{
+	json_kv_double(j, key, span_ns > 0 ? amount / (span_ns / NS_PER_S) : NAN);
+}
+
+static void bucket_json(struct json *j, const struct activity_bucket *b)
+{
+	json_object_begin(j);
+	json_key(j, "start_ns");
+	json_i64(j, b->start_ns);
+	json_key(j, "end_ns");
+	json_i64(j, b->end_ns);
+	json_kv_double(j, "cpu_cores", b->busy_span_ns > 0 ? b->busy_ns / b->busy_span_ns : NAN);
+	kv_int(j, "cpus", b->cpus);
+	kv_int(j, "mem_used_bytes", b->mem_used);
+	kv_int(j, "mem_total_bytes", b->mem_total);
+	kv_rate(j, "net_rx_bytes_per_s", b->rx_bytes, b->rx_span_ns);
+	kv_rate(j, "net_tx_bytes_per_s", b->tx_bytes, b->tx_span_ns);
+	kv_int(j, "runs", b->runs);
+	kv_int(j, "steps", b->steps);
+	kv_int(j, "processes", b->processes);
+	json_object_end(j);
+}
+
+int api_host_activity(struct store *st, struct json *j, const char *host, int64_t window_ns)
+{
+	struct activity a = { .host = host, .per = 1 };
+	int64_t now_ns;
+	int rc;
+
+	if (!host || !*host)
+		return API_E_NOT_FOUND;
+	rc = store_sweep_newest(st, &now_ns);
+	if (rc)
+		return rc == STORE_E_NOT_FOUND ? API_E_NOT_FOUND : rc;
+	a.b = malloc(API_ACTIVITY_BEATS * sizeof(*a.b));
+	if (!a.b)
+		return -ENOMEM;
+	rc = store_sweep_beats(st, now_ns - window_ns, activity_beat, &a);
+	if (rc == ACTIVITY_DONE)
+		rc = 0;
+	if (!rc && !a.found) {
+		rc = store_sweep_beats(st, INT64_MIN, activity_exists, &a);
+		if (rc == ACTIVITY_DONE)
+			rc = 0;
+		if (!rc && !a.found)
+			rc = API_E_NOT_FOUND;
+	}
+	if (!rc) {
+		json_object_begin(j);
+		json_kv_string(j, "schema", "tracer.web.activity.v1");
+		json_kv_string(j, "host", host);
+		json_key(j, "since_ns");
+		json_i64(j, now_ns - window_ns);
+		json_key(j, "now_ns");
+		json_i64(j, now_ns);
+		json_kv_bool(j, "bucketed", a.per > 1);
+		json_key(j, "beats");
+		json_array_begin(j);
+		for (size_t i = 0; i < a.n; i++)
+			bucket_json(j, &a.b[i]);
+		json_array_end(j);
+		json_object_end(j);
+	}
+	free(a.b);
+	return rc;
+}
+
+/* ---- /api/sweep ------------------------------------------------------------------------- */
+
+int api_sweep(struct store *st, struct json *j, const struct api_sweep *s, int64_t window_ns)
+{
+	struct sweep_input si;
+	struct sw_finding *f = NULL;
+	size_t n = 0;
+	int64_t now_ns;
+	char err[512];
+	int rc = store_sweep_newest(st, &now_ns);
+
+	if (rc)
+		return rc == STORE_E_NOT_FOUND ? API_E_NOT_FOUND : rc;
+	if (sweep_input_load(st, now_ns - window_ns, now_ns, &si, err, sizeof(err))) {
+		fprintf(stderr, "<3>sweep: %s\n", err);
+		sweep_input_free(&si);
+		return STORE_E_SQL;
+	}
+	rc = sw_sweep(&si.in, &s->thresholds, s->table, &f, &n);
+	if (rc == -EINVAL) { /* the lake's own input refused by the analysis: a bug, said once here */
+		fprintf(stderr, "<3>sweep: the analysis refused its input from the lake\n");
+		rc = -EIO;
+	}
+	if (!rc)
+		sweep_json_write(j, &si, &s->thresholds, s->table ? s->prices_file : NULL, f, n);
+	free(f);
+	sweep_input_free(&si);
 	return rc;
 }
 

@@ -5,8 +5,9 @@
  * through records/json.h's writer, which escapes every string a host sent.
  * The pages are drawn in the browser from exactly these documents.
  *
- * Returns: 0; API_E_NOT_FOUND (no such run or pipeline: 404); -ENOMEM; -EIO; or
- * a store_err (the lake failed: 500, logged with store_last_error).
+ * Returns: 0; API_E_NOT_FOUND (no such run, pipeline or host: 404); -ENOMEM;
+ * -EIO; or a store_err (the lake failed: 500, logged with store_last_error).
+ * API_E_BAD_ARG (400) is the router's, for an argument that cannot be.
  */
 #ifndef TRACER_WEB_API_H
 #define TRACER_WEB_API_H
@@ -15,10 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cost.h"
 #include "json.h"
 #include "store.h"
+#include "sweep.h"
 
 #define API_E_NOT_FOUND (-1000)
+#define API_E_BAD_ARG (-1001)
 #define API_RUNS_DEFAULT 200     /* runs in a list when the request says no limit */
 #define API_RUNS_MAX 5000
 #define API_HISTORY_RUNS 100     /* a pipeline's newest runs its page shows */
@@ -41,6 +45,25 @@ int api_pipelines(struct store *st, struct json *j);
 int api_pipeline(struct store *st, struct json *j, const char *name);
 /* /api/hosts; now_ns: CLOCK_REALTIME. */
 int api_hosts(struct store *st, struct json *j, int64_t now_ns);
+
+/* /api/hosts/activity: a host's heartbeats, at most this many (more: bucketed), by default over the last day. */
+#define API_ACTIVITY_BEATS 5000
+#define API_ACTIVITY_WINDOW_NS (24 * 3600 * 1000000000LL)
+/*
+ * The host's heartbeats that end in the window_ns before the lake's newest
+ * word, oldest first (tracer.web.activity.v1); API_E_NOT_FOUND when the lake
+ * has no beat of the host at all.
+ */
+int api_host_activity(struct store *st, struct json *j, const char *host, int64_t window_ns);
+
+/* /api/sweep: tracer sweep --json's document with these (tracer.conf's, loaded once at start). */
+struct api_sweep {
+	struct sw_config thresholds;        /* sweep_* */
+	const struct price_table *table;    /* NULL: none */
+	const char *prices_file;            /* the table's path; NULL: none */
+};
+/* Over the window_ns before the lake's newest word; API_E_NOT_FOUND when the lake has no word yet. */
+int api_sweep(struct store *st, struct json *j, const struct api_sweep *s, int64_t window_ns);
 
 /* What the event stream of a run watches: a change of any of these is an update. */
 struct api_run_status {

@@ -4,10 +4,13 @@
  * runs, live and finished; a run's report, updating live; a pipeline's
  * history; agent health per host; the same data as JSON; /metrics.
  *
- * Start-up, in this order: options (and tracer.conf with --config); the
+ * Start-up, in this order: options (and tracer.conf with --config: also the
+ * sweep's thresholds and window, for /api/sweep); the
  * token file; the listening socket (a port below 1024 needs root); the
  * privilege drop (started as root: to --user, else to the lake's owner,
- * never root); the lake, opened read-only as that user; the sandbox
+ * never root); the lake, opened read-only as that user; the price table,
+ * loaded once (for /api/sweep; the run pages' analysis reads it again per
+ * request); the sandbox
  * (Landlock: read-only beneath the lake's and the price table's
  * directories; seccomp); libmicrohttpd's threads, which inherit it; then
  * "ready PORT" on --ready-fd and READY=1 to systemd. This thread then
@@ -40,6 +43,7 @@
 #include "priv.h"
 #include "web_server.h"
 #include "store.h"
+#include "sweep_input.h"
 #include "testtrigger.h"
 #include "web_sandbox.h"
 
@@ -50,6 +54,7 @@ enum { EXPLICIT_LISTEN = 1u << 0, EXPLICIT_DB = 1u << 1, EXPLICIT_TOKEN = 1u << 
 
 struct options {
 	struct web_config web;
+	struct sw_config sweep;          /* web.sweep points to it */
 	const char *db, *token_file, *user, *config;
 	const char *sets[MAX_SETS];
 	unsigned nsets, explicit;
@@ -70,7 +75,8 @@ static void usage(FILE *f)
 		"  --ready-fd FD           write \"ready PORT\\n\" to FD once serving, then close it\n"
 		"  --user NAME|UID         started as root: the user to run as (default: the lake's owner); never root\n"
 		"  --config FILE           take web_listen, ingest_db and web_token_file from FILE (docs/config.md);\n"
-		"                          the options above, when given, win over it\n"
+		"                          the options above, when given, win over it; /api/sweep takes its\n"
+		"                          sweep_window and sweep_* thresholds (default: tracer sweep's)\n"
 		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
 		"signals: SIGTERM/SIGINT stop\n",
 		WEB_DEFAULT_CONNECTIONS);
@@ -121,16 +127,27 @@ static void format_listen(const struct config_listen *l, char *out, size_t outle
 	snprintf(out, outlen, l->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, l->port);
 }
 
-/* --config / --set: tracer.conf's keys fill in what the command line did not give. */
+/*
+ * --config / --set: tracer.conf's keys fill in what the command line did
+ * not give. The sweep's thresholds and window come from it too, else from
+ * the defaults, as tracer sweep takes them.
+ */
 static int apply_config(struct options *o)
 {
 	static struct tracer_config cfg; /* the options point into it */
 	static char listen[CONFIG_LISTEN_HOST_MAX + 16];
 
-	if (!o->config && !o->nsets)
-		return 0;
-	if (config_from_options(&cfg, o->config, geteuid() == 0, o->sets, o->nsets))
+	bool from_file = o->config || o->nsets;
+
+	if (!from_file)
+		config_defaults(&cfg);
+	else if (config_from_options(&cfg, o->config, geteuid() == 0, o->sets, o->nsets))
 		return -1;
+	sweep_config_from(&cfg, &o->sweep);
+	o->web.sweep = &o->sweep;
+	o->web.sweep_window_ns = (int64_t)cfg.sweep_window_ns;
+	if (!from_file)
+		return 0;
 	if (!(o->explicit & EXPLICIT_LISTEN)) {
 		format_listen(&cfg.web_listen, listen, sizeof(listen));
 		o->web.listen = listen;
@@ -264,20 +281,24 @@ static void wait_for_stop(const sigset_t *set, struct notify *nt)
 	}
 }
 
-/* The default price table's path (the analysis reads it per request), for the sandbox; "" if none. */
-static void find_prices(char *path, size_t len)
+/*
+ * The default price table, kept for /api/sweep, and its path for the
+ * sandbox (the run pages' analysis reads it again per request); path ""
+ * and t empty if none, or if it was refused (said on stderr).
+ */
+static void find_prices(struct price_table *t, char *path, size_t len)
 {
-	struct price_table t = { 0 };
-
-	if (cost_default_table(&t, path, len) != 1)
+	if (cost_default_table(t, path, len) != 1) {
+		price_table_free(t);
 		path[0] = 0;
-	price_table_free(&t);
+	}
 }
 
 static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 {
 	struct web *w = NULL;
 	struct store *st = NULL;
+	struct price_table table = { 0 };
 	struct api_web_stats ws;
 	struct auth a;
 	char err[1024], prices[PATH_MAX];
@@ -312,13 +333,15 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 		return 1;
 	}
 	web_set_store(w, st);
-	find_prices(prices, sizeof(prices));
+	find_prices(&table, prices, sizeof(prices));
+	web_set_prices(w, prices[0] ? &table : NULL, prices);
 	fprintf(stderr, "<6>lake %s (read-only) as uid %u; price table %s\n", o->db, (unsigned)uid,
 		prices[0] ? prices : "none found");
 	err[0] = 0;
 	if (web_sandbox(o->db, prices[0] ? prices : NULL)) {
 		web_stop(w);
 		store_close(st);
+		price_table_free(&table);
 		return 1;
 	}
 	TEST_TRIGGER("tracer-web", O_RDONLY | O_CLOEXEC);
@@ -327,6 +350,7 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 			fprintf(stderr, "<3>%s\n", err);
 		web_stop(w);
 		store_close(st);
+		price_table_free(&table);
 		return 1;
 	}
 	announce_ready(w, o->ready_fd);
@@ -335,6 +359,7 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 	web_get_stats(w, &ws);
 	web_stop(w);
 	store_close(st);
+	price_table_free(&table);
 	fprintf(stderr, "<6>requests %llu; refused %llu without a token, %llu with a wrong one; errors %llu\n",
 		(unsigned long long)ws.requests, (unsigned long long)ws.unauthorized,
 		(unsigned long long)ws.forbidden, (unsigned long long)ws.errors);

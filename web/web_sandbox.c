@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -85,19 +84,23 @@ int web_sandbox(const char *lake, const char *prices)
 	return sc_install(names, rules, "tracer-web", "serving");
 }
 
-/* Whether path is a file of dir other than its -shm files. */
-static bool lake_data_file(const char *path, const char *dir)
+/* Whether path is the lake's database, or its -wal or -journal file (real: the lake's real path). */
+static bool lake_data_file(const char *path, const char *real)
 {
-	size_t n = strlen(dir), len = strlen(path);
+	static const char *const suffixes[] = { "", "-wal", "-journal" };
+	size_t n = strlen(real);
 
-	if (strncmp(path, dir, n) || path[n] != '/' || strchr(path + n + 1, '/'))
+	if (strncmp(path, real, n))
 		return false;
-	return !(len > 4 && !strcmp(path + len - 4, "-shm"));
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (!strcmp(path + n, suffixes[i]))
+			return true;
+	return false;
 }
 
 int web_lake_fds_readonly(const char *lake)
 {
-	char real[PATH_MAX], copy[PATH_MAX], dir[PATH_MAX];
+	char real[PATH_MAX];
 	DIR *d;
 	struct dirent *e;
 	int rc = 0, self;
@@ -107,8 +110,6 @@ int web_lake_fds_readonly(const char *lake)
 		fprintf(stderr, "<3>%s: %s\n", lake, strerror(errno));
 		return rc;
 	}
-	snprintf(copy, sizeof(copy), "%s", real);
-	snprintf(dir, sizeof(dir), "%s", dirname(copy));
 	d = opendir("/proc/self/fd");
 	if (!d) {
 		rc = -errno;
@@ -129,7 +130,7 @@ int web_lake_fds_readonly(const char *lake)
 			continue;
 		target[n] = 0;
 		flags = fcntl(fd, F_GETFL);
-		if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || !lake_data_file(target, dir))
+		if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY || !lake_data_file(target, real))
 			continue;
 		ro = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (ro < 0 || dup3(ro, fd, O_CLOEXEC) < 0) {

@@ -19,10 +19,11 @@ int web_sandbox(const char *lake, const char *prices);
 /*
  * SQLite opens a read-only connection's -wal file read-write when the file
  * modes allow it (it only falls back to read-only when that is refused).
- * Once the lake is open, every descriptor of this process on a file of the
- * lake's directory but the -shm file (the readers' lock table, shared
- * memory SQLite must write) is replaced by a read-only one on the same
- * file, under the same number (dup3). The -wal file carries no lock of
+ * Once the lake is open, every writable descriptor of this process on the
+ * lake's database, its -wal or its -journal file is replaced by a read-only
+ * one on the same file, under the same number (dup3); the -shm file (the
+ * readers' lock table, shared memory SQLite must write) stays as it is, and
+ * so does any other file of that directory (a log the caller put there). The -wal file carries no lock of
  * SQLite's (those are on the database and the -shm file), so closing the
  * old descriptor releases none. 0, or -errno (logged).
  */

@@ -16,8 +16,10 @@
 
 #include "assets.h"
 #include "clock.h"
+#include "config.h"
 #include "netlisten.h"
 #include "parse.h"
+#include "sweep_input.h"
 
 #define LISTEN_BACKLOG 64
 #define CONN_MEMORY (64u << 10)
@@ -33,6 +35,7 @@ struct web {
 	struct store *st;              /* under lock */
 	struct auth auth;
 	struct web_config c;
+	struct api_sweep sweep;        /* c.sweep's thresholds, the price table */
 	pthread_mutex_t lock;          /* the store and stats */
 	struct api_web_stats stats;
 	atomic_bool stopping;
@@ -97,8 +100,11 @@ static enum MHD_Result answer_json(struct web *w, struct MHD_Connection *conn, s
 		obuf_free(o);
 		if (rc == API_E_NOT_FOUND) {
 			count(w, &w->stats.not_found);
-			return answer_text(conn, MHD_HTTP_NOT_FOUND, "no such run or pipeline in the lake\n");
+			return answer_text(conn, MHD_HTTP_NOT_FOUND, "no such run, pipeline or host in the lake\n");
 		}
+		if (rc == API_E_BAD_ARG)
+			return answer_text(conn, MHD_HTTP_BAD_REQUEST,
+					   "tracer-web: since= wants a duration such as 14d, 36h or 90m; host= a host id\n");
 		count(w, &w->stats.errors);
 		pthread_mutex_lock(&w->lock);
 		if (rc == -ENOMEM || rc == -EIO)
@@ -429,6 +435,21 @@ static const char *arg(struct MHD_Connection *conn, const char *key)
 	return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+/* ?since=DURATION ("14d", "36h", "90m"), else dflt: false when it is not a window there can be. */
+static bool since_arg(struct MHD_Connection *conn, int64_t dflt, int64_t *ns)
+{
+	const char *s = arg(conn, "since");
+	uint64_t v;
+
+	*ns = dflt;
+	if (!s)
+		return true;
+	if (sweep_parse_window(s, &v))
+		return false;
+	*ns = (int64_t)v;
+	return true;
+}
+
 static enum MHD_Result route_api(struct web *w, struct MHD_Connection *conn, const char *url)
 {
 	struct obuf o;
@@ -460,6 +481,19 @@ static enum MHD_Result route_api(struct web *w, struct MHD_Connection *conn, con
 		rc = api_pipeline(w->st, &j, arg(conn, "name"));
 	} else if (!strcmp(url, "/api/hosts")) {
 		rc = api_hosts(w->st, &j, (int64_t)real_ns());
+	} else if (!strcmp(url, "/api/hosts/activity")) {
+		const char *host = arg(conn, "host");
+		int64_t window;
+
+		if (!host || !*host || !since_arg(conn, API_ACTIVITY_WINDOW_NS, &window))
+			rc = API_E_BAD_ARG;
+		else
+			rc = api_host_activity(w->st, &j, host, window);
+	} else if (!strcmp(url, "/api/sweep")) {
+		int64_t window;
+
+		rc = since_arg(conn, w->c.sweep_window_ns, &window) ? api_sweep(w->st, &j, &w->sweep, window)
+								       : API_E_BAD_ARG;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return answer_json(w, conn, &o, rc, url, "application/json");
@@ -536,6 +570,17 @@ int web_listen(struct web **out, const struct web_config *c, struct store *st, c
 		w->c.max_connections = WEB_DEFAULT_CONNECTIONS;
 	if (!w->c.timeout_s)
 		w->c.timeout_s = WEB_DEFAULT_TIMEOUT_S;
+	if (!w->c.sweep_window_ns) {
+		uint64_t def = 0;
+
+		config_key_number("sweep_window", &def, NULL, NULL); /* the table of defaults (common/config.c) */
+		w->c.sweep_window_ns = (int64_t)def;
+	}
+	if (c->sweep)
+		w->sweep.thresholds = *c->sweep;
+	else
+		sw_config_default(&w->sweep.thresholds);
+	w->c.sweep = NULL; /* the copy above is what serves */
 	w->st = st;
 	w->auth = *a;
 	pthread_mutex_init(&w->lock, NULL);
@@ -574,6 +619,12 @@ int web_serve(struct web *w, char *err, size_t errlen)
 void web_set_store(struct web *w, struct store *st)
 {
 	w->st = st;
+}
+
+void web_set_prices(struct web *w, const struct price_table *table, const char *path)
+{
+	w->sweep.table = table;
+	w->sweep.prices_file = table ? path : NULL;
 }
 
 uint16_t web_port(const struct web *w)

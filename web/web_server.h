@@ -7,7 +7,7 @@
  *   /                 runs.html      the runs, live and finished
  *   /run?id=N         run.html       one run, live over its event stream
  *   /pipeline?name=P  pipeline.html  a pipeline's history
- *   /hosts            hosts.html     agent health per host
+ *   /hosts            hosts.html     agent health per host, activity and sweep findings
  *   /static/NAME      the pages' scripts and styles (web/assets.h)
  *   /api/...          the JSON API (web/api.h, docs/web.md)
  *   /api/runs/N/events  Server-Sent Events: the run's row changed
@@ -43,6 +43,9 @@ struct web_config {
 	const char *listen;              /* "ADDR:PORT", "[ADDR6]:PORT" */
 	unsigned max_connections;        /* 0: WEB_DEFAULT_CONNECTIONS */
 	unsigned timeout_s;              /* 0: WEB_DEFAULT_TIMEOUT_S */
+	/* /api/sweep: tracer.conf's sweep_* thresholds and sweep_window (docs/sweep.md), as tracer sweep's */
+	const struct sw_config *sweep;   /* copied; NULL: sw_config_default() */
+	int64_t sweep_window_ns;         /* when ?since= is not given; 0: sweep_window's default */
 };
 
 struct web;
@@ -52,6 +55,11 @@ int web_listen(struct web **out, const struct web_config *c, struct store *st, c
 	       size_t errlen);
 /* The lake, once opened (after the privilege drop that follows web_listen). */
 void web_set_store(struct web *w, struct store *st);
+/*
+ * The price table /api/sweep prices hosts with, loaded once at start, and
+ * its path (both the caller's, alive until web_stop; NULL: none).
+ */
+void web_set_prices(struct web *w, const struct price_table *table, const char *path);
 /* Start serving (libmicrohttpd's threads inherit the caller's credentials and filters). */
 int web_serve(struct web *w, char *err, size_t errlen);
 uint16_t web_port(const struct web *w);

@@ -20,7 +20,9 @@ live: waits for the run whose key has -PID- (the pipeline's root), opens its pag
   "live", then "finished"; the reader's scroll position survives the redraws.
 pages: each page (runs, run ID, its pipeline, hosts) after `/?token=` set the cookie: no console error,
   exception, dialog or request outside the server's own routes; its rows, bars and points counted against
-  the API; each HOSTILE text on it as text, nothing of it run (window.__xss, no <img>, the title).
+  the API (hosts: a section per host, its finding rows as /api/sweep's findings on it, a chart with points
+  when /api/hosts/activity has its beats); each HOSTILE text on it as text, nothing of it run
+  (window.__xss, no <img>, the title).
 Prints what it saw; exits 1 with one line per problem on stderr.
 """
 import argparse
@@ -113,7 +115,8 @@ def check_static(a):
 def check_access(web, a):
     run = a.run
     paths = ['/', '/run?id=%d' % run, '/hosts', '/pipeline', '/api/runs', '/api/runs/%d' % run,
-             '/api/runs/%d/page' % run, '/api/hosts', '/api/pipelines', '/api/runs/%d/events' % run, '/metrics']
+             '/api/runs/%d/page' % run, '/api/hosts', '/api/pipelines', '/api/runs/%d/events' % run, '/metrics',
+             '/api/sweep']
     wrong = 'x' + web.token[1:] if web.token[:1] != 'x' else 'y' + web.token[1:]
     for p in paths:
         stream = p.endswith('/events')
@@ -483,9 +486,50 @@ def check_hosts_page(br, web, a):
     if rows != len(hosts) or not hosts:
         problem('hosts page: %r host rows, /api/hosts has %d' % (rows, len(hosts)))
     has_text(br, 'hosts page', [str(h.get('host')) for h in hosts if h.get('host')])
+    # Per host: its findings as /api/sweep has them (the run's are final by now: the same a minute on), and
+    # a chart with points when the lake has its beats (the daemons beat every second).
+    sweep = web.api('/api/sweep')
+    if sweep.get('schema') != 'tracer.sweep.v1':
+        problem('hosts page: /api/sweep is not tracer.sweep.v1: %r' % sweep.get('schema'))
+    if (sweep.get('thresholds') or {}).get('run_idle_min_s') != a.run_idle_min_s:
+        problem('hosts page: /api/sweep judges with run_idle_min_s %r, not the config\'s %r'
+                % ((sweep.get('thresholds') or {}).get('run_idle_min_s'), a.run_idle_min_s))
+    sections = json.loads(br.evaluate(
+        "JSON.stringify(Array.from(document.querySelectorAll('section.host-activity')).map(function (s) {"
+        " var p = s.querySelector('path.activity-cpu');"
+        " return {host: s.getAttribute('data-host'), findings: s.querySelectorAll('tr.finding-row').length,"
+        " beats: p ? +p.getAttribute('data-beats') : 0,"
+        " points: p ? ((p.getAttribute('d') || '').match(/[ML]/g) || []).length : 0}; }))"))
+    by_host = {s['host']: s for s in sections}
+    nfind = npoints = 0
+    for h in [h.get('host') for h in hosts if h.get('host')]:
+        s = by_host.get(h)
+        if not s:
+            problem('hosts page: no activity section for host %s' % h)
+            continue
+        want = [f for f in sweep.get('findings') or [] if f.get('host') == h]
+        if s['findings'] != len(want):
+            problem('hosts page: host %s: %d finding rows, /api/sweep has %d' % (h, s['findings'], len(want)))
+        status, _, body = web.get('/api/hosts/activity?host=' + urllib.parse.quote(h),
+                                  {'Authorization': 'Bearer ' + web.token})
+        beats = json.loads(body).get('beats') or [] if status == 200 else []
+        if status not in (200, 404):
+            problem('hosts page: /api/hosts/activity?host=%s: HTTP %d' % (h, status))
+        if [b for b in beats if b.get('cpu_cores') is not None] and (s['beats'] < 1 or s['points'] < 2):
+            problem('hosts page: host %s has %d beats in the lake, its chart %d (%d points)'
+                    % (h, len(beats), s['beats'], s['points']))
+        for b, c in zip(beats, beats[1:]):
+            if c['start_ns'] < b['start_ns']:
+                problem('hosts page: /api/hosts/activity?host=%s: beats not oldest first' % h)
+                break
+        nfind += s['findings']
+        npoints += s['points']
+    if nfind < a.findings_at_least:
+        problem('hosts page: %d finding rows, the config makes at least %d' % (nfind, a.findings_at_least))
     no_xss(br, 'hosts page', 'tracer: hosts', 2)
     page_findings(br, web, 'hosts page')
-    print('hosts page: %d host rows' % rows)
+    print('hosts page: %d host rows; %d activity sections, %d chart points, %d finding rows (/api/sweep: %d findings)'
+          % (rows, len(sections), npoints, nfind, len(sweep.get('findings') or [])))
 
 
 def check_pages(web, a):
@@ -533,6 +577,9 @@ def main():
     p.add_argument('--docs', help='also save the docs screenshots (web-runs.png, ...) here')
     p.add_argument('--hostile', nargs='+', default=[], help='texts every page of the run shows')
     p.add_argument('--run-hostile', nargs='*', default=[], help='texts the run page shows too')
+    p.add_argument('--run-idle-min-s', type=float, default=300,
+                   help="tracer-web's config's sweep_run_idle_min, in seconds (what /api/sweep must judge with)")
+    p.add_argument('--findings-at-least', type=int, default=0, help='finding rows the hosts page must show')
     a = ap.parse_args()
     if a.cmd == 'static':
         check_static(a)

@@ -13,8 +13,11 @@
 #   carry the Content-Security-Policy;
 # - pages (runs, run, pipeline, hosts) in headless Chromium: no console error, exception, dialog or foreign
 #   request; run rows, step rows and bars, signal rows, chart points, run points and host rows as many as
-#   the API has; the hostile strings on the pages as text and nothing of them run (window.__xss, no <img>,
-#   the title). Screenshots: BUILD/e2e/web/*.png (TRACER_E2E_WEB_DOCS=DIR also writes docs/img's web-*.png).
+#   the API has; per host, its activity chart has points (the daemons beat every second here) and its
+#   finding rows are /api/sweep's findings on it, one at least (tracer-web takes the sweep's thresholds from
+#   the daemons' config, where every host is idle by Google's rule); the hostile
+#   strings on the pages as text and nothing of them run (window.__xss, no <img>, the title).
+#   Screenshots: BUILD/e2e/web/*.png (TRACER_E2E_WEB_DOCS=DIR also writes docs/img's web-*.png).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -33,29 +36,43 @@ mkdir -p "$SHOTS"
 XSS='</script><img src=x onerror=window.__xss=1>'
 
 live_init
+{
+	echo "# test_web: a beat a second (the hosts page's charts); for the sweep (tracer-web --config), run gaps"
+	echo "# of a second, and Google's idle-host rule with limits every host is under (a finding to show)"
+	echo "heartbeat_interval = 1s"
+	echo "sweep_run_idle_min = 1s"
+	echo "sweep_gcp_cpu_millicores = 1000000"
+	echo "sweep_gcp_rx_bytes_per_s = 4000000000"
+	echo "sweep_gcp_tx_bytes_per_s = 4000000000"
+	echo "sweep_gcp_min_observed = 1s"
+} >>"$CONF" || e2e_fail "setup: $CONF"
 live_start
 
-# tracer-web on the lake: the token in a file only root may read, port 0 (the kernel picks; it says which).
+# tracer-web on the lake: the token in a file only root may read, port 0 (the kernel picks; it says which);
+# the daemons' config for the sweep's thresholds (the options win over its web_listen, ingest_db, web_token_file).
 TOKEN_FILE=$D/web.token
 (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE") || e2e_fail "setup: $TOKEN_FILE"
-web_ready=$D/web.ready
-"$B/tracer-web" --db "$LAKE" --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" --ready-fd 3 \
-	3>"$web_ready" 2>>"$D/web.err" &
+# Its ready line and log outside the lake's directory: tracer-web makes every descriptor it holds on a file
+# there read-only once the lake is open (web_lake_fds_readonly), its stdout and stderr included.
+web_ready=$TMP/web.ready
+WEB_LOG=$TMP/web.err
+"$B/tracer-web" --config "$CONF" --db "$LAKE" --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" --ready-fd 3 \
+	3>"$web_ready" 2>>"$WEB_LOG" &
 WEB_PID=$!
 DLV_PIDS+=("$WEB_PID")
 for ((i = 0; i < 100; i++)); do
 	grep -q '^ready ' "$web_ready" 2>/dev/null && break
-	kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web did not start: $(tail -5 "$D/web.err")"
+	kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web did not start: $(tail -5 "$WEB_LOG")"
 	sleep 0.1
 done
 WEB_PORT=$(awk '/^ready/ { print $2 }' "$web_ready")
-[ -n "$WEB_PORT" ] || e2e_fail "tracer-web did not say it was ready within 10 s: $(tail -5 "$D/web.err")"
+[ -n "$WEB_PORT" ] || e2e_fail "tracer-web did not say it was ready within 10 s: $(tail -5 "$WEB_LOG")"
 URL=http://127.0.0.1:$WEB_PORT
 e2e_on_exit "web_show_log_on_failure"
 web_show_log_on_failure() {
 	case ${rc:-0} in 0 | 77) return 0 ;; esac
-	echo "--- tracer-web (last 8 lines of $D/web.err)" >&2
-	tail -n 8 "$D/web.err" >&2
+	echo "--- tracer-web (last 8 lines of $WEB_LOG)" >&2
+	tail -n 8 "$WEB_LOG" >&2
 	return 0
 }
 echo "tracer-web on $URL"
@@ -89,7 +106,8 @@ live_check wait --where "run_key~-$pid-" --timeout 20
 
 web_check access --run "$run"
 web_check pages --run "$run" --shots "$SHOTS" ${TRACER_E2E_WEB_DOCS:+--docs "$TRACER_E2E_WEB_DOCS"} \
-	--hostile "$XSS\"c" 'web<img src=x onerror=window.__xss=1>"q' --run-hostile "x\"y" $'two\nlines' "$XSS.a"
+	--hostile "$XSS\"c" 'web<img src=x onerror=window.__xss=1>"q' --run-hostile "x\"y" $'two\nlines' "$XSS.a" \
+	--run-idle-min-s 1 --findings-at-least 1
 live_alive
-kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web died during the test: $(tail -5 "$D/web.err")"
+kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web died during the test: $(tail -5 "$WEB_LOG")"
 echo "screenshots: $SHOTS"
