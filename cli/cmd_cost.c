@@ -289,18 +289,8 @@ int cmd_cost(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (o.prices) {
-		snprintf(prices, sizeof(prices), "%s", o.prices);
-		if (price_table_load(prices, &table))
-			return 1;
-		have_table = true;
-	} else {
-		int found = cost_default_table(&table, prices, sizeof(prices));
-
-		if (found < 0)
-			return 1;
-		have_table = found == 1;
-	}
+	if (price_table_choose(o.prices, &table, prices, sizeof(prices), &have_table))
+		return 1;
 	if (store_open(&st, o.db, true, err, sizeof(err))) {
 		fprintf(stderr, "tracer cost: %s\n", err);
 		price_table_free(&table);

@@ -199,18 +199,8 @@ int cmd_sweep(int argc, char **argv)
 		return 1;
 	if (o.since_ns)
 		window_ns = o.since_ns;
-	if (o.prices) {
-		snprintf(prices, sizeof(prices), "%s", o.prices);
-		if (price_table_load(prices, &table))
-			return 1;
-		have_table = true;
-	} else {
-		int found = cost_default_table(&table, prices, sizeof(prices));
-
-		if (found < 0)
-			return 1;
-		have_table = found == 1;
-	}
+	if (price_table_choose(o.prices, &table, prices, sizeof(prices), &have_table))
+		return 1;
 	if (store_open(&st, o.db, true, err, sizeof(err))) {
 		fprintf(stderr, "tracer sweep: %s\n", err);
 		price_table_free(&table);

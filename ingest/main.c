@@ -15,7 +15,6 @@
  * libmicrohttpd's thread, which inherits both; then the serving filter
  * on every thread; then "ready" on --ready-fd and READY=1 to systemd.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,6 +37,7 @@
 #include "notify.h"
 #include "parse.h"
 #include "priv.h"
+#include "serve.h"
 #include "ingest_sandbox.h"
 #include "server.h"
 #include "store.h"
@@ -47,7 +47,6 @@
 /* Started as root by hand with the old options, without --user, where tracer-ingest does not exist. */
 #define INGEST_FALLBACK_USER "nobody"
 #define MAX_SETS 64u /* --set KEY=VALUE options */
-#define NS_PER_S 1000000000ull
 
 /* Options given on the command line: they win over the config file. */
 enum {
@@ -186,17 +185,6 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	return rc;
 }
 
-/* "ADDR:PORT" / "[ADDR6]:PORT", as net_parse_listen reads it, from tracer.conf's ingest_listen. */
-static void format_listen(const struct config_listen *l, char *out, size_t outlen)
-{
-	char a[INET6_ADDRSTRLEN] = "";
-
-	inet_ntop(l->family, l->addr, a, sizeof(a));
-	if (l->family == AF_INET6)
-		snprintf(out, outlen, "[%s]:%u", a, l->port);
-	else
-		snprintf(out, outlen, "%s:%u", a, l->port);
-}
 
 /*
  * --config / --set: the file, then the --set overrides, then the whole
@@ -216,7 +204,7 @@ static int apply_config(struct options *o)
 		return -1;
 	o->daemon = true;
 	if (!(o->explicit & EXPLICIT_LISTEN)) {
-		format_listen(&cfg.ingest_listen, listen, sizeof(listen));
+		serve_format_listen(&cfg.ingest_listen, listen, sizeof(listen));
 		o->server.listen = listen;
 	}
 	if (!(o->explicit & EXPLICIT_DB))
@@ -318,44 +306,18 @@ static void reload_keys(struct ingest *ig, const char *path)
 	fprintf(stderr, "<6>keys reloaded from %s: %zu keys\n", path, n);
 }
 
-static void announce_ready(struct server *srv, int ready_fd)
+
+/* SIGHUP: the keys file again (serve_wait_for_stop's on_hup). */
+struct hup_ctx {
+	struct ingest *ig;
+	const char *keys;
+};
+
+static void on_hup(void *ctx)
 {
-	char line[32];
-	int n;
+	const struct hup_ctx *h = ctx;
 
-	fprintf(stderr, "<6>listening on %s\n", server_address(srv));
-	if (ready_fd < 0)
-		return;
-	n = snprintf(line, sizeof(line), "ready %u\n", server_port(srv));
-	if (write(ready_fd, line, (size_t)n) != n)
-		fprintf(stderr, "<4>--ready-fd %d: %s\n", ready_fd, strerror(errno));
-	close(ready_fd);
-}
-
-/*
- * Signals, one at a time. With systemd's watchdog (WatchdogSec=), wake
- * often enough to send WATCHDOG=1 in time; it says that this process and
- * its main thread are alive, not that the HTTP thread is.
- */
-static void wait_for_stop(struct ingest *ig, const char *keys_path, const sigset_t *set, struct notify *nt)
-{
-	for (;;) {
-		uint64_t wake_ns = nt->watchdog_ns / 4;
-		struct timespec ts = { .tv_sec = (time_t)(wake_ns / NS_PER_S), .tv_nsec = (long)(wake_ns % NS_PER_S) };
-		int sig;
-
-		notify_watchdog(nt, mono_ns());
-		sig = sigtimedwait(set, NULL, wake_ns ? &ts : NULL);
-		if (sig == SIGHUP) {
-			reload_keys(ig, keys_path);
-			continue;
-		}
-		if (sig == SIGTERM || sig == SIGINT) {
-			notify_send(nt, "STOPPING=1");
-			fprintf(stderr, "<6>stopping (%s)\n", strsignal(sig));
-			return;
-		}
-	}
+	reload_keys(h->ig, h->keys);
 }
 
 static void log_totals(const struct ingest *ig, const struct server_stats *ss)
@@ -476,9 +438,10 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 	/* libmicrohttpd's thread runs: from here on, serving's syscalls only, on every thread. */
 	if (sandbox_ingest_serving())
 		return 1;
-	announce_ready(srv, o->ready_fd);
+	fprintf(stderr, "<6>listening on %s\n", server_address(srv));
+	serve_announce_ready(o->ready_fd, server_port(srv));
 	notify_send(nt, "READY=1");
-	wait_for_stop(ig, o->keys, set, nt);
+	serve_wait_for_stop(set, nt, on_hup, &(struct hup_ctx){ ig, o->keys });
 	server_get_stats(srv, &ss);
 	server_stop(srv);
 	log_totals(ig, &ss);

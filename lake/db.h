@@ -115,4 +115,30 @@ void lake_b_str(struct bind *b, const char *t); /* NULL binds NULL */
 /* STORE_OK when every parameter was bound, else the error (the bindings cleared). */
 int lake_bind_check(struct bind *b);
 
+/* The reads' cursor over a row: its columns taken in order (read_tune.c, read_sweep.c). */
+struct col {
+	sqlite3_stmt *st;
+	int i;
+};
+
+static inline const char *col_text(struct col *c)
+{
+	return (const char *)sqlite3_column_text(c->st, c->i++);
+}
+
+static inline int64_t col_i64(struct col *c)
+{
+	return sqlite3_column_int64(c->st, c->i++);
+}
+
+/* An integer, or unknown: NULL, or a value of another type (a host's, or a REAL from an overflowed sum). */
+static inline struct store_int col_int(struct col *c)
+{
+	struct store_int v = { .known = sqlite3_column_type(c->st, c->i) == SQLITE_INTEGER };
+
+	v.v = v.known ? sqlite3_column_int64(c->st, c->i) : 0;
+	c->i++;
+	return v;
+}
+
 #endif /* TRACER_LAKE_DB_H */

@@ -68,31 +68,6 @@ static const char newest_sql[] =
 
 /* ---- rows ------------------------------------------------------------------ */
 
-struct col {
-	sqlite3_stmt *st;
-	int i;
-};
-
-static const char *col_text(struct col *c)
-{
-	return (const char *)sqlite3_column_text(c->st, c->i++);
-}
-
-static int64_t col_i64(struct col *c)
-{
-	return sqlite3_column_int64(c->st, c->i++);
-}
-
-/* An integer, or unknown (NULL, or a value of another type: a REAL from an overflowed sum). */
-static struct store_int col_int(struct col *c)
-{
-	struct store_int v = { .known = sqlite3_column_type(c->st, c->i) == SQLITE_INTEGER };
-
-	v.v = v.known ? sqlite3_column_int64(c->st, c->i) : 0;
-	c->i++;
-	return v;
-}
-
 static void row_to_beat(sqlite3_stmt *st, struct store_beat *b)
 {
 	struct col c = { st, 0 };

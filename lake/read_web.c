@@ -33,14 +33,6 @@ static const char counts_sql[] =
 	"  (SELECT count(*) FROM runs WHERE state = 'failed'), (SELECT count(*) FROM processes),\n"
 	"  (SELECT count(*) FROM signals)";
 
-static struct store_int col_int(sqlite3_stmt *st, int i)
-{
-	struct store_int v = { .known = sqlite3_column_type(st, i) == SQLITE_INTEGER };
-
-	v.v = sqlite3_column_int64(st, i);
-	return v;
-}
-
 static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
 {
 	int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
@@ -55,29 +47,29 @@ static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
 
 static void row_to_host(sqlite3_stmt *st, struct store_host *h)
 {
-	int i = 0;
+	struct col c = { st, 0 };
 
-	h->host_id = (const char *)sqlite3_column_text(st, i++);
-	h->first_seen_ns = col_int(st, i++);
-	h->last_seen_ns = col_int(st, i++);
-	h->batches = col_int(st, i++);
-	h->records = col_int(st, i++);
-	h->lag_ns = col_int(st, i++);
-	h->gaps_open = col_int(st, i++);
-	h->missing_records = col_int(st, i++);
-	h->kernel_drops = col_int(st, i++);
-	h->ring_drops = col_int(st, i++);
-	h->lost_evicted = col_int(st, i++);
-	h->lost_quarantined = col_int(st, i++);
-	h->lost_corrupt = col_int(st, i++);
-	h->lost_ring = col_int(st, i++);
-	h->runs = col_int(st, i++);
-	h->running_runs = col_int(st, i++);
-	h->cloud = (const char *)sqlite3_column_text(st, i++);
-	h->instance_type = (const char *)sqlite3_column_text(st, i++);
-	h->region = (const char *)sqlite3_column_text(st, i++);
-	h->cpus = col_int(st, i++);
-	h->memory_bytes = col_int(st, i++);
+	h->host_id = col_text(&c);
+	h->first_seen_ns = col_int(&c);
+	h->last_seen_ns = col_int(&c);
+	h->batches = col_int(&c);
+	h->records = col_int(&c);
+	h->lag_ns = col_int(&c);
+	h->gaps_open = col_int(&c);
+	h->missing_records = col_int(&c);
+	h->kernel_drops = col_int(&c);
+	h->ring_drops = col_int(&c);
+	h->lost_evicted = col_int(&c);
+	h->lost_quarantined = col_int(&c);
+	h->lost_corrupt = col_int(&c);
+	h->lost_ring = col_int(&c);
+	h->runs = col_int(&c);
+	h->running_runs = col_int(&c);
+	h->cloud = col_text(&c);
+	h->instance_type = col_text(&c);
+	h->region = col_text(&c);
+	h->cpus = col_int(&c);
+	h->memory_bytes = col_int(&c);
 }
 
 int store_hosts(struct store *s, store_host_fn fn, void *ctx)
@@ -108,17 +100,17 @@ int store_counts(struct store *s, struct store_counts *c)
 		return rc;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		int i = 0;
+		struct col k = { st, 0 };
 
-		c->hosts = sqlite3_column_int64(st, i++);
-		c->batches = sqlite3_column_int64(st, i++);
-		c->records = sqlite3_column_int64(st, i++);
-		c->runs = sqlite3_column_int64(st, i++);
-		c->runs_running = sqlite3_column_int64(st, i++);
-		c->runs_succeeded = sqlite3_column_int64(st, i++);
-		c->runs_failed = sqlite3_column_int64(st, i++);
-		c->processes = sqlite3_column_int64(st, i++);
-		c->signals = sqlite3_column_int64(st, i++);
+		c->hosts = col_i64(&k);
+		c->batches = col_i64(&k);
+		c->records = col_i64(&k);
+		c->runs = col_i64(&k);
+		c->runs_running = col_i64(&k);
+		c->runs_succeeded = col_i64(&k);
+		c->runs_failed = col_i64(&k);
+		c->processes = col_i64(&k);
+		c->signals = col_i64(&k);
 		rc = STORE_OK;
 	} else {
 		rc = lake_sql_fail(s, rc == SQLITE_DONE ? SQLITE_ERROR : rc);

@@ -33,101 +33,29 @@
 
 #include "decode.h"
 #include "store.h"
+#include "lake_fixture.h"
 #include "test_ingest_helpers.h"
 
-struct fixture {
-	char dir[64];
-	char db[96];
-	struct store *st;
-	struct batch_secret_key key;
-	uint8_t host[BATCH_HOST_ID_LEN];
-	struct frames f;
-};
-
-static int lookup_any_host(void *ctx, const uint8_t key_id[BATCH_KEY_ID_LEN], uint8_t pk[BATCH_PUBKEY_LEN],
-			   uint8_t bound[BATCH_HOST_ID_LEN])
-{
-	const struct batch_secret_key *k = ctx;
-
-	if (memcmp(key_id, k->key_id, BATCH_KEY_ID_LEN))
-		return -1;
-	memcpy(pk, k->public_key, BATCH_PUBKEY_LEN);
-	memset(bound, 0, BATCH_HOST_ID_LEN);
-	return 0;
-}
 
 static int setup(void **state)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	char err[256];
-
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_ingest_store.XXXXXX");
-	if (batch_crypto_init() || !mkdtemp(fx->dir)) {
-		free(fx);
-		return -1;
-	}
-	snprintf(fx->db, sizeof(fx->db), "%s/lake.db", fx->dir);
-	if (store_open(&fx->st, fx->db, false, err, sizeof(err))) {
-		fprintf(stderr, "store_open: %s\n", err);
-		rm_tree(fx->dir);
-		free(fx);
-		return -1;
-	}
-	batch_key_generate(&fx->key);
-	host_id_of(fx->host, 1);
-	*state = fx;
-	return 0;
+	return lake_fixture_setup(state, "/tmp/test_ingest_store.XXXXXX");
 }
 
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
+#define lake_lookup_any_host lake_lookup_any_host
 
-	store_close(fx->st);
-	frames_free(&fx->f);
-	rm_tree(fx->dir);
-	free(fx);
-	return 0;
-}
-
-/* The ingest's path without HTTP: seal, verify, open, store. */
-static int store_sealed(struct fixture *fx, const uint8_t *host, uint64_t batch_seq, struct store_result *res,
+/* The fixture's frames as one stored batch of host; the frames reset after. */
+static int store_sealed(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq, struct store_result *res,
 			uint8_t hash[BATCH_HASH_LEN])
 {
-	struct batch_header h;
-	struct sealed s;
-	uint8_t vhash[BATCH_HASH_LEN], *raw = NULL;
-	size_t raw_len = 0;
-	int rc;
+	int rc = lake_store_sealed(fx, host, batch_seq, 1700000000000000000ull + batch_seq, res, hash);
 
-	assert_int_equal(seal_frames(&fx->key, host, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
-	assert_int_equal(batch_verify(s.wire, s.len, lookup_any_host, &fx->key, &h, vhash), 0);
-	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
-	rc = store_batch(fx->st, &h, vhash, raw, raw_len, s.len, 1700000000000000000ull + batch_seq, res);
-	if (hash)
-		memcpy(hash, vhash, BATCH_HASH_LEN);
-	free(raw);
-	free(s.wire);
 	frames_reset(&fx->f);
 	return rc;
 }
 
-static int64_t q(struct fixture *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int64_t q(struct fixture *fx, const char *fmt, ...)
-{
-	char sql[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	return sql_int(fx->db, sql);
-}
-
-static void add_samples(struct fixture *fx, uint64_t first, uint32_t n)
+static void add_samples(struct lake_fixture *fx, uint64_t first, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		/* contents a function of the seq: the same seq sent twice is the same record */
@@ -138,7 +66,7 @@ static void add_samples(struct fixture *fx, uint64_t first, uint32_t n)
 }
 
 /* Every stored record's crc, recomputed from its stored fields and bytes: how many agree. */
-static int64_t crcs_recomputed(struct fixture *fx)
+static int64_t crcs_recomputed(struct lake_fixture *fx)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
@@ -170,7 +98,7 @@ static int64_t crcs_recomputed(struct fixture *fx)
 
 static void batch_stores_every_record_once_with_its_checksum(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	uint64_t crc_sum = 0;
 	size_t off = 0;
@@ -185,29 +113,29 @@ static void batch_stores_every_record_once_with_its_checksum(void **state)
 	assert_int_equal(res.new_records, 50);
 	assert_int_equal(res.dup_records, 0);
 	assert_int_equal(res.gaps, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 50);
-	assert_int_equal(q(fx, "SELECT count(DISTINCT seq) FROM records"), 50);
-	assert_int_equal(q(fx, "SELECT min(seq) FROM records"), 1);
-	assert_int_equal(q(fx, "SELECT max(seq) FROM records"), 50);
-	assert_int_equal(q(fx, "SELECT sum(crc) FROM records"), (int64_t)crc_sum);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE len = %zu AND length(payload) = len",
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 50);
+	assert_int_equal(lake_q(fx, "SELECT count(DISTINCT seq) FROM records"), 50);
+	assert_int_equal(lake_q(fx, "SELECT min(seq) FROM records"), 1);
+	assert_int_equal(lake_q(fx, "SELECT max(seq) FROM records"), 50);
+	assert_int_equal(lake_q(fx, "SELECT sum(crc) FROM records"), (int64_t)crc_sum);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE len = %zu AND length(payload) = len",
 			   sizeof(struct tr_sample)), 50);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note IS NULL AND ts_ns IS NOT NULL"), 50);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note IS NULL AND ts_ns IS NOT NULL"), 50);
 	/* the crc is recomputable from what the lake holds: the ring position is kept with the record */
-	assert_int_equal(q(fx, "SELECT src_pos FROM records WHERE seq = 7"), 64 * 7);
-	assert_int_equal(q(fx, "SELECT src_gen FROM records WHERE seq = 7"), 3);
+	assert_int_equal(lake_q(fx, "SELECT src_pos FROM records WHERE seq = 7"), 64 * 7);
+	assert_int_equal(lake_q(fx, "SELECT src_gen FROM records WHERE seq = 7"), 3);
 	assert_int_equal(crcs_recomputed(fx), 50);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 50);
-	assert_int_equal(q(fx, "SELECT count(*) FROM batches WHERE records_new = 50 AND chain = 'first'"), 1);
-	assert_int_equal(q(fx, "SELECT max_seq FROM hosts"), 50);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records r JOIN batches b ON b.hash = r.batch_hash"), 50);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 50);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches WHERE records_new = 50 AND chain = 'first'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT max_seq FROM hosts"), 50);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records r JOIN batches b ON b.hash = r.batch_hash"), 50);
 	/* the derived row is the record's */
-	assert_int_equal(q(fx, "SELECT runtime_ns FROM samples WHERE seq = 7"), 7000000);
+	assert_int_equal(lake_q(fx, "SELECT runtime_ns FROM samples WHERE seq = 7"), 7000000);
 }
 
 static void exec_fork_exit_make_one_process_with_its_exit_figures(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	static const char *const args[] = { "samtools", "sort", "-o", "out.bam", "in \"q\".bam", NULL };
 	_Alignas(8) uint8_t buf[DECODE_MAX_LEN];
 	struct tr_fork fk = make_fork(100, 41, 50, 42, 99);
@@ -225,38 +153,38 @@ static void exec_fork_exit_make_one_process_with_its_exit_figures(void **state)
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.undecodable, 0);
 
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 2);
 	sql_text(fx->db, "SELECT exe || '|' || argv || '|' || comm FROM processes WHERE tgid = 42", text, sizeof(text));
 	assert_string_equal(text, "/usr/bin/samtools|[\"samtools\",\"sort\",\"-o\",\"out.bam\",\"in \\\"q\\\".bam\"]|"
 				  "samtools");
-	assert_int_equal(q(fx, "SELECT json_array_length(argv) FROM processes WHERE tgid = 42"), 5);
-	assert_int_equal(q(fx, "SELECT ppid FROM processes WHERE tgid = 42"), 41);
-	assert_int_equal(q(fx, "SELECT parent_start_ns FROM processes WHERE tgid = 42"), 50);
-	assert_int_equal(q(fx, "SELECT fork_ts_ns FROM processes WHERE tgid = 42"), 100);
-	assert_int_equal(q(fx, "SELECT exec_ts_ns FROM processes WHERE tgid = 42"), 200);
-	assert_int_equal(q(fx, "SELECT exit_ts_ns FROM processes WHERE tgid = 42"), 500);
-	assert_int_equal(q(fx, "SELECT exit_code FROM processes WHERE tgid = 42"), 3);
-	assert_int_equal(q(fx, "SELECT signal FROM processes WHERE tgid = 42"), 0);
-	assert_int_equal(q(fx, "SELECT utime_ns FROM processes WHERE tgid = 42"), 1001);
-	assert_int_equal(q(fx, "SELECT stime_ns FROM processes WHERE tgid = 42"), 1002);
-	assert_int_equal(q(fx, "SELECT runtime_ns FROM processes WHERE tgid = 42"), 1003);
-	assert_int_equal(q(fx, "SELECT maxrss_bytes FROM processes WHERE tgid = 42"), 1004);
-	assert_int_equal(q(fx, "SELECT read_bytes FROM processes WHERE tgid = 42"), 1005);
-	assert_int_equal(q(fx, "SELECT write_bytes FROM processes WHERE tgid = 42"), 1006);
-	assert_int_equal(q(fx, "SELECT rchar + wchar FROM processes WHERE tgid = 42"), 1008 + 1009);
-	assert_int_equal(q(fx, "SELECT nvcsw FROM processes WHERE tgid = 42"), 1012);
-	assert_int_equal(q(fx, "SELECT run_delay_ns FROM processes WHERE tgid = 42"), 1016);
-	assert_int_equal(q(fx, "SELECT net_tx_bytes + net_rx_bytes FROM processes WHERE tgid = 42"), 1020 + 1021);
-	assert_int_equal(q(fx, "SELECT iowait_ns FROM processes WHERE tgid = 42"), 1022);
-	assert_int_equal(q(fx, "SELECT start_real_ns FROM processes WHERE tgid = 42"), 1600000000000000000ll + 99);
-	assert_int_equal(q(fx, "SELECT end_real_ns FROM processes WHERE tgid = 42"), 1600000000000000000ll + 500);
+	assert_int_equal(lake_q(fx, "SELECT json_array_length(argv) FROM processes WHERE tgid = 42"), 5);
+	assert_int_equal(lake_q(fx, "SELECT ppid FROM processes WHERE tgid = 42"), 41);
+	assert_int_equal(lake_q(fx, "SELECT parent_start_ns FROM processes WHERE tgid = 42"), 50);
+	assert_int_equal(lake_q(fx, "SELECT fork_ts_ns FROM processes WHERE tgid = 42"), 100);
+	assert_int_equal(lake_q(fx, "SELECT exec_ts_ns FROM processes WHERE tgid = 42"), 200);
+	assert_int_equal(lake_q(fx, "SELECT exit_ts_ns FROM processes WHERE tgid = 42"), 500);
+	assert_int_equal(lake_q(fx, "SELECT exit_code FROM processes WHERE tgid = 42"), 3);
+	assert_int_equal(lake_q(fx, "SELECT signal FROM processes WHERE tgid = 42"), 0);
+	assert_int_equal(lake_q(fx, "SELECT utime_ns FROM processes WHERE tgid = 42"), 1001);
+	assert_int_equal(lake_q(fx, "SELECT stime_ns FROM processes WHERE tgid = 42"), 1002);
+	assert_int_equal(lake_q(fx, "SELECT runtime_ns FROM processes WHERE tgid = 42"), 1003);
+	assert_int_equal(lake_q(fx, "SELECT maxrss_bytes FROM processes WHERE tgid = 42"), 1004);
+	assert_int_equal(lake_q(fx, "SELECT read_bytes FROM processes WHERE tgid = 42"), 1005);
+	assert_int_equal(lake_q(fx, "SELECT write_bytes FROM processes WHERE tgid = 42"), 1006);
+	assert_int_equal(lake_q(fx, "SELECT rchar + wchar FROM processes WHERE tgid = 42"), 1008 + 1009);
+	assert_int_equal(lake_q(fx, "SELECT nvcsw FROM processes WHERE tgid = 42"), 1012);
+	assert_int_equal(lake_q(fx, "SELECT run_delay_ns FROM processes WHERE tgid = 42"), 1016);
+	assert_int_equal(lake_q(fx, "SELECT net_tx_bytes + net_rx_bytes FROM processes WHERE tgid = 42"), 1020 + 1021);
+	assert_int_equal(lake_q(fx, "SELECT iowait_ns FROM processes WHERE tgid = 42"), 1022);
+	assert_int_equal(lake_q(fx, "SELECT start_real_ns FROM processes WHERE tgid = 42"), 1600000000000000000ll + 99);
+	assert_int_equal(lake_q(fx, "SELECT end_real_ns FROM processes WHERE tgid = 42"), 1600000000000000000ll + 500);
 	/* killed by SIGKILL with a core: no exit code, the signal and the core */
-	assert_int_equal(q(fx, "SELECT exit_code IS NULL FROM processes WHERE tgid = 43"), 1);
-	assert_int_equal(q(fx, "SELECT signal FROM processes WHERE tgid = 43"), 9);
-	assert_int_equal(q(fx, "SELECT core_dumped FROM processes WHERE tgid = 43"), 1);
+	assert_int_equal(lake_q(fx, "SELECT exit_code IS NULL FROM processes WHERE tgid = 43"), 1);
+	assert_int_equal(lake_q(fx, "SELECT signal FROM processes WHERE tgid = 43"), 9);
+	assert_int_equal(lake_q(fx, "SELECT core_dumped FROM processes WHERE tgid = 43"), 1);
 	/* signals from exit statuses: the kill only (exit_records_raise_killed_for_a_real_kill_only) */
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 43 AND run_id IS NULL AND "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 43 AND run_id IS NULL AND "
 			       "json_extract(detail, '$.signal') = 9 AND json_extract(detail, '$.core_dumped')"), 1);
 }
 
@@ -267,7 +195,7 @@ static void exec_fork_exit_make_one_process_with_its_exit_figures(void **state)
  */
 static void exit_records_raise_killed_for_a_real_kill_only(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	const struct tr_exit ends[] = {
 		make_exit(500, 42, 90, 41, 1 << 8, 0),   /* exit 1 */
 		make_exit(510, 43, 91, 41, 255 << 8, 0), /* exit 255 */
@@ -280,19 +208,19 @@ static void exit_records_raise_killed_for_a_real_kill_only(void **state)
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
 		assert_true(frames_add(&fx->f, i + 1, TR_EXIT, &ends[i], sizeof(ends[i])));
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 5);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'failed'"), 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE pid IN (42, 43, 44)"), 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 45 AND "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 5);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE kind = 'failed'"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE pid IN (42, 43, 44)"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 45 AND "
 			       "json_extract(detail, '$.signal') = 15"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 46 AND "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE kind = 'killed' AND pid = 46 AND "
 			       "json_extract(detail, '$.signal') = 11 AND json_extract(detail, '$.core_dumped')"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals"), 2);
 }
 
 static void oom_kill_marks_the_victim_and_is_its_only_signal(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct tr_fork fk = make_fork(100, 1, 10, 77, 150);
 	struct tr_oom oom = make_oom(300, 77, 4096);
 	struct tr_exit ex = make_exit(310, 77, 150, 1, 9, 0);
@@ -302,15 +230,15 @@ static void oom_kill_marks_the_victim_and_is_its_only_signal(void **state)
 	assert_true(frames_add(&fx->f, 2, TR_OOM, &oom, sizeof(oom)));
 	assert_true(frames_add(&fx->f, 3, TR_EXIT, &ex, sizeof(ex)));
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT oom_killed FROM processes WHERE tgid = 77"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE kind = 'oom_kill' AND pid = 77 AND start_ns = 150 "
+	assert_int_equal(lake_q(fx, "SELECT oom_killed FROM processes WHERE tgid = 77"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE kind = 'oom_kill' AND pid = 77 AND start_ns = 150 "
 			       "AND json_extract(detail, '$.anon_rss_kb') = 4096"), 1);
 }
 
 static void samples_files_cgroups_counters_and_losses_fill_their_tables(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	_Alignas(8) uint8_t file[256], cg[256];
 	size_t nf = encode_file(file, sizeof(file), 400, 42, 99, TR_FILE_READ | TR_FILE_WRITE, "/data/x.fq");
 	size_t nc = encode_cgroup(cg, sizeof(cg), 401, 7, 0, "/system.slice/job.scope");
@@ -333,17 +261,17 @@ static void samples_files_cgroups_counters_and_losses_fill_their_tables(void **s
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.new_records, 7);
 	assert_int_equal(res.undecodable + res.unknown, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples WHERE tgid = 4242 AND rss_bytes = 1048576"), 3);
-	assert_int_equal(q(fx, "SELECT count(*) FROM files WHERE path = '/data/x.fq' AND mode = 'rw' AND tgid = 42 "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples WHERE tgid = 4242 AND rss_bytes = 1048576"), 3);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM files WHERE path = '/data/x.fq' AND mode = 'rw' AND tgid = 42 "
 			       "AND start_ns = 99"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM cgroups WHERE cgroup_id = 7 AND path = '/system.slice/job.scope'"),
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM cgroups WHERE cgroup_id = 7 AND path = '/system.slice/job.scope'"),
 			 1);
-	assert_int_equal(q(fx, "SELECT kernel_drops FROM agent_counters"), 5);
-	assert_int_equal(q(fx, "SELECT kernel_state_drops FROM agent_counters"), 2);
-	assert_int_equal(q(fx, "SELECT ring_drops FROM agent_counters"), 5);
-	assert_int_equal(q(fx, "SELECT json_extract(kernel_drops_by_type, '$[21]') FROM agent_counters"), 3);
-	assert_int_equal(q(fx, "SELECT records_copied FROM agent_counters"), 1000);
-	assert_int_equal(q(fx, "SELECT count(*) FROM losses WHERE reason = 'evicted' AND first_seq = 100 AND "
+	assert_int_equal(lake_q(fx, "SELECT kernel_drops FROM agent_counters"), 5);
+	assert_int_equal(lake_q(fx, "SELECT kernel_state_drops FROM agent_counters"), 2);
+	assert_int_equal(lake_q(fx, "SELECT ring_drops FROM agent_counters"), 5);
+	assert_int_equal(lake_q(fx, "SELECT json_extract(kernel_drops_by_type, '$[21]') FROM agent_counters"), 3);
+	assert_int_equal(lake_q(fx, "SELECT records_copied FROM agent_counters"), 1000);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM losses WHERE reason = 'evicted' AND first_seq = 100 AND "
 			       "last_seq = 199 AND records = 100 AND bytes = 12345"), 1);
 }
 
@@ -351,7 +279,7 @@ static void samples_files_cgroups_counters_and_losses_fill_their_tables(void **s
 
 static void same_batch_twice_is_a_duplicate_and_stores_nothing(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct batch_header h;
 	struct sealed s;
@@ -360,7 +288,7 @@ static void same_batch_twice_is_a_duplicate_and_stores_nothing(void **state)
 
 	add_samples(fx, 1, 20);
 	assert_int_equal(seal_frames(&fx->key, fx->host, 1, NULL, BATCH_COMP_NONE, &fx->f, &s), 0);
-	assert_int_equal(batch_verify(s.wire, s.len, lookup_any_host, &fx->key, &h, hash), 0);
+	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
 	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
 	assert_int_equal(store_batch_exists(fx->st, hash), 0);
 	assert_int_equal(store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1, &res), STORE_OK);
@@ -369,17 +297,17 @@ static void same_batch_twice_is_a_duplicate_and_stores_nothing(void **state)
 	assert_int_equal(store_batch(fx->st, &h, hash, raw, raw_len, s.len, 2, &res), STORE_OK);
 	assert_true(res.duplicate);
 	assert_int_equal(res.new_records, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM batches"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 20);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 20);
-	assert_int_equal(q(fx, "SELECT batches FROM hosts"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 20);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 20);
+	assert_int_equal(lake_q(fx, "SELECT batches FROM hosts"), 1);
 	free(raw);
 	free(s.wire);
 }
 
 static void reformed_batch_overlapping_stored_records_stores_only_the_new_ones(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 
 	add_samples(fx, 1, 10);
@@ -392,13 +320,13 @@ static void reformed_batch_overlapping_stored_records_stores_only_the_new_ones(v
 	assert_int_equal(res.new_records, 5);
 	assert_int_equal(res.dup_records, 5);
 	assert_int_equal(res.conflicts, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 15);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 15);
-	assert_int_equal(q(fx, "SELECT count(*) FROM batches"), 2);
-	assert_int_equal(q(fx, "SELECT records_duplicate FROM batches ORDER BY batch_id DESC"), 5);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 15);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 15);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches"), 2);
+	assert_int_equal(lake_q(fx, "SELECT records_duplicate FROM batches ORDER BY batch_id DESC"), 5);
 	/* each record names the batch that brought it first */
-	assert_int_equal(q(fx, "SELECT count(DISTINCT batch_hash) FROM records WHERE seq <= 10"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM gaps"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(DISTINCT batch_hash) FROM records WHERE seq <= 10"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 0);
 	/* the same seq with other bytes: kept as it was, counted as a conflict */
 	{
 		struct tr_sample other = encode_sample(1, 1, 1, 1, 1, 1, 1);
@@ -407,13 +335,13 @@ static void reformed_batch_overlapping_stored_records_stores_only_the_new_ones(v
 		assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 		assert_int_equal(res.dup_records, 1);
 		assert_int_equal(res.conflicts, 1);
-		assert_int_equal(q(fx, "SELECT runtime_ns FROM samples WHERE seq = 3"), 3000000);
+		assert_int_equal(lake_q(fx, "SELECT runtime_ns FROM samples WHERE seq = 3"), 3000000);
 	}
 }
 
 static void records_are_keyed_by_host_so_two_hosts_share_seqs(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	uint8_t other[BATCH_HOST_ID_LEN];
 	struct store_result res;
 
@@ -423,15 +351,15 @@ static void records_are_keyed_by_host_so_two_hosts_share_seqs(void **state)
 	add_samples(fx, 1, 5);
 	assert_int_equal(store_sealed(fx, other, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.new_records, 5);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 10);
-	assert_int_equal(q(fx, "SELECT count(*) FROM hosts"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 10);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM hosts"), 2);
 }
 
 /* ---- gaps -------------------------------------------------------------------- */
 
 static void gaps_between_and_within_batches_are_recorded_and_filled(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 
 	add_samples(fx, 1, 5);
@@ -442,24 +370,24 @@ static void gaps_between_and_within_batches_are_recorded_and_filled(void **state
 	add_samples(fx, 14, 1);
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
 	assert_int_equal(res.gaps, 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM gaps"), 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM gaps WHERE from_seq = 6 AND to_seq = 8 AND filled = 0 "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps WHERE from_seq = 6 AND to_seq = 8 AND filled = 0 "
 			       "AND found_ns > 0"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM gaps WHERE from_seq = 12 AND to_seq = 13"), 1);
-	assert_int_equal(q(fx, "SELECT gaps FROM batches WHERE batch_seq = 2"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps WHERE from_seq = 12 AND to_seq = 13"), 1);
+	assert_int_equal(lake_q(fx, "SELECT gaps FROM batches WHERE batch_seq = 2"), 2);
 	/* 7 turns up late: the gap says one of its three came */
 	add_samples(fx, 7, 1);
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 	assert_int_equal(res.gaps, 0);
-	assert_int_equal(q(fx, "SELECT filled FROM gaps WHERE from_seq = 6"), 1);
-	assert_int_equal(q(fx, "SELECT max_seq FROM hosts"), 14);
+	assert_int_equal(lake_q(fx, "SELECT filled FROM gaps WHERE from_seq = 6"), 1);
+	assert_int_equal(lake_q(fx, "SELECT max_seq FROM hosts"), 14);
 }
 
 /* ---- keys -------------------------------------------------------------------- */
 
 static void key_announcement_enrols_the_new_key_for_the_same_host(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct batch_secret_key next, forged;
 	struct tl_key_announce a, bad;
 	uint8_t pk[BATCH_PUBKEY_LEN], host[BATCH_HOST_ID_LEN];
@@ -487,7 +415,7 @@ static void key_announcement_enrols_the_new_key_for_the_same_host(void **state)
 	sql_text(fx->db, "SELECT announced_by FROM keys WHERE source = 'rotation'", text, sizeof(text));
 	sodium_bin2hex(expect, sizeof(expect), fx->key.key_id, sizeof(fx->key.key_id));
 	assert_string_equal(text, expect);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE seq = 2 AND note = 'key_id_mismatch'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE seq = 2 AND note = 'key_id_mismatch'"), 1);
 	/* announced again for another host: refused, the first enrolment stands */
 	{
 		uint8_t other[BATCH_HOST_ID_LEN];
@@ -504,12 +432,12 @@ static void key_announcement_enrols_the_new_key_for_the_same_host(void **state)
 
 static void a_file_key_noted_in_the_lake_is_not_a_rotation_key(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	uint8_t pk[BATCH_PUBKEY_LEN], host[BATCH_HOST_ID_LEN];
 
 	assert_int_equal(store_note_file_key(fx->st, fx->key.key_id, fx->key.public_key, fx->host, 1), STORE_OK);
 	assert_int_equal(store_note_file_key(fx->st, fx->key.key_id, fx->key.public_key, fx->host, 2), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM keys WHERE source = 'file' AND enrolled_ns = 1"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM keys WHERE source = 'file' AND enrolled_ns = 1"), 1);
 	/* removing a key from the file must revoke it: the lake's copy does not vouch for it */
 	assert_int_equal(store_rotation_key(fx->st, fx->key.key_id, pk, host), STORE_E_NOT_FOUND);
 }
@@ -544,7 +472,7 @@ static int count_runs(void *ctx, const struct store_run *r)
 
 static void run_report_fills_runs_steps_processes_and_signals(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct store_run last = { 0 };
 	char text[256];
@@ -553,23 +481,23 @@ static void run_report_fills_runs_steps_processes_and_signals(void **state)
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.runs, 1);
 	assert_int_equal(res.bad_reports, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
-	assert_int_equal(q(fx, "SELECT exit_code FROM runs"), 1);
-	assert_int_equal(q(fx, "SELECT duration_ns FROM runs"), 2500000000);
-	assert_int_equal(q(fx, "SELECT dropped FROM runs"), 4);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT exit_code FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT duration_ns FROM runs"), 2500000000);
+	assert_int_equal(lake_q(fx, "SELECT dropped FROM runs"), 4);
 	sql_text(fx->db, "SELECT command || '|' || pipeline_run_id || '|' || engine FROM runs", text, sizeof(text));
 	assert_string_equal(text, "[\"bash\",\"-c\",\"make all\"]|nf-7|nextflow");
 	sql_text(fx->db, "SELECT summary FROM runs", text, sizeof(text));
 	assert_string_equal(text, "tracer: bash -c make all exited 1\nsignals: 2\n");
 	/* objects only, each value only if of its type */
-	assert_int_equal(q(fx, "SELECT count(*) FROM run_processes"), 2);
-	assert_int_equal(q(fx, "SELECT signal FROM run_processes WHERE idx = 0"), 9);
-	assert_int_equal(q(fx, "SELECT oom_killed FROM run_processes WHERE idx = 0"), 1);
-	assert_int_equal(q(fx, "SELECT exit_code IS NULL FROM run_processes WHERE idx = 0"), 1);
-	assert_int_equal(q(fx, "SELECT pid IS NULL AND exe IS NULL FROM run_processes WHERE idx = 1"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM steps WHERE step_id = 's1' AND name = 'SORT' AND failed = 1"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE run_id = 1 AND source = 'run_report'"), 2);
-	assert_int_equal(q(fx, "SELECT json_extract(detail, '$.anon_rss_kb') FROM signals WHERE kind = 'oom_kill'"),
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM run_processes"), 2);
+	assert_int_equal(lake_q(fx, "SELECT signal FROM run_processes WHERE idx = 0"), 9);
+	assert_int_equal(lake_q(fx, "SELECT oom_killed FROM run_processes WHERE idx = 0"), 1);
+	assert_int_equal(lake_q(fx, "SELECT exit_code IS NULL FROM run_processes WHERE idx = 0"), 1);
+	assert_int_equal(lake_q(fx, "SELECT pid IS NULL AND exe IS NULL FROM run_processes WHERE idx = 1"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps WHERE step_id = 's1' AND name = 'SORT' AND failed = 1"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE run_id = 1 AND source = 'run_report'"), 2);
+	assert_int_equal(lake_q(fx, "SELECT json_extract(detail, '$.anon_rss_kb') FROM signals WHERE kind = 'oom_kill'"),
 			 123);
 	/* read back as tracer report does: by number and by the pipeline's run id */
 	assert_int_equal(store_runs(fx->st, count_runs, &last), STORE_OK);
@@ -584,7 +512,7 @@ static void run_report_fills_runs_steps_processes_and_signals(void **state)
 
 static void run_report_that_is_not_json_is_counted_and_the_batch_still_stored(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	static const char *const bad[] = {
 		"{\"report\": {\"command\": [\"x\"",     /* cut short */
 		"[1, 2, 3]",                             /* not an object */
@@ -605,15 +533,15 @@ static void run_report_that_is_not_json_is_counted_and_the_batch_still_stored(vo
 	assert_int_equal(res.bad_reports, 7);
 	assert_int_equal(res.runs, 0);
 	assert_int_equal(res.new_records, 9);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note = 'bad_run_report'"), 7);
-	assert_int_equal(q(fx, "SELECT bad_run_reports FROM batches"), 7);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note = 'bad_run_report'"), 7);
+	assert_int_equal(lake_q(fx, "SELECT bad_run_reports FROM batches"), 7);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 2);
 }
 
 static void unknown_and_undecodable_records_are_kept_in_records_only(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct tr_exit ex = make_exit(500, 42, 99, 41, 0, 0);
 	struct tr_exit zero_pid = make_exit(500, 0, 99, 41, 0, 0);
 	struct store_result res;
@@ -627,13 +555,13 @@ static void unknown_and_undecodable_records_are_kept_in_records_only(void **stat
 	assert_int_equal(res.new_records, 4);
 	assert_int_equal(res.unknown, 1);
 	assert_int_equal(res.undecodable, 3);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note IS NOT NULL"), 4);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE seq = 1 AND note = 'unknown_type'"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE seq = 2 AND note = 'length'"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE seq = 3 AND note = 'pid'"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM losses"), 0);
-	assert_int_equal(q(fx, "SELECT records_unknown + records_undecodable FROM batches"), 4);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note IS NOT NULL"), 4);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE seq = 1 AND note = 'unknown_type'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE seq = 2 AND note = 'length'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE seq = 3 AND note = 'pid'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM losses"), 0);
+	assert_int_equal(lake_q(fx, "SELECT records_unknown + records_undecodable FROM batches"), 4);
 }
 
 /* ---- live runs (TL_RUN) ------------------------------------------------------- */
@@ -652,7 +580,7 @@ struct live {
 	const char *host;      /* JSON members after the header's (",\"uid\":0,\"host\":{...}"); NULL: none */
 };
 
-static void add_live(struct fixture *fx, uint64_t seq, const struct live *l)
+static void add_live(struct lake_fixture *fx, uint64_t seq, const struct live *l)
 {
 	char json[16384];
 	int n = snprintf(json, sizeof(json),
@@ -676,7 +604,7 @@ static void add_live(struct fixture *fx, uint64_t seq, const struct live *l)
 	assert_true(frames_add(&fx->f, seq, TL_RUN, json, (uint32_t)n));
 }
 
-static int store_sealed_boot(struct fixture *fx, const uint8_t boot[BATCH_BOOT_ID_LEN], uint64_t batch_seq,
+static int store_sealed_boot(struct lake_fixture *fx, const uint8_t boot[BATCH_BOOT_ID_LEN], uint64_t batch_seq,
 			     struct store_result *res)
 {
 	struct batch_header h;
@@ -686,7 +614,7 @@ static int store_sealed_boot(struct fixture *fx, const uint8_t boot[BATCH_BOOT_I
 	int rc;
 
 	assert_int_equal(seal_frames_boot(&fx->key, fx->host, boot, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
-	assert_int_equal(batch_verify(s.wire, s.len, lookup_any_host, &fx->key, &h, hash), 0);
+	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
 	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
 	rc = store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1700000000000000000ull + batch_seq, res);
 	free(raw);
@@ -708,14 +636,14 @@ static int keep_run(void *ctx, const struct store_run *r)
 	return 0;
 }
 
-static void text_of(struct fixture *fx, const char *sql, char *out, size_t outlen)
+static void text_of(struct lake_fixture *fx, const char *sql, char *out, size_t outlen)
 {
 	sql_text(fx->db, sql, out, outlen);
 }
 
 static void live_record_creates_its_run_and_only_a_higher_update_changes_it(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct store_run r = { 0 };
 	char text[256];
@@ -724,39 +652,39 @@ static void live_record_creates_its_run_and_only_a_higher_update_changes_it(void
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.runs, 1);
 	assert_int_equal(res.bad_live_records, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note IS NULL AND type = %d", TL_RUN), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note IS NULL AND type = %d", TL_RUN), 1);
 	text_of(fx, "SELECT run_key || '|' || schema || '|' || state || '|' || detected_by || '|' || engine || '|' || "
 		    "pipeline || '|' || command || '|' || slurm_job_id FROM runs", text, sizeof(text));
 	assert_string_equal(text, "b00t-4242-1000|tracer.live.v1|running|snakemake|snakemake|"
 				  "snakemake:/data/wf/Snakefile|[\"snakemake\",\"--cores\",\"2\"]|77");
-	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 1);
-	assert_int_equal(q(fx, "SELECT last_update_ns FROM runs"), T0 + SEC);
-	assert_int_equal(q(fx, "SELECT start_ns FROM runs"), T0);
-	assert_int_equal(q(fx, "SELECT end_ns IS NULL AND duration_ns IS NULL AND exit_code IS NULL FROM runs"), 1);
-	assert_int_equal(q(fx, "SELECT root_pid FROM runs"), 4242);
-	assert_int_equal(q(fx, "SELECT preexisting FROM runs"), 0);
-	assert_int_equal(q(fx, "SELECT running_processes FROM runs"), 1);
-	assert_int_equal(q(fx, "SELECT cpu_ns + read_bytes + write_bytes + rchar + wchar + net_tx_bytes + net_rx_bytes "
+	assert_int_equal(lake_q(fx, "SELECT update_seq FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT last_update_ns FROM runs"), T0 + SEC);
+	assert_int_equal(lake_q(fx, "SELECT start_ns FROM runs"), T0);
+	assert_int_equal(lake_q(fx, "SELECT end_ns IS NULL AND duration_ns IS NULL AND exit_code IS NULL FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT root_pid FROM runs"), 4242);
+	assert_int_equal(lake_q(fx, "SELECT preexisting FROM runs"), 0);
+	assert_int_equal(lake_q(fx, "SELECT running_processes FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT cpu_ns + read_bytes + write_bytes + rchar + wchar + net_tx_bytes + net_rx_bytes "
 			       "FROM runs"), 1000 + 2 + 3 + 4 + 5 + 6 + 7);
-	assert_int_equal(q(fx, "SELECT live_cpu_millicores + live_read_bytes_per_s + live_write_bytes_per_s + "
+	assert_int_equal(lake_q(fx, "SELECT live_cpu_millicores + live_read_bytes_per_s + live_write_bytes_per_s + "
 			       "live_net_tx_bytes_per_s + live_net_rx_bytes_per_s FROM runs"), 1500 + 10 + 11 + 12 + 13);
-	assert_int_equal(q(fx, "SELECT live_rss_bytes FROM runs"), 1048576);
-	assert_int_equal(q(fx, "SELECT seq FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT live_rss_bytes FROM runs"), 1048576);
+	assert_int_equal(lake_q(fx, "SELECT seq FROM runs"), 1);
 
 	/* a newer record: the header follows it; the row keeps the record that made it */
 	add_live(fx, 2, &(struct live){ .key = "b00t-4242-1000", .update = 3, .state = "succeeded",
 					 .end_ns = "1700000005000000000", .exit_code = "0" });
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
 	assert_int_equal(res.runs, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
 	text_of(fx, "SELECT state FROM runs", text, sizeof(text));
 	assert_string_equal(text, "succeeded");
-	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 3);
-	assert_int_equal(q(fx, "SELECT exit_code FROM runs"), 0);
-	assert_int_equal(q(fx, "SELECT duration_ns FROM runs"), 5 * SEC);
-	assert_int_equal(q(fx, "SELECT processes FROM runs"), 3);
-	assert_int_equal(q(fx, "SELECT seq FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT update_seq FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT exit_code FROM runs"), 0);
+	assert_int_equal(lake_q(fx, "SELECT duration_ns FROM runs"), 5 * SEC);
+	assert_int_equal(lake_q(fx, "SELECT processes FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT seq FROM runs"), 1);
 
 	/* an older one (a restarted processor repeating itself), and the same update again: no change */
 	add_live(fx, 3, &(struct live){ .key = "b00t-4242-1000", .update = 2, .state = "running" });
@@ -764,8 +692,8 @@ static void live_record_creates_its_run_and_only_a_higher_update_changes_it(void
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 	text_of(fx, "SELECT state FROM runs", text, sizeof(text));
 	assert_string_equal(text, "succeeded");
-	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 3);
-	assert_int_equal(q(fx, "SELECT processes FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT update_seq FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT processes FROM runs"), 3);
 
 	/* read back by its key */
 	assert_int_equal(store_run(fx->st, "b00t-4242-1000", keep_run, &r), STORE_OK);
@@ -777,7 +705,7 @@ static void live_record_creates_its_run_and_only_a_higher_update_changes_it(void
 
 static void live_steps_are_upserted_by_id_and_keep_their_first_position(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	char text[256];
 
@@ -788,12 +716,12 @@ static void live_steps_are_upserted_by_id_and_keep_their_first_position(void **s
 						  "{\"id\":\"b\",\"name\":\"sort\",\"state\":\"running\"},"
 						  "{\"name\":\"no id\"}, 5, {\"id\":7}]" });
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM steps"), 2);
-	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'a'"), 0);
-	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'b'"), 1);
-	assert_int_equal(q(fx, "SELECT live_cpu_millicores FROM steps WHERE step_id = 'a'"), 900);
-	assert_int_equal(q(fx, "SELECT last_update_ns FROM steps WHERE step_id = 'a'"), T0 + SEC);
-	assert_int_equal(q(fx, "SELECT steps FROM runs"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 2);
+	assert_int_equal(lake_q(fx, "SELECT idx FROM steps WHERE step_id = 'a'"), 0);
+	assert_int_equal(lake_q(fx, "SELECT idx FROM steps WHERE step_id = 'b'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT live_cpu_millicores FROM steps WHERE step_id = 'a'"), 900);
+	assert_int_equal(lake_q(fx, "SELECT last_update_ns FROM steps WHERE step_id = 'a'"), T0 + SEC);
+	assert_int_equal(lake_q(fx, "SELECT steps FROM runs"), 2);
 
 	/* a new step goes after the others; a changed one is replaced whole, in its place */
 	add_live(fx, 2, &(struct live){ .key = "k", .update = 2,
@@ -807,22 +735,22 @@ static void live_steps_are_upserted_by_id_and_keep_their_first_position(void **s
 					 .steps = "[{\"id\":\"b\",\"name\":\"sort\",\"state\":\"failed\",\"failed\":true},"
 						  "{\"id\":\"c\",\"name\":\"call\",\"state\":\"pwned\"}]" });
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM steps"), 3);
-	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'a'"), 0);
-	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'b'"), 1);
-	assert_int_equal(q(fx, "SELECT idx FROM steps WHERE step_id = 'c'"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 3);
+	assert_int_equal(lake_q(fx, "SELECT idx FROM steps WHERE step_id = 'a'"), 0);
+	assert_int_equal(lake_q(fx, "SELECT idx FROM steps WHERE step_id = 'b'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT idx FROM steps WHERE step_id = 'c'"), 2);
 	text_of(fx, "SELECT state || '|' || tools || '|' || end_ns || '|' || cpu_ns || '|' || peak_rss_bytes || '|' || "
 		    "failed || '|' || nonzero_exits || '|' || rchar || '|' || net_tx_bytes FROM steps WHERE step_id = 'a'",
 		text, sizeof(text));
 	assert_string_equal(text, "succeeded|[\"bwa mem\",\"samtools sort\"]|9|123|4096|0|1|5|6");
 	/* replaced whole: what the newer element does not have is NULL now */
-	assert_int_equal(q(fx, "SELECT engine IS NULL AND live_cpu_millicores IS NULL FROM steps WHERE step_id = 'a'"),
+	assert_int_equal(lake_q(fx, "SELECT engine IS NULL AND live_cpu_millicores IS NULL FROM steps WHERE step_id = 'a'"),
 			 1);
-	assert_int_equal(q(fx, "SELECT last_update_ns FROM steps WHERE step_id = 'a'"), T0 + 2 * SEC);
+	assert_int_equal(lake_q(fx, "SELECT last_update_ns FROM steps WHERE step_id = 'a'"), T0 + 2 * SEC);
 	text_of(fx, "SELECT state FROM steps WHERE step_id = 'b'", text, sizeof(text));
 	assert_string_equal(text, "failed");
-	assert_int_equal(q(fx, "SELECT state IS NULL FROM steps WHERE step_id = 'c'"), 1);
-	assert_int_equal(q(fx, "SELECT steps FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT state IS NULL FROM steps WHERE step_id = 'c'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT steps FROM runs"), 3);
 }
 
 /*
@@ -831,7 +759,7 @@ static void live_steps_are_upserted_by_id_and_keep_their_first_position(void **s
  */
 static void attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	static const char *const args[] = { "samtools", "sort", NULL };
 	_Alignas(8) uint8_t exec42[DECODE_MAX_LEN], exec43[DECODE_MAX_LEN];
 	struct tr_fork fk42 = make_fork(100, 41, 50, 42, 99), fk43 = make_fork(110, 41, 50, 43, 120);
@@ -848,9 +776,9 @@ static void attribution_before_and_after_kernel_records_completes_the_process_an
 	assert_true(frames_add(&fx->f, 2, TR_FORK, &fk43, sizeof(fk43)));
 	assert_true(frames_add(&fx->f, 3, TR_EXEC, exec43, (uint32_t)n43));
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
-	assert_int_equal(q(fx, "SELECT run_id FROM processes WHERE tgid = 42"), 1);
-	assert_int_equal(q(fx, "SELECT execs = 0 AND exe IS NULL AND start_real_ns IS NULL FROM processes WHERE tgid = 42"),
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 2);
+	assert_int_equal(lake_q(fx, "SELECT run_id FROM processes WHERE tgid = 42"), 1);
+	assert_int_equal(lake_q(fx, "SELECT execs = 0 AND exe IS NULL AND start_real_ns IS NULL FROM processes WHERE tgid = 42"),
 			 1);
 
 	assert_true(frames_add(&fx->f, 4, TR_FORK, &fk42, sizeof(fk42)));
@@ -860,7 +788,7 @@ static void attribution_before_and_after_kernel_records_completes_the_process_an
 					 .attributed = "[{\"pid\":43,\"start_mono_ns\":120,\"step\":\"s2\",\"tool\":null}]" });
 	assert_true(frames_add(&fx->f, 8, TR_EXIT, &ex43, sizeof(ex43)));
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 2);
 	/* 42: the kernel's records completed the row the attribution made */
 	text_of(fx, "SELECT run_id || '|' || step || '|' || tool || '|' || exe || '|' || argv || '|' || ppid || '|' || "
 		    "execs || '|' || exit_code || '|' || runtime_ns || '|' || start_real_ns || '|' || end_real_ns "
@@ -879,12 +807,12 @@ static void attribution_before_and_after_kernel_records_completes_the_process_an
 	text_of(fx, "SELECT step || '|' || tool || '|' || exe || '|' || runtime_ns FROM processes WHERE tgid = 42", text,
 		sizeof(text));
 	assert_string_equal(text, "s3|samtools|/usr/bin/samtools|1003");
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes WHERE run_id = 1"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes WHERE run_id = 1"), 2);
 }
 
 static void live_signals_are_kept_whole_with_their_run(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	char text[256];
 
@@ -892,23 +820,23 @@ static void live_signals_are_kept_whole_with_their_run(void **state)
 					 .signals = "[{\"kind\":\"failed\",\"pid\":4251,\"start_mono_ns\":77,\"step\":\"s1\","
 						    "\"tool\":\"bwa mem\",\"exit_code\":1},{\"kind\":5},7]" });
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals"), 1);
 	text_of(fx, "SELECT run_id || '|' || source || '|' || kind || '|' || pid || '|' || start_ns || '|' || step || "
 		    "'|' || tool || '|' || seq FROM signals WHERE ts_ns IS NULL", text, sizeof(text));
 	assert_string_equal(text, "1|live|failed|4251|77|s1|bwa mem|1");
-	assert_int_equal(q(fx, "SELECT json_extract(detail, '$.exit_code') FROM signals"), 1);
-	assert_int_equal(q(fx, "SELECT signals FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT json_extract(detail, '$.exit_code') FROM signals"), 1);
+	assert_int_equal(lake_q(fx, "SELECT signals FROM runs"), 1);
 	add_live(fx, 2, &(struct live){ .key = "k", .update = 2,
 					 .signals = "[{\"kind\":\"oom_kill\",\"pid\":4252,\"start_mono_ns\":78}]" });
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT signals FROM runs"), 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE run_id = 1 AND source = 'live'"), 2);
+	assert_int_equal(lake_q(fx, "SELECT signals FROM runs"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE run_id = 1 AND source = 'live'"), 2);
 }
 
 /* TL_TOOLS: processes in no run get their tool; their kernel records' rows keep everything else. */
 static void tools_records_name_processes_in_no_run(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	static const char tools[] = "{\"schema\":\"tracer.tools.v1\",\"processes\":[{\"pid\":77,\"start_mono_ns\":5,"
 				    "\"tool\":\"rsync\"},{\"pid\":78,\"start_mono_ns\":6,\"tool\":\"ls\"},{\"pid\":\"x\"},3]}";
@@ -921,11 +849,11 @@ static void tools_records_name_processes_in_no_run(void **state)
 	assert_true(frames_add(&fx->f, 2, TL_TOOLS, wrong, sizeof(wrong) - 1));
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.bad_live_records, 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM processes"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 2);
 	text_of(fx, "SELECT group_concat(tgid || ':' || tool || ':' || ifnull(run_id, '-'), ' ') FROM processes", text,
 		sizeof(text));
 	assert_string_equal(text, "77:rsync:- 78:ls:-");
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note = 'bad_live_record'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note = 'bad_live_record'"), 1);
 	assert_true(frames_add(&fx->f, 3, TL_TOOLS, again, sizeof(again) - 1));
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
 	text_of(fx, "SELECT tool FROM processes WHERE tgid = 77", text, sizeof(text));
@@ -935,7 +863,7 @@ static void tools_records_name_processes_in_no_run(void **state)
 /* A restarted processor repeats what it sent after its checkpoint (docs/live.md, "Restarts"). */
 static void a_live_signal_sent_again_is_stored_once(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	const char *sig = "[{\"kind\":\"killed\",\"pid\":4251,\"start_mono_ns\":77,\"signal\":9}]";
 
@@ -945,13 +873,13 @@ static void a_live_signal_sent_again_is_stored_once(void **state)
 	add_live(fx, 3, &(struct live){ .key = "k", .update = 1048579,
 					 .signals = "[{\"kind\":\"killed\",\"pid\":4251,\"start_mono_ns\":78}]" });
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 2); /* 78: another process */
-	assert_int_equal(q(fx, "SELECT signals FROM runs"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 2); /* 78: another process */
+	assert_int_equal(lake_q(fx, "SELECT signals FROM runs"), 2);
 }
 
 static void bad_live_records_are_noted_counted_and_the_batch_still_stored(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	static const char *const bad[] = {
 		"{\"schema\":\"tracer.live.v1\",\"key\":\"k\"",                  /* cut short */
 		"[{\"schema\":\"tracer.live.v1\",\"key\":\"k\"}]",                 /* not an object */
@@ -990,14 +918,14 @@ static void bad_live_records_are_noted_counted_and_the_batch_still_stored(void *
 	assert_int_equal(res.bad_reports + res.unknown + res.undecodable, 0);
 	assert_int_equal(res.runs, 0);
 	assert_int_equal(res.new_records, 15);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note = 'bad_live_record'"), 13);
-	assert_int_equal(q(fx, "SELECT bad_live_records FROM batches"), 13);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note = 'bad_live_record'"), 13);
+	assert_int_equal(lake_q(fx, "SELECT bad_live_records FROM batches"), 13);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 2);
 }
 
 /* A record's array of n elements "{}" inside head ... tail, as a frame. */
-static void add_array_record(struct fixture *fx, uint64_t seq, uint16_t type, const char *head, const char *tail,
+static void add_array_record(struct lake_fixture *fx, uint64_t seq, uint16_t type, const char *head, const char *tail,
 			     size_t n)
 {
 	size_t hl = strlen(head), tl = strlen(tail), len = hl + 3 * n + tl;
@@ -1015,7 +943,7 @@ static void add_array_record(struct fixture *fx, uint64_t seq, uint16_t type, co
 /* At most STORE_RUN_ROWS_MAX elements of a record's array become rows; the rest are counted. */
 static void arrays_beyond_the_bound_are_counted_not_stored(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 
 	/* a live record's: counted (1 MiB holds no 100,000 elements with a key: none would be stored) */
@@ -1026,13 +954,13 @@ static void arrays_beyond_the_bound_are_counted_not_stored(void **state)
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.bad_live_records + res.bad_reports, 0);
 	assert_int_equal(res.run_rows_dropped, 5 + 7);
-	assert_int_equal(q(fx, "SELECT count(*) FROM run_processes WHERE run_id = 2"), STORE_RUN_ROWS_MAX);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM run_processes WHERE run_id = 2"), STORE_RUN_ROWS_MAX);
 }
 
 /* A host cannot still run a run of an earlier boot: a batch of a new boot makes them (and their steps) lost. */
 static void a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	uint8_t boot_a[BATCH_BOOT_ID_LEN], boot_b[BATCH_BOOT_ID_LEN];
 	static const char running_step[] = "[{\"id\":\"s\",\"state\":\"running\"},{\"id\":\"t\",\"state\":\"succeeded\"}]";
 	struct store_result res;
@@ -1047,7 +975,7 @@ static void a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost(void **state
 	assert_int_equal(store_sealed_boot(fx, boot_a, 1, &res), STORE_OK);
 	add_samples(fx, 3, 1);
 	assert_int_equal(store_sealed_boot(fx, boot_a, 2, &res), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE state = 'running'"), 1);
 
 	/* the next boot: its own run stays running; the earlier boot's is lost, with its running step */
 	add_live(fx, 4, &(struct live){ .key = "b-1", .update = 1, .steps = running_step });
@@ -1064,7 +992,7 @@ static void a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost(void **state
 	assert_int_equal(store_sealed_boot(fx, boot_b, 4, &res), STORE_OK);
 	text_of(fx, "SELECT state FROM runs WHERE run_key = 'a-1'", text, sizeof(text));
 	assert_string_equal(text, "lost");
-	assert_int_equal(q(fx, "SELECT count(*) FROM steps WHERE run_id = 1 AND state = 'running'"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps WHERE run_id = 1 AND state = 'running'"), 0);
 }
 
 /* tracer run's report of a run the daemons streamed live: the report takes over the live row. */
@@ -1083,7 +1011,7 @@ static const char keyed_report[] =
 
 static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appears_once(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct tr_fork fk42 = make_fork(100, 41, 50, 42, 99), fk43 = make_fork(110, 41, 50, 43, 120);
 	struct store_result res;
 	struct store_run r = { 0 };
@@ -1104,14 +1032,14 @@ static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appear
 	assert_int_equal(res.bad_reports, 0);
 	/* the repeated step id s1: not stored, counted */
 	assert_int_equal(res.run_rows_dropped, 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
 	text_of(fx, "SELECT run_id || '|' || seq || '|' || state || '|' || detected_by || '|' || schema || '|' || "
 		    "exit_code || '|' || last_update_ns || '|' || pipeline_run_id || '|' || summary FROM runs", text,
 		sizeof(text));
 	assert_string_equal(text, "1|4|failed|tracer_run|tracer.run.v1|1|1700000004000000000|sm-9|"
 				  "tracer: snakemake --cores 2: exit 1\n");
 	/* what only the live records had stays */
-	assert_int_equal(q(fx, "SELECT root_pid FROM runs"), 4242);
+	assert_int_equal(lake_q(fx, "SELECT root_pid FROM runs"), 4242);
 	/* the report's steps and signals replaced the live ones */
 	text_of(fx, "SELECT group_concat(step_id || ':' || state || ':' || idx, ',') FROM (SELECT * FROM steps "
 		    "ORDER BY idx)", text, sizeof(text));
@@ -1119,9 +1047,9 @@ static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appear
 	text_of(fx, "SELECT nonzero_exits || '|' || rchar || '|' || engine || '|' || rule || '|' || last_update_ns "
 		    "FROM steps WHERE step_id = 's1'", text, sizeof(text));
 	assert_string_equal(text, "1|8|snakemake|align|1700000004000000000");
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals WHERE source = 'run_report' AND run_id = 1"), 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM run_processes WHERE run_id = 1"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE source = 'run_report' AND run_id = 1"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM run_processes WHERE run_id = 1"), 2);
 	/* the report's processes found by pid and start (43's within 1 ms: another processor's clock offset) */
 	text_of(fx, "SELECT group_concat(tgid || ':' || run_id || ':' || step || ':' || tool, ',') FROM "
 		    "(SELECT * FROM processes ORDER BY tgid)", text, sizeof(text));
@@ -1138,8 +1066,8 @@ static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appear
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 	text_of(fx, "SELECT state || '|' || seq || '|' || steps || '|' || signals FROM runs", text, sizeof(text));
 	assert_string_equal(text, "failed|4|3|1");
-	assert_int_equal(q(fx, "SELECT count(*) FROM steps"), 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM signals"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals"), 1);
 	text_of(fx, "SELECT tool FROM processes WHERE tgid = 43", text, sizeof(text));
 	assert_string_equal(text, "tac");
 }
@@ -1147,7 +1075,7 @@ static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appear
 /* A report without a key, or whose key no live run has, is a run of its own, its state from its exit. */
 static void report_runs_get_their_state_from_the_exit_code(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	static const char ok[] = "{\"report\":{\"exit_code\":0,\"run\":{\"key\":\"other\"}}}";
 	static const char lost[] = "{\"report\":{\"exit_code\":null}}";
 	/* a key with an escaped NUL is no key: it does not take over "other" */
@@ -1175,7 +1103,7 @@ static void report_runs_get_their_state_from_the_exit_code(void **state)
 	"\"memory_bytes\":16106127360,\"price_per_hour\":0.192}"
 
 /* The host's columns of the only run, as text ("-" for NULL). */
-static void host_of(struct fixture *fx, char *text, size_t len)
+static void host_of(struct lake_fixture *fx, char *text, size_t len)
 {
 	text_of(fx, "SELECT coalesce(host_cloud, '-') || '|' || coalesce(host_instance_type, '-') || '|' || "
 		    "coalesce(host_instance_id, '-') || '|' || coalesce(host_region, '-') || '|' || "
@@ -1186,7 +1114,7 @@ static void host_of(struct fixture *fx, char *text, size_t len)
 
 static void live_records_store_the_host_and_a_later_one_without_it_keeps_it(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct store_run r = { 0 };
 	char text[256];
@@ -1195,7 +1123,7 @@ static void live_records_store_the_host_and_a_later_one_without_it_keeps_it(void
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	host_of(fx, text, sizeof(text));
 	assert_string_equal(text, "aws|m6i.xlarge|i-0123456789abcdef0|us-east-1|4|16106127360|0.192000|1000");
-	assert_int_equal(q(fx, "SELECT typeof(host_price_per_hour) = 'real' FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT typeof(host_price_per_hour) = 'real' FROM runs"), 1);
 	/* read back as tracer cost will */
 	assert_int_equal(store_run(fx->st, "k", keep_run, &r), STORE_OK);
 	assert_true(r.host_cpus.known && r.host_cpus.v == 4);
@@ -1210,7 +1138,7 @@ static void live_records_store_the_host_and_a_later_one_without_it_keeps_it(void
 					 .host = ",\"uid\":null,\"host\":{\"cloud\":null,\"instance_type\":null,"
 						 "\"instance_id\":null,\"region\":null,\"cpus\":null,\"memory_bytes\":null}" });
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT update_seq FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT update_seq FROM runs"), 3);
 	host_of(fx, text, sizeof(text));
 	assert_string_equal(text, "aws|m6i.xlarge|i-0123456789abcdef0|us-east-1|4|16106127360|0.192000|1000");
 
@@ -1221,7 +1149,7 @@ static void live_records_store_the_host_and_a_later_one_without_it_keeps_it(void
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 	host_of(fx, text, sizeof(text));
 	assert_string_equal(text, "aws|m6i.2xlarge|i-0123456789abcdef0|us-east-1|8|16106127360|1.000000|0");
-	assert_int_equal(q(fx, "SELECT typeof(host_price_per_hour) = 'real' FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT typeof(host_price_per_hour) = 'real' FROM runs"), 1);
 	/* an older one changes nothing */
 	add_live(fx, 5, &(struct live){ .key = "k", .update = 2, .host = EC2_HOST });
 	assert_int_equal(store_sealed(fx, fx->host, 4, &res, NULL), STORE_OK);
@@ -1241,7 +1169,7 @@ static void host_values_of_the_wrong_type_or_range_are_null(void **state)
 		",\"host\":\"aws\"",
 		",\"host\":[1,2]",
 	};
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	char key[16], text[256];
 
@@ -1252,7 +1180,7 @@ static void host_values_of_the_wrong_type_or_range_are_null(void **state)
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.bad_live_records, 0);
 	assert_int_equal(res.runs, sizeof(hostile) / sizeof(hostile[0]));
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs WHERE coalesce(host_cloud, host_instance_type, "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE coalesce(host_cloud, host_instance_type, "
 			       "host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour, "
 			       "uid) IS NULL"), sizeof(hostile) / sizeof(hostile[0]));
 	/* 0 is a price */
@@ -1273,7 +1201,7 @@ static const char host_report[] =
 
 static void a_report_stores_the_host_and_over_a_live_row_keeps_what_it_lacks(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	char text[256];
 
@@ -1286,13 +1214,13 @@ static void a_report_stores_the_host_and_over_a_live_row_keeps_what_it_lacks(voi
 	/* a report without a host keeps nothing it never had: a run of its own, NULL */
 	assert_true(frames_add(&fx->f, 2, TL_RUN_REPORT, good_report, sizeof(good_report) - 1));
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs WHERE run_id = 2 AND host_cloud IS NULL AND uid IS NULL "
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE run_id = 2 AND host_cloud IS NULL AND uid IS NULL "
 			       "AND host_price_per_hour IS NULL"), 1);
 }
 
 static void a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_none(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	char text[256];
 
@@ -1301,13 +1229,13 @@ static void a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_non
 	/* keyed_report has no host: the live row's stays */
 	assert_true(frames_add(&fx->f, 2, TL_RUN_REPORT, keyed_report, sizeof(keyed_report) - 1));
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
 	host_of(fx, text, sizeof(text));
 	assert_string_equal(text, "aws|m6i.xlarge|i-0123456789abcdef0|us-east-1|4|16106127360|0.192000|1000");
 	/* a report with a host: its values win, its nulls keep the row's */
 	assert_true(frames_add(&fx->f, 3, TL_RUN_REPORT, host_report, sizeof(host_report) - 1));
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
 	host_of(fx, text, sizeof(text));
 	assert_string_equal(text, "gcp|m6i.xlarge|i-0123456789abcdef0|europe-west4|2|8589934592|0.047500|1001");
 }
@@ -1316,7 +1244,7 @@ static void a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_non
 
 static void lake_reopens_and_refuses_other_versions_and_other_files(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct store *ro = NULL, *again = NULL;
 	char err[512], path[128];
@@ -1332,7 +1260,7 @@ static void lake_reopens_and_refuses_other_versions_and_other_files(void **state
 	fx->st = NULL;
 	assert_int_equal(store_open(&again, fx->db, false, err, sizeof(err)), STORE_OK);
 	fx->st = again;
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), 3);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 3);
 	sql_text(fx->db, "PRAGMA journal_mode", err, sizeof(err));
 	assert_string_equal(err, "wal");
 
@@ -1370,7 +1298,7 @@ static void lake_reopens_and_refuses_other_versions_and_other_files(void **state
  */
 static void exits_store_the_images_own_peak_and_old_records_say_unknown(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct tr_exit own = make_exit(500, 42, 99, 41, 0, 1000);
 	struct tr_exit gone = make_exit(600, 43, 120, 41, 0, 2000);
 	struct tr_exit old = make_exit(700, 44, 130, 41, 0, 3000);
@@ -1385,12 +1313,12 @@ static void exits_store_the_images_own_peak_and_old_records_say_unknown(void **s
 	assert_true(frames_add(&fx->f, 3, TR_EXIT, &old, TR_EXIT_V2_SIZE));
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.undecodable, 0);
-	assert_int_equal(q(fx, "SELECT peak_rss_bytes FROM processes WHERE tgid = 42"), 8 << 20);
-	assert_int_equal(q(fx, "SELECT maxrss_bytes FROM processes WHERE tgid = 42"), 1004);
-	assert_int_equal(q(fx, "SELECT memcg_peak_bytes FROM processes WHERE tgid = 42"), 64 << 20);
-	assert_int_equal(q(fx, "SELECT peak_rss_bytes IS NULL AND memcg_peak_bytes IS NULL FROM processes "
+	assert_int_equal(lake_q(fx, "SELECT peak_rss_bytes FROM processes WHERE tgid = 42"), 8 << 20);
+	assert_int_equal(lake_q(fx, "SELECT maxrss_bytes FROM processes WHERE tgid = 42"), 1004);
+	assert_int_equal(lake_q(fx, "SELECT memcg_peak_bytes FROM processes WHERE tgid = 42"), 64 << 20);
+	assert_int_equal(lake_q(fx, "SELECT peak_rss_bytes IS NULL AND memcg_peak_bytes IS NULL FROM processes "
 			       "WHERE tgid = 43"), 1);
-	assert_int_equal(q(fx, "SELECT peak_rss_bytes IS NULL AND maxrss_bytes = 3004 FROM processes WHERE tgid = 44"),
+	assert_int_equal(lake_q(fx, "SELECT peak_rss_bytes IS NULL AND maxrss_bytes = 3004 FROM processes WHERE tgid = 44"),
 			 1);
 }
 
@@ -1551,7 +1479,7 @@ static void schema_text(const char *path, char *out, size_t outlen)
 }
 
 /* An older lake (versions 1 and 2) becomes exactly a lake of this version when the ingest opens it. */
-static void upgraded(struct fixture *fx, int version)
+static void upgraded(struct lake_fixture *fx, int version)
 {
 	char path[128], err[512], fresh[16384], old[16384];
 	struct store *st = NULL;
@@ -1594,7 +1522,7 @@ static const char *const v4_run_columns[] = { "host_cloud", "host_instance_type"
  * A lake of version 3, as the tracer before issue 15 left it: an old lake upgraded to this version with a
  * live run stored, then version 4's columns (and version 5's table) taken away again.
  */
-static void make_v3_lake(struct fixture *fx, const char *path)
+static void make_v3_lake(struct lake_fixture *fx, const char *path)
 {
 	struct store *st = NULL, *keep = fx->st;
 	struct store_result res;
@@ -1621,7 +1549,7 @@ static void make_v3_lake(struct fixture *fx, const char *path)
 
 static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	char path[128], err[512], fresh[16384], old[16384];
 	struct store *st = NULL;
 	struct store_result res;
@@ -1659,7 +1587,7 @@ static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(
 /* An upgraded lake takes live records like a new one. */
 static void upgraded_lake_takes_live_records(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	char err[256];
 
@@ -1671,8 +1599,8 @@ static void upgraded_lake_takes_live_records(void **state)
 	add_live(fx, 1, &(struct live){ .key = "k", .update = 1, .steps = "[{\"id\":\"s\",\"state\":\"running\"}]" });
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.runs, 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM runs"), 3);
-	assert_int_equal(q(fx, "SELECT count(*) FROM steps WHERE run_id = 3 AND state = 'running'"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 3);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps WHERE run_id = 3 AND state = 'running'"), 1);
 }
 
 /* ---- speed ----------------------------------------------------------------------- */
@@ -1688,7 +1616,7 @@ static double now_s(void)
 /* Prints the figure docs/lake.md quotes; asserts only that it finishes. */
 static void ten_thousand_samples_are_stored_in_one_transaction(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct batch_header h;
 	struct sealed s;
@@ -1703,7 +1631,7 @@ static void ten_thousand_samples_are_stored_in_one_transaction(void **state)
 		assert_int_equal(seal_frames(&fx->key, fx->host, 1 + (uint64_t)round, NULL, BATCH_COMP_ZLIB, &fx->f, &s),
 				 0);
 		frames_reset(&fx->f);
-		assert_int_equal(batch_verify(s.wire, s.len, lookup_any_host, &fx->key, &h, hash), 0);
+		assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
 		assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
 		t0 = now_s();
 		assert_int_equal(store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1, &res), STORE_OK);
@@ -1714,63 +1642,63 @@ static void ten_thousand_samples_are_stored_in_one_transaction(void **state)
 		free(s.wire);
 	}
 	printf("ingest.store.samples_10k.records_per_s %.0f rec/s\n", 10000 / best);
-	assert_int_equal(q(fx, "SELECT count(*) FROM samples"), 30000);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 30000);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(batch_stores_every_record_once_with_its_checksum, setup, teardown),
-		cmocka_unit_test_setup_teardown(exec_fork_exit_make_one_process_with_its_exit_figures, setup, teardown),
-		cmocka_unit_test_setup_teardown(oom_kill_marks_the_victim_and_is_its_only_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(batch_stores_every_record_once_with_its_checksum, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(exec_fork_exit_make_one_process_with_its_exit_figures, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(oom_kill_marks_the_victim_and_is_its_only_signal, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(samples_files_cgroups_counters_and_losses_fill_their_tables, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(same_batch_twice_is_a_duplicate_and_stores_nothing, setup, teardown),
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(same_batch_twice_is_a_duplicate_and_stores_nothing, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(reformed_batch_overlapping_stored_records_stores_only_the_new_ones, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(records_are_keyed_by_host_so_two_hosts_share_seqs, setup, teardown),
-		cmocka_unit_test_setup_teardown(gaps_between_and_within_batches_are_recorded_and_filled, setup, teardown),
-		cmocka_unit_test_setup_teardown(key_announcement_enrols_the_new_key_for_the_same_host, setup, teardown),
-		cmocka_unit_test_setup_teardown(a_file_key_noted_in_the_lake_is_not_a_rotation_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(exit_records_raise_killed_for_a_real_kill_only, setup, teardown),
-		cmocka_unit_test_setup_teardown(run_report_fills_runs_steps_processes_and_signals, setup, teardown),
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(records_are_keyed_by_host_so_two_hosts_share_seqs, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(gaps_between_and_within_batches_are_recorded_and_filled, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(key_announcement_enrols_the_new_key_for_the_same_host, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_file_key_noted_in_the_lake_is_not_a_rotation_key, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(exit_records_raise_killed_for_a_real_kill_only, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(run_report_fills_runs_steps_processes_and_signals, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(run_report_that_is_not_json_is_counted_and_the_batch_still_stored, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(unknown_and_undecodable_records_are_kept_in_records_only, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(lake_reopens_and_refuses_other_versions_and_other_files, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(exits_store_the_images_own_peak_and_old_records_say_unknown, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, teardown),
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_records_store_the_host_and_a_later_one_without_it_keeps_it, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(host_values_of_the_wrong_type_or_range_are_null, setup, teardown),
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(host_values_of_the_wrong_type_or_range_are_null, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_report_stores_the_host_and_over_a_live_row_keeps_what_it_lacks, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_none,
-						setup, teardown),
+						setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_record_creates_its_run_and_only_a_higher_update_changes_it, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_steps_are_upserted_by_id_and_keep_their_first_position, setup,
-						teardown),
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
-			attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run, setup, teardown),
-		cmocka_unit_test_setup_teardown(live_signals_are_kept_whole_with_their_run, setup, teardown),
-		cmocka_unit_test_setup_teardown(a_live_signal_sent_again_is_stored_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(tools_records_name_processes_in_no_run, setup, teardown),
+			attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(live_signals_are_kept_whole_with_their_run, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_live_signal_sent_again_is_stored_once, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(tools_records_name_processes_in_no_run, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(bad_live_records_are_noted_counted_and_the_batch_still_stored, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(arrays_beyond_the_bound_are_counted_not_stored, setup, teardown),
-		cmocka_unit_test_setup_teardown(a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost, setup, teardown),
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(arrays_beyond_the_bound_are_counted_not_stored, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_batch_of_a_new_boot_makes_the_hosts_running_runs_lost, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
-			report_with_the_live_key_merges_into_the_live_row_and_the_run_appears_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(report_runs_get_their_state_from_the_exit_code, setup, teardown),
-		cmocka_unit_test_setup_teardown(ten_thousand_samples_are_stored_in_one_transaction, setup, teardown),
+			report_with_the_live_key_merges_into_the_live_row_and_the_run_appears_once, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(report_runs_get_their_state_from_the_exit_code, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(ten_thousand_samples_are_stored_in_one_transaction, setup, lake_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,7 @@
 #include "hostid.h"
 #include "json.h"
 #include "store.h"
+#include "lake_fixture.h"
 #include "test_ingest_helpers.h"
 
 #define SEC 1000000000LL
@@ -46,93 +47,18 @@
 
 /* ---- storing: a lake file written through store_batch ----------------------------- */
 
-struct fixture {
-	char dir[64];
-	char db[96];
-	struct store *st;
-	struct batch_secret_key key;
-	uint8_t host[BATCH_HOST_ID_LEN];
-	struct frames f;
-};
-
-static int lookup_any_host(void *ctx, const uint8_t key_id[BATCH_KEY_ID_LEN], uint8_t pk[BATCH_PUBKEY_LEN],
-			   uint8_t bound[BATCH_HOST_ID_LEN])
-{
-	const struct batch_secret_key *k = ctx;
-
-	if (memcmp(key_id, k->key_id, BATCH_KEY_ID_LEN))
-		return -1;
-	memcpy(pk, k->public_key, BATCH_PUBKEY_LEN);
-	memset(bound, 0, BATCH_HOST_ID_LEN);
-	return 0;
-}
 
 static int setup(void **state)
 {
-	struct fixture *fx = calloc(1, sizeof(*fx));
-	char err[256];
-
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_lake_sweep.XXXXXX");
-	if (batch_crypto_init() || !mkdtemp(fx->dir)) {
-		free(fx);
-		return -1;
-	}
-	snprintf(fx->db, sizeof(fx->db), "%s/lake.db", fx->dir);
-	if (store_open(&fx->st, fx->db, false, err, sizeof(err))) {
-		fprintf(stderr, "store_open: %s\n", err);
-		rm_tree(fx->dir);
-		free(fx);
-		return -1;
-	}
-	batch_key_generate(&fx->key);
-	host_id_of(fx->host, 1);
-	*state = fx;
-	return 0;
+	return lake_fixture_setup(state, "/tmp/test_lake_sweep.XXXXXX");
 }
 
-static int teardown(void **state)
+
+static int store_sealed(struct lake_fixture *fx, uint64_t batch_seq, struct store_result *res)
 {
-	struct fixture *fx = *state;
-
-	store_close(fx->st);
-	frames_free(&fx->f);
-	rm_tree(fx->dir);
-	free(fx);
-	return 0;
+	return lake_store_sealed(fx, fx->host, batch_seq, (uint64_t)T0 + batch_seq, res, NULL);
 }
 
-/* The ingest's path without HTTP: seal, verify, open, store (received at T0 + batch_seq ns). */
-static int store_sealed(struct fixture *fx, uint64_t batch_seq, struct store_result *res)
-{
-	struct batch_header h;
-	struct sealed s;
-	uint8_t hash[BATCH_HASH_LEN], *raw = NULL;
-	size_t raw_len = 0;
-	int rc;
-
-	assert_int_equal(seal_frames(&fx->key, fx->host, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
-	assert_int_equal(batch_verify(s.wire, s.len, lookup_any_host, &fx->key, &h, hash), 0);
-	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
-	rc = store_batch(fx->st, &h, hash, raw, raw_len, s.len, (uint64_t)T0 + batch_seq, res);
-	free(raw);
-	free(s.wire);
-	return rc;
-}
-
-static int64_t q(struct fixture *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int64_t q(struct fixture *fx, const char *fmt, ...)
-{
-	char sql[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
-	return sql_int(fx->db, sql);
-}
 
 #define BOOT_HEX "0123456789abcdef0123456789abcdef"
 
@@ -143,7 +69,7 @@ static const struct hostid ec2 = {
 };
 
 /* A TL_HOST record written by the processor's own writer (report/hostbeat.c): the beat as it is. */
-static void add_hostbeat(struct fixture *fx, uint64_t seq, const struct hostbeat *hb)
+static void add_hostbeat(struct lake_fixture *fx, uint64_t seq, const struct hostbeat *hb)
 {
 	struct obuf o;
 
@@ -154,7 +80,7 @@ static void add_hostbeat(struct fixture *fx, uint64_t seq, const struct hostbeat
 }
 
 /* Beat n over [T0 + from s, T0 + to s), with figures that are functions of n. */
-static void add_beat(struct fixture *fx, uint64_t seq, int n, int from, int to)
+static void add_beat(struct lake_fixture *fx, uint64_t seq, int n, int from, int to)
 {
 	struct hostbeat hb = {
 		.beat = (uint64_t)n, .boot_id = BOOT_HEX,
@@ -172,7 +98,7 @@ static void add_beat(struct fixture *fx, uint64_t seq, int n, int from, int to)
 	add_hostbeat(fx, seq, &hb);
 }
 
-static void add_json(struct fixture *fx, uint64_t seq, const char *json)
+static void add_json(struct lake_fixture *fx, uint64_t seq, const char *json)
 {
 	assert_true(frames_add(&fx->f, seq, TL_HOST, json, (uint32_t)strlen(json)));
 }
@@ -213,7 +139,7 @@ static int keep_beat(void *ctx, const struct store_beat *b)
 
 static void heartbeats_are_stored_with_every_figure(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct beats b = { 0 };
 	char text[256];
@@ -223,8 +149,8 @@ static void heartbeats_are_stored_with_every_figure(void **state)
 	assert_int_equal(store_sealed(fx, 1, &res), STORE_OK);
 	assert_int_equal(res.new_records, 2);
 	assert_int_equal(res.bad_live_records + res.unknown + res.undecodable, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE type = 69 AND note IS NULL"), 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM heartbeats"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE type = 69 AND note IS NULL"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM heartbeats"), 2);
 	/* the columns no read hands out */
 	sql_text(fx->db, "SELECT group_concat(seq || ':' || beat || ':' || uptime_s || ':' || cpu_idle_ns, ',') "
 			 "FROM (SELECT * FROM heartbeats ORDER BY seq)", text, sizeof(text));
@@ -282,7 +208,7 @@ static void a_bad_host_record_is_noted_counted_and_stores_nothing(void **state)
 	};
 	/* a NUL in the text: C would cut it, JSON may not have one */
 	static const char with_nul[] = "{\"schema\":\"tracer.host.v1\",\"start_ns\":1,\"end_ns\":2}\0 ";
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	uint64_t seq = 1;
 	size_t n = sizeof(bad) / sizeof(bad[0]);
@@ -304,16 +230,16 @@ static void a_bad_host_record_is_noted_counted_and_stores_nothing(void **state)
 	assert_int_equal(res.new_records, n + 3);
 	assert_int_equal(res.bad_live_records, n + 2);
 	assert_int_equal(res.unknown + res.undecodable + res.bad_reports, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note = 'bad_host_record'"), (int64_t)n + 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records"), (int64_t)n + 3);
-	assert_int_equal(q(fx, "SELECT bad_live_records FROM batches"), (int64_t)n + 2);
-	assert_int_equal(q(fx, "SELECT count(*) FROM heartbeats"), 1);
-	assert_int_equal(q(fx, "SELECT seq FROM heartbeats"), (int64_t)seq - 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note = 'bad_host_record'"), (int64_t)n + 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), (int64_t)n + 3);
+	assert_int_equal(lake_q(fx, "SELECT bad_live_records FROM batches"), (int64_t)n + 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM heartbeats"), 1);
+	assert_int_equal(lake_q(fx, "SELECT seq FROM heartbeats"), (int64_t)seq - 1);
 }
 
 static void numbers_of_the_wrong_type_or_range_are_null(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct beats b = { 0 };
 	char text[512];
@@ -337,7 +263,7 @@ static void numbers_of_the_wrong_type_or_range_are_null(void **state)
 		 "\"host\":{\"price_per_hour\":\"0.1\"}}");
 	assert_int_equal(store_sealed(fx, 1, &res), STORE_OK);
 	assert_int_equal(res.bad_live_records, 0);
-	assert_int_equal(q(fx, "SELECT count(*) FROM records WHERE note IS NOT NULL"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE note IS NOT NULL"), 0);
 	assert_int_equal(store_sweep_beats(fx->st, -1, keep_beat, &b), STORE_OK);
 	assert_int_equal(b.n, 3);
 	/* seq 1 */
@@ -373,7 +299,7 @@ static void numbers_of_the_wrong_type_or_range_are_null(void **state)
 /* What the processor could not read it writes null (and a counter past 2^63 cannot be stored): NULL. */
 static void what_the_processor_did_not_know_is_null(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	struct beats b = { 0 };
 	struct hostbeat hb = {
@@ -403,12 +329,12 @@ static void what_the_processor_did_not_know_is_null(void **state)
 	assert_unknown(b.v[0].host_cpus);
 	assert_unknown(b.v[0].host_memory_bytes);
 	assert_false(b.v[0].price_known);
-	assert_int_equal(q(fx, "SELECT count(*) FROM heartbeats WHERE uptime_s IS NULL AND host_instance_id IS NULL"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM heartbeats WHERE uptime_s IS NULL AND host_instance_id IS NULL"), 1);
 }
 
 static void a_heartbeat_sent_again_is_stored_once(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 
 	add_beat(fx, 1, 1, 0, 60);
@@ -426,8 +352,8 @@ static void a_heartbeat_sent_again_is_stored_once(void **state)
 	assert_int_equal(res.new_records, 1);
 	assert_int_equal(res.dup_records, 1);
 	assert_int_equal(res.conflicts, 1);
-	assert_int_equal(q(fx, "SELECT count(*) FROM heartbeats"), 2);
-	assert_int_equal(q(fx, "SELECT end_ns FROM heartbeats WHERE seq = 1"), T0 + 60 * SEC);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM heartbeats"), 2);
+	assert_int_equal(lake_q(fx, "SELECT end_ns FROM heartbeats WHERE seq = 1"), T0 + 60 * SEC);
 }
 
 /* Every table's columns and every index, as text: two lakes with the same text have the same schema. */
@@ -446,7 +372,7 @@ static void schema_text(const char *path, char *out, size_t outlen)
  * A lake of version 4, as the tracer before issue 17 left it: a lake of this version with a live run
  * stored, then version 5's table taken away again.
  */
-static void make_v4_lake(struct fixture *fx, const char *path)
+static void make_v4_lake(struct lake_fixture *fx, const char *path)
 {
 	static const char live[] = "{\"schema\":\"tracer.live.v1\",\"key\":\"b00t-7-70\",\"update\":1,"
 				   "\"state\":\"running\",\"start_ns\":1700000000000000000}";
@@ -471,7 +397,7 @@ static void make_v4_lake(struct fixture *fx, const char *path)
 
 static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	char path[128], err[512], fresh[16384], old[16384];
 	struct store *st = NULL;
 	struct store_result res;
@@ -510,7 +436,7 @@ static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(v
 /* The newest word: none in an empty lake; a batch's arrival; a heartbeat's end when that is later. */
 static void the_newest_word_is_the_latest_beat_end_or_batch(void **state)
 {
-	struct fixture *fx = *state;
+	struct lake_fixture *fx = *state;
 	struct store_result res;
 	int64_t now = 0;
 	uint8_t junk[3] = { 1, 2, 3 };
@@ -917,14 +843,14 @@ static void a_callback_stops_the_walk_with_its_value(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(heartbeats_are_stored_with_every_figure, setup, teardown),
-		cmocka_unit_test_setup_teardown(a_bad_host_record_is_noted_counted_and_stores_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(numbers_of_the_wrong_type_or_range_are_null, setup, teardown),
-		cmocka_unit_test_setup_teardown(what_the_processor_did_not_know_is_null, setup, teardown),
-		cmocka_unit_test_setup_teardown(a_heartbeat_sent_again_is_stored_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(heartbeats_are_stored_with_every_figure, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_bad_host_record_is_noted_counted_and_stores_nothing, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(numbers_of_the_wrong_type_or_range_are_null, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(what_the_processor_did_not_know_is_null, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_heartbeat_sent_again_is_stored_once, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(the_newest_word_is_the_latest_beat_end_or_batch, setup, teardown),
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(the_newest_word_is_the_latest_beat_end_or_batch, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(the_beats_ending_after_the_start_are_read_by_host_then_start, setup_lake,
 						teardown_lake),
 		cmocka_unit_test_setup_teardown(the_processes_alive_after_the_start_are_read_in_order, setup_lake,

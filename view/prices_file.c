@@ -82,3 +82,22 @@ int cost_default_table(struct price_table *t, char *path, size_t pathlen)
 		return 0;
 	return price_table_load(path, t) ? -1 : 1;
 }
+
+int price_table_choose(const char *path_opt, struct price_table *t, char *path, size_t pathlen, bool *have)
+{
+	int found;
+
+	*have = false;
+	if (path_opt) {
+		snprintf(path, pathlen, "%s", path_opt);
+		if (price_table_load(path, t))
+			return 1;
+		*have = true;
+		return 0;
+	}
+	found = cost_default_table(t, path, pathlen);
+	if (found < 0)
+		return 1;
+	*have = found == 1;
+	return 0;
+}

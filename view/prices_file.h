@@ -7,6 +7,7 @@
 #ifndef TRACER_VIEW_PRICES_FILE_H
 #define TRACER_VIEW_PRICES_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cost.h"
@@ -15,5 +16,12 @@
 int price_table_load(const char *path, struct price_table *t);
 /* The default table: 1 loaded (its path in path), 0 none found, -1 found but refused (said on stderr). */
 int cost_default_table(struct price_table *t, char *path, size_t pathlen);
+
+/*
+ * The table a --prices option names (path_opt), else the default one:
+ * 0 with *have saying whether there is one (its path in path), or 1 when
+ * the named or found table is refused (said on stderr).
+ */
+int price_table_choose(const char *path_opt, struct price_table *t, char *path, size_t pathlen, bool *have);
 
 #endif /* TRACER_VIEW_PRICES_FILE_H */

@@ -16,7 +16,6 @@
  * "ready PORT" on --ready-fd and READY=1 to systemd. This thread then
  * waits for SIGTERM or SIGINT.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -41,6 +40,7 @@
 #include "parse.h"
 #include "prices_file.h"
 #include "priv.h"
+#include "serve.h"
 #include "web_server.h"
 #include "store.h"
 #include "sweep_input.h"
@@ -48,7 +48,6 @@
 #include "web_sandbox.h"
 
 #define MAX_SETS 64u
-#define NS_PER_S 1000000000ull
 
 enum { EXPLICIT_LISTEN = 1u << 0, EXPLICIT_DB = 1u << 1, EXPLICIT_TOKEN = 1u << 2 };
 
@@ -119,13 +118,6 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	}
 }
 
-static void format_listen(const struct config_listen *l, char *out, size_t outlen)
-{
-	char a[INET6_ADDRSTRLEN] = "";
-
-	inet_ntop(l->family, l->addr, a, sizeof(a));
-	snprintf(out, outlen, l->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, l->port);
-}
 
 /*
  * --config / --set: tracer.conf's keys fill in what the command line did
@@ -149,7 +141,7 @@ static int apply_config(struct options *o)
 	if (!from_file)
 		return 0;
 	if (!(o->explicit & EXPLICIT_LISTEN)) {
-		format_listen(&cfg.web_listen, listen, sizeof(listen));
+		serve_format_listen(&cfg.web_listen, listen, sizeof(listen));
 		o->web.listen = listen;
 	}
 	if (!(o->explicit & EXPLICIT_DB))
@@ -250,36 +242,7 @@ static int resolve_user(const struct options *o, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-static void announce_ready(struct web *w, int ready_fd)
-{
-	char line[32];
-	int n;
 
-	fprintf(stderr, "<6>serving the dashboard on http://%s/ (open /?token=TOKEN once)\n", web_address(w));
-	if (ready_fd < 0)
-		return;
-	n = snprintf(line, sizeof(line), "ready %u\n", web_port(w));
-	if (write(ready_fd, line, (size_t)n) != n)
-		fprintf(stderr, "<4>--ready-fd %d: %s\n", ready_fd, strerror(errno));
-	close(ready_fd);
-}
-
-static void wait_for_stop(const sigset_t *set, struct notify *nt)
-{
-	for (;;) {
-		uint64_t wake_ns = nt->watchdog_ns / 4;
-		struct timespec ts = { .tv_sec = (time_t)(wake_ns / NS_PER_S), .tv_nsec = (long)(wake_ns % NS_PER_S) };
-		int sig;
-
-		notify_watchdog(nt, mono_ns());
-		sig = sigtimedwait(set, NULL, wake_ns ? &ts : NULL);
-		if (sig == SIGTERM || sig == SIGINT) {
-			notify_send(nt, "STOPPING=1");
-			fprintf(stderr, "<6>stopping (%s)\n", strsignal(sig));
-			return;
-		}
-	}
-}
 
 /*
  * The default price table, kept for /api/sweep, and its path for the
@@ -353,9 +316,10 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 		price_table_free(&table);
 		return 1;
 	}
-	announce_ready(w, o->ready_fd);
+	fprintf(stderr, "<6>serving the dashboard on http://%s/ (open /?token=TOKEN once)\n", web_address(w));
+	serve_announce_ready(o->ready_fd, web_port(w));
 	notify_send(nt, "READY=1");
-	wait_for_stop(set, nt);
+	serve_wait_for_stop(set, nt, NULL, NULL);
 	web_get_stats(w, &ws);
 	web_stop(w);
 	store_close(st);

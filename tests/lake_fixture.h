@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A lake file for a test, with a signing key and a host: records are
+ * sealed into real batches (tests/test_ingest_helpers.h), verified and
+ * opened as the ingest does, then stored (store_batch). The tests of the
+ * lake's write path (test_ingest_store.c) and of the sweep's reads
+ * (test_lake_sweep_read.c) share it.
+ *
+ *   static int setup(void **state) { return lake_fixture_setup(state, "/tmp/test_NAME.XXXXXX"); }
+ *   cmocka_unit_test_setup_teardown(a_test, setup, lake_fixture_teardown)
+ */
+#ifndef TRACER_TESTS_LAKE_FIXTURE_H
+#define TRACER_TESTS_LAKE_FIXTURE_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+#include "test_ingest_helpers.h"
+
+struct lake_fixture {
+	char dir[64];
+	char db[96];
+	struct store *st;
+	struct batch_secret_key key;
+	uint8_t host[BATCH_HOST_ID_LEN];
+	struct frames f;
+};
+
+/* batch_verify's key lookup: the fixture's key, for any host. */
+static inline int lake_lookup_any_host(void *ctx, const uint8_t key_id[BATCH_KEY_ID_LEN],
+				       uint8_t pk[BATCH_PUBKEY_LEN], uint8_t bound[BATCH_HOST_ID_LEN])
+{
+	const struct batch_secret_key *k = ctx;
+
+	if (memcmp(key_id, k->key_id, BATCH_KEY_ID_LEN))
+		return -1;
+	memcpy(pk, k->public_key, BATCH_PUBKEY_LEN);
+	memset(bound, 0, BATCH_HOST_ID_LEN);
+	return 0;
+}
+
+/* template: a mkdtemp() template shorter than 64 bytes. */
+static inline int lake_fixture_setup(void **state, const char *template_)
+{
+	struct lake_fixture *fx = calloc(1, sizeof(*fx));
+	char err[256];
+
+	if (!fx || strlen(template_) >= sizeof(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->dir, sizeof(fx->dir), "%s", template_);
+	if (batch_crypto_init() || !mkdtemp(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->db, sizeof(fx->db), "%s/lake.db", fx->dir);
+	if (store_open(&fx->st, fx->db, false, err, sizeof(err))) {
+		fprintf(stderr, "store_open: %s\n", err);
+		rm_tree(fx->dir);
+		free(fx);
+		return -1;
+	}
+	batch_key_generate(&fx->key);
+	host_id_of(fx->host, 1);
+	*state = fx;
+	return 0;
+}
+
+static inline int lake_fixture_teardown(void **state)
+{
+	struct lake_fixture *fx = *state;
+
+	store_close(fx->st);
+	frames_free(&fx->f);
+	rm_tree(fx->dir);
+	free(fx);
+	return 0;
+}
+
+/*
+ * fx->f's frames sealed as batch batch_seq of host, verified, opened and
+ * stored as received at received_ns; the frames stay (seal them again for
+ * a duplicate). The store's return; the batch's hash in hash (NULL: not
+ * wanted).
+ */
+static inline int lake_store_sealed(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq,
+				    uint64_t received_ns, struct store_result *res, uint8_t hash[BATCH_HASH_LEN])
+{
+	struct batch_header h;
+	struct sealed s;
+	uint8_t vhash[BATCH_HASH_LEN], *raw = NULL;
+	size_t raw_len = 0;
+	int rc;
+
+	assert_int_equal(seal_frames(&fx->key, host, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
+	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, vhash), 0);
+	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
+	rc = store_batch(fx->st, &h, vhash, raw, raw_len, s.len, received_ns, res);
+	if (hash)
+		memcpy(hash, vhash, BATCH_HASH_LEN);
+	free(raw);
+	free(s.wire);
+	return rc;
+}
+
+/* The first column of the first row of a query over the fixture's lake (-1: no row). */
+static inline int64_t lake_q(struct lake_fixture *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int64_t lake_q(struct lake_fixture *fx, const char *fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	return sql_int(fx->db, sql);
+}
+
+#endif /* TRACER_TESTS_LAKE_FIXTURE_H */
