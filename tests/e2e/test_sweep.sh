@@ -5,7 +5,9 @@
 # - a busy control: stress-ng on every CPU -> no idle host in that window;
 # - a Snakemake pipeline whose engine holds the host 6 s after its last step (onsuccess) -> its idle tail,
 #   at least 5 s, priced at the host's price_per_hour;
-# - a worker (a TRACER_PIPELINE script) that sleeps forever once its child is done -> a stuck worker.
+# - a worker (a TRACER_PIPELINE script) that sleeps forever once its child is done -> a stuck worker;
+# - a "jupyter-lab" that does nothing -> a forgotten session; a process that allocates 64 MiB, touches it
+#   and sleeps -> an idle process holding memory.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -29,6 +31,10 @@ PRICE=0.5
 	echo "sweep_aws_window_days = 3"
 	echo "sweep_run_idle_min = 3s"
 	echo "sweep_worker_idle = 4s"
+	echo "sweep_session_idle = 4s"
+	echo "sweep_idle_process_age = 4s"
+	echo "sweep_idle_process_idle = 3s"
+	echo "sweep_idle_process_rss = 32MiB"
 } >>"$CONF" || e2e_fail "setup: $CONF"
 live_start
 sweep() { # check_sweep.py's arguments
@@ -68,5 +74,26 @@ e2e_on_exit "kill $worker 2>/dev/null"
 sleep 9
 sweep --since 60s --expect worker_idle --min-span 3
 kill "$worker" 2>/dev/null
+
+echo "a jupyter-lab nobody uses, and a process holding 64 MiB doing nothing"
+sdir=$(live_user_dir session)
+cp "$(command -v sleep)" "$sdir/jupyter-lab" && chown nobody "$sdir/jupyter-lab"
+live_as_user "$sdir" "$sdir/jupyter-lab" 1000 &
+session=$!
+e2e_on_exit "kill $session 2>/dev/null"
+# busy for 2 s after touching it (so that samples see it resident), then idle
+live_as_user "$sdir" python3 -c 'import time
+b = bytearray(64 << 20)
+b[::4096] = b"x" * len(b[::4096])
+t = time.time()
+while time.time() - t < 2:
+    pass
+time.sleep(1000)' &
+holder=$!
+e2e_on_exit "kill $holder 2>/dev/null"
+sleep 9
+sweep --since 60s --expect session_idle --pid "$session" --min-span 3
+sweep --since 60s --expect process_idle_memory --pid "$holder" --min-span 2
+kill "$session" "$holder" 2>/dev/null
 live_alive
 exit 0
