@@ -13,7 +13,9 @@
  *   worker_idle     a run's root alive, everything under it ended, idle;
  *   session_idle    Jupyter, RStudio or a shell under sshd/tmux/screen
  *                   that nothing in it used for hours;
- *   process_idle_memory  a long-lived idle process holding memory.
+ *   process_idle_memory  a long-lived idle process holding memory;
+ *   reserved_unused a step whose CPU or memory limit was far above what
+ *                   it used, for long enough to matter.
  *
  * Observed time only: where a host sent no beats nothing is known, and
  * nothing is counted idle. Pure: no I/O, no clock, no global state.
@@ -36,6 +38,7 @@
 
 static const char *const kind_names[SW_KINDS] = {
 	"idle_host_gcp", "idle_host_aws", "run_idle", "worker_idle", "session_idle", "process_idle_memory",
+	"reserved_unused",
 };
 
 void sw_config_default(struct sw_config *c)
@@ -60,6 +63,11 @@ void sw_config_default(struct sw_config *c)
 	c->idle_proc_age_ns = 24 * 3600LL * 1000000000LL;
 	c->idle_proc_idle_ns = 6 * 3600LL * 1000000000LL;
 	c->idle_proc_rss_bytes = 1ull << 30;
+	c->reserved_min_ns = 600LL * 1000000000LL;
+	c->reserved_cpu_share = 0.25;
+	c->reserved_mem_share = 0.25;
+	c->reserved_min_cores = 1;
+	c->reserved_min_bytes = 1ull << 30;
 }
 
 const char *sw_kind_name(enum sw_kind k)
@@ -94,7 +102,9 @@ static struct sw_finding *flist_add(struct flist *l, enum sw_kind kind, uint32_t
 	f->host = host;
 	f->run_id = -1;
 	f->proc = -1;
+	f->step = -1;
 	f->idle_share_cpu = f->idle_share_net = NAN;
+	f->cpu_limit = f->cpu_used = NAN;
 	f->cost_usd = -1;
 	f->price_per_hour = -1;
 	f->price_source = COST_PRICE_NONE;
@@ -193,6 +203,9 @@ static int check_config(const struct sw_config *c)
 		return -EINVAL;
 	if (c->run_idle_min_ns <= 0 || c->worker_idle_ns <= 0 || c->session_idle_ns <= 0 ||
 	    c->idle_proc_age_ns <= 0 || c->idle_proc_idle_ns <= 0)
+		return -EINVAL;
+	if (c->reserved_min_ns <= 0 || !share_ok(c->reserved_cpu_share) || !share_ok(c->reserved_mem_share) ||
+	    !nonneg_ok(c->reserved_min_cores))
 		return -EINVAL;
 	return 0;
 }
@@ -557,6 +570,80 @@ static int rule_run(const struct sw_input *in, const struct sw_config *c, const 
 	return rc;
 }
 
+/*
+ * A step's allocation against its use. CPU: the cores it used at its
+ * busiest (p95 of its samples; without samples its average, cpu_ns over its
+ * wall time) against its CPU limit; memory: its concurrent peak against its
+ * memory limit. A resource is reserved but unused when the step used at
+ * most the configured share of it and left at least the configured amount.
+ * The step must have run reserved_min_ns inside the window. Cost: the
+ * unused part as a share of the host (the larger of CPUs and memory, as a
+ * scheduler packs by the scarcer), times the host's price, over the span.
+ */
+static int rule_reserved(const struct sw_input *in, const struct sw_config *c, const struct price_table *table,
+			 uint32_t ri, const uint32_t *by_id, struct flist *out)
+{
+	const struct an_run *r = &in->runs->runs[ri];
+	uint32_t host = host_of_run(in, by_id, r->host.host_id);
+
+	for (uint32_t j = 0; j < r->step_n; j++) {
+		uint32_t k = r->step_first + j;
+		const struct an_step *t = &in->runs->steps[k];
+		int64_t e = t->end_ns > 0 ? t->end_ns : in->now_ns, s, ce;
+		double wall = (double)(e - t->start_ns) / NS_PER_S, used, share = -1;
+		bool cpu = false, mem = false;
+		char len[32], lim[32], use[32], what[192] = "";
+		struct sw_finding *f;
+
+		if (t->start_ns <= 0 || e <= t->start_ns || !clip(t->start_ns, e, in->since_ns, in->now_ns, &s, &ce) ||
+		    ce - s < c->reserved_min_ns)
+			continue;
+		used = t->cores_known ? t->cores_p95 : (double)t->cpu_ns / NS_PER_S / wall;
+		if (t->cpu_limit > 0 && used <= c->reserved_cpu_share * t->cpu_limit &&
+		    t->cpu_limit - used >= c->reserved_min_cores) {
+			cpu = true;
+			if (r->host.cpus)
+				share = (t->cpu_limit - used) / r->host.cpus;
+		}
+		if (t->mem_limit_bytes && (double)t->peak_mem_bytes <= c->reserved_mem_share * (double)t->mem_limit_bytes &&
+		    t->mem_limit_bytes - t->peak_mem_bytes >= c->reserved_min_bytes) {
+			double m = memory_share(t->mem_limit_bytes - t->peak_mem_bytes, r->host.memory_bytes);
+
+			mem = true;
+			share = m > share ? m : share;
+		}
+		if (!cpu && !mem)
+			continue;
+		f = flist_add(out, SW_RESERVED_UNUSED, host);
+		if (!f)
+			return -ENOMEM;
+		f->start_ns = s;
+		f->end_ns = ce;
+		f->run_id = r->lake_id;
+		f->step = k;
+		f->observed_s = (double)(ce - s) / NS_PER_S;
+		f->cpu_unused = cpu;
+		f->mem_unused = mem;
+		f->cpu_limit = t->cpu_limit > 0 ? t->cpu_limit : NAN;
+		f->cpu_used = used;
+		f->mem_limit_bytes = t->mem_limit_bytes;
+		f->mem_used_bytes = t->peak_mem_bytes;
+		f->price_per_hour = cost_run_price(r, table, &f->price_source);
+		set_cost(f, (double)(ce - s) / NS_PER_HOUR, share > 1 ? 1 : share);
+		if (cpu)
+			snprintf(what, sizeof(what), "%.2f of its %.2f CPUs (%s)", used, t->cpu_limit,
+				 t->cores_known ? "p95 of its samples" : "its average");
+		if (mem)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s of its %s memory limit",
+				 cpu ? " and " : "", an_bytes_str(t->peak_mem_bytes, use, sizeof(use)),
+				 an_bytes_str(t->mem_limit_bytes, lim, sizeof(lim)));
+		snprintf(f->evidence, sizeof(f->evidence), "step '%s' of run #%lld (%s) used at most %s over %s",
+			 step_name(t), (long long)r->lake_id, r->label && r->label[0] ? r->label : "?", what,
+			 dur_str(ce - s, len, sizeof(len)));
+	}
+	return 0;
+}
+
 static int rules_runs(const struct sw_input *in, const struct sw_config *c, const struct price_table *table,
 		      struct flist *out)
 {
@@ -578,8 +665,11 @@ static int rules_runs(const struct sw_input *in, const struct sw_config *c, cons
 		free(by_id);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < a->nruns && !rc; i++)
+	for (size_t i = 0; i < a->nruns && !rc; i++) {
 		rc = rule_run(in, c, table, (uint32_t)i, by_id, busy, out);
+		if (!rc)
+			rc = rule_reserved(in, c, table, (uint32_t)i, by_id, out);
+	}
 	free(busy);
 	free(by_id);
 	return rc;

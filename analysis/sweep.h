@@ -95,6 +95,14 @@ struct sw_config {
 	int64_t idle_proc_age_ns;    /* 24 h */
 	int64_t idle_proc_idle_ns;   /* 6 h */
 	uint64_t idle_proc_rss_bytes; /* 1 GiB */
+	/* Reserved but unused: a step that ran at least reserved_min_ns under an allocation (a CPU or
+	 * memory limit) of which it used at most reserved_cpu_share (its p95 cores) or
+	 * reserved_mem_share (its peak), leaving at least reserved_min_cores or reserved_min_bytes. */
+	int64_t reserved_min_ns;     /* 10 min */
+	double reserved_cpu_share;   /* 0.25 */
+	double reserved_mem_share;   /* 0.25 */
+	double reserved_min_cores;   /* 1 */
+	uint64_t reserved_min_bytes; /* 1 GiB */
 };
 
 /* The defaults above. */
@@ -109,6 +117,7 @@ enum sw_kind {
 	SW_WORKER_IDLE,              /* "worker_idle" */
 	SW_SESSION_IDLE,             /* "session_idle" */
 	SW_PROCESS_IDLE_MEMORY,      /* "process_idle_memory" */
+	SW_RESERVED_UNUSED,          /* "reserved_unused": a step's allocation far above its use */
 	SW_KINDS,
 };
 const char *sw_kind_name(enum sw_kind k);
@@ -126,6 +135,13 @@ struct sw_finding {
 	                              * observed time, the others their span */
 	uint64_t rss_bytes;          /* memory held: an idle process's or worker's own, a session's
 	                              * processes' alive at now, summed */
+	/* reserved_unused: its step (index into runs->steps, else -1), the allocation and what it used of
+	 * it (cores: NaN where it had no CPU limit; bytes: 0 where no memory limit), and which of the two
+	 * was found unused. */
+	int64_t step;
+	double cpu_limit, cpu_used;
+	uint64_t mem_limit_bytes, mem_used_bytes;
+	bool cpu_unused, mem_unused;
 	/* Cost of the span: the host's price per hour x hours (a process: its share of the host's memory);
 	 * < 0 when the host has no price. */
 	double cost_usd;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "hsort.h"
@@ -259,6 +260,8 @@ static int map_put(struct steps_map *m, uint64_t seed, uint32_t tag, const char 
 
 int steps_init(struct steps *s, uint32_t max, uint64_t seed)
 {
+	long cpus;
+
 	memset(s, 0, sizeof(*s));
 	if (max == 0)
 		max = STEPS_DEFAULT_MAX;
@@ -270,6 +273,8 @@ int steps_init(struct steps *s, uint32_t max, uint64_t seed)
 	s->max = max;
 	s->seed = seed;
 	s->string_budget = STEPS_STRING_BUDGET;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	s->host_cpus = cpus > 0 && cpus < UINT32_MAX ? (uint32_t)cpus : 0;
 	return 0;
 }
 
@@ -951,6 +956,28 @@ static void add_tool(struct steps *s, struct build *b, struct step *st, const ch
 	}
 }
 
+uint64_t step_proc_cpu_limit_millicores(const struct tr_exit *x, uint32_t host_cpus)
+{
+	uint64_t lim = x->cpu_quota_millicores ? x->cpu_quota_millicores : UINT64_MAX;
+
+	if (host_cpus && x->cpus_allowed && 1000ULL * x->cpus_allowed < lim)
+		lim = 1000ULL * x->cpus_allowed;
+	if (lim == UINT64_MAX || (host_cpus && lim >= 1000ULL * host_cpus))
+		return 0;
+	return lim;
+}
+
+/* The allocation a process ended under: the step keeps the largest (docs/processor.md). */
+static void add_limits(const struct steps *s, struct step *st, const struct tr_exit *x)
+{
+	uint64_t cpu = step_proc_cpu_limit_millicores(x, s->host_cpus);
+
+	if (cpu > st->cpu_limit_millicores)
+		st->cpu_limit_millicores = cpu;
+	if (x->memcg_limit_bytes > st->memory_limit_bytes)
+		st->memory_limit_bytes = x->memcg_limit_bytes;
+}
+
 static void add_proc(struct steps *s, struct build *b, struct step *st, const struct proc *p, uint32_t m)
 {
 	const char *tool = proc_tool(p);
@@ -983,6 +1010,7 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		add_sat(&st->wchar, x->wchar);
 		add_sat(&st->net_tx_bytes, x->net_tx_bytes);
 		add_sat(&st->net_rx_bytes, x->net_rx_bytes);
+		add_limits(s, st, x);
 	} else {
 		st->running++;
 	}

@@ -89,6 +89,13 @@ struct step {
 	uint64_t memcg_peak_bytes;        /* that cgroup's own high-water mark (0: not known) */
 	uint64_t read_bytes, write_bytes, rchar, wchar;
 	uint64_t net_tx_bytes, net_rx_bytes;
+	/*
+	 * Its allocation: the largest limit any of its processes ended under
+	 * (step_proc_cpu_limit_millicores, exit's memcg_limit_bytes); 0 when
+	 * none ran under one.
+	 */
+	uint64_t cpu_limit_millicores;
+	uint64_t memory_limit_bytes;
 	bool io_partial;       /* an exited process had no I/O accounting: the I/O sums are partial */
 	/* Tools: distinct names in order of first start; the list is bounded. */
 	uint32_t n_tools;
@@ -133,6 +140,7 @@ struct steps {
 	uint64_t unassigned;       /* processes left without a step because of that */
 	uint64_t strings_dropped;  /* names and tools not kept: the string budget was spent */
 	struct run_info run;
+	uint32_t host_cpus;        /* CPUs online (steps_init): an affinity this wide is no limit; 0 unknown */
 	/* Private to steps.c. */
 	uint64_t seed;
 	uint64_t string_budget;
@@ -141,6 +149,13 @@ struct steps {
 	struct steps_map by_key, by_id, tool_names;
 	const char **argv;         /* scratch: one image's argument pointers */
 };
+
+/*
+ * The CPUs a process could use at most when it ended, in thousandths: the
+ * tighter of its CPU cgroups' bandwidth limit and its affinity (a cpuset or
+ * taskset); 0 when neither held it below host_cpus (0: affinity unjudged).
+ */
+uint64_t step_proc_cpu_limit_millicores(const struct tr_exit *x, uint32_t host_cpus);
 
 /* max steps (1 .. STEPS_MAX_LIMIT; 0 for STEPS_DEFAULT_MAX); seed randomises the hash indexes. */
 int steps_init(struct steps *s, uint32_t max, uint64_t seed);

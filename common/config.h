@@ -125,6 +125,8 @@ struct tracer_config {
 	uint32_t sweep_aws_cpu_percent, sweep_aws_net_bytes, sweep_aws_days, sweep_aws_window_days;
 	uint64_t sweep_day_ns, sweep_run_idle_min_ns, sweep_worker_idle_ns, sweep_session_idle_ns;
 	uint64_t sweep_idle_process_age_ns, sweep_idle_process_idle_ns, sweep_idle_process_rss;
+	uint64_t sweep_reserved_min_ns, sweep_reserved_min_memory;
+	uint32_t sweep_reserved_cpu_percent, sweep_reserved_memory_percent, sweep_reserved_min_cpu_millicores;
 
 	struct config_listen web_listen;
 	char web_token_file[PATH_MAX];

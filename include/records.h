@@ -22,11 +22,11 @@
 #include <linux/types.h>
 #endif
 
-#define RECORDS_VERSION 3
+#define RECORDS_VERSION 4
 /*
  * The oldest version still decoded (a spool or lake written before an
- * upgrade): version 2 differs only in struct tr_exit, which lacks its
- * last field (TR_EXIT_V2_SIZE).
+ * upgrade): versions 2 and 3 differ only in struct tr_exit, which lacks
+ * its last fields (TR_EXIT_V2_SIZE, TR_EXIT_V3_SIZE).
  */
 #define RECORDS_VERSION_MIN 2
 
@@ -159,10 +159,19 @@ struct tr_exit {
 	                             * exit; 0 with TR_EXIT_NO_IMAGE_PEAK */
 	__u64 memcg_peak_bytes;     /* high-water mark of its memory cgroup's usage (memory.peak,
 	                             * memory.max_usage_in_bytes on v1) at exit; 0 if unknown */
+	/* Version 4: the allocation it ran under at its end (docs/schema.md). */
+	__u64 memcg_limit_bytes;    /* the tightest memory limit of its memory cgroup and their
+	                             * ancestors (memory.max; memory.limit_in_bytes on v1); 0 if none */
+	__u32 cpu_quota_millicores; /* the tightest CPU bandwidth limit of its CPU cgroup and their
+	                             * ancestors (cpu.max; cfs_quota_us / cfs_period_us on v1), in
+	                             * thousandths of a CPU; 0 if none or not built into the kernel */
+	__u32 cpus_allowed;         /* CPUs its last thread could run on (affinity, cpuset); 0 unknown */
 };
 
 /* A version-2 exit record: the same bytes without the version-3 fields (decoded, flagged). */
 #define TR_EXIT_V2_SIZE 256
+/* A version-3 exit record: without the version-4 fields (decoded, allocation unknown). */
+#define TR_EXIT_V3_SIZE 272
 
 #define TR_EXIT_NO_IO_ACCOUNTING 0x1 /* kernel built without task I/O accounting */
 #define TR_EXIT_NO_SCHED_INFO 0x2    /* kernel built without CONFIG_SCHED_INFO */
@@ -304,7 +313,8 @@ struct tr_end {
 _Static_assert(sizeof(struct tr_hdr) == 16, "tr_hdr layout");
 _Static_assert(sizeof(struct tr_exec) == 112, "tr_exec layout");
 _Static_assert(sizeof(struct tr_fork) == 48, "tr_fork layout");
-_Static_assert(sizeof(struct tr_exit) == 272, "tr_exit layout");
+_Static_assert(sizeof(struct tr_exit) == 288, "tr_exit layout");
+_Static_assert(__builtin_offsetof(struct tr_exit, memcg_limit_bytes) == TR_EXIT_V3_SIZE, "tr_exit v3 prefix");
 _Static_assert(__builtin_offsetof(struct tr_exit, image_peak_rss_bytes) == TR_EXIT_V2_SIZE, "tr_exit v2 prefix");
 _Static_assert(sizeof(struct tr_oom) == 112, "tr_oom layout");
 _Static_assert(sizeof(struct tr_cgroup) == 40, "tr_cgroup layout");

@@ -151,6 +151,8 @@ static void row_to_step(sqlite3_stmt *st, struct store_step *s)
 	s->net_tx_bytes = next_int(&c);
 	s->net_rx_bytes = next_int(&c);
 	next_live(&c, &s->live);
+	s->cpu_limit_millicores = next_int(&c);
+	s->memory_limit_bytes = next_int(&c);
 }
 
 static const struct store_int unknown_int;

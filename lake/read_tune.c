@@ -114,7 +114,8 @@ static const char tasks_sql[] =
 	"st.start_ns, st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
 	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
 	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
-	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, o.lim "
+	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, o.lim, st.cpu_limit_millicores, "
+	"st.memory_limit_bytes "
 	"FROM steps st LEFT JOIN rp r ON r.run_id = st.run_id AND r.step = st.step_id "
 	"LEFT JOIN oom o ON o.run_id = st.run_id AND o.step = st.step_id "
 	"WHERE st.run_id IN (SELECT run_id FROM sel) ORDER BY st.run_id, st.idx";
@@ -310,6 +311,8 @@ static void row_to_tune_task(sqlite3_stmt *st, const struct sums *live, struct s
 	own.rx = col_int(&c);
 	row_sums(&c, &report);
 	t->oom_limit_bytes = col_int(&c);
+	t->cpu_limit_millicores = col_int(&c);
+	t->memory_limit_bytes = col_int(&c);
 	task_figures(t, &own, live, &report);
 }
 

@@ -176,6 +176,7 @@ static const char schema_sql[] =
 	"  rchar INTEGER, wchar INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER, last_update_ns INTEGER,\n"
 	"  live_cpu_millicores INTEGER, live_rss_bytes INTEGER, live_read_bytes_per_s INTEGER,\n"
 	"  live_write_bytes_per_s INTEGER, live_net_tx_bytes_per_s INTEGER, live_net_rx_bytes_per_s INTEGER,\n"
+	"  cpu_limit_millicores INTEGER, memory_limit_bytes INTEGER,\n"
 	"  PRIMARY KEY (run_id, idx));\n"
 	"CREATE UNIQUE INDEX steps_run_step ON steps (run_id, step_id);\n"
 	"CREATE TABLE run_processes (\n"
@@ -288,6 +289,14 @@ static const char migrate_3_to_4_sql[] =
 /* From schema version 4 to 5 (issue 17): the hosts' heartbeats, for tracer sweep (docs/lake.md, "heartbeats"). */
 static const char migrate_4_to_5_sql[] = HEARTBEATS_SQL "UPDATE schema_version SET version = 5;\n";
 
+/*
+ * From schema version 5 to 6 (issue 17): the allocation a step ran under (docs/lake.md, "steps"). Older
+ * rows keep it NULL: unknown.
+ */
+static const char migrate_5_to_6_sql[] = "ALTER TABLE steps ADD COLUMN cpu_limit_millicores INTEGER;\n"
+					 "ALTER TABLE steps ADD COLUMN memory_limit_bytes INTEGER;\n"
+					 "UPDATE schema_version SET version = 6;\n";
+
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
 #define J_INT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'integer' THEN json_extract(" src ",'" path "') END)"
@@ -302,9 +311,12 @@ static const char migrate_4_to_5_sql[] = HEARTBEATS_SQL "UPDATE schema_version S
  * A price: an integer or a real, as a REAL, from 0 to STORE_PRICE_MAX. A number too large for a double
  * (1e999) is infinite in SQLite and fails the bound; a NaN is NULL and fails it too.
  */
-#define J_REAL(src, path)                                                                                \
+#define J_REAL_MAX(src, path, max)                                                                       \
 	"(CASE WHEN json_type(" src ",'" path "') IN ('integer', 'real') AND json_extract(" src ",'" path "') " \
-	"BETWEEN 0 AND " STORE_PRICE_MAX_SQL " THEN CAST(json_extract(" src ",'" path "') AS REAL) END)"
+	"BETWEEN 0 AND " max " THEN CAST(json_extract(" src ",'" path "') AS REAL) END)"
+#define J_REAL(src, path) J_REAL_MAX(src, path, STORE_PRICE_MAX_SQL)
+/* CPUs (a number, 0 to 1e6) in thousandths, as an integer: the step's cpu_limit_cores. */
+#define J_MILLICORES(src, path) "CAST(round(1000 * " J_REAL_MAX(src, path, "1e6") ") AS INTEGER)"
 /*
  * A count or a time that must be a non-negative integer SQLite holds as one (json_type says 'integer' for
  * a JSON integer past 2^63 too, which json_extract gives as a REAL): else NULL. J_COUNT32: at most 2^32 - 1.
@@ -415,7 +427,8 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"name, state, engine, rule, workdir, tools, start_ns, end_ns, processes, running, failed_processes, " \
 	"nonzero_exits, oom_killed, exit_code, signal, failed, cpu_ns, peak_rss_bytes, "                    \
 	"rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, read_bytes, write_bytes, rchar, "      \
-	"wchar, net_tx_bytes, net_rx_bytes, last_update_ns, " LIVE_COLUMNS
+	"wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, memory_limit_bytes, last_update_ns, "      \
+	LIVE_COLUMNS
 #define LIVE_STEP_VALUES                                                                                 \
 	J_TEXT("?1", "$.name") ", " J_STATE("?1", "$.state") ", " J_TEXT("?1", "$.engine") ", "            \
 	J_TEXT("?1", "$.rule") ", " J_TEXT("?1", "$.workdir") ", " J_ARRAY("?1", "$.tools") ", "           \
@@ -427,6 +440,7 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	J_BOOL("?1", "$.peak_rss_partial") ", " J_INT("?1", "$.memcg_peak_bytes") ", "                     \
 	J_INT("?1", "$.read_bytes") ", " J_INT("?1", "$.write_bytes") ", " J_INT("?1", "$.rchar") ", "     \
 	J_INT("?1", "$.wchar") ", " J_INT("?1", "$.net_tx_bytes") ", " J_INT("?1", "$.net_rx_bytes") ", "  \
+	J_MILLICORES("?1", "$.cpu_limit_cores") ", " J_COUNT("?1", "$.memory_limit_bytes") ", "             \
 	"?3, " J_LIVE("?1", "$.live")
 
 /*
@@ -593,7 +607,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STEPS] = "INSERT INTO steps (run_id, idx, step_id, name, tools, start_ns, end_ns, exit_code, signal, "
 		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes, "
 		     "rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, state, engine, rule, workdir, "
-		     "running, nonzero_exits, rchar, wchar, net_tx_bytes, net_rx_bytes, last_update_ns) "
+		     "running, nonzero_exits, rchar, wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, "
+		     "memory_limit_bytes, last_update_ns) "
 		     "SELECT ?2, e.key, " J_TEXT("e.value", "$.id") ", " J_TEXT("e.value", "$.name") ", "
 		     J_ARRAY("e.value", "$.tools") ", " J_INT("e.value", "$.start_ns") ", "
 		     J_INT("e.value", "$.end_ns") ", " J_INT("e.value", "$.exit_code") ", "
@@ -609,7 +624,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     J_TEXT("e.value", "$.workdir") ", " J_INT("e.value", "$.running") ", "
 		     J_INT("e.value", "$.nonzero_exits") ", " J_INT("e.value", "$.rchar") ", "
 		     J_INT("e.value", "$.wchar") ", " J_INT("e.value", "$.net_tx_bytes") ", "
-		     J_INT("e.value", "$.net_rx_bytes") ", " J_INT("?1", "$.report.end_ns")
+		     J_INT("e.value", "$.net_rx_bytes") ", " J_MILLICORES("e.value", "$.cpu_limit_cores") ", "
+		     J_COUNT("e.value", "$.memory_limit_bytes") ", " J_INT("?1", "$.report.end_ns")
 		     J_OBJECTS("$.report.steps") " LIMIT ?3 ON CONFLICT DO NOTHING",
 	[ST_RUN_PROCS] = "INSERT INTO run_processes (run_id, idx, pid, ppid, start_ns, end_ns, exe, argv, tool, step, "
 			 "exit_code, signal, core_dumped, oom_killed, cpu_user_ns, cpu_sys_ns, peak_rss_bytes, "
@@ -716,7 +732,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			      "start_ns, end_ns, last_update_ns, exit_code, signal, failed, processes, running, "
 			      "failed_processes, nonzero_exits, oom_killed, cpu_ns, peak_rss_bytes, peak_rss_partial, "
 			      "rss_sum_of_peaks_bytes, memcg_peak_bytes, read_bytes, write_bytes, rchar, wchar, "
-			      "net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS " FROM steps WHERE run_id = ?1 ORDER BY idx",
+			      "net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS ", cpu_limit_millicores, memory_limit_bytes "
+			      "FROM steps WHERE run_id = ?1 ORDER BY idx",
 	/*
 	 * A run's processes with what the report would say of them: the cgroup v2 path unless it is the
 	 * root (then the v1 memory hierarchy's, as report_cgroup_path()), the samples' highest RSS and newest
@@ -980,7 +997,7 @@ static int64_t schema_version(struct store *s)
 }
 
 /*
- * An older lake gains each later version's columns, tables and indexes in turn (1 -> 2 -> 3 -> 4 -> 5), in one
+ * An older lake gains each later version's columns, tables and indexes in turn (1 -> 2 -> ... -> 6), in one
  * transaction: all or nothing.
  */
 static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
@@ -995,6 +1012,8 @@ static int migrate_schema(struct store *s, int64_t from, const char *path, char 
 		rc = sqlite3_exec(s->db, migrate_3_to_4_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK && from < 5)
 		rc = sqlite3_exec(s->db, migrate_4_to_5_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && from < 6)
+		rc = sqlite3_exec(s->db, migrate_5_to_6_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)

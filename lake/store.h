@@ -24,7 +24,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
@@ -159,6 +159,7 @@ struct store_step {
 	struct store_int cpu_ns, peak_rss_bytes, peak_rss_partial, rss_sum_of_peaks_bytes, memcg_peak_bytes;
 	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 	struct store_live live;
+	struct store_int cpu_limit_millicores, memory_limit_bytes; /* its allocation; NULL: none or unknown */
 };
 
 /* A process attributed to a run (table processes), with what the lake knows of it. */
@@ -284,6 +285,7 @@ struct store_tune_task {
 	struct store_int run_delay_ns, iowait_ns, blocked_ns, net_wait_ns; /* unknown unless from processes */
 	struct store_int oom_kills;         /* processes the OOM killer ended (the larger of processes and the step) */
 	struct store_int oom_limit_bytes;   /* the largest memcg_limit_bytes of its oom_kill signals */
+	struct store_int cpu_limit_millicores, memory_limit_bytes; /* its allocation (steps); NULL: none */
 	struct store_int peak_rss_bytes;    /* steps.peak_rss_bytes (concurrent), else the largest process peak */
 	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 };

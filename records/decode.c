@@ -180,6 +180,12 @@ static int variable_bounds(unsigned type, size_t *min, size_t *max)
 	}
 }
 
+/* The length of an exit record of a version (older ones lack the last fields). */
+static size_t exit_size(unsigned version)
+{
+	return version == 2 ? TR_EXIT_V2_SIZE : version == 3 ? TR_EXIT_V3_SIZE : sizeof(struct tr_exit);
+}
+
 static int check_pids(struct decoded *d)
 {
 	switch (d->type) {
@@ -216,8 +222,8 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	if (!variable && want == 0)
 		return refuse(d, DECODE_ERR_TYPE);
 	/* Lengths first: nothing is read from the payload before its size is known to be sane. */
-	if (type == TR_EXIT && len == TR_EXIT_V2_SIZE)
-		want = TR_EXIT_V2_SIZE; /* a version-2 exit: checked against the header below */
+	if (type == TR_EXIT && (len == TR_EXIT_V2_SIZE || len == TR_EXIT_V3_SIZE))
+		want = len; /* an older exit: checked against the header below */
 	if (variable ? len < min || len > max : len != want)
 		return refuse(d, DECODE_ERR_LENGTH);
 	/* The one read of shared memory: everything below uses this copy. */
@@ -227,7 +233,7 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	if (h.type != type)
 		return refuse(d, DECODE_ERR_HDR_TYPE);
 	if (h.version < RECORDS_VERSION_MIN || h.version > RECORDS_VERSION ||
-	    (want == TR_EXIT_V2_SIZE) != (type == TR_EXIT && h.version == 2))
+	    (type == TR_EXIT && want != exit_size(h.version)))
 		return refuse(d, h.version == RECORDS_VERSION ? DECODE_ERR_LENGTH : DECODE_ERR_VERSION);
 	d->type = type;
 	d->ts_ns = h.ts_ns;
@@ -238,13 +244,16 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 			d->type = 0;
 		return err;
 	}
-	/* Fixed-size types: the union member has exactly `want` bytes (an old exit: fewer, flagged). */
+	/*
+	 * Fixed-size types: the union member has exactly `want` bytes. An old
+	 * exit has fewer: the fields it lacks read 0 (unknown), and a
+	 * version-2 one says its image peak is unknown.
+	 */
+	if (type == TR_EXIT)
+		memset(&d->u.exit, 0, sizeof(d->u.exit));
 	memcpy(&d->u, d->buf, want);
-	if (want == TR_EXIT_V2_SIZE) {
-		d->u.exit.image_peak_rss_bytes = 0;
-		d->u.exit.memcg_peak_bytes = 0;
+	if (want == TR_EXIT_V2_SIZE)
 		d->u.exit.flags |= TR_EXIT_NO_IMAGE_PEAK;
-	}
 	if (check_pids(d)) {
 		d->type = 0;
 		return -EBADMSG;

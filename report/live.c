@@ -326,6 +326,7 @@ static void write_step(struct rec *w, const struct step *st, const struct live_f
 	json_kv_u64(j, "rss_sum_of_peaks_bytes", st->rss_sum_of_peaks_bytes);
 	json_kv_bool(j, "peak_rss_partial", st->peak_rss_partial);
 	json_kv_u64_or_null(j, "memcg_peak_bytes", st->memcg_peak_bytes != 0, st->memcg_peak_bytes);
+	report_write_limits(j, st->cpu_limit_millicores, st->memory_limit_bytes);
 	json_kv_u64(j, "read_bytes", st->read_bytes);
 	json_kv_u64(j, "write_bytes", st->write_bytes);
 	json_kv_u64(j, "rchar", st->rchar);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "report_ctx.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -150,4 +151,10 @@ void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_
 	json_kv_u64(j, "net_tx_bytes_per_s", s->peaks.net_tx_bps);
 	json_kv_u64(j, "net_rx_bytes_per_s", s->peaks.net_rx_bps);
 	json_object_end(j);
+}
+
+void report_write_limits(struct json *j, uint64_t cpu_millicores, uint64_t memory_bytes)
+{
+	json_kv_double(j, "cpu_limit_cores", cpu_millicores ? (double)cpu_millicores / 1000.0 : NAN);
+	json_kv_u64_or_null(j, "memory_limit_bytes", memory_bytes != 0, memory_bytes);
 }

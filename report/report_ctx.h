@@ -46,4 +46,10 @@ void report_write_cgroup_context(struct json *j, const struct cgctx *c, bool kno
 /* "series" (columnar, CLOCK_REALTIME times) and "peaks"; null when it sent no samples. */
 void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_real_ns);
 
+/*
+ * "cpu_limit_cores" and "memory_limit_bytes": the allocation a process or
+ * step ran under (steps.h), null when none held it.
+ */
+void report_write_limits(struct json *j, uint64_t cpu_millicores, uint64_t memory_bytes);
+
 #endif /* TRACER_REPORT_REPORT_CTX_H */

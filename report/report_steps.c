@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "report.h"
+#include "report_ctx.h"
 
 void report_write_run(struct json *j, const struct steps *st, const char *key)
 {
@@ -205,6 +206,7 @@ static void write_step(struct json *j, const struct step *s, const struct step_s
 	json_kv_u64(j, "max_process_rss_bytes", s->max_process_rss_bytes);
 	json_kv_string(j, "memcg", s->memcg_own && cgroups ? cgtab_path(cgroups, s->memcg_v1, s->memcg_id) : NULL);
 	json_kv_u64_or_null(j, "memcg_peak_bytes", s->memcg_own && s->memcg_peak_bytes, s->memcg_peak_bytes);
+	report_write_limits(j, s->cpu_limit_millicores, s->memory_limit_bytes);
 	json_kv_u64(j, "read_bytes", s->read_bytes);
 	json_kv_u64(j, "write_bytes", s->write_bytes);
 	json_kv_u64(j, "rchar", s->rchar);

@@ -102,7 +102,7 @@ static const char live_run[] =
 	"\"oom_killed\":0,\"exit_code\":1,\"signal\":null,\"failed\":false,\"cpu_ns\":1003,"
 	"\"peak_rss_bytes\":8388608,\"rss_sum_of_peaks_bytes\":8388608,\"peak_rss_partial\":false,"
 	"\"memcg_peak_bytes\":null,\"read_bytes\":1005,\"write_bytes\":1006,\"rchar\":1008,\"wchar\":1009,"
-	"\"net_tx_bytes\":1020,\"net_rx_bytes\":1021},"
+	"\"net_tx_bytes\":1020,\"net_rx_bytes\":1021,\"cpu_limit_cores\":2.5,\"memory_limit_bytes\":536870912},"
 	"{\"id\":\"smk-101\",\"name\":\"call\",\"state\":\"running\",\"tools\":[\"bwa mem\"],"
 	"\"start_ns\":1700000204000000000,\"end_ns\":null,\"processes\":1,\"running\":1,\"cpu_ns\":2500000000,"
 	"\"peak_rss_bytes\":3145728,\"live\":{\"cpu_millicores\":1000,\"rss_bytes\":3145728}}],"
@@ -440,6 +440,11 @@ static void live_run_json_is_rebuilt_from_the_tables(void **state)
 	assert_json(o.out, "json_extract(?1, '$.steps[1].state') || '|' || json_type(?1, '$.steps[1].end_ns') || '|' || "
 			   "json_extract(?1, '$.steps[1].live.cpu_millicores')",
 		    "running|null|1000");
+	/* the allocation: a step's limits as its record gave them; none for the running one (null) */
+	assert_json(o.out, "json_extract(?1, '$.steps[0].cpu_limit_cores') || '|' || "
+			   "json_extract(?1, '$.steps[0].memory_limit_bytes') || '|' || "
+			   "json_type(?1, '$.steps[1].cpu_limit_cores') || '|' || json_type(?1, '$.steps[1].memory_limit_bytes')",
+		    "2.5|536870912|null|null");
 	assert_json(o.out, "json_extract(?1, '$.signals')",
 		    "[{\"kind\":\"failed\",\"pid\":100,\"start_mono_ns\":5000,\"step\":\"smk-100\","
 		    "\"tool\":\"samtools sort\",\"exit_code\":1}]");

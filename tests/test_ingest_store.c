@@ -1541,8 +1541,9 @@ static void make_v3_lake(struct lake_fixture *fx, const char *path)
 		snprintf(sql, sizeof(sql), "ALTER TABLE runs DROP COLUMN %s", v4_run_columns[i]);
 		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
-	/* and what version 5 added (issue 17) */
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats", NULL, NULL, NULL), SQLITE_OK);
+	/* and what versions 5 and 6 added (issue 17) */
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats; ALTER TABLE steps DROP COLUMN cpu_limit_millicores; "
+				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 3", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 }

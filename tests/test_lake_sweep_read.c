@@ -369,13 +369,15 @@ static void schema_text(const char *path, char *out, size_t outlen)
 }
 
 /*
- * A lake of version 4, as the tracer before issue 17 left it: a lake of this version with a live run
- * stored, then version 5's table taken away again.
+ * A lake of an older version: version 4, as the tracer before issue 17 left it, or 5 (heartbeats, no
+ * step allocation): a lake of this version with a live run stored, then what the later versions added
+ * taken away again.
  */
-static void make_v4_lake(struct lake_fixture *fx, const char *path)
+static void make_old_lake(struct lake_fixture *fx, const char *path, int version)
 {
 	static const char live[] = "{\"schema\":\"tracer.live.v1\",\"key\":\"b00t-7-70\",\"update\":1,"
-				   "\"state\":\"running\",\"start_ns\":1700000000000000000}";
+				   "\"state\":\"running\",\"start_ns\":1700000000000000000,"
+				   "\"steps\":[{\"id\":\"s1\",\"state\":\"running\"}]}";
 	struct store *st = NULL, *keep = fx->st;
 	struct store_result res;
 	char err[256];
@@ -390,8 +392,13 @@ static void make_v4_lake(struct lake_fixture *fx, const char *path)
 	fx->st = keep;
 	store_close(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats; UPDATE schema_version SET version = 4", NULL, NULL,
-				      NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "ALTER TABLE steps DROP COLUMN cpu_limit_millicores; "
+				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes", NULL, NULL, NULL), SQLITE_OK);
+	if (version == 4)
+		assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, version == 4 ? "UPDATE schema_version SET version = 4"
+						       : "UPDATE schema_version SET version = 5", NULL, NULL, NULL),
+			 SQLITE_OK);
 	sqlite3_close(db);
 }
 
@@ -403,15 +410,14 @@ static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(v
 	struct store_result res;
 
 	snprintf(path, sizeof(path), "%s/v4.db", fx->dir);
-	make_v4_lake(fx, path);
+	make_old_lake(fx, path, 4);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'heartbeats'"), 0);
 	/* a reader cannot upgrade it: it says which version it found */
 	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
 	assert_non_null(strstr(err, "version 4"));
 	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
 	store_close(st);
-	assert_int_equal(STORE_SCHEMA_VERSION, 5);
-	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), 5);
+	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
 	schema_text(fx->db, fresh, sizeof(fresh));
 	schema_text(path, old, sizeof(old));
 	assert_true(strlen(fresh) > 1000 && strlen(fresh) < sizeof(fresh) - 1);
@@ -431,6 +437,51 @@ static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(v
 	assert_int_equal(res.new_records, 1);
 	assert_int_equal(res.bad_live_records, 0);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM heartbeats WHERE seq = 2 AND beat = 1"), 1);
+}
+
+/*
+ * Version 5 -> 6: the steps' allocation columns, NULL (unknown) on the rows kept; a step's next live
+ * update fills them, bounded: cores in thousandths, rounded; a figure out of range or of the wrong
+ * type stays NULL.
+ */
+static void a_version_5_lake_is_upgraded_and_takes_step_allocations(void **state)
+{
+	static const char update[] = "{\"schema\":\"tracer.live.v1\",\"key\":\"b00t-7-70\",\"update\":2,"
+				     "\"state\":\"running\",\"start_ns\":1700000000000000000,\"steps\":["
+				     "{\"id\":\"s1\",\"state\":\"running\",\"cpu_limit_cores\":1.2345,"
+				     "\"memory_limit_bytes\":536870912},"
+				     "{\"id\":\"s2\",\"state\":\"running\",\"cpu_limit_cores\":-1,"
+				     "\"memory_limit_bytes\":\"1G\"},"
+				     "{\"id\":\"s3\",\"state\":\"running\",\"cpu_limit_cores\":2e9,"
+				     "\"memory_limit_bytes\":1.5}]}";
+	struct lake_fixture *fx = *state;
+	char path[128], err[512], fresh[16384], old[16384];
+	struct store *st = NULL;
+	struct store_result res;
+
+	snprintf(path, sizeof(path), "%s/v5.db", fx->dir);
+	make_old_lake(fx, path, 5);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('steps') WHERE name LIKE '%limit%'"), 0);
+	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
+	assert_non_null(strstr(err, "version 5"));
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	store_close(st);
+	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+	schema_text(fx->db, fresh, sizeof(fresh));
+	schema_text(path, old, sizeof(old));
+	assert_string_equal(old, fresh);
+	sql_text(path, "SELECT step_id || ':' || typeof(cpu_limit_millicores) || ':' || typeof(memory_limit_bytes) "
+		       "FROM steps", err, sizeof(err));
+	assert_string_equal(err, "s1:null:null");
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(store_open(&fx->st, path, false, err, sizeof(err)), STORE_OK);
+	assert_true(frames_add(&fx->f, 2, TL_RUN, update, sizeof(update) - 1));
+	assert_int_equal(store_sealed(fx, 2, &res), STORE_OK);
+	assert_int_equal(res.bad_live_records, 0);
+	sql_text(path, "SELECT group_concat(step_id || ':' || coalesce(cpu_limit_millicores, '-') || ':' || "
+		       "coalesce(memory_limit_bytes, '-'), ' ') FROM (SELECT * FROM steps ORDER BY idx)", err, sizeof(err));
+	assert_string_equal(err, "s1:1235:536870912 s2:-:- s3:-:-");
 }
 
 /* The newest word: none in an empty lake; a batch's arrival; a heartbeat's end when that is later. */
@@ -848,6 +899,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(numbers_of_the_wrong_type_or_range_are_null, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(what_the_processor_did_not_know_is_null, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_heartbeat_sent_again_is_stored_once, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_version_5_lake_is_upgraded_and_takes_step_allocations, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(the_newest_word_is_the_latest_beat_end_or_batch, setup, lake_fixture_teardown),

@@ -231,6 +231,38 @@ static void version_2_records_decode_and_an_old_exit_has_no_image_peak(void **st
 	assert_false(d.u.exit.flags & TR_EXIT_NO_IMAGE_PEAK);
 }
 
+/*
+ * Version 3 lacks the allocation (version 4): its exit decodes with the
+ * limits unknown (0), its peaks kept; a length of another version is
+ * refused; a version-4 exit carries them.
+ */
+static void a_version_3_exit_decodes_without_its_allocation(void **state)
+{
+	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
+
+	(void)state;
+	x.memcg_peak_bytes = 0x5678;
+	x.memcg_limit_bytes = 512 << 20; /* bytes past a version-3 exit: never read */
+	x.cpu_quota_millicores = 1500;
+	x.cpus_allowed = 3;
+	x.hdr.version = 3;
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V3_SIZE), 0);
+	assert_int_equal(d.u.exit.memcg_peak_bytes, 0x5678);
+	assert_int_equal(d.u.exit.memcg_limit_bytes, 0);
+	assert_int_equal(d.u.exit.cpu_quota_millicores, 0);
+	assert_int_equal(d.u.exit.cpus_allowed, 0);
+	assert_false(d.u.exit.flags & TR_EXIT_NO_IMAGE_PEAK);
+	assert_int_equal(decode_exact(TR_EXIT, &x, sizeof(x)), -EPROTO);
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V2_SIZE), -EPROTO);
+	x.hdr.version = RECORDS_VERSION;
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V3_SIZE), -EBADMSG);
+	assert_int_equal(d.error, DECODE_ERR_LENGTH);
+	assert_int_equal(decode_exact(TR_EXIT, &x, sizeof(x)), 0);
+	assert_int_equal(d.u.exit.memcg_limit_bytes, 512 << 20);
+	assert_int_equal(d.u.exit.cpu_quota_millicores, 1500);
+	assert_int_equal(d.u.exit.cpus_allowed, 3);
+}
+
 static void header_type_differing_from_ring_type_is_refused(void **state)
 {
 	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
@@ -417,6 +449,7 @@ int main(void)
 		cmocka_unit_test(unknown_types_are_refused),
 		cmocka_unit_test(wrong_version_is_refused),
 		cmocka_unit_test(version_2_records_decode_and_an_old_exit_has_no_image_peak),
+		cmocka_unit_test(a_version_3_exit_decodes_without_its_allocation),
 		cmocka_unit_test(header_type_differing_from_ring_type_is_refused),
 		cmocka_unit_test(fixed_size_records_of_any_other_size_are_refused),
 		cmocka_unit_test(exec_shorter_than_its_fixed_part_is_refused),

@@ -605,6 +605,56 @@ static void tracer_step_names_a_step_and_wins_over_everything(void **state)
 	world_end();
 }
 
+/* An exit under an allocation: a CPU bandwidth limit (thousandths), an affinity, a memory limit. */
+static void finish_limited(uint32_t pid, uint32_t quota, uint32_t cpus, uint64_t mem)
+{
+	struct tr_exit x = encode_exit(++clk, pid, starts[pid], 1, 0);
+
+	x.cpu_quota_millicores = quota;
+	x.cpus_allowed = cpus;
+	x.memcg_limit_bytes = mem;
+	assert_int_equal(proctab_exit(T, &x, clk, NULL), 0);
+}
+
+/*
+ * A step's allocation is the largest limit any of its processes ended
+ * under: the tighter of a process's CPU quota and its affinity, an
+ * affinity as wide as the host being no limit; a process without one
+ * (the docker client beside its container) does not hide it.
+ */
+static void a_step_keeps_the_largest_limit_its_processes_ran_under(void **state)
+{
+	(void)state;
+	world(1024, ROOT, 0);
+	S.host_cpus = 8;
+	exec_in(ROOT, "/p", NO_ENV, "/bin/bash", ARGV("bash", "go.sh"));
+	run(ROOT, 101, "/p", ENV("TRACER_STEP=quota"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(101, 102, "/p", ENV("TRACER_STEP=quota"), "/usr/bin/samtools", ARGV("samtools", "sort"));
+	run(ROOT, 103, "/p", ENV("TRACER_STEP=pinned"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 104, "/p", ENV("TRACER_STEP=free"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 105, "/p", ENV("TRACER_STEP=mixed"), "/usr/bin/docker", ARGV("docker", "run"));
+	run(ROOT, 106, "/p", ENV("TRACER_STEP=mixed"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	finish_limited(102, 1500, 8, 1ULL << 30); /* 1.5 CPUs of 8 */
+	finish_limited(101, 4000, 2, 4ULL << 30); /* 4 CPUs of quota, pinned to 2: 2 */
+	finish_limited(103, 0, 3, 0);             /* a cpuset of 3 */
+	finish_limited(104, 16000, 8, 0);         /* a quota above the host's 8 CPUs: no limit */
+	finish_limited(105, 0, 8, 0);             /* no limit at all */
+	finish_limited(106, 500, 8, 256ULL << 20);
+	build();
+	assert_int_equal(step_id("quota")->cpu_limit_millicores, 2000);
+	assert_int_equal(step_id("quota")->memory_limit_bytes, 4ULL << 30);
+	assert_int_equal(step_id("pinned")->cpu_limit_millicores, 3000);
+	assert_int_equal(step_id("pinned")->memory_limit_bytes, 0);
+	assert_int_equal(step_id("free")->cpu_limit_millicores, 0);
+	assert_int_equal(step_id("mixed")->cpu_limit_millicores, 500);
+	assert_int_equal(step_id("mixed")->memory_limit_bytes, 256ULL << 20);
+	/* the affinity is judged only against a known host; the quota always */
+	assert_int_equal(step_proc_cpu_limit_millicores(&P(103)->exit, 0), 0);
+	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->exit, 0), 4000);
+	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->exit, 2), 0);
+	world_end();
+}
+
 static void run_identity_comes_from_the_earliest_process_with_each_key(void **state)
 {
 	(void)state;
@@ -941,6 +991,7 @@ int main(void)
 		cmocka_unit_test(slurm_job_steps_group_processes_by_job_and_step),
 		cmocka_unit_test(engine_tasks_inside_a_slurm_job_are_their_own_steps),
 		cmocka_unit_test(tracer_step_names_a_step_and_wins_over_everything),
+		cmocka_unit_test(a_step_keeps_the_largest_limit_its_processes_ran_under),
 		cmocka_unit_test(run_identity_comes_from_the_earliest_process_with_each_key),
 		cmocka_unit_test(children_of_the_traced_command_are_generic_steps_named_by_their_tool),
 		cmocka_unit_test(nested_engines_each_start_their_steps),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A run as JSON, from the lake (view/run_json.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,9 @@ static int write_step(void *ctx, const struct store_step *s)
 	kv_int(j, "wchar", s->wchar);
 	kv_int(j, "net_tx_bytes", s->net_tx_bytes);
 	kv_int(j, "net_rx_bytes", s->net_rx_bytes);
+	json_kv_double(j, "cpu_limit_cores",
+		       s->cpu_limit_millicores.known ? (double)s->cpu_limit_millicores.v / 1000.0 : NAN);
+	kv_int(j, "memory_limit_bytes", s->memory_limit_bytes);
 	kv_int(j, "last_update_ns", s->last_update_ns);
 	write_live(j, &s->live);
 	json_object_end(j);

@@ -427,4 +427,9 @@ void sweep_config_from(const struct tracer_config *cfg, struct sw_config *c)
 	c->idle_proc_age_ns = (int64_t)cfg->sweep_idle_process_age_ns;
 	c->idle_proc_idle_ns = (int64_t)cfg->sweep_idle_process_idle_ns;
 	c->idle_proc_rss_bytes = cfg->sweep_idle_process_rss;
+	c->reserved_min_ns = (int64_t)cfg->sweep_reserved_min_ns;
+	c->reserved_cpu_share = cfg->sweep_reserved_cpu_percent / 100.0;
+	c->reserved_mem_share = cfg->sweep_reserved_memory_percent / 100.0;
+	c->reserved_min_cores = cfg->sweep_reserved_min_cpu_millicores / 1000.0;
+	c->reserved_min_bytes = cfg->sweep_reserved_min_memory;
 }

@@ -22,6 +22,22 @@ static void json_cost(struct json *j, const struct sw_finding *f)
 	json_object_end(j);
 }
 
+/* A reserved_unused finding's step: its allocation, what it used, and which was found unused. */
+static void json_reserved(struct json *j, const struct an_step *t, const struct sw_finding *f)
+{
+	json_key(j, "step");
+	json_object_begin(j);
+	json_kv_string(j, "id", t->step_id);
+	json_kv_string(j, "name", t->name);
+	json_kv_double(j, "cpu_limit_cores", f->cpu_limit);
+	json_kv_double(j, "cpu_used_cores", f->cpu_used);
+	json_kv_bool(j, "cpu_unused", f->cpu_unused);
+	json_kv_u64_or_null(j, "memory_limit_bytes", f->mem_limit_bytes != 0, f->mem_limit_bytes);
+	json_kv_u64(j, "memory_peak_bytes", f->mem_used_bytes);
+	json_kv_bool(j, "memory_unused", f->mem_unused);
+	json_object_end(j);
+}
+
 static void json_evidence(struct json *j, const struct sweep_input *si, const struct sw_finding *f)
 {
 	const struct sw_process *p = f->proc >= 0 ? &si->in.procs[f->proc] : NULL;
@@ -40,6 +56,8 @@ static void json_evidence(struct json *j, const struct sweep_input *si, const st
 	}
 	if (f->rss_bytes)
 		json_kv_u64(j, "rss_bytes", f->rss_bytes);
+	if (f->kind == SW_RESERVED_UNUSED && f->step >= 0 && (size_t)f->step < si->in.runs->nsteps)
+		json_reserved(j, &si->in.runs->steps[f->step], f);
 	if (p) {
 		json_key(j, "process");
 		json_object_begin(j);
@@ -78,6 +96,11 @@ static void json_thresholds(struct json *j, const struct sw_config *c)
 	json_kv_double(j, "idle_process_age_s", (double)c->idle_proc_age_ns / NS_PER_S);
 	json_kv_double(j, "idle_process_idle_s", (double)c->idle_proc_idle_ns / NS_PER_S);
 	json_kv_u64(j, "idle_process_rss_bytes", c->idle_proc_rss_bytes);
+	json_kv_double(j, "reserved_min_s", (double)c->reserved_min_ns / NS_PER_S);
+	json_kv_double(j, "reserved_cpu_share", c->reserved_cpu_share);
+	json_kv_double(j, "reserved_memory_share", c->reserved_mem_share);
+	json_kv_double(j, "reserved_min_cpus", c->reserved_min_cores);
+	json_kv_u64(j, "reserved_min_memory_bytes", c->reserved_min_bytes);
 	json_object_end(j);
 }
 

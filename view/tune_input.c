@@ -497,7 +497,9 @@ static int on_task(void *ctx, const struct store_tune_task *tk)
 			       ? (uint32_t)tk->oom_kills.v
 			       : 0;
 	a->oom_limit_bytes = nonneg(tk->oom_limit_bytes);
-	a->mem_limit_bytes = a->oom_limit_bytes;
+	/* The limit it ran under; an OOM kill's limit where the step's record has none (an older agent). */
+	a->mem_limit_bytes = nonneg(tk->memory_limit_bytes) ? nonneg(tk->memory_limit_bytes) : a->oom_limit_bytes;
+	a->cpu_limit = (double)nonneg(tk->cpu_limit_millicores) / 1000.0;
 	a->cpu_ns = nonneg(tk->cpu_ns);
 	a->proc_ns = nonneg(tk->proc_ns);
 	a->run_delay_ns = nonneg(tk->run_delay_ns);

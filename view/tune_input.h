@@ -21,9 +21,10 @@
  *              summed over its processes (store_tune_task: each from its
  *              exit record, else its newest sample; a report-only run's
  *              from its report's processes, waits 0; else the step's own
- *              columns). mem_limit_bytes: the memory-cgroup limit an OOM
- *              kill of it hit (the only allocation the lake records;
- *              0 unknown); cpu_limit 0 (unknown).
+ *              columns). mem_limit_bytes and cpu_limit: the allocation
+ *              it ran under (steps.memory_limit_bytes and
+ *              cpu_limit_millicores); without one, the memory-cgroup limit
+ *              an OOM kill of it hit; 0 unknown or none.
  *   cores      per task, from its processes' samples: each interval
  *              between consecutive samples of a process is its CPU time
  *              delta over its length (a counter that went backwards is
