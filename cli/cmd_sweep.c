@@ -44,9 +44,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: tracer sweep --db FILE [--since DURATION] [--prices FILE] [--config FILE] [--json]\n"
 		   "Where compute was wasted in the window before the lake's newest word (default: sweep_window,\n"
 		   "14 days): idle hosts (GCP's and AWS's rules), idle time inside runs, workers stuck idle,\n"
-		   "forgotten interactive sessions, idle processes holding memory; each with its evidence and\n"
-		   "cost (docs/sweep.md). Thresholds: tracer.conf's sweep_* keys (--config FILE, else\n"
-		   "/etc/tracer/tracer.conf if it exists). --prices: a price table (default: the installed one).\n");
+		   "forgotten interactive sessions, idle processes holding memory, steps whose CPU or memory\n"
+		   "limit was far above their use; each with its evidence and cost (docs/sweep.md).\n"
+		   "Thresholds: tracer.conf's sweep_* keys (--config FILE, else /etc/tracer/tracer.conf if it\n"
+		   "exists). --prices: a price table (default: the installed one).\n");
 }
 
 static int parse_opts(int argc, char **argv, struct sweep_opts *o)

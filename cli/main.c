@@ -23,7 +23,8 @@ static void usage(FILE *f)
 		   "                                       each step's profile, bottlenecks and rightsizing advice\n"
 		   "  cost --db FILE [--run RUN] [--by B]  what runs cost, and the instance type that fits them\n"
 		   "  sweep --db FILE [--since 14d]        idle hosts, idle time in runs, stuck workers, forgotten\n"
-		   "                                       sessions, idle processes holding memory, with their cost\n"
+		   "                                       sessions, idle processes holding memory, steps reserving\n"
+		   "                                       far more than they use, with their cost\n"
 		   "  help                                 this text\n");
 }
 

@@ -138,6 +138,7 @@ static void kinds_have_names_and_defaults_are_the_anchors(void **state)
 	assert_string_equal(sw_kind_name(SW_WORKER_IDLE), "worker_idle");
 	assert_string_equal(sw_kind_name(SW_SESSION_IDLE), "session_idle");
 	assert_string_equal(sw_kind_name(SW_PROCESS_IDLE_MEMORY), "process_idle_memory");
+	assert_string_equal(sw_kind_name(SW_RESERVED_UNUSED), "reserved_unused");
 	assert_string_equal(sw_kind_name(SW_KINDS), "unknown");
 	sw_config_default(&c);
 	assert_true(c.gcp_cpu_cores == 0.03 && c.gcp_cpu_share == 0.97 && c.gcp_net_share == 0.95);
@@ -154,6 +155,9 @@ static void kinds_have_names_and_defaults_are_the_anchors(void **state)
 	assert_int_equal(c.idle_proc_age_ns, 24 * H);
 	assert_int_equal(c.idle_proc_idle_ns, 6 * H);
 	assert_int_equal(c.idle_proc_rss_bytes, GiB);
+	assert_int_equal(c.reserved_min_ns, 10 * MIN);
+	assert_true(c.reserved_cpu_share == 0.25 && c.reserved_mem_share == 0.25 && c.reserved_min_cores == 1);
+	assert_int_equal(c.reserved_min_bytes, GiB);
 }
 
 /* ---- 1. Google Cloud's idle VM ------------------------------------------------------- */
@@ -595,6 +599,107 @@ static void run_gaps_and_tails_count_from_the_minimum(void **state)
 	free(r.f);
 }
 
+/* ---- 3b. reserved but unused ------------------------------------------------------------------- */
+
+/*
+ * Run #20 on h1 (4 CPUs, 16 GiB, $1/h), its steps back to back, each
+ * 20 min unless said: found at exactly a quarter used, not a hair above;
+ * not when less than a CPU or a GiB is left unused, nor under 10 min, nor
+ * without an allocation. Cost: the unused share of the host (the larger of
+ * CPUs and memory) x $1/h x the step's hours.
+ */
+static void a_step_using_a_quarter_of_its_allocation_is_found_a_hair_more_is_not(void **state)
+{
+	static struct sw_host h[1];
+	struct step_case {
+		const char *name;
+		double cpu_limit, p95;   /* p95 < 0: no samples, 0.2 cores on average */
+		uint64_t mem_limit, peak;
+		int64_t len;
+	} cases[] = {
+		{ "cpu_at_share", 4, 1.0, 0, 0, 20 * MIN },
+		{ "cpu_over_share", 4, 1.001, 0, 0, 20 * MIN },
+		{ "cpu_small_unused", 1, 0.1, 0, 0, 20 * MIN },
+		{ "mem_at_share", 0, 0, 8 * GiB, 2 * GiB, 20 * MIN },
+		{ "mem_over_share", 0, 0, 8 * GiB, 2 * GiB + 1, 20 * MIN },
+		{ "mem_small_unused", 0, 0, GiB, 100 * MiB, 20 * MIN },
+		{ "both_average", 2, -1, 4 * GiB, 512 * MiB, 20 * MIN },
+		{ "short", 4, 0, 8 * GiB, 0, 10 * MIN - S },
+		{ "no_allocation", 0, 0, 0, 0, 20 * MIN },
+	};
+	enum { N = sizeof(cases) / sizeof(cases[0]) };
+	struct an_step steps[N];
+	const int64_t r0 = NOW - 5 * H;
+	int64_t t = r0;
+	struct an_run run = { .lake_id = 20, .label = "wf-r", .start_ns = r0, .step_first = 0, .step_n = N };
+	struct an_input a = { .runs = &run, .nruns = 1, .steps = steps, .nsteps = N };
+	const struct sw_finding *f;
+	struct sw_input in;
+	struct result r;
+
+	(void)state;
+	memset(steps, 0, sizeof(steps));
+	for (int i = 0; i < N; i++) {
+		steps[i].name = cases[i].name;
+		steps[i].step_id = cases[i].name;
+		steps[i].start_ns = t;
+		steps[i].end_ns = t += cases[i].len;
+		steps[i].cpu_limit = cases[i].cpu_limit;
+		steps[i].cores_known = cases[i].p95 >= 0;
+		steps[i].cores_p95 = steps[i].cores_p50 = cases[i].p95 >= 0 ? cases[i].p95 : 0;
+		steps[i].cpu_ns = (uint64_t)(0.2 * (double)cases[i].len);
+		steps[i].mem_limit_bytes = cases[i].mem_limit;
+		steps[i].peak_mem_bytes = cases[i].peak;
+	}
+	run.end_ns = t;
+	run.host = (struct an_host){ .host_id = "h1", .cpus = 4, .memory_bytes = 16 * GiB, .price_per_hour = 1.0 };
+	h[0] = host("h1", NULL, 0, 1.0);
+	in = input(h, 1);
+	in.runs = &a;
+	r = sweep(&in, NULL);
+	assert_int_equal(count_kind(&r, SW_RUN_IDLE), 0);
+	assert_int_equal(r.n, 3);
+	/* cpu_at_share: 3 of 4 CPUs unused, 0.75 x $1/h x 1/3 h */
+	f = nth(&r, SW_RESERVED_UNUSED, 0);
+	assert_string_equal(steps[f->step].name, "cpu_at_share");
+	assert_int_equal(f->run_id, 20);
+	assert_int_equal(f->host, 0);
+	assert_int_equal(f->start_ns, r0);
+	assert_int_equal(f->end_ns, r0 + 20 * MIN);
+	assert_true(f->cpu_unused && !f->mem_unused);
+	assert_true(near(f->cpu_limit, 4) && near(f->cpu_used, 1));
+	assert_true(near(f->cost_usd, 0.25));
+	assert_true(says(f, "step 'cpu_at_share' of run #20 (wf-r) used at most 1.00 of its 4.00 CPUs (p95 of its "
+			    "samples) over 20.0 min"));
+	/* both_average: CPU 1.8 of 4 (0.45) beats memory 3.5 of 16 GiB (0.21875): $0.15 */
+	f = nth(&r, SW_RESERVED_UNUSED, 1);
+	assert_string_equal(steps[f->step].name, "both_average");
+	assert_true(f->cpu_unused && f->mem_unused);
+	assert_true(near(f->cpu_used, 0.2));
+	assert_int_equal(f->mem_limit_bytes, 4 * GiB);
+	assert_int_equal(f->mem_used_bytes, 512 * MiB);
+	assert_true(near(f->cost_usd, 0.15));
+	assert_true(says(f, "0.20 of its 2.00 CPUs (its average) and 512 MiB of its 4.0 GiB memory limit"));
+	/* mem_at_share: 6 of 16 GiB unused, 0.375 x 1/3 h */
+	f = nth(&r, SW_RESERVED_UNUSED, 2);
+	assert_string_equal(steps[f->step].name, "mem_at_share");
+	assert_true(!f->cpu_unused && f->mem_unused);
+	assert_true(isnan(f->cpu_limit));
+	assert_true(near(f->cost_usd, 0.125));
+	free(r.f);
+
+	/* a window leaving 9 min 59 s of the first step: not long enough; a host without a price: unpriced */
+	in.since_ns = r0 + 10 * MIN + S;
+	run.host.price_per_hour = -1;
+	r = sweep(&in, NULL);
+	assert_int_equal(count_kind(&r, SW_RESERVED_UNUSED), 2);
+	for (size_t i = 0; i < r.n; i++) {
+		assert_string_not_equal(steps[r.f[i].step].name, "cpu_at_share");
+		assert_true(r.f[i].cost_usd < 0);
+	}
+	free(r.f);
+}
+
 /* ---- 4. a worker stuck idle ------------------------------------------------------------------ */
 
 static struct result workers(struct sw_process *p, size_t n)
@@ -918,6 +1023,15 @@ static void inconsistent_input_is_refused(void **state)
 	c.gcp_cpu_cores = NAN;
 	assert_int_equal(sw_sweep(&in, &c, NULL, &out, &n), -EINVAL);
 	sw_config_default(&c);
+	c.reserved_mem_share = -0.1;
+	assert_int_equal(sw_sweep(&in, &c, NULL, &out, &n), -EINVAL);
+	sw_config_default(&c);
+	c.reserved_min_cores = INFINITY;
+	assert_int_equal(sw_sweep(&in, &c, NULL, &out, &n), -EINVAL);
+	sw_config_default(&c);
+	c.reserved_min_ns = 0;
+	assert_int_equal(sw_sweep(&in, &c, NULL, &out, &n), -EINVAL);
+	sw_config_default(&c);
 	assert_int_equal(sw_sweep(NULL, &c, NULL, &out, &n), -EINVAL);
 	assert_int_equal(sw_sweep(&in, NULL, NULL, &out, &n), -EINVAL);
 	assert_int_equal(sw_sweep(&in, &c, NULL, NULL, &n), -EINVAL);
@@ -935,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(aws_four_low_days_of_fourteen_are_idle_three_are_not),
 		cmocka_unit_test(aws_a_day_counts_when_beats_cover_half_of_it),
 		cmocka_unit_test(run_gaps_and_tails_count_from_the_minimum),
+		cmocka_unit_test(a_step_using_a_quarter_of_its_allocation_is_found_a_hair_more_is_not),
 		cmocka_unit_test(a_worker_whose_children_all_ended_an_hour_ago_is_stuck),
 		cmocka_unit_test(a_worker_with_a_live_busy_child_is_not_stuck),
 		cmocka_unit_test(idle_jupyter_and_ssh_sessions_are_found_busy_ones_are_not),

@@ -68,15 +68,15 @@ static const char lake_sql[] =
 	AT(100) ", NULL, 5, 0, NULL, NULL, NULL, NULL, NULL, NULL, -1.0);"
 	/* run 1's steps */
 	"INSERT INTO steps (run_id, idx, step_id, name, engine, tools, state, start_ns, end_ns, failed, processes, "
-	"oom_killed, cpu_ns, peak_rss_bytes, rchar) VALUES "
+	"oom_killed, cpu_ns, peak_rss_bytes, rchar, cpu_limit_millicores, memory_limit_bytes) VALUES "
 	"(1, 0, 'nf-ef/012345', 'MERGE (a (b))', 'nextflow', '[]', 'failed', " AT(20) ", " AT(25) ", 1, 1, 1, NULL, "
-	"NULL, NULL),"
+	"NULL, NULL, NULL, NULL),"
 	"(1, 1, 'nf-ab/cdef12', 'ALIGN (3)', 'nextflow', '[\"bwa\",\"samtools\"]', 'succeeded', " AT(10) ", " AT(20)
-	", 0, 2, 0, 1, 450000000, NULL),"
+	", 0, 2, 0, 1, 450000000, NULL, 2500, 1073741824),"
 	"(1, 2, 'nf-cd/ef3456', 'ALIGN (7)', 'nextflow', NULL, 'succeeded', " AT(12) ", " AT(18) ", 0, 1, 0, NULL, "
-	"NULL, 555),"
+	"NULL, 555, NULL, NULL),"
 	"(1, 3, 'nf-11/223344', 'QC (s1)', 'nextflow', NULL, 'running', " AT(30) ", NULL, NULL, 1, 0, NULL, NULL, "
-	"NULL);"
+	"NULL, NULL, NULL);"
 	/* run 1's processes: P0 the engine, P1 P2 ALIGN (3), P3 ALIGN (7) (no I/O accounting), P4 MERGE, P5 QC */
 	"INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, exit_ts_ns, run_id, step, "
 	"runtime_ns, run_delay_ns, iowait_ns, blocked_ns, net_wait_ns, rchar, wchar, read_bytes, write_bytes, "
@@ -329,6 +329,8 @@ static void tasks_sum_their_processes_and_are_by_start(void **state)
 	assert_int_equal(t->peak_mem_bytes, 450000000);  /* the step's concurrent peak, not a process's */
 	assert_int_equal(t->oom_kills, 0);
 	assert_int_equal(t->oom_limit_bytes, 0);
+	assert_true(t->cpu_limit == 2.5);                /* the allocation it ran under (steps) */
+	assert_int_equal(t->mem_limit_bytes, 1073741824);
 
 	/* ALIGN (7): no I/O accounting in its exit record: the step's own rchar */
 	t = task(&in, 1, "nf-cd/ef3456");
@@ -340,6 +342,8 @@ static void tasks_sum_their_processes_and_are_by_start(void **state)
 	assert_int_equal(t->iowait_ns, 3 * NS);
 	assert_int_equal(t->rchar, 555);
 	assert_int_equal(t->read_bytes, 0);
+	assert_true(t->cpu_limit == 0);                  /* none recorded */
+	assert_int_equal(t->mem_limit_bytes, 0);
 
 	/* MERGE (a (b)): failed, OOM-killed; the largest limit of its well-formed oom_kill signals */
 	t = task(&in, 1, "nf-ef/012345");

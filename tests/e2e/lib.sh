@@ -39,6 +39,52 @@ e2e_cleanup() {
 	exit "$rc"
 }
 
+# e2e_limit_cgroup NAME MILLICORES BYTES: a cgroup that limits CPU bandwidth to MILLICORES thousandths of
+# a CPU and memory to BYTES (0: that limit not set), on the v1 cpu and memory hierarchies or on a v2
+# hierarchy with both controllers (then enabled below its root). Sets CG_PROCS to the cgroup.procs files a
+# pid is written to (one per hierarchy); removed at exit. Skips the test where neither layout is writable.
+e2e_limit_cgroup() {
+	local name=$1 mc=$2 bytes=$3 cpu mem
+	CG_PROCS=()
+	if [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ] && [ -w /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+		cpu=/sys/fs/cgroup/cpu/$name mem=/sys/fs/cgroup/memory/$name
+		mkdir "$cpu" "$mem" || e2e_fail "setup: mkdir $cpu $mem"
+		e2e_on_exit "rmdir '$cpu' '$mem' 2>/dev/null"
+		if [ "$mc" != 0 ]; then
+			echo 100000 >"$cpu/cpu.cfs_period_us" && echo $((mc * 100)) >"$cpu/cpu.cfs_quota_us" ||
+				e2e_fail "setup: the CPU limit of $cpu"
+		fi
+		if [ "$bytes" != 0 ]; then
+			echo "$bytes" >"$mem/memory.limit_in_bytes" || e2e_fail "setup: the memory limit of $mem"
+		fi
+		CG_PROCS=("$cpu/cgroup.procs" "$mem/cgroup.procs")
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+		grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+		echo "+cpu +memory" >/sys/fs/cgroup/cgroup.subtree_control || e2e_fail "setup: enable cpu and memory"
+		cpu=/sys/fs/cgroup/$name
+		mkdir "$cpu" || e2e_fail "setup: mkdir $cpu"
+		e2e_on_exit "rmdir '$cpu' 2>/dev/null"
+		if [ "$mc" != 0 ]; then
+			echo "$((mc * 100)) 100000" >"$cpu/cpu.max" || e2e_fail "setup: the CPU limit of $cpu"
+		fi
+		if [ "$bytes" != 0 ]; then
+			echo "$bytes" >"$cpu/memory.max" || e2e_fail "setup: the memory limit of $cpu"
+		fi
+		CG_PROCS=("$cpu/cgroup.procs")
+	else
+		e2e_skip "no writable cgroup hierarchy with the cpu and memory controllers (v1 or v2)"
+	fi
+}
+
+# e2e_into_cgroup PID FILE...: moves PID into a cgroup e2e_limit_cgroup made (FILE...: its CG_PROCS).
+e2e_into_cgroup() {
+	local pid=$1 f
+	shift
+	for f in "$@"; do
+		echo "$pid" >"$f" || e2e_fail "setup: moving $pid into $f"
+	done
+}
+
 # Where things are, for the tests. B is absolute so it stays valid after a cd.
 # shellcheck disable=SC2034
 e2e_paths() {

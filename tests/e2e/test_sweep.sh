@@ -7,7 +7,10 @@
 #   at least 5 s, priced at the host's price_per_hour;
 # - a worker (a TRACER_PIPELINE script) that sleeps forever once its child is done -> a stuck worker;
 # - a "jupyter-lab" that does nothing -> a forgotten session; a process that allocates 64 MiB, touches it
-#   and sleeps -> an idle process holding memory.
+#   and sleeps -> an idle process holding memory;
+# - a step in a cgroup of 1.5 CPUs and 2 GiB that sleeps -> reserved but unused (both), priced at the
+#   unused share of the host; beside it a step under 1.5 CPUs kept busy by stress-ng -> not; tracer tune
+#   gives the sleeping step's allocation.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -35,6 +38,7 @@ PRICE=0.5
 	echo "sweep_idle_process_age = 4s"
 	echo "sweep_idle_process_idle = 3s"
 	echo "sweep_idle_process_rss = 32MiB"
+	echo "sweep_reserved_min = 3s"
 } >>"$CONF" || e2e_fail "setup: $CONF"
 live_start
 sweep() { # check_sweep.py's arguments
@@ -95,5 +99,36 @@ sleep 9
 sweep --since 60s --expect session_idle --pid "$session" --min-span 3
 sweep --since 60s --expect process_idle_memory --pid "$holder" --min-span 2
 kill "$session" "$holder" 2>/dev/null
+
+echo "a step that reserves 1.5 CPUs and 2 GiB and sleeps, beside one that uses its 1.5 CPUs"
+e2e_limit_cgroup "tracer-e2e-oversized-$$" 1500 $((2 << 30))
+oversized=("${CG_PROCS[@]}")
+e2e_limit_cgroup "tracer-e2e-busy-$$" 1500 0
+busy=("${CG_PROCS[@]}")
+rdir=$(live_user_dir reserved)
+# each run's shell waits until it is in its cgroup, then runs its step (what follows keeps bash from exec'ing it)
+live_as_user "$rdir" env TRACER_PIPELINE=reserved bash -c \
+	'until [ -e go ]; do sleep 0.05; done; TRACER_STEP=oversized sleep 6; true' &
+r1=$!
+live_as_user "$rdir" env TRACER_PIPELINE=reserved-busy bash -c \
+	'until [ -e go ]; do sleep 0.05; done; TRACER_STEP=busy stress-ng --cpu 1 --timeout 6s >/dev/null 2>&1; true' &
+r2=$!
+e2e_into_cgroup "$r1" "${oversized[@]}"
+e2e_into_cgroup "$r2" "${busy[@]}"
+touch "$rdir/go"
+live_wait_pid "$r1" 30 "the oversized step's run"
+live_wait_pid "$r2" 30 "the busy step's run"
+live_check wait --where "run_key~-$r1-" --timeout 20
+live_check wait --where "run_key~-$r2-" --timeout 20
+sweep --since 60s --expect reserved_unused --step oversized --min-span 5 --price "$PRICE"
+sweep --since 60s --absent reserved_unused --step busy
+"$TRACER" tune --db "$LAKE" --pipeline reserved --json >"$TMP/tune.json" || e2e_fail "tracer tune failed"
+python3 - "$TMP/tune.json" <<'PY2' || e2e_fail "tracer tune did not give the step's allocation"
+import json, sys
+steps = [s for s in json.load(open(sys.argv[1]))["steps"] if s["step"] == "oversized"]
+a = steps[0]["allocation"] if steps else None
+print("  tune: oversized's allocation", a)
+sys.exit(0 if a and a["cpus"] == 1.5 and a["memory_bytes"] == 2 << 30 and a["cpu_efficiency"] < 0.25 else 1)
+PY2
 live_alive
 exit 0
