@@ -435,15 +435,15 @@ static __always_inline __u32 cpu_quota_millicores(struct task_struct *task)
 
 	if (!bpf_core_field_exists(task->sched_task_group) || !bpf_core_field_exists(struct task_group, cfs_bandwidth))
 		return 0;
-	tg = BPF_CORE_READ(task, sched_task_group);
+	tg = KREAD(task, sched_task_group);
 	for (int i = 0; i < LIMIT_DEPTH_MAX && tg; i++) {
-		__u64 quota = BPF_CORE_READ(tg, cfs_bandwidth.quota);
-		__u64 period = (__u64)BPF_CORE_READ(tg, cfs_bandwidth.period);
+		__u64 quota = KREAD(tg, cfs_bandwidth.quota);
+		__u64 period = (__u64)KREAD(tg, cfs_bandwidth.period);
 
 		/* RUNTIME_INF (no limit) is all ones; a quota is at most ~2^44 ns. */
 		if (quota < (1ULL << 50) && period > 0 && quota * 1000 / period < best)
 			best = quota * 1000 / period;
-		tg = BPF_CORE_READ(tg, parent);
+		tg = KREAD(tg, parent);
 	}
 	return best < 0xffffffffULL ? (best ? (__u32)best : 1) : 0;
 }
