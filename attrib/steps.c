@@ -9,6 +9,7 @@
 
 #include "hash.h"
 #include "hsort.h"
+#include "parse.h"
 #include "stepmem.h"
 #include "tool.h"
 
@@ -967,6 +968,25 @@ uint64_t step_proc_cpu_limit_millicores(const struct tr_exit *x, uint32_t host_c
 	return lim;
 }
 
+#define SLURM_CPUS_MAX 1000000u          /* CPUs of one node: beyond, not an allocation */
+#define SLURM_MEM_MIB_MAX (1ULL << 30)   /* 1 PiB in MiB: beyond, not an allocation */
+
+void step_slurm_allocation(const struct proc_image *im, uint64_t *millicores, uint64_t *bytes)
+{
+	const char *cpus = im ? proc_image_env(im, "SLURM_CPUS_ON_NODE") : NULL;
+	const char *node = im ? proc_image_env(im, "SLURM_MEM_PER_NODE") : NULL;
+	const char *per_cpu = im ? proc_image_env(im, "SLURM_MEM_PER_CPU") : NULL;
+	uint64_t n = 0, mib = 0;
+
+	*millicores = *bytes = 0;
+	if (cpus && parse_u64(cpus, SLURM_CPUS_MAX, &n) == PARSE_OK)
+		*millicores = 1000 * n;
+	if (node && parse_u64(node, SLURM_MEM_MIB_MAX, &mib) == PARSE_OK)
+		*bytes = mib << 20;
+	else if (per_cpu && n && parse_u64(per_cpu, SLURM_MEM_MIB_MAX / n, &mib) == PARSE_OK)
+		*bytes = (mib * n) << 20;
+}
+
 /* The allocation a process ended under: the step keeps the largest (docs/processor.md). */
 static void add_limits(const struct steps *s, struct step *st, const struct tr_exit *x)
 {
@@ -995,6 +1015,13 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 					  (!(st->first_failed->flags & PROC_F_EXIT) ||
 					   p->exit.hdr.ts_ns < st->first_failed->exit.hdr.ts_ns)))
 			st->first_failed = p;
+	}
+	if (p->image) {
+		uint64_t mc, bytes;
+
+		step_slurm_allocation(p->image, &mc, &bytes);
+		st->slurm_millicores = mc > st->slurm_millicores ? mc : st->slurm_millicores;
+		st->slurm_memory_bytes = bytes > st->slurm_memory_bytes ? bytes : st->slurm_memory_bytes;
 	}
 	if (p->flags & PROC_F_EXIT) {
 		const struct tr_exit *x = &p->exit;
@@ -1154,6 +1181,11 @@ static void step_finish(struct steps *s, struct step *st)
 	}
 	/* A generic step's status is its script's to judge: judge_generic_steps(). */
 	st->failed = st->main && proc_failed(st->main) && st->engine != STEP_ENGINE_GENERIC;
+	/* What the kernel enforced, else what SLURM allocated (docs/processor.md, "Allocation"). */
+	if (!st->cpu_limit_millicores)
+		st->cpu_limit_millicores = st->slurm_millicores;
+	if (!st->memory_limit_bytes)
+		st->memory_limit_bytes = st->slurm_memory_bytes;
 	if (!st->name)
 		st->name = st->rule; /* a job runner inside the job's submit shell named the rule */
 	if (st->name)

@@ -90,9 +90,11 @@ struct step {
 	uint64_t read_bytes, write_bytes, rchar, wchar;
 	uint64_t net_tx_bytes, net_rx_bytes;
 	/*
-	 * Its allocation: the largest limit any of its processes ended under
-	 * (step_proc_cpu_limit_millicores, exit's memcg_limit_bytes); 0 when
-	 * none ran under one.
+	 * Its allocation, each of the two: the largest limit any of its
+	 * processes ended under (step_proc_cpu_limit_millicores, exit's
+	 * memcg_limit_bytes), else the largest SLURM job allocation on this
+	 * node in its processes' environment (step_slurm_allocation); 0 when
+	 * neither.
 	 */
 	uint64_t cpu_limit_millicores;
 	uint64_t memory_limit_bytes;
@@ -112,6 +114,7 @@ struct step {
 	bool has_body;
 	const char *key;
 	uint64_t main_start_ns;
+	uint64_t slurm_millicores, slurm_memory_bytes;
 };
 
 /* Who ran: from allowlisted environment values and the engine's command line. NULL: not known. */
@@ -156,6 +159,14 @@ struct steps {
  * taskset); 0 when neither held it below host_cpus (0: affinity unjudged).
  */
 uint64_t step_proc_cpu_limit_millicores(const struct tr_exit *x, uint32_t host_cpus);
+
+/*
+ * The SLURM job's allocation on this node, as SLURM puts it in the
+ * environment of every process of the job: SLURM_CPUS_ON_NODE CPUs (in
+ * thousandths); SLURM_MEM_PER_NODE MiB, else SLURM_MEM_PER_CPU MiB x
+ * those CPUs (in bytes). 0 where not set or not a whole number in range.
+ */
+void step_slurm_allocation(const struct proc_image *im, uint64_t *millicores, uint64_t *bytes);
 
 /* max steps (1 .. STEPS_MAX_LIMIT; 0 for STEPS_DEFAULT_MAX); seed randomises the hash indexes. */
 int steps_init(struct steps *s, uint32_t max, uint64_t seed);

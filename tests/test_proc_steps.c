@@ -648,10 +648,55 @@ static void a_step_keeps_the_largest_limit_its_processes_ran_under(void **state)
 	assert_int_equal(step_id("free")->cpu_limit_millicores, 0);
 	assert_int_equal(step_id("mixed")->cpu_limit_millicores, 500);
 	assert_int_equal(step_id("mixed")->memory_limit_bytes, 256ULL << 20);
+	assert_int_equal(step_id("free")->memory_limit_bytes, 0);
 	/* the affinity is judged only against a known host; the quota always */
 	assert_int_equal(step_proc_cpu_limit_millicores(&P(103)->exit, 0), 0);
 	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->exit, 0), 4000);
 	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->exit, 2), 0);
+	world_end();
+}
+
+/*
+ * Without a limit the kernel enforced, a step's allocation is its SLURM
+ * job's on this node, from its processes' environment: the CPUs, and the
+ * memory per node or per CPU x the CPUs; a kernel limit wins where there is
+ * one, dimension by dimension. A running process counts (the environment
+ * is known at exec). Values that are not whole numbers in range count as
+ * unset.
+ */
+static void a_step_without_a_kernel_limit_takes_its_slurm_allocation(void **state)
+{
+	uint64_t mc, bytes;
+
+	(void)state;
+	world(1024, ROOT, 0);
+	S.host_cpus = 8;
+	exec_in(ROOT, "/p", NO_ENV, "/bin/bash", ARGV("bash", "go.sh"));
+	run(ROOT, 101, "/p", ENV("TRACER_STEP=per_cpu", "SLURM_CPUS_ON_NODE=4", "SLURM_MEM_PER_CPU=2048"),
+	    "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 102, "/p", ENV("TRACER_STEP=per_node", "SLURM_CPUS_ON_NODE=8", "SLURM_MEM_PER_NODE=1000",
+				 "SLURM_MEM_PER_CPU=2048"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 103, "/p", ENV("TRACER_STEP=both", "SLURM_CPUS_ON_NODE=4", "SLURM_MEM_PER_NODE=16384"),
+	    "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 104, "/p", ENV("TRACER_STEP=junk", "SLURM_CPUS_ON_NODE=4x", "SLURM_MEM_PER_NODE=-1"),
+	    "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 105, "/p", ENV("TRACER_STEP=huge", "SLURM_CPUS_ON_NODE=1000001",
+				 "SLURM_MEM_PER_NODE=99999999999999999999"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	finish(102, 0, 1, 1);
+	finish_limited(103, 2000, 8, 0); /* the kernel's CPU limit wins; SLURM's memory stays */
+	build();
+	assert_int_equal(step_id("per_cpu")->cpu_limit_millicores, 4000); /* still running */
+	assert_int_equal(step_id("per_cpu")->memory_limit_bytes, 8ULL << 30);
+	assert_int_equal(step_id("per_node")->cpu_limit_millicores, 8000); /* the whole node is a reservation */
+	assert_int_equal(step_id("per_node")->memory_limit_bytes, 1000ULL << 20);
+	assert_int_equal(step_id("both")->cpu_limit_millicores, 2000);
+	assert_int_equal(step_id("both")->memory_limit_bytes, 16ULL << 30);
+	assert_int_equal(step_id("junk")->cpu_limit_millicores, 0);
+	assert_int_equal(step_id("junk")->memory_limit_bytes, 0);
+	assert_int_equal(step_id("huge")->cpu_limit_millicores, 0);
+	assert_int_equal(step_id("huge")->memory_limit_bytes, 0);
+	step_slurm_allocation(NULL, &mc, &bytes);
+	assert_true(mc == 0 && bytes == 0);
 	world_end();
 }
 
@@ -992,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(engine_tasks_inside_a_slurm_job_are_their_own_steps),
 		cmocka_unit_test(tracer_step_names_a_step_and_wins_over_everything),
 		cmocka_unit_test(a_step_keeps_the_largest_limit_its_processes_ran_under),
+		cmocka_unit_test(a_step_without_a_kernel_limit_takes_its_slurm_allocation),
 		cmocka_unit_test(run_identity_comes_from_the_earliest_process_with_each_key),
 		cmocka_unit_test(children_of_the_traced_command_are_generic_steps_named_by_their_tool),
 		cmocka_unit_test(nested_engines_each_start_their_steps),

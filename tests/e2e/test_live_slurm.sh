@@ -15,7 +15,9 @@
 # (the run's run_id) = the job id, succeeded; steps (docs/processor.md,
 # "Steps"): the 6 Snakemake jobs (engine snakemake) and the two SLURM steps
 # (engine slurm): slurm-J (the batch script, its hostname) and slurm-J.0 (the
-# srun step: Snakemake itself and its scheduler's solver).
+# srun step: Snakemake itself and its scheduler's solver); every one of the 8
+# with the job's allocation from its environment (SLURM_CPUS_ON_NODE=1,
+# SLURM_MEM_PER_NODE=3000: docs/processor.md, "Allocation").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -77,7 +79,7 @@ SH
 chmod 755 "$wd/slurm_script"
 chown -R nobody "$wd"
 slurm_env=(SLURM_JOB_ID="$job" SLURM_JOBID="$job" SLURM_JOB_NAME=align SLURM_JOB_USER=nobody
-	SLURM_JOB_UID="$uid" SLURM_SUBMIT_DIR="$wd" SLURM_CPUS_ON_NODE=1 SLURM_NNODES=1
+	SLURM_JOB_UID="$uid" SLURM_SUBMIT_DIR="$wd" SLURM_CPUS_ON_NODE=1 SLURM_MEM_PER_NODE=3000 SLURM_NNODES=1
 	SLURM_NODELIST="$(hostname)" SLURMD_NODENAME="$(hostname)" SLURM_CLUSTER_NAME=e2e)
 # As slurmstepd: into the job's cgroups (as root), then the script as the job's user, in its directory.
 bash -c "$join cd '$wd' && exec setpriv --reuid $uid --regid $LIVE_GID --clear-groups --inh-caps=-all \
@@ -100,4 +102,15 @@ live_check check --where "run_key~-$jpid-" --expect detected_by=slurm --expect e
 	--steps 8 --engine-steps snakemake=6 --engine-steps slurm=2 --step-state succeeded \
 	--tools "bwa index" "bwa mem" "samtools view" "samtools sort" "samtools index" "wgsim" hostname \
 	--tool-procs bwa,samtools,wgsim,hostname --no-signal failed --by-name
+# Every step of the job holds the job's allocation (no kernel limit on these cgroups): 1 CPU, 3000 MiB.
+python3 - "$LAKE" "$job" <<'PY2' || e2e_fail "the job's steps do not carry its SLURM allocation (above)"
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = db.execute("SELECT step_id, cpu_limit_millicores, memory_limit_bytes FROM steps WHERE run_id IN "
+                  "(SELECT run_id FROM runs WHERE pipeline_run_id = ?)", (sys.argv[2],)).fetchall()
+bad = [r for r in rows if r[1] != 1000 or r[2] != 3000 << 20]
+for r in bad:
+    print(f"  step {r[0]}: cpu_limit_millicores {r[1]}, memory_limit_bytes {r[2]}; expected 1000, {3000 << 20}")
+sys.exit(1 if bad or len(rows) != 8 else 0)
+PY2
 live_alive
