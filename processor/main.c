@@ -121,6 +121,7 @@ struct loop {
 	/* Daemon mode with delivery: the host heartbeat (TL_HOST, docs/live.md), every heartbeat_interval. */
 	bool beat_on;
 	uint64_t next_beat;         /* CLOCK_MONOTONIC */
+	uint64_t beat_read_at;      /* CLOCK_MONOTONIC of the reading the next beat starts from */
 	uint32_t beat_warned;       /* files whose read or parse failed: logged once each (bit per file) */
 	uint64_t steps_running;     /* running steps of running runs, at the last look at the runs */
 	/* The runs' checkpoint (runs_ckpt.h): the ring is released only up to what it includes. */
@@ -360,6 +361,7 @@ static void heartbeat_open(struct loop *l)
 	now = mono_ns();
 	beat_read(l, &beat_now, now);
 	hostbeat_start(&beat, sysconf(_SC_CLK_TCK), &beat_now);
+	l->beat_read_at = now;
 	l->beat_on = true;
 	l->next_beat = now + l->o->cfg.heartbeat_interval_ns;
 }
@@ -403,19 +405,15 @@ static uint64_t processes_live(void)
 	return n;
 }
 
-/* Every heartbeat_interval of the loop's clock, collector or not, runs or not: one TL_HOST record. */
-static void heartbeat(struct loop *l, uint64_t now)
+/* One TL_HOST record: the host from the previous reading to now. */
+static void send_beat(struct loop *l, uint64_t now)
 {
-	uint64_t every = l->o->cfg.heartbeat_interval_ns;
 	struct hostbeat b;
 	struct obuf o;
 	int rc;
 
-	if (!l->beat_on || !l->dlv || l->interrupted || now < l->next_beat)
-		return;
-	/* On the interval's grid; after a stall of more than one interval (a suspended host), from now. */
-	l->next_beat = now - l->next_beat < every ? l->next_beat + every : now + every;
 	beat_read(l, &beat_now, now);
+	l->beat_read_at = now;
 	hostbeat_next(&beat, &beat_now, &b);
 	b.runs = runs_running();
 	b.steps = l->steps_running;
@@ -431,6 +429,31 @@ static void heartbeat(struct loop *l, uint64_t now)
 		l->interrupted = true;
 	}
 	obuf_free(&o);
+}
+
+/* Every heartbeat_interval of the loop's clock, collector or not, runs or not: one TL_HOST record. */
+static void heartbeat(struct loop *l, uint64_t now)
+{
+	uint64_t every = l->o->cfg.heartbeat_interval_ns;
+
+	if (!l->beat_on || !l->dlv || l->interrupted || now < l->next_beat)
+		return;
+	/* On the interval's grid; after a stall of more than one interval (a suspended host), from now. */
+	l->next_beat = now - l->next_beat < every ? l->next_beat + every : now + every;
+	send_beat(l, now);
+}
+
+/*
+ * At a stop (a signal, the collector's end): the beat of the interval so
+ * far, so that the lake knows the host up to the stop and not only up to
+ * the last whole interval. Less than BEAT_LAST_MIN_NS since the last
+ * reading says nothing worth a record.
+ */
+#define BEAT_LAST_MIN_NS 100000000ULL
+static void heartbeat_last(struct loop *l, uint64_t now)
+{
+	if (l->beat_on && l->dlv && now - l->beat_read_at >= BEAT_LAST_MIN_NS)
+		send_beat(l, now);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1276,6 +1299,7 @@ static int finish(struct loop *l)
 	if (l->dlv && !l->o->root_pid) {
 		l->next_live = 0;
 		live_housekeeping(l, mono_ns()); /* the runs as they stand now, and their checkpoint */
+		heartbeat_last(l, mono_ns());
 		/* Durable before we go: what was read and not released stays in the ring anyway. */
 		if (deliver_sync(l->dlv) == 0 && l->attached)
 			release(l);
