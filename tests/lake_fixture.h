@@ -120,4 +120,43 @@ static inline int64_t lake_q(struct lake_fixture *fx, const char *fmt, ...)
 	return sql_int(fx->db, sql);
 }
 
+/*
+ * A lake's schema as text: each table's columns (name, type, not null,
+ * default, key), sorted, and each index's SQL: two lakes with equal texts
+ * have the same schema, however each got it (created, or upgraded by
+ * ALTER TABLE).
+ */
+static inline void lake_schema_text(const char *path, char *out, size_t outlen)
+{
+	sql_text(path,
+		 "SELECT group_concat(item, ';') FROM (SELECT m.name || '(' || (SELECT group_concat(c, ',') FROM "
+		 "(SELECT name || ' ' || type || ' ' || \"notnull\" || ' ' || coalesce(dflt_value, '') || ' ' || pk AS c "
+		 "FROM pragma_table_info(m.name) ORDER BY name)) || ')' AS item FROM sqlite_master m "
+		 "WHERE m.type = 'table' UNION ALL SELECT 'index ' || name || ' ' || coalesce(sql, tbl_name) FROM "
+		 "sqlite_master WHERE type = 'index' ORDER BY 1)",
+		 out, outlen);
+}
+
+/*
+ * The lake at path, of an older schema version: a reader refuses it and
+ * names its version; the ingest's open upgrades it to this version, with
+ * exactly the schema of the fixture's lake (created fresh).
+ */
+static inline void lake_assert_upgraded(struct lake_fixture *fx, const char *path, int version)
+{
+	char err[512], want[32], fresh[16384], old[16384];
+	struct store *st = NULL;
+
+	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
+	snprintf(want, sizeof(want), "version %d", version);
+	assert_non_null(strstr(err, want));
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	store_close(st);
+	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+	lake_schema_text(fx->db, fresh, sizeof(fresh));
+	lake_schema_text(path, old, sizeof(old));
+	assert_true(strlen(fresh) > 1000 && strlen(fresh) < sizeof(fresh) - 1);
+	assert_string_equal(old, fresh);
+}
+
 #endif /* TRACER_TESTS_LAKE_FIXTURE_H */

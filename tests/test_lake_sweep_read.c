@@ -356,18 +356,6 @@ static void a_heartbeat_sent_again_is_stored_once(void **state)
 	assert_int_equal(lake_q(fx, "SELECT end_ns FROM heartbeats WHERE seq = 1"), T0 + 60 * SEC);
 }
 
-/* Every table's columns and every index, as text: two lakes with the same text have the same schema. */
-static void schema_text(const char *path, char *out, size_t outlen)
-{
-	sql_text(path,
-		 "SELECT group_concat(item, ';') FROM (SELECT m.name || '(' || (SELECT group_concat(c, ',') FROM "
-		 "(SELECT name || ' ' || type || ' ' || \"notnull\" || ' ' || coalesce(dflt_value, '') || ' ' || pk AS c "
-		 "FROM pragma_table_info(m.name) ORDER BY name)) || ')' AS item FROM sqlite_master m "
-		 "WHERE m.type = 'table' UNION ALL SELECT 'index ' || name || ' ' || coalesce(sql, tbl_name) FROM "
-		 "sqlite_master WHERE type = 'index' ORDER BY 1)",
-		 out, outlen);
-}
-
 /*
  * A lake of an older version: version 4, as the tracer before issue 17 left it, or 5 (heartbeats, no
  * step allocation): a lake of this version with a live run stored, then what the later versions added
@@ -405,25 +393,15 @@ static void make_old_lake(struct lake_fixture *fx, const char *path, int version
 static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(void **state)
 {
 	struct lake_fixture *fx = *state;
-	char path[128], err[512], fresh[16384], old[16384];
-	struct store *st = NULL;
+	char path[128], err[512];
 	struct store_result res;
 
 	snprintf(path, sizeof(path), "%s/v4.db", fx->dir);
 	make_old_lake(fx, path, 4);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'heartbeats'"), 0);
-	/* a reader cannot upgrade it: it says which version it found */
-	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
-	assert_non_null(strstr(err, "version 4"));
-	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
-	store_close(st);
-	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
-	schema_text(fx->db, fresh, sizeof(fresh));
-	schema_text(path, old, sizeof(old));
-	assert_true(strlen(fresh) > 1000 && strlen(fresh) < sizeof(fresh) - 1);
-	assert_non_null(strstr(fresh, "index heartbeats_host_start CREATE INDEX heartbeats_host_start ON heartbeats "
-				      "(host_id, start_ns)"));
-	assert_string_equal(old, fresh);
+	lake_assert_upgraded(fx, path, 4);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+				       "name = 'heartbeats_host_start'"), 1);
 	/* its rows kept */
 	sql_text(path, "SELECT run_id || ':' || run_key || ':' || state FROM runs", err, sizeof(err));
 	assert_string_equal(err, "1:b00t-7-70:running");
@@ -455,21 +433,13 @@ static void a_version_5_lake_is_upgraded_and_takes_step_allocations(void **state
 				     "{\"id\":\"s3\",\"state\":\"running\",\"cpu_limit_cores\":2e9,"
 				     "\"memory_limit_bytes\":1.5}]}";
 	struct lake_fixture *fx = *state;
-	char path[128], err[512], fresh[16384], old[16384];
-	struct store *st = NULL;
+	char path[128], err[512];
 	struct store_result res;
 
 	snprintf(path, sizeof(path), "%s/v5.db", fx->dir);
 	make_old_lake(fx, path, 5);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('steps') WHERE name LIKE '%limit%'"), 0);
-	assert_int_equal(store_open(&st, path, true, err, sizeof(err)), STORE_E_SCHEMA);
-	assert_non_null(strstr(err, "version 5"));
-	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
-	store_close(st);
-	assert_int_equal(sql_int(path, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
-	schema_text(fx->db, fresh, sizeof(fresh));
-	schema_text(path, old, sizeof(old));
-	assert_string_equal(old, fresh);
+	lake_assert_upgraded(fx, path, 5);
 	sql_text(path, "SELECT step_id || ':' || typeof(cpu_limit_millicores) || ':' || typeof(memory_limit_bytes) "
 		       "FROM steps", err, sizeof(err));
 	assert_string_equal(err, "s1:null:null");
