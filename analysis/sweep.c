@@ -82,8 +82,12 @@ struct flist {
 	size_t n, cap;
 };
 
-/* A new finding with nothing known yet (shares NaN, no run, no process, no price); NULL: out of memory. */
-static struct sw_finding *flist_add(struct flist *l, enum sw_kind kind, uint32_t host)
+/*
+ * A new finding over [start, end), observed over that span, with nothing
+ * else known yet (shares NaN, no run, no process, no step, no price);
+ * NULL: out of memory.
+ */
+static struct sw_finding *flist_add(struct flist *l, enum sw_kind kind, uint32_t host, int64_t start, int64_t end)
 {
 	struct sw_finding *f;
 
@@ -100,6 +104,9 @@ static struct sw_finding *flist_add(struct flist *l, enum sw_kind kind, uint32_t
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
 	f->host = host;
+	f->start_ns = start;
+	f->end_ns = end;
+	f->observed_s = (double)(end - start) / NS_PER_S;
 	f->run_id = -1;
 	f->proc = -1;
 	f->step = -1;
@@ -284,11 +291,9 @@ static int rule_gcp(const struct sw_input *in, const struct sw_config *c, const 
 	net_share = (double)net_idle / (double)observed;
 	if (cpu_share < c->gcp_cpu_share || net_share < c->gcp_net_share)
 		return 0;
-	f = flist_add(out, SW_IDLE_HOST_GCP, hi);
+	f = flist_add(out, SW_IDLE_HOST_GCP, hi, first, last);
 	if (!f)
 		return -ENOMEM;
-	f->start_ns = first;
-	f->end_ns = last;
 	f->idle_share_cpu = cpu_share;
 	f->idle_share_net = net_share;
 	f->observed_s = (double)observed / NS_PER_S;
@@ -386,11 +391,9 @@ static int rule_aws(const struct sw_input *in, const struct sw_config *c, const 
 	}
 	if (nlow < c->aws_days)
 		return 0;
-	f = flist_add(out, SW_IDLE_HOST_AWS, hi);
+	f = flist_add(out, SW_IDLE_HOST_AWS, hi, span_s > lo ? span_s : lo, span_e);
 	if (!f)
 		return -ENOMEM;
-	f->start_ns = span_s > lo ? span_s : lo;
-	f->end_ns = span_e;
 	f->low_days = nlow;
 	f->days = ndays;
 	f->observed_s = (double)all_covered / NS_PER_S;
@@ -482,13 +485,10 @@ static int add_run_gap(const struct sw_input *in, const struct sw_config *c, con
 
 	if (!clip(g->s, g->e, in->since_ns, in->now_ns, &s, &e) || e - s < c->run_idle_min_ns)
 		return 0;
-	f = flist_add(out, SW_RUN_IDLE, host);
+	f = flist_add(out, SW_RUN_IDLE, host, s, e);
 	if (!f)
 		return -ENOMEM;
-	f->start_ns = s;
-	f->end_ns = e;
 	f->run_id = r->lake_id;
-	f->observed_s = (double)(e - s) / NS_PER_S;
 	f->price_per_hour = cost_run_price(r, table, &f->price_source);
 	set_cost(f, (double)(e - s) / NS_PER_HOUR, 1);
 	dur_str(e - s, len, sizeof(len));
@@ -614,14 +614,11 @@ static int rule_reserved(const struct sw_input *in, const struct sw_config *c, c
 		}
 		if (!cpu && !mem)
 			continue;
-		f = flist_add(out, SW_RESERVED_UNUSED, host);
+		f = flist_add(out, SW_RESERVED_UNUSED, host, s, ce);
 		if (!f)
 			return -ENOMEM;
-		f->start_ns = s;
-		f->end_ns = ce;
 		f->run_id = r->lake_id;
 		f->step = k;
-		f->observed_s = (double)(ce - s) / NS_PER_S;
 		f->cpu_unused = cpu;
 		f->mem_unused = mem;
 		f->cpu_limit = t->cpu_limit > 0 ? t->cpu_limit : NAN;
@@ -806,6 +803,19 @@ static const char *proc_name(const struct sw_process *p)
  * ends: no step runs and none can start, since nothing under the root is
  * left to start one. The hour is ours (docs/sweep.md).
  */
+/* A finding about process i of in, from start to now. */
+static struct sw_finding *proc_finding(struct flist *out, enum sw_kind kind, const struct sw_input *in, uint32_t i,
+				       int64_t start)
+{
+	struct sw_finding *f = flist_add(out, kind, in->procs[i].host, start, in->now_ns);
+
+	if (f) {
+		f->run_id = in->procs[i].run_id;
+		f->proc = i;
+	}
+	return f;
+}
+
 static int rule_worker(const struct sw_input *in, const struct sw_config *c, const struct price_table *table,
 		       struct sub *sub, uint32_t i, struct flist *out)
 {
@@ -816,15 +826,10 @@ static int rule_worker(const struct sw_input *in, const struct sw_config *c, con
 
 	if (!p->run_root || !alive(p, in->now_ns) || sub[i].live_descendant || idle < c->worker_idle_ns)
 		return 0;
-	f = flist_add(out, SW_WORKER_IDLE, p->host);
+	f = proc_finding(out, SW_WORKER_IDLE, in, i, sub[i].last);
 	if (!f)
 		return -ENOMEM;
 	sub[i].flags |= FLAG_WORKER;
-	f->start_ns = sub[i].last;
-	f->end_ns = in->now_ns;
-	f->run_id = p->run_id;
-	f->proc = i;
-	f->observed_s = (double)idle / NS_PER_S;
 	f->rss_bytes = p->rss_bytes;
 	price_host(&in->hosts[p->host], table, f);
 	set_cost(f, (double)idle / NS_PER_HOUR, 1);
@@ -1031,15 +1036,10 @@ static int rule_session(const struct sw_input *in, const struct sw_config *c, co
 	s = session_of(in, sub, i, &via);
 	if (s == SESSION_NONE || under_session(in, sub, i))
 		return 0;
-	f = flist_add(out, SW_SESSION_IDLE, p->host);
+	f = proc_finding(out, SW_SESSION_IDLE, in, i, sub[i].last);
 	if (!f)
 		return -ENOMEM;
 	sub[i].flags |= FLAG_SESSION;
-	f->start_ns = sub[i].last;
-	f->end_ns = in->now_ns;
-	f->run_id = p->run_id;
-	f->proc = i;
-	f->observed_s = (double)idle / NS_PER_S;
 	f->rss_bytes = sub[i].rss;
 	price_host(h, table, f);
 	set_cost(f, (double)idle / NS_PER_HOUR, memory_share(sub[i].rss, mem));
@@ -1098,14 +1098,9 @@ static int rule_idle_proc(const struct sw_input *in, const struct sw_config *c, 
 	    idle < c->idle_proc_idle_ns || p->rss_bytes < c->idle_proc_rss_bytes || (sub[i].flags & FLAG_WORKER) ||
 	    in_reported_session(in, sub, i))
 		return 0;
-	f = flist_add(out, SW_PROCESS_IDLE_MEMORY, p->host);
+	f = proc_finding(out, SW_PROCESS_IDLE_MEMORY, in, i, sub[i].last);
 	if (!f)
 		return -ENOMEM;
-	f->start_ns = sub[i].last;
-	f->end_ns = in->now_ns;
-	f->run_id = p->run_id;
-	f->proc = i;
-	f->observed_s = (double)idle / NS_PER_S;
 	f->rss_bytes = p->rss_bytes;
 	price_host(h, table, f);
 	set_cost(f, (double)idle / NS_PER_HOUR, memory_share(p->rss_bytes, mem));
