@@ -333,6 +333,15 @@ static void text_profiles(const struct an_profile *p, size_t n, uint32_t window)
 				printf(" %s %.0f%%", an_part_name((enum an_part)k), 100 * b->part_s[k] / b->wall_s);
 		if (p[i].oom_kills)
 			printf("; %u OOM kill%s", p[i].oom_kills, p[i].oom_kills == 1 ? "" : "s");
+		if (p[i].cpu_limit > 0)
+			printf("; allocated %.2f CPUs, %.0f%% of them used (p95)", p[i].cpu_limit,
+			       100 * p[i].cpu_efficiency);
+		if (p[i].mem_limit_bytes) {
+			char lim[32];
+
+			text_bytes(lim, sizeof(lim), p[i].mem_limit_bytes);
+			printf("; memory limit %s, %.0f%% of it used (peak)", lim, 100 * p[i].mem_efficiency);
+		}
 		printf("\n");
 	}
 }

@@ -399,7 +399,7 @@
     if (!m.steps.length) { note(s, 'No steps.'); return; }
     if (num(c.steps) !== null && c.steps > m.steps.length)
       note(s, count(m.steps.length) + ' of ' + count(c.steps) + ' steps are in this file.', 'caps');
-    sortableTable(s, [
+    var cols = [
       { title: 'name', get: function (x) { return x.name || x.id; } },
       { title: 'tools', get: function (x) { return arr(x.tools).map(str).join(', '); } },
       { title: 'state', get: function (x) { return m.meta.get(x).state; } },
@@ -410,7 +410,12 @@
       { title: 'processes', num: true,
         get: function (x) { return num(x.processes) !== null ? x.processes : num(m.meta.get(x).stats.processes); } },
       { title: 'failed processes', num: true, get: function (x) { return num(m.meta.get(x).stats.failed); } }
-    ], m.steps.slice(), function (tr, x) {
+    ];
+    /* The allocation (a CPU or memory limit, a SLURM job's), where any step ran under one. */
+    if (m.steps.some(function (x) { return num(x.cpu_limit_cores) !== null || num(x.memory_limit_bytes) !== null; }))
+      cols.push({ title: 'CPU limit', num: true, get: function (x) { return num(x.cpu_limit_cores); } },
+                { title: 'memory limit', num: true, fmt: fmtBytes, get: function (x) { return num(x.memory_limit_bytes); } });
+    sortableTable(s, cols, m.steps.slice(), function (tr, x) {
       var st = stateClass(m.meta.get(x).state);
       tr.setAttribute('class', 'step-row' + (st === 'st-failed' ? ' failed' : '') + (m.meta.get(x).flagged ? ' step-flagged' : '') +
         (st === 'st-running' ? ' step-running' : ''));
