@@ -957,12 +957,12 @@ static void add_tool(struct steps *s, struct build *b, struct step *st, const ch
 	}
 }
 
-uint64_t step_proc_cpu_limit_millicores(const struct tr_exit *x, uint32_t host_cpus)
+uint64_t step_proc_cpu_limit_millicores(const struct proc_alloc *a, uint32_t host_cpus)
 {
-	uint64_t lim = x->cpu_quota_millicores ? x->cpu_quota_millicores : UINT64_MAX;
+	uint64_t lim = a->cpu_quota_millicores ? a->cpu_quota_millicores : UINT64_MAX;
 
-	if (host_cpus && x->cpus_allowed && 1000ULL * x->cpus_allowed < lim)
-		lim = 1000ULL * x->cpus_allowed;
+	if (host_cpus && a->cpus_allowed && 1000ULL * a->cpus_allowed < lim)
+		lim = 1000ULL * a->cpus_allowed;
 	if (lim == UINT64_MAX || (host_cpus && lim >= 1000ULL * host_cpus))
 		return 0;
 	return lim;
@@ -987,15 +987,15 @@ void step_slurm_allocation(const struct proc_image *im, uint64_t *millicores, ui
 		*bytes = (mib * n) << 20;
 }
 
-/* The allocation a process ended under: the step keeps the largest (docs/processor.md). */
-static void add_limits(const struct steps *s, struct step *st, const struct tr_exit *x)
+/* The allocation a process runs or ran under: the step keeps the largest (docs/processor.md). */
+static void add_limits(const struct steps *s, struct step *st, const struct proc_alloc *a)
 {
-	uint64_t cpu = step_proc_cpu_limit_millicores(x, s->host_cpus);
+	uint64_t cpu = step_proc_cpu_limit_millicores(a, s->host_cpus);
 
 	if (cpu > st->cpu_limit_millicores)
 		st->cpu_limit_millicores = cpu;
-	if (x->memcg_limit_bytes > st->memory_limit_bytes)
-		st->memory_limit_bytes = x->memcg_limit_bytes;
+	if (a->memory_bytes > st->memory_limit_bytes)
+		st->memory_limit_bytes = a->memory_bytes;
 }
 
 static void add_proc(struct steps *s, struct build *b, struct step *st, const struct proc *p, uint32_t m)
@@ -1016,6 +1016,7 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 					   p->exit.hdr.ts_ns < st->first_failed->exit.hdr.ts_ns)))
 			st->first_failed = p;
 	}
+	add_limits(s, st, &p->alloc);
 	if (p->image) {
 		uint64_t mc, bytes;
 
@@ -1037,7 +1038,6 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		add_sat(&st->wchar, x->wchar);
 		add_sat(&st->net_tx_bytes, x->net_tx_bytes);
 		add_sat(&st->net_rx_bytes, x->net_rx_bytes);
-		add_limits(s, st, x);
 	} else {
 		st->running++;
 	}

@@ -91,8 +91,8 @@ struct step {
 	uint64_t net_tx_bytes, net_rx_bytes;
 	/*
 	 * Its allocation, each of the two: the largest limit any of its
-	 * processes ended under (step_proc_cpu_limit_millicores, exit's
-	 * memcg_limit_bytes), else the largest SLURM job allocation on this
+	 * processes ran under (step_proc_cpu_limit_millicores, memory_bytes of
+	 * proc.alloc: at its exit, or its newest sample while it runs), else the largest SLURM job allocation on this
 	 * node in its processes' environment (step_slurm_allocation); 0 when
 	 * neither.
 	 */
@@ -158,7 +158,7 @@ struct steps {
  * tighter of its CPU cgroups' bandwidth limit and its affinity (a cpuset or
  * taskset); 0 when neither held it below host_cpus (0: affinity unjudged).
  */
-uint64_t step_proc_cpu_limit_millicores(const struct tr_exit *x, uint32_t host_cpus);
+uint64_t step_proc_cpu_limit_millicores(const struct proc_alloc *a, uint32_t host_cpus);
 
 /*
  * The SLURM job's allocation on this node, as SLURM puts it in the

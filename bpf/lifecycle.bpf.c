@@ -394,60 +394,6 @@ static __always_inline __u64 memcg_peak_bytes(struct cgroup_subsys_state *css)
 	return pages * page_size;
 }
 
-#define LIMIT_DEPTH_MAX 8
-
-/*
- * The tightest memory limit over the memory cgroup whose state is css and
- * its ancestors, in bytes; 0 when none is set. A limit's page counter
- * chains to its parent's, so the walk reads counters only. memory.max on
- * v2 and memory.limit_in_bytes on v1 are both the counter's max.
- */
-static __always_inline __u64 memcg_limit_bytes(struct cgroup_subsys_state *css)
-{
-	__u64 unlimited = 0x7fffffffffffffffULL / page_size; /* PAGE_COUNTER_MAX on 64-bit */
-	struct page_counter *pc;
-	__u64 best = unlimited;
-
-	if (!css)
-		return 0;
-	pc = (struct page_counter *)((char *)css - bpf_core_field_offset(struct mem_cgroup, css) +
-				      bpf_core_field_offset(struct mem_cgroup, memory));
-	for (int i = 0; i < LIMIT_DEPTH_MAX && pc; i++) {
-		__u64 max = BPF_CORE_READ(pc, max);
-
-		if (max < best)
-			best = max;
-		pc = BPF_CORE_READ(pc, parent);
-	}
-	return best < unlimited ? best * page_size : 0;
-}
-
-/*
- * The tightest CFS bandwidth limit over the task's CPU cgroup and its
- * ancestors (cpu.max on v2; cpu.cfs_quota_us over cpu.cfs_period_us on
- * v1), in thousandths of a CPU; 0 when none is set, or the kernel was
- * built without group scheduling or bandwidth control.
- */
-static __always_inline __u32 cpu_quota_millicores(struct task_struct *task)
-{
-	__u64 best = 0xffffffffULL;
-	struct task_group *tg;
-
-	if (!bpf_core_field_exists(task->sched_task_group) || !bpf_core_field_exists(struct task_group, cfs_bandwidth))
-		return 0;
-	tg = KREAD(task, sched_task_group);
-	for (int i = 0; i < LIMIT_DEPTH_MAX && tg; i++) {
-		__u64 quota = KREAD(tg, cfs_bandwidth.quota);
-		__u64 period = (__u64)KREAD(tg, cfs_bandwidth.period);
-
-		/* RUNTIME_INF (no limit) is all ones; a quota is at most ~2^44 ns. */
-		if (quota < (1ULL << 50) && period > 0 && quota * 1000 / period < best)
-			best = quota * 1000 / period;
-		tg = KREAD(tg, parent);
-	}
-	return best < 0xffffffffULL ? (best ? (__u32)best : 1) : 0;
-}
-
 /*
  * The process's totals: the exiting task's own fields when it is the only
  * thread and the kernel has BTF pointers (nearly every short process), the

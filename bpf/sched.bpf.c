@@ -62,6 +62,9 @@ __attribute__((noinline)) int send_sample(__u32 tgid, __u32 slot)
 	r->state_flags = st->flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING);
 	r->flags = tot.flags;
 	BPF_CORE_READ_STR_INTO(&r->comm, t, group_leader, comm);
+	r->memcg_limit_bytes = memcg_limit_bytes(memory_css(t));
+	r->cpu_quota_millicores = cpu_quota_millicores(t);
+	r->cpus_allowed = (__u32)KREAD(t, nr_cpus_allowed);
 	bpf_ringbuf_submit(r, wakeup_flags());
 	return 0;
 }

@@ -25,8 +25,9 @@
 #define RECORDS_VERSION 4
 /*
  * The oldest version still decoded (a spool or lake written before an
- * upgrade): versions 2 and 3 differ only in struct tr_exit, which lacks
- * its last fields (TR_EXIT_V2_SIZE, TR_EXIT_V3_SIZE).
+ * upgrade): versions 2 and 3 differ only in struct tr_exit and struct
+ * tr_sample, which lack their last fields (TR_EXIT_V2_SIZE,
+ * TR_EXIT_V3_SIZE, TR_SAMPLE_V3_SIZE).
  */
 #define RECORDS_VERSION_MIN 2
 
@@ -260,7 +261,14 @@ struct tr_sample {
 	__u32 state_flags;     /* TR_PSTATE_* */
 	__u32 flags;           /* TR_EXIT_* meaning the same for the sums */
 	char comm[TR_COMM_LEN];
+	/* Version 4: the allocation it runs under now, as struct tr_exit's (of the sampled thread). */
+	__u64 memcg_limit_bytes;
+	__u32 cpu_quota_millicores;
+	__u32 cpus_allowed;
 };
+
+/* A sample of versions 2 and 3: without the version-4 fields (decoded, allocation unknown). */
+#define TR_SAMPLE_V3_SIZE 192
 
 /* Modes of struct tr_file. */
 #define TR_FILE_READ 0x1
@@ -318,7 +326,8 @@ _Static_assert(__builtin_offsetof(struct tr_exit, memcg_limit_bytes) == TR_EXIT_
 _Static_assert(__builtin_offsetof(struct tr_exit, image_peak_rss_bytes) == TR_EXIT_V2_SIZE, "tr_exit v2 prefix");
 _Static_assert(sizeof(struct tr_oom) == 112, "tr_oom layout");
 _Static_assert(sizeof(struct tr_cgroup) == 40, "tr_cgroup layout");
-_Static_assert(sizeof(struct tr_sample) == 192, "tr_sample layout");
+_Static_assert(sizeof(struct tr_sample) == 208, "tr_sample layout");
+_Static_assert(__builtin_offsetof(struct tr_sample, memcg_limit_bytes) == TR_SAMPLE_V3_SIZE, "tr_sample v3 prefix");
 _Static_assert(sizeof(struct tr_file) == 40, "tr_file layout");
 _Static_assert(sizeof(struct tr_counters) == 16 + 8 * (TR_KERNEL_TYPES_END + 64 + 2), "tr_counters layout");
 _Static_assert(sizeof(struct tr_end) == 32, "tr_end layout");

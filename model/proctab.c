@@ -540,6 +540,9 @@ int proctab_exit(struct proctab *t, const struct tr_exit *x, uint64_t ts_ns, str
 	set_parent_from_ppid(t, p, x->ppid, PARENT_FROM_EXIT);
 	p->exit = *x;
 	p->flags |= PROC_F_EXIT;
+	p->alloc = (struct proc_alloc){ .memory_bytes = x->memcg_limit_bytes,
+					.cpu_quota_millicores = x->cpu_quota_millicores,
+					.cpus_allowed = x->cpus_allowed };
 	p->cgroup_id = x->cgroup_id;
 	p->cgroup_v1_id = x->cgroup_v1_id;
 	p->state_flags = x->state_flags;
@@ -614,6 +617,11 @@ int proctab_sample(struct proctab *t, const struct tr_sample *s, uint64_t ts_ns)
 	/* A sample taken before the current image's exec (records from other CPUs can trail) is not its. */
 	if (s->hdr.ts_ns >= p->image_ts_ns && s->hiwater_rss_bytes > p->sampled_hwm_bytes)
 		p->sampled_hwm_bytes = s->hiwater_rss_bytes;
+	/* What it runs under now (an older agent's sample: unknown); its exit's, once it has one, stands. */
+	if (!(p->flags & PROC_F_EXIT))
+		p->alloc = (struct proc_alloc){ .memory_bytes = s->memcg_limit_bytes,
+						.cpu_quota_millicores = s->cpu_quota_millicores,
+						.cpus_allowed = s->cpus_allowed };
 	series_point_from_sample(&pt, s);
 	moved = !p->series || !p->series->samples || series_progressed(&p->series->last, &pt);
 	if (moved)

@@ -118,6 +118,13 @@ enum proc_parent_src {
 #define PROC_F_LIVE_END 0x2000   /* its end's signals went out in a live record */
 #define PROC_F_TOOL_SENT 0x4000  /* its tool went out (TL_RUN or TL_TOOLS) for its current image */
 
+/* What a process may use (records v4, docs/schema.md): 0 where none is set or it is not known. */
+struct proc_alloc {
+	uint64_t memory_bytes;          /* its memory cgroups' tightest limit */
+	uint32_t cpu_quota_millicores;  /* its CPU cgroups' tightest bandwidth limit */
+	uint32_t cpus_allowed;          /* the CPUs its affinity allows */
+};
+
 struct proc_oom {
 	uint64_t ts_ns;
 	uint64_t total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb, pgtables_kb;
@@ -173,6 +180,7 @@ struct proc {
 	struct proc_oom oom;        /* valid with PROC_F_OOM */
 	uint64_t image_ts_ns;       /* when its current image began: its exec, else its fork or start */
 	uint64_t sampled_hwm_bytes; /* the largest VmHWM its samples showed for the current image */
+	struct proc_alloc alloc;    /* the allocation it runs (ran) under: its exit's, else its newest sample's */
 	char comm[TR_COMM_LEN + 1];
 	uint32_t memo_gen;
 	/* Hash chains: entry index + 1, 0 for none. Free entries chain through key_next. */

@@ -180,10 +180,14 @@ static int variable_bounds(unsigned type, size_t *min, size_t *max)
 	}
 }
 
-/* The length of an exit record of a version (older ones lack the last fields). */
-static size_t exit_size(unsigned version)
+/* The length of a fixed record of a version (older exits and samples lack their last fields); want otherwise. */
+static size_t versioned_size(unsigned type, unsigned version, size_t want)
 {
-	return version == 2 ? TR_EXIT_V2_SIZE : version == 3 ? TR_EXIT_V3_SIZE : sizeof(struct tr_exit);
+	if (type == TR_EXIT)
+		return version == 2 ? TR_EXIT_V2_SIZE : version == 3 ? TR_EXIT_V3_SIZE : sizeof(struct tr_exit);
+	if (type == TR_SAMPLE)
+		return version < 4 ? TR_SAMPLE_V3_SIZE : sizeof(struct tr_sample);
+	return want;
 }
 
 static int check_pids(struct decoded *d)
@@ -222,8 +226,9 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	if (!variable && want == 0)
 		return refuse(d, DECODE_ERR_TYPE);
 	/* Lengths first: nothing is read from the payload before its size is known to be sane. */
-	if (type == TR_EXIT && (len == TR_EXIT_V2_SIZE || len == TR_EXIT_V3_SIZE))
-		want = len; /* an older exit: checked against the header below */
+	if ((type == TR_EXIT && (len == TR_EXIT_V2_SIZE || len == TR_EXIT_V3_SIZE)) ||
+	    (type == TR_SAMPLE && len == TR_SAMPLE_V3_SIZE))
+		want = len; /* an older exit or sample: checked against the header below */
 	if (variable ? len < min || len > max : len != want)
 		return refuse(d, DECODE_ERR_LENGTH);
 	/* The one read of shared memory: everything below uses this copy. */
@@ -233,7 +238,7 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	if (h.type != type)
 		return refuse(d, DECODE_ERR_HDR_TYPE);
 	if (h.version < RECORDS_VERSION_MIN || h.version > RECORDS_VERSION ||
-	    (type == TR_EXIT && want != exit_size(h.version)))
+	    want != versioned_size(type, h.version, want))
 		return refuse(d, h.version == RECORDS_VERSION ? DECODE_ERR_LENGTH : DECODE_ERR_VERSION);
 	d->type = type;
 	d->ts_ns = h.ts_ns;
@@ -246,11 +251,13 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	}
 	/*
 	 * Fixed-size types: the union member has exactly `want` bytes. An old
-	 * exit has fewer: the fields it lacks read 0 (unknown), and a
-	 * version-2 one says its image peak is unknown.
+	 * exit or sample has fewer: the fields it lacks read 0 (unknown), and
+	 * a version-2 exit says its image peak is unknown.
 	 */
 	if (type == TR_EXIT)
 		memset(&d->u.exit, 0, sizeof(d->u.exit));
+	if (type == TR_SAMPLE)
+		memset(&d->u.sample, 0, sizeof(d->u.sample));
 	memcpy(&d->u, d->buf, want);
 	if (want == TR_EXIT_V2_SIZE)
 		d->u.exit.flags |= TR_EXIT_NO_IMAGE_PEAK;

@@ -326,9 +326,9 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 	json_kv_bool_or_null(j, "threads_truncated", o->exited, (p->exit.flags & TR_EXIT_THREADS_TRUNCATED) != 0);
 	json_kv_string(j, "peak_rss_source", proc_peak_source_name(peak_src));
 	json_kv_u64_or_null(j, "maxrss_rusage_bytes", o->exited, p->exit.maxrss_bytes);
-	json_kv_u64_or_null(j, "cpus_allowed", o->exited && p->exit.cpus_allowed, p->exit.cpus_allowed);
-	report_write_limits(j, o->exited ? step_proc_cpu_limit_millicores(&p->exit, in->steps ? in->steps->host_cpus : 0) : 0,
-			    o->exited ? p->exit.memcg_limit_bytes : 0);
+	json_kv_u64_or_null(j, "cpus_allowed", p->alloc.cpus_allowed != 0, p->alloc.cpus_allowed);
+	report_write_limits(j, step_proc_cpu_limit_millicores(&p->alloc, in->steps ? in->steps->host_cpus : 0),
+			    p->alloc.memory_bytes);
 	write_context_fields(j, p, in);
 	write_earlier_execs(j, p, in);
 }

@@ -263,6 +263,31 @@ static void a_version_3_exit_decodes_without_its_allocation(void **state)
 	assert_int_equal(d.u.exit.cpus_allowed, 3);
 }
 
+/* The same for a sample: version 3's is 16 bytes shorter and decodes with its allocation unknown. */
+static void a_version_3_sample_decodes_without_its_allocation(void **state)
+{
+	struct tr_sample x = encode_sample(7, 11, 110, 10, 5, 4096, 0);
+
+	(void)state;
+	x.memcg_limit_bytes = 1 << 30;
+	x.cpu_quota_millicores = 250;
+	x.cpus_allowed = 1;
+	x.hdr.version = 3;
+	assert_int_equal(decode_exact(TR_SAMPLE, &x, TR_SAMPLE_V3_SIZE), 0);
+	assert_int_equal(d.u.sample.runtime_ns, 5);
+	assert_int_equal(d.u.sample.memcg_limit_bytes, 0);
+	assert_int_equal(d.u.sample.cpu_quota_millicores, 0);
+	assert_int_equal(d.u.sample.cpus_allowed, 0);
+	assert_int_equal(decode_exact(TR_SAMPLE, &x, sizeof(x)), -EPROTO);
+	x.hdr.version = RECORDS_VERSION;
+	assert_int_equal(decode_exact(TR_SAMPLE, &x, TR_SAMPLE_V3_SIZE), -EBADMSG);
+	assert_int_equal(d.error, DECODE_ERR_LENGTH);
+	assert_int_equal(decode_exact(TR_SAMPLE, &x, sizeof(x)), 0);
+	assert_int_equal(d.u.sample.memcg_limit_bytes, 1 << 30);
+	assert_int_equal(d.u.sample.cpu_quota_millicores, 250);
+	assert_int_equal(d.u.sample.cpus_allowed, 1);
+}
+
 static void header_type_differing_from_ring_type_is_refused(void **state)
 {
 	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
@@ -450,6 +475,7 @@ int main(void)
 		cmocka_unit_test(wrong_version_is_refused),
 		cmocka_unit_test(version_2_records_decode_and_an_old_exit_has_no_image_peak),
 		cmocka_unit_test(a_version_3_exit_decodes_without_its_allocation),
+		cmocka_unit_test(a_version_3_sample_decodes_without_its_allocation),
 		cmocka_unit_test(header_type_differing_from_ring_type_is_refused),
 		cmocka_unit_test(fixed_size_records_of_any_other_size_are_refused),
 		cmocka_unit_test(exec_shorter_than_its_fixed_part_is_refused),

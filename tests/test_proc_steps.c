@@ -616,9 +616,20 @@ static void finish_limited(uint32_t pid, uint32_t quota, uint32_t cpus, uint64_t
 	assert_int_equal(proctab_exit(T, &x, clk, NULL), 0);
 }
 
+/* A sample of a running process under an allocation, as finish_limited's. */
+static void sample_limited(uint32_t pid, uint32_t quota, uint32_t cpus, uint64_t mem)
+{
+	struct tr_sample x = encode_sample(++clk, pid, starts[pid], 1, 0, 0, 0);
+
+	x.cpu_quota_millicores = quota;
+	x.cpus_allowed = cpus;
+	x.memcg_limit_bytes = mem;
+	assert_int_equal(proctab_sample(T, &x, clk), 0);
+}
+
 /*
  * A step's allocation is the largest limit any of its processes ended
- * under: the tighter of a process's CPU quota and its affinity, an
+ * under, or runs under as its newest sample says: the tighter of a process's CPU quota and its affinity, an
  * affinity as wide as the host being no limit; a process without one
  * (the docker client beside its container) does not hide it.
  */
@@ -634,6 +645,9 @@ static void a_step_keeps_the_largest_limit_its_processes_ran_under(void **state)
 	run(ROOT, 104, "/p", ENV("TRACER_STEP=free"), "/usr/bin/bwa", ARGV("bwa", "mem"));
 	run(ROOT, 105, "/p", ENV("TRACER_STEP=mixed"), "/usr/bin/docker", ARGV("docker", "run"));
 	run(ROOT, 106, "/p", ENV("TRACER_STEP=mixed"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 107, "/p", ENV("TRACER_STEP=running"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	sample_limited(107, 3000, 8, 2ULL << 30); /* still running: its newest sample's */
+	sample_limited(107, 1000, 8, 1ULL << 30);
 	finish_limited(102, 1500, 8, 1ULL << 30); /* 1.5 CPUs of 8 */
 	finish_limited(101, 4000, 2, 4ULL << 30); /* 4 CPUs of quota, pinned to 2: 2 */
 	finish_limited(103, 0, 3, 0);             /* a cpuset of 3 */
@@ -648,11 +662,19 @@ static void a_step_keeps_the_largest_limit_its_processes_ran_under(void **state)
 	assert_int_equal(step_id("free")->cpu_limit_millicores, 0);
 	assert_int_equal(step_id("mixed")->cpu_limit_millicores, 500);
 	assert_int_equal(step_id("mixed")->memory_limit_bytes, 256ULL << 20);
+	assert_int_equal(step_id("running")->cpu_limit_millicores, 1000);
+	assert_int_equal(step_id("running")->memory_limit_bytes, 1ULL << 30);
+	/* once it has exited, its exit's stands: a later sample (records from other CPUs trail) does not move it */
+	finish_limited(107, 2000, 8, 0);
+	sample_limited(107, 500, 8, 512ULL << 20);
+	build();
+	assert_int_equal(step_id("running")->cpu_limit_millicores, 2000);
+	assert_int_equal(step_id("running")->memory_limit_bytes, 0);
 	assert_int_equal(step_id("free")->memory_limit_bytes, 0);
 	/* the affinity is judged only against a known host; the quota always */
-	assert_int_equal(step_proc_cpu_limit_millicores(&P(103)->exit, 0), 0);
-	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->exit, 0), 4000);
-	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->exit, 2), 0);
+	assert_int_equal(step_proc_cpu_limit_millicores(&P(103)->alloc, 0), 0);
+	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->alloc, 0), 4000);
+	assert_int_equal(step_proc_cpu_limit_millicores(&P(101)->alloc, 2), 0);
 	world_end();
 }
 

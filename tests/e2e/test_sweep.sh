@@ -9,8 +9,8 @@
 # - a "jupyter-lab" that does nothing -> a forgotten session; a process that allocates 64 MiB, touches it
 #   and sleeps -> an idle process holding memory;
 # - a step in a cgroup of 1.5 CPUs and 2 GiB that sleeps -> reserved but unused (both), priced at the
-#   unused share of the host; beside it a step under 1.5 CPUs kept busy by stress-ng -> not; tracer tune
-#   gives the sleeping step's allocation.
+#   unused share of the host; beside it a step under 1.5 CPUs kept busy by stress-ng -> not, and its
+#   allocation in the lake while it runs (from its samples); tracer tune gives the sleeping step's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -113,11 +113,27 @@ live_as_user "$rdir" env TRACER_PIPELINE=reserved bash -c \
 	'until [ -e go ]; do sleep 0.05; done; TRACER_STEP=oversized sleep 6; true' &
 r1=$!
 live_as_user "$rdir" env TRACER_PIPELINE=reserved-busy bash -c \
-	'until [ -e go ]; do sleep 0.05; done; TRACER_STEP=busy stress-ng --cpu 1 --timeout 6s >/dev/null 2>&1; true' &
+	'until [ -e go ]; do sleep 0.05; done; TRACER_STEP=busy stress-ng --cpu 1 --timeout 8s >/dev/null 2>&1; true' &
 r2=$!
 e2e_into_cgroup "$r1" "${oversized[@]}"
 e2e_into_cgroup "$r2" "${busy[@]}"
 touch "$rdir/go"
+# While it runs, the busy step's allocation is in the lake already: its processes' samples carry it.
+python3 - "$LAKE" "$r2" <<'PY2' || e2e_fail "the running busy step's allocation did not reach the lake while it ran"
+import os, sqlite3, sys, time
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
+for _ in range(60):
+    row = db.execute("SELECT s.state, s.cpu_limit_millicores FROM steps s JOIN runs r ON r.run_id = s.run_id "
+                     "WHERE r.run_key LIKE ? AND s.step_id = 'busy'", (f"%-{sys.argv[2]}-%",)).fetchone()
+    if row and row[0] == "running" and row[1] == 1500:
+        print(f"  busy step, running: cpu_limit_millicores {row[1]}")
+        sys.exit(0)
+    if not os.path.exists(f"/proc/{sys.argv[2]}"):
+        break
+    time.sleep(0.1)
+print(f"  busy step: {row}")
+sys.exit(1)
+PY2
 live_wait_pid "$r1" 30 "the oversized step's run"
 live_wait_pid "$r2" 30 "the busy step's run"
 live_check wait --where "run_key~-$r1-" --timeout 20
