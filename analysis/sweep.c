@@ -431,6 +431,19 @@ static const char *step_name(const struct an_step *t)
 	return t->step_id && t->step_id[0] ? t->step_id : "?";
 }
 
+/* "run #7 (wf-a)": its number, and its label when it has one other than that number ("#7"). */
+static const char *run_str(const struct an_run *r, char *buf, size_t len)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "#%lld", (long long)r->lake_id);
+	if (r->label && r->label[0] && strcmp(r->label, num))
+		snprintf(buf, len, "run %s (%s)", num, r->label);
+	else
+		snprintf(buf, len, "run %s", num);
+	return buf;
+}
+
 /* A host's id: its own, else its identity's; "" unknown. */
 static const char *host_id(const struct sw_host *h)
 {
@@ -478,8 +491,7 @@ static int add_run_gap(const struct sw_input *in, const struct sw_config *c, con
 		       uint32_t ri, uint32_t host, const struct run_gap *g, struct flist *out)
 {
 	const struct an_run *r = &in->runs->runs[ri];
-	char len[32];
-	const char *label = r->label && r->label[0] ? r->label : "?";
+	char len[32], run[160];
 	struct sw_finding *f;
 	int64_t s, e;
 
@@ -492,20 +504,18 @@ static int add_run_gap(const struct sw_input *in, const struct sw_config *c, con
 	f->price_per_hour = cost_run_price(r, table, &f->price_source);
 	set_cost(f, (double)(e - s) / NS_PER_HOUR, 1);
 	dur_str(e - s, len, sizeof(len));
+	run_str(r, run, sizeof(run));
 	if (g->before && g->after)
 		snprintf(f->evidence, sizeof(f->evidence),
-			 "run #%lld (%s) held its host with no step running for %s, from the end of step '%s' to "
-			 "the start of step '%s'",
-			 (long long)r->lake_id, label, len, step_name(g->before), step_name(g->after));
+			 "%s held its host with no step running for %s, from the end of step '%s' to the start of "
+			 "step '%s'", run, len, step_name(g->before), step_name(g->after));
 	else if (g->after)
 		snprintf(f->evidence, sizeof(f->evidence),
-			 "run #%lld (%s) held its host for %s from its start before its first step '%s' started",
-			 (long long)r->lake_id, label, len, step_name(g->after));
+			 "%s held its host for %s from its start before its first step '%s' started", run, len,
+			 step_name(g->after));
 	else
-		snprintf(f->evidence, sizeof(f->evidence),
-			 "run #%lld (%s) held its host for %s after its last step '%s' ended, until %s",
-			 (long long)r->lake_id, label, len, step_name(g->before),
-			 r->end_ns > 0 ? "the run ended" : "now (it is still running)");
+		snprintf(f->evidence, sizeof(f->evidence), "%s held its host for %s after its last step '%s' ended, until %s",
+			 run, len, step_name(g->before), r->end_ns > 0 ? "the run ended" : "now (it is still running)");
 	return 0;
 }
 
@@ -592,7 +602,7 @@ static int rule_reserved(const struct sw_input *in, const struct sw_config *c, c
 		int64_t e = t->end_ns > 0 ? t->end_ns : in->now_ns, s, ce;
 		double wall = (double)(e - t->start_ns) / NS_PER_S, used, share = -1;
 		bool cpu = false, mem = false;
-		char len[32], lim[32], use[32], what[192] = "";
+		char len[32], lim[32], use[32], what[192] = "", run[160];
 		struct sw_finding *f;
 
 		if (t->start_ns <= 0 || e <= t->start_ns || !clip(t->start_ns, e, in->since_ns, in->now_ns, &s, &ce) ||
@@ -634,9 +644,8 @@ static int rule_reserved(const struct sw_input *in, const struct sw_config *c, c
 			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s of its %s memory limit",
 				 cpu ? " and " : "", an_bytes_str(t->peak_mem_bytes, use, sizeof(use)),
 				 an_bytes_str(t->mem_limit_bytes, lim, sizeof(lim)));
-		snprintf(f->evidence, sizeof(f->evidence), "step '%s' of run #%lld (%s) used at most %s over %s",
-			 step_name(t), (long long)r->lake_id, r->label && r->label[0] ? r->label : "?", what,
-			 dur_str(ce - s, len, sizeof(len)));
+		snprintf(f->evidence, sizeof(f->evidence), "step '%s' of %s used at most %s over %s", step_name(t),
+			 run_str(r, run, sizeof(run)), what, dur_str(ce - s, len, sizeof(len)));
 	}
 	return 0;
 }

@@ -688,11 +688,14 @@ static void a_step_using_a_quarter_of_its_allocation_is_found_a_hair_more_is_not
 	assert_true(near(f->cost_usd, 0.125));
 	free(r.f);
 
-	/* a window leaving 9 min 59 s of the first step: not long enough; a host without a price: unpriced */
+	/* a window leaving 9 min 59 s of the first step: not long enough; a host without a price: unpriced;
+	 * a run labelled by its number alone is not named twice */
 	in.since_ns = r0 + 10 * MIN + S;
 	run.host.price_per_hour = -1;
+	run.label = "#20";
 	r = sweep(&in, NULL);
 	assert_int_equal(count_kind(&r, SW_RESERVED_UNUSED), 2);
+	assert_true(says(nth(&r, SW_RESERVED_UNUSED, 0), "of run #20 used at most"));
 	for (size_t i = 0; i < r.n; i++) {
 		assert_string_not_equal(steps[r.f[i].step].name, "cpu_at_share");
 		assert_true(r.f[i].cost_usd < 0);
