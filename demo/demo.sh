@@ -142,5 +142,5 @@ echo "     sudo $build/tracer-web --db $d/lake.db --listen 127.0.0.1:8760 --toke
 echo "   then open, once: http://127.0.0.1:8760/?token=$(cat "$d/web.token")"
 echo
 echo "9. tracer sweep --db $d/lake.db --config $d/tracer.conf --since 12s"
-echo "   (idle hosts, idle time in runs, stuck workers, forgotten sessions; the demo's windows are seconds)"
+echo "   (idle hosts, idle time in runs, stuck workers, forgotten sessions, idle processes holding memory, steps reserving what they do not use; the demo's windows are seconds)"
 "$build/tracer" sweep --db "$d/lake.db" --config "$d/tracer.conf" --since 12s
