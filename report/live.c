@@ -642,14 +642,23 @@ static int write_tools(struct live *lv, struct proctab *t, const struct runs *ru
 	return rc;
 }
 
-/* Which exited processes the table must keep (live.h). */
-static void hold(struct proctab *t, const struct steps *steps, const struct runs *runs)
+/*
+ * Which exited processes the table must keep (live.h). A step is kept or
+ * let go whole: while it runs, while its generic main's failure waits for
+ * its run's end, and for the table's grace after its newest record, so
+ * that its members go in one sweep. A record written after some of them
+ * went (the run's final one rewrites every step it still holds) would
+ * otherwise describe the step by what is left of it.
+ */
+static void hold(const struct live *lv, struct proctab *t, const struct steps *steps, const struct runs *runs)
 {
 	for (struct proc *p = proctab_next(t, NULL); p; p = proctab_next(t, p)) {
 		const struct run *r = runs_of(runs, p);
 		const struct step *st = r ? steps_of(steps, p) : NULL;
-		bool keep = st && (st->running > 0 || (st->engine == STEP_ENGINE_GENERIC && st->main &&
-						       (st->main->flags & PROC_F_EXIT) && st->main->exit.exit_code));
+		bool keep = st && (st->running > 0 ||
+				   (st->engine == STEP_ENGINE_GENERIC && st->main && (st->main->flags & PROC_F_EXIT) &&
+				    st->main->exit.exit_code) ||
+				   t->newest_ts - lv->step[p->step - 1].max_ts < t->grace_ns);
 
 		if (keep)
 			p->flags |= PROC_F_HELD;
@@ -713,6 +722,6 @@ int live_cycle(struct live *lv, struct session *ss, struct steps *steps, struct 
 	}
 	if (ended)
 		runs_release_ended(runs, t); /* one pass over the table for every run that ended */
-	hold(t, steps, runs);
+	hold(lv, t, steps, runs);
 	return write_tools(lv, t, runs);
 }

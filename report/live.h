@@ -7,10 +7,13 @@
  * processes whose run, step or tool is new, and the signals found since.
  *
  * It also decides which exited processes the table must keep
- * (PROC_F_HELD): those of a step still running (its figures need them
- * all) and those of a generic step that may yet be judged failed when its
- * script ends. Everything else of a run is folded into the run when
- * evicted (runs_on_evict()).
+ * (PROC_F_HELD), step by step, never a part of one: every member of a
+ * step still running (its figures need them all), of a generic step that
+ * may yet be judged failed when its script ends, and of a step that ended
+ * less than the table's grace ago (so that all its members go in the same
+ * sweep, and no later record describes it by what is left of it).
+ * Everything else of a run is folded into the run when evicted
+ * (runs_on_evict()).
  *
  * Processes in no run get their tool in TL_TOOLS records: each once, and
  * again after an exec (PROC_F_TOOL_SENT).

@@ -500,6 +500,7 @@ static void test_evicted_processes_stay_in_the_run_totals(void **state)
 	/* Their steps ended and were written: the sweep may evict them. */
 	clk += 3 * SEC;
 	run(30, 90, ENV("TRACER_PIPELINE=p"), "/bin/sleep", ARGV("sleep", "1")); /* moves the table's clock */
+	cycle(); /* the look before every sweep: past the grace, the steps are let go */
 	assert_true(proctab_sweep(&SS.tab) >= 50);
 	assert_int_equal(R.v[0].folded.processes, 50);
 	mark = npayloads;
@@ -522,6 +523,44 @@ static void test_a_running_step_keeps_its_exited_processes(void **state)
 	exec_in(103, "/data/wf", NULL, "/usr/bin/samtools", ARGV("samtools", "view", "-b")); /* moves the clock */
 	proctab_sweep(&SS.tab);
 	assert_non_null(proctab_lookup(&SS.tab, 102, starts[102]));
+}
+
+/*
+ * bwa ends seconds before samtools (as on real data), the step ends, and the
+ * run's final record (the engine's exit) comes after bwa alone would have
+ * been swept: the step keeps bwa, its CPU and its tool, and its name.
+ */
+static void test_a_member_that_ended_first_stays_in_its_steps_last_record(void **state)
+{
+	size_t mark;
+
+	(void)state;
+	snakemake_run(100, NULL);
+	cycle();
+	finish(102, 0, 4 * SEC); /* bwa, two threads' worth */
+	cycle();
+	clk += 3 * SEC;          /* samtools sorts on */
+	finish(103, 0, SEC);
+	finish(101, 0, 1000);
+	cycle();                 /* the step ended: written final */
+	exec_in(104, "/data/wf", NULL, "/bin/true", ARGV("true")); /* moves the table's clock past bwa's grace */
+	proctab_sweep(&SS.tab);
+	assert_non_null(proctab_lookup(&SS.tab, 102, starts[102]));
+	mark = npayloads;
+	finish(100, 0, SEC);
+	cycle();                 /* the run's final record rewrites its steps */
+	assert_true(said(mark, "\"state\":\"succeeded\""));
+	assert_true(said(mark, "\"id\":\"smk-101\",\"name\":\"bwa mem | samtools view\""));
+	assert_true(said(mark, "\"processes\":3,"));
+	assert_true(said(mark, "\"cpu_ns\":5000001000,"));
+	/* Once the whole step is past the grace, it goes in one sweep. */
+	clk += 3 * SEC;
+	exec_in(105, "/data/wf", NULL, "/bin/true", ARGV("true"));
+	cycle();
+	proctab_sweep(&SS.tab);
+	assert_null(proctab_lookup(&SS.tab, 101, starts[101]));
+	assert_null(proctab_lookup(&SS.tab, 102, starts[102]));
+	assert_null(proctab_lookup(&SS.tab, 103, starts[103]));
 }
 
 static void test_a_large_run_is_split_into_whole_records(void **state)
@@ -712,6 +751,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_failed_job_is_a_failed_signal_and_a_failed_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_killed_process_is_a_killed_signal_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_evicted_processes_stay_in_the_run_totals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_member_that_ended_first_stays_in_its_steps_last_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_running_step_keeps_its_exited_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_large_run_is_split_into_whole_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_spool_failure_is_returned, setup, teardown),

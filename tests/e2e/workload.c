@@ -16,7 +16,8 @@
  *                        into COREDIR (the cwd, for a relative core_pattern)
  *   measure SUB ARGS...  run `workload SUB ARGS...` as a child and print its
  *                        wait status, rusage and final /proc/PID/io
- *   burn MS              spin for MS ms of CPU time
+ *   burn MS [THREADS]    spin for MS ms of CPU time in each of THREADS threads
+ *                        (default 1); the workers end before the main thread
  *   touch MIB            touch MIB MiB of anonymous memory, hold it briefly
  *   hwm MIB MS           touch MIB MiB, hold it MS ms, print `vmhwm PID KIB`:
  *                        its own VmHWM, read just before it exits
@@ -35,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -346,21 +348,53 @@ static int cmd_measure(int argc, char **argv)
 
 /* ---- resource users --------------------------------------------------- */
 
-static int cmd_burn(int argc, char **argv)
+/* Spin until this thread has used want ns of CPU time (its own clock, not the process's). */
+static uint64_t burn_thread_ns(uint64_t want)
 {
-	uint64_t start, want, now;
+	struct timespec ts;
+	uint64_t start, now;
 	volatile uint64_t x = 0;
 
-	if (argc < 1)
-		die("usage: burn MS");
-	want = (uint64_t)parse_long(argv[0], 1, 3600000, "burn MS") * 1000000ULL;
-	start = cpu_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	start = ts_ns(&ts);
 	do {
 		for (int i = 0; i < 100000; i++)
 			x += (uint64_t)i;
-		now = cpu_ns();
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		now = ts_ns(&ts);
 	} while (now - start < want);
-	out("burn_cpu_ns %llu\n", (unsigned long long)(now - start));
+	return now - start;
+}
+
+static void *burn_worker(void *arg)
+{
+	burn_thread_ns(*(const uint64_t *)arg);
+	return NULL;
+}
+
+/*
+ * burn MS [THREADS]: every thread spins MS ms of its own CPU time; the
+ * THREADS - 1 workers are joined (they end before the main thread, as a
+ * multi-threaded tool's workers do), then the main thread burns its share.
+ */
+static int cmd_burn(int argc, char **argv)
+{
+	pthread_t tids[64];
+	uint64_t start = cpu_ns(), want;
+	long threads = 1;
+
+	if (argc < 1)
+		die("usage: burn MS [THREADS]");
+	want = (uint64_t)parse_long(argv[0], 1, 3600000, "burn MS") * 1000000ULL;
+	if (argc > 1)
+		threads = parse_long(argv[1], 1, 64, "burn THREADS");
+	for (long i = 1; i < threads; i++)
+		if (pthread_create(&tids[i], NULL, burn_worker, &want))
+			die("burn: pthread_create failed");
+	for (long i = 1; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	burn_thread_ns(want);
+	out("burn_cpu_ns %llu\n", (unsigned long long)(cpu_ns() - start));
 	return 0;
 }
 
