@@ -97,7 +97,7 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery live tune html
+BENCHES  := ring overhead agent kernel delivery live tune html real
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -435,6 +435,10 @@ bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
 
 bench-html: $(BUILD)/bench/html_bench
 	bench/html.sh $(BUILD)
+
+# The real pipeline (tests/e2e/data/Snakefile.align) plain and under the three daemons (issue 25).
+bench-real: all
+	bench/real.sh $(BUILD)
 
 # ---- everything CI runs -----------------------------------------------
 # The README's first command: a small real pipeline under tracer run.

@@ -16,7 +16,7 @@
 
 static const char *const part_names[AN_PARTS] = {
 	[AN_CPU] = "cpu", [AN_RUN_QUEUE] = "run_queue", [AN_IO_WAIT] = "io_wait", [AN_BLOCKED] = "blocked",
-	[AN_NET_WAIT] = "net_wait", [AN_RECLAIM] = "reclaim", [AN_SLEEP] = "sleep",
+	[AN_NET_WAIT] = "net_wait", [AN_RECLAIM] = "reclaim", [AN_IDLE] = "idle",
 };
 
 const char *an_part_name(enum an_part p)
@@ -35,8 +35,8 @@ const char *an_class_name(enum an_class c)
 		return "io";
 	case AN_CLASS_NETWORK:
 		return "network";
-	case AN_CLASS_WAITING:
-		return "waiting";
+	case AN_CLASS_IDLE:
+		return "idle";
 	case AN_CLASS_UNKNOWN:
 		break;
 	}
@@ -71,13 +71,17 @@ double an_step_cores(const struct an_step *t, bool p95)
 }
 
 /*
- * The shares of the summed process time, scaled to the wall time. Sleep
- * is what the measured states leave of the lifetimes; with nothing
- * measured at all, the wall time is taken as sleep (nothing ran).
+ * The step's thread-time by state (docs/tune.md, "The breakdown"), each
+ * part's share of their total, scaled to the wall time. Direct reclaim
+ * runs on a CPU or sleeps uninterruptibly, so it is taken out of those
+ * parts (in proportion) rather than counted twice. Idle is the loader's
+ * per-process figure (life less children's cover and busy time) where
+ * known, else what the busy parts leave of the summed lifetimes. With
+ * nothing measured at all, the wall time is taken as idle.
  */
 void an_breakdown_of(const struct an_step *t, struct an_breakdown *out)
 {
-	double c[AN_PARTS], busy = 0, total;
+	double c[AN_PARTS], busy = 0, total, held, r;
 
 	memset(out, 0, sizeof(*out));
 	out->wall_s = an_step_wall_s(t);
@@ -88,13 +92,23 @@ void an_breakdown_of(const struct an_step *t, struct an_breakdown *out)
 	c[AN_IO_WAIT] = (double)t->iowait_ns;
 	c[AN_BLOCKED] = (double)t->blocked_ns;
 	c[AN_NET_WAIT] = (double)t->net_wait_ns;
-	c[AN_RECLAIM] = (double)t->reclaim_ns;
-	for (int i = 0; i < AN_SLEEP; i++)
+	held = c[AN_CPU] + c[AN_IO_WAIT] + c[AN_BLOCKED];
+	r = (double)t->reclaim_ns < held ? (double)t->reclaim_ns : held;
+	c[AN_RECLAIM] = r;
+	if (held > 0) {
+		c[AN_CPU] *= (held - r) / held;
+		c[AN_IO_WAIT] *= (held - r) / held;
+		c[AN_BLOCKED] *= (held - r) / held;
+	}
+	for (int i = 0; i < AN_IDLE; i++)
 		busy += c[i];
-	c[AN_SLEEP] = (double)t->proc_ns > busy ? (double)t->proc_ns - busy : 0;
-	total = busy + c[AN_SLEEP];
+	if (t->idle_known)
+		c[AN_IDLE] = (double)t->idle_ns;
+	else
+		c[AN_IDLE] = (double)t->proc_ns > busy ? (double)t->proc_ns - busy : 0;
+	total = busy + c[AN_IDLE];
 	if (total <= 0) {
-		out->part_s[AN_SLEEP] = out->wall_s;
+		out->part_s[AN_IDLE] = out->wall_s;
 		return;
 	}
 	for (int i = 0; i < AN_PARTS; i++)
@@ -210,7 +224,7 @@ static const struct {
 	{ AN_CLASS_COMPUTE, { AN_CPU, AN_RUN_QUEUE }, 2 },
 	{ AN_CLASS_IO, { AN_IO_WAIT, AN_BLOCKED }, 2 },
 	{ AN_CLASS_NETWORK, { AN_NET_WAIT, AN_NET_WAIT }, 1 },
-	{ AN_CLASS_WAITING, { AN_SLEEP, AN_SLEEP }, 1 },
+	{ AN_CLASS_IDLE, { AN_IDLE, AN_IDLE }, 1 },
 };
 
 /*
@@ -241,7 +255,7 @@ static void time_why(int k, const struct an_breakdown *b, double cpu_s, bool mix
 
 /*
  * Memory first (an OOM kill, a peak near its limit, reclaim, too much
- * memory per core): a memory-bound step often shows as waiting or
+ * memory per core): a memory-bound step often shows as idle or
  * computing, and the fix (more memory) differs. Then the largest share
  * of the wall time; under AN_CLASS_MIN_SHARE it still names the class,
  * but why says the time is mixed.

@@ -215,7 +215,7 @@ static const char *const part_reading[AN_PARTS][2] = {
 	[AN_BLOCKED] = { "blocked time", "uninterruptible waits other than disk I/O (locks, NFS)" },
 	[AN_NET_WAIT] = { "network wait", "a slower network or remote service" },
 	[AN_RECLAIM] = { "direct reclaim", "memory pressure" },
-	[AN_SLEEP] = { "sleep", "waiting on children, timers or other processes" },
+	[AN_IDLE] = { "idle time", "waiting on input, timers or other processes" },
 };
 
 /*

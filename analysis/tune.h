@@ -39,11 +39,16 @@ struct an_step {
 	/* Summed over its processes (each from its exit record, else its newest sample). */
 	uint64_t cpu_ns;            /* on CPU (precise runtime) */
 	uint64_t proc_ns;           /* the processes' lifetimes, summed (start to exit) */
-	uint64_t run_delay_ns;      /* waiting on a run queue (last thread of each process: docs/schema.md) */
+	uint64_t run_delay_ns;      /* waiting on a run queue, every thread of each process (docs/schema.md) */
 	uint64_t iowait_ns;         /* uninterruptible sleep in io_schedule() */
 	uint64_t blocked_ns;        /* other uninterruptible sleep */
 	uint64_t net_wait_ns;       /* inside blocking network calls */
 	uint64_t reclaim_ns;        /* in direct memory reclaim; 0 where not measured */
+	/* Idle: each process's life less the time its traced children covered and its threads' busy
+	 * time, never below 0, summed (docs/tune.md, "The breakdown"). Not known (older lakes, a tracer
+	 * run report's processes): proc_ns less the busy parts, for the step as a whole. */
+	bool idle_known;
+	uint64_t idle_ns;
 	uint64_t peak_mem_bytes;    /* the concurrent peak: what its processes held at once (steps.peak_rss_bytes) */
 	uint64_t read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 	/* CPU concurrency from its samples: cores in use at once (1.0 = one CPU busy), the median and
@@ -104,13 +109,13 @@ struct an_input {
 
 /* ---- why a step takes the time it takes ---------------------------------- */
 
-enum an_part { AN_CPU = 0, AN_RUN_QUEUE, AN_IO_WAIT, AN_BLOCKED, AN_NET_WAIT, AN_RECLAIM, AN_SLEEP, AN_PARTS };
+enum an_part { AN_CPU = 0, AN_RUN_QUEUE, AN_IO_WAIT, AN_BLOCKED, AN_NET_WAIT, AN_RECLAIM, AN_IDLE, AN_PARTS };
 
 /*
- * A task's wall time split by what its processes were doing: the shares
- * of their summed process time (proc_ns = cpu + run queue + I/O wait +
- * blocked + network + reclaim + sleep, sleep the rest), scaled to the
- * wall time. An estimate where processes overlap (docs/tune.md).
+ * A task's wall time split by what its threads were doing: each part's
+ * share of the summed thread-time (on a CPU, run queue, I/O wait, blocked,
+ * network, reclaim, idle), scaled to the wall time. Idle leaves out the
+ * time a process waited for its traced children (docs/tune.md).
  */
 struct an_breakdown {
 	double wall_s;
@@ -118,10 +123,10 @@ struct an_breakdown {
 };
 
 enum an_class { AN_CLASS_UNKNOWN = 0, AN_CLASS_COMPUTE, AN_CLASS_MEMORY, AN_CLASS_IO, AN_CLASS_NETWORK,
-	AN_CLASS_WAITING };
+	AN_CLASS_IDLE };
 
 const char *an_part_name(enum an_part p);   /* "cpu", "run_queue", "io_wait", "blocked", "net_wait", ... */
-const char *an_class_name(enum an_class c); /* "compute", "memory", "io", "network", "waiting", "unknown" */
+const char *an_class_name(enum an_class c); /* "compute", "memory", "io", "network", "idle", "unknown" */
 
 void an_breakdown_of(const struct an_step *t, struct an_breakdown *out);
 /* A task's wall time in seconds: end - start; 0 while running or when either end is unknown. */
@@ -225,7 +230,7 @@ struct an_slow {
 	uint32_t step;              /* the task, index into an_input.steps */
 	double duration_s, median_s, ratio, score;
 	bool per_input_byte;        /* compared per byte of input: its history's inputs vary */
-	const char *cause;          /* run_queue, io_wait, blocked, net_wait, reclaim, cpu, input_grew, sleep */
+	const char *cause;          /* run_queue, io_wait, blocked, net_wait, reclaim, cpu, input_grew, idle */
 	double cause_s, cause_median_s; /* that component in this task and its history's median (input_grew:
 	                                 * the part that grew most, as for any other cause) */
 	uint32_t history_runs, history_tasks; /* what it was compared with */

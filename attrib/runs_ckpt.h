@@ -37,8 +37,11 @@
 #include "runs.h"
 
 #define CKPT_MAGIC "TRCKPT01"
-/* 2: a process's exit is a records-version-4 struct tr_exit (its allocation); a version-1 file is refused. */
-#define CKPT_VERSION 2
+/*
+ * 2: a process's exit is a records-version-4 struct tr_exit (its allocation); 3: version 5's (its time in
+ * direct reclaim, 8 bytes more). A file of another version is refused.
+ */
+#define CKPT_VERSION 3
 #define CKPT_FILE "runs.ckpt"
 #define CKPT_MAX_BYTES (1ull << 32)           /* a larger file is refused */
 #define CKPT_RESTART_UPDATES (1ull << 20)    /* added to each run's update count after a restart (docs/live.md) */

@@ -987,6 +987,14 @@ void step_slurm_allocation(const struct proc_image *im, uint64_t *millicores, ui
 		*bytes = (mib * n) << 20;
 }
 
+uint64_t step_requested_millicores(const struct proc_image *im)
+{
+	const char *v = im ? proc_image_env(im, "OMP_NUM_THREADS") : NULL;
+	uint64_t n = 0;
+
+	return v && parse_u64(v, SLURM_CPUS_MAX, &n) == PARSE_OK ? 1000 * n : 0;
+}
+
 /* The allocation a process runs or ran under: the step keeps the largest (docs/processor.md). */
 static void add_limits(const struct steps *s, struct step *st, const struct proc_alloc *a)
 {
@@ -1023,6 +1031,8 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		step_slurm_allocation(p->image, &mc, &bytes);
 		st->slurm_millicores = mc > st->slurm_millicores ? mc : st->slurm_millicores;
 		st->slurm_memory_bytes = bytes > st->slurm_memory_bytes ? bytes : st->slurm_memory_bytes;
+		mc = step_requested_millicores(p->image);
+		st->requested_millicores = mc > st->requested_millicores ? mc : st->requested_millicores;
 	}
 	if (p->flags & PROC_F_EXIT) {
 		const struct tr_exit *x = &p->exit;
@@ -1181,9 +1191,12 @@ static void step_finish(struct steps *s, struct step *st)
 	}
 	/* A generic step's status is its script's to judge: judge_generic_steps(). */
 	st->failed = st->main && proc_failed(st->main) && st->engine != STEP_ENGINE_GENERIC;
-	/* What the kernel enforced, else what SLURM allocated (docs/processor.md, "Allocation"). */
+	/* What the kernel enforced, else what SLURM allocated, else the threads the engine asked for
+	 * (docs/processor.md, "Allocation"). */
 	if (!st->cpu_limit_millicores)
 		st->cpu_limit_millicores = st->slurm_millicores;
+	if (!st->cpu_limit_millicores)
+		st->cpu_limit_millicores = st->requested_millicores;
 	if (!st->memory_limit_bytes)
 		st->memory_limit_bytes = st->slurm_memory_bytes;
 	if (!st->name)

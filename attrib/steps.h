@@ -93,8 +93,9 @@ struct step {
 	 * Its allocation, each of the two: the largest limit any of its
 	 * processes ran under (step_proc_cpu_limit_millicores, memory_bytes of
 	 * proc.alloc: at its exit, or its newest sample while it runs), else the largest SLURM job allocation on this
-	 * node in its processes' environment (step_slurm_allocation); 0 when
-	 * neither.
+	 * node in its processes' environment (step_slurm_allocation), else
+	 * (CPUs only) the threads its engine asked for
+	 * (step_requested_millicores); 0 when none.
 	 */
 	uint64_t cpu_limit_millicores;
 	uint64_t memory_limit_bytes;
@@ -115,6 +116,7 @@ struct step {
 	const char *key;
 	uint64_t main_start_ns;
 	uint64_t slurm_millicores, slurm_memory_bytes;
+	uint64_t requested_millicores;
 };
 
 /* Who ran: from allowlisted environment values and the engine's command line. NULL: not known. */
@@ -167,6 +169,15 @@ uint64_t step_proc_cpu_limit_millicores(const struct proc_alloc *a, uint32_t hos
  * those CPUs (in bytes). 0 where not set or not a whole number in range.
  */
 void step_slurm_allocation(const struct proc_image *im, uint64_t *millicores, uint64_t *bytes);
+
+/*
+ * The CPUs a workflow engine asked for the process, in thousandths: its
+ * OMP_NUM_THREADS, which Snakemake sets to a job's `threads:` (with the
+ * other BLAS thread counts: snakemake/shell.py); 0 where not set or not a
+ * whole number in range. A step's allocation where neither the kernel
+ * nor SLURM gave one.
+ */
+uint64_t step_requested_millicores(const struct proc_image *im);
 
 /* max steps (1 .. STEPS_MAX_LIMIT; 0 for STEPS_DEFAULT_MAX); seed randomises the hash indexes. */
 int steps_init(struct steps *s, uint32_t max, uint64_t seed);

@@ -5,6 +5,7 @@
  *  - bytes sent and received on AF_INET/AF_INET6 sockets (sock tracepoints,
  *    Linux 6.3+; on older kernels these programs are not loaded);
  *  - time spent inside blocking network calls (syscall tracepoints);
+ *  - time spent in direct memory reclaim (vmscan tracepoints);
  *  - regular files opened (TR_FILE records), once per (process, file, mode),
  *    at most max_files_per_proc per process, except the dynamic loader's
  *    (below). Paths and modes, never contents.
@@ -127,6 +128,84 @@ NET_WAIT_CALL(recvfrom)
 NET_WAIT_CALL(recvmsg)
 NET_WAIT_CALL(sendto)
 NET_WAIT_CALL(sendmsg)
+
+/* ---- direct reclaim ----------------------------------------------------------- */
+
+/*
+ * A thread of a traced process in direct reclaim: since when, and how
+ * deep. Reclaim does not recurse in today's kernels (PF_MEMALLOC), but a
+ * begin inside a begin (memory cgroup reclaim inside global reclaim) is
+ * timed once, from the outer begin to the outer end.
+ */
+struct reclaim_entry {
+	__u64 since_ns;
+	__u32 depth;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* thread id */
+	__type(value, struct reclaim_entry);
+} reclaiming SEC(".maps");
+
+static __always_inline int reclaim_begin(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct reclaim_entry *e, fresh = { .depth = 1 };
+
+	if (!traced_current(current_task()))
+		return 0;
+	e = bpf_map_lookup_elem(&reclaiming, &tid);
+	if (e) { /* only this thread touches its entry */
+		e->depth++;
+		return 0;
+	}
+	fresh.since_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&reclaiming, &tid, &fresh, BPF_ANY);
+	return 0;
+}
+
+/* An end without an entry: not traced, or its begin came before the programs were attached. */
+static __always_inline int reclaim_end(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct reclaim_entry *e = bpf_map_lookup_elem(&reclaiming, &tid);
+	struct tr_pstate *st;
+	__u64 d;
+
+	if (!e)
+		return 0;
+	if (e->depth > 1) {
+		e->depth--;
+		return 0;
+	}
+	d = bpf_ktime_get_ns() - e->since_ns;
+	bpf_map_delete_elem(&reclaiming, &tid);
+	st = bpf_map_lookup_elem(&pstates, &tgid);
+	if (st)
+		__sync_fetch_and_add(&st->reclaim_ns, d);
+	return 0;
+}
+
+/*
+ * Global direct reclaim (try_to_free_pages) and a memory cgroup's limit
+ * reclaim (try_to_free_mem_cgroup_pages: a charge over memory.max or
+ * memory.high, or a write to memory.reclaim). The ends come first: the
+ * skeleton attaches in this order, so no begin is seen without its end.
+ * Names under 15 bytes (rcl_: reclaim). The collector clears
+ * reclaim_measured when it cannot load all four.
+ */
+SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_end")
+int rcl_direct_end(void *ctx) { return reclaim_end(); }
+SEC("tracepoint/vmscan/mm_vmscan_memcg_reclaim_end")
+int rcl_memcg_end(void *ctx) { return reclaim_end(); }
+SEC("tracepoint/vmscan/mm_vmscan_direct_reclaim_begin")
+int rcl_direct_beg(void *ctx) { return reclaim_begin(); }
+SEC("tracepoint/vmscan/mm_vmscan_memcg_reclaim_begin")
+int rcl_memcg_beg(void *ctx) { return reclaim_begin(); }
 
 /* ---- files ------------------------------------------------------------------ */
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Process lifecycle: exec (with its context: working directory, cgroups,
- * namespaces, allowlisted environment), fork (processes only), exit (last
- * thread only, with the kernel's own totals and the per-process state) and
- * OOM victims. Tracepoints only: they are a stable interface, and this is
- * what every supported kernel offers. Every failed ring-buffer write is
- * counted per record type in `drop_counts`, which the collector reports.
+ * namespaces, allowlisted environment), fork (processes only), exit (a
+ * record at the last thread's, with the kernel's own totals and the
+ * per-process state; an earlier thread's leaves its run-queue wait in that
+ * state) and OOM victims. Tracepoints only: they are a stable interface,
+ * and this is what every supported kernel offers. Every failed ring-buffer
+ * write is counted per record type in `drop_counts`, which the collector
+ * reports.
  */
 #include "tracer.bpf.h"
 #include "paths.bpf.h"
@@ -355,6 +357,8 @@ static __always_inline __u32 take_state(struct tr_exit *r, struct tr_pstate *st,
 	r->blocked_ns = st->blocked_ns;
 	r->net_wait_ns = st->net_wait_ns;
 	r->files_dropped = st->files_dropped;
+	r->run_delay_ns = st->exited_run_delay_ns; /* the last thread's own is added by the caller */
+	r->reclaim_ns = st->reclaim_ns;
 	bpf_map_delete_elem(&pstates, &tgid);
 	return flags & TR_PSTATE_TRACED ? flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING) : 0;
 }
@@ -408,6 +412,24 @@ static __always_inline void exit_totals(struct totals *tot, struct task_struct *
 }
 
 /*
+ * A thread whose exit does not end its process: its run-queue wait is kept
+ * in the process's state, traced processes only (one lookup for any other),
+ * because the kernel folds no thread's run_delay into signal_struct and the
+ * thread's own is gone once it is released. The exit record adds the sum.
+ */
+static __always_inline void thread_exit(struct task_struct *task, __u32 tgid)
+{
+	struct tr_pstate *st = bpf_map_lookup_elem(&pstates, &tgid);
+
+	if (!st || !(st->flags & TR_PSTATE_TRACED) || !bpf_core_field_exists(task->sched_info))
+		return;
+	/* An earlier process's state under a reused pid (start 0: seeded, not yet claimed, is this one). */
+	if (st->start_ns && st->start_ns != process_start(task))
+		return;
+	__sync_fetch_and_add(&st->exited_run_delay_ns, KREAD(task, sched_info.run_delay));
+}
+
+/*
  * The end of a process (its last thread's exit). Decided first: the state
  * lookup is all an untraced process pays, after the group check. Then the
  * record, read through BTF where the kernel allows it.
@@ -427,8 +449,10 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	__u64 maxrss, image, start;
 	struct tr_exit *r;
 
-	if (!group_dead(ctx, sig))
+	if (!group_dead(ctx, sig)) {
+		thread_exit(task, tgid);
 		return 0;
+	}
 	start = process_start(task);
 	st = pstate_of(tgid, start);
 	if (!st && trace_subtree)
@@ -484,15 +508,15 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 		tot.flags |= TR_EXIT_NO_IMAGE_PEAK;
 	}
 	r->maxrss_bytes = maxrss * page_size;
-	r->flags = tot.flags;
+	r->flags = tot.flags | (reclaim_measured ? 0 : TR_EXIT_NO_RECLAIM);
 	css = exit_memory_css(task);
 	r->memcg_peak_bytes = memcg_peak_bytes(css);
 	r->memcg_limit_bytes = memcg_limit_bytes(css);
 	r->cpu_quota_millicores = cpu_quota_millicores(task);
 	r->cpus_allowed = (__u32)KREAD(task, nr_cpus_allowed);
-	/* The last thread's only: released threads' run delay is not kept anywhere. */
+	/* Its threads that exited before (take_state), and the last one's own. */
 	if (!(tot.flags & TR_EXIT_NO_SCHED_INFO))
-		r->run_delay_ns = KREAD(task, sched_info.run_delay);
+		r->run_delay_ns += KREAD(task, sched_info.run_delay);
 	if (tid == tgid) /* the leader: its comm is the current task's */
 		bpf_get_current_comm(&r->comm, sizeof(r->comm));
 	else

@@ -16,7 +16,7 @@ struct totals {
 	__u64 utime, stime, runtime;
 	__u64 nvcsw, nivcsw, min_flt, maj_flt;
 	__u64 read_bytes, write_bytes, cancelled_write_bytes, rchar, wchar, syscr, syscw;
-	__u64 run_delay; /* summed over the listed threads only: the kernel keeps no per-process sum */
+	__u64 run_delay; /* summed over the listed threads not exiting (the exited ones: tr_pstate) */
 	__u32 nr_threads;
 	__u32 flags;     /* TR_EXIT_* */
 };
@@ -30,7 +30,13 @@ static __always_inline void add_thread(struct totals *r, struct task_struct *t, 
 	r->nivcsw += BPF_CORE_READ(t, nivcsw);
 	r->min_flt += BPF_CORE_READ(t, min_flt);
 	r->maj_flt += BPF_CORE_READ(t, maj_flt);
-	if (si)
+	/*
+	 * A thread past PF_EXITING has reached, or is about to reach, its exit
+	 * tracepoint, which adds its run delay to the process's state
+	 * (tr_pstate.exited_run_delay_ns): a zombie leader stays listed until
+	 * the whole process ends, and would count twice.
+	 */
+	if (si && !(BPF_CORE_READ(t, flags) & PF_EXITING_FLAG))
 		r->run_delay += BPF_CORE_READ(t, sched_info.run_delay);
 	if (!io)
 		return;

@@ -55,12 +55,13 @@ __attribute__((noinline)) int send_sample(__u32 tgid, __u32 slot)
 	r->iowait_ns = st->iowait_ns;
 	r->blocked_ns = st->blocked_ns;
 	r->net_wait_ns = st->net_wait_ns;
-	r->run_delay_ns = tot.run_delay;
+	r->run_delay_ns = tot.run_delay + st->exited_run_delay_ns; /* listed threads, then those gone */
 	r->cgroup_id = cg;
 	r->uid = (__u32)bpf_get_current_uid_gid();
 	r->nr_threads = tot.nr_threads;
 	r->state_flags = st->flags & (TR_PSTATE_TRACED | TR_PSTATE_PREEXISTING);
-	r->flags = tot.flags;
+	r->flags = tot.flags | (reclaim_measured ? 0 : TR_EXIT_NO_RECLAIM);
+	r->reclaim_ns = st->reclaim_ns;
 	BPF_CORE_READ_STR_INTO(&r->comm, t, group_leader, comm);
 	r->memcg_limit_bytes = memcg_limit_bytes(memory_css(t));
 	r->cpu_quota_millicores = cpu_quota_millicores(t);

@@ -50,6 +50,12 @@ TR_SHARED const volatile bool exit_at_switch TR_INIT(false);
 TR_SHARED const volatile bool trace_subtree TR_INIT(false);
 TR_SHARED const volatile __u64 sample_interval_ns TR_INIT(1000000000ULL);
 TR_SHARED const volatile __u32 max_files_per_proc TR_INIT(1024);
+/*
+ * Direct reclaim is timed (activity.bpf.c). The collector clears it when
+ * it leaves out a vmscan program this kernel has no tracepoint for; exits
+ * and samples then carry TR_EXIT_NO_RECLAIM.
+ */
+TR_SHARED const volatile bool reclaim_measured TR_INIT(true);
 
 /* ---- globals the collector reads or writes through its memory mapping ---- */
 /* Failed ring-buffer writes by record type; [TR_DROP_STATE]: processes the state map could not hold. */

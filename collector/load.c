@@ -42,13 +42,16 @@ static const char *tracefs_events(void)
 	return "/sys/kernel/tracing/events";
 }
 
-/* A tracepoint this kernel lacks (sock_*_length before 6.3, ...): its program is not loaded. */
-static void skip_missing_tracepoints(struct bpf_object *obj, const char *events)
+/*
+ * A tracepoint this kernel lacks (sock_*_length before 6.3, ...): its program is not loaded. Without any
+ * of the vmscan programs, reclaim times would be partial: the records say they are not measured.
+ */
+static void skip_missing_tracepoints(struct tracer_bpf *s, const char *events)
 {
 	struct bpf_program *p;
 	char path[512];
 
-	bpf_object__for_each_program(p, obj) {
+	bpf_object__for_each_program(p, s->obj) {
 		const char *sec = bpf_program__section_name(p);
 
 		if (strncmp(sec, "tracepoint/", 11))
@@ -57,6 +60,7 @@ static void skip_missing_tracepoints(struct bpf_object *obj, const char *events)
 		if (access(path, F_OK) == 0)
 			continue;
 		bpf_program__set_autoload(p, false);
+		s->rodata->reclaim_measured &= strncmp(sec, "tracepoint/vmscan/", 18) != 0;
 		fprintf(stderr, "<4>this kernel has no tracepoint %s: %s is left out, the figures it feeds stay 0 "
 				"(docs/schema.md, \"Kernel floor\")\n", sec + 11, bpf_program__name(p));
 	}
@@ -77,7 +81,7 @@ static struct tracer_bpf *open_and_load(const struct load_options *o, const char
 	s->rodata->sample_interval_ns = o->sample_interval_ms * 1000000ULL;
 	if (!at_switch)
 		bpf_program__set_autoload(s->progs.handle_switch, false);
-	skip_missing_tracepoints(s->obj, events);
+	skip_missing_tracepoints(s, events);
 	*err = bpf_map__set_max_entries(s->maps.events, o->kernel_buffer_mib << 20);
 	if (!*err)
 		*err = tracer_bpf__load(s);

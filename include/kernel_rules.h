@@ -82,6 +82,16 @@ struct tr_pstate {
 	__u32 files, files_dropped;
 	__u32 flags;          /* TR_PSTATE_*, PS_* */
 	__u32 pad;
+	/*
+	 * The run-queue wait (sched_info.run_delay) of its threads that exited
+	 * while the rest of the process lives on: the kernel keeps no
+	 * per-process sum, and a released thread's is gone.
+	 */
+	__u64 exited_run_delay_ns;
+	__u64 reclaim_ns;     /* time its threads spent in direct reclaim */
 };
+
+/* The collector seeds it, the programs index a hash with it: 8-byte fields, no tail padding. */
+_Static_assert(sizeof(struct tr_pstate) == 88 && sizeof(struct tr_pstate) % 8 == 0, "tr_pstate layout");
 
 #endif /* TRACER_KERNEL_RULES_H */

@@ -22,12 +22,12 @@
 #include <linux/types.h>
 #endif
 
-#define RECORDS_VERSION 4
+#define RECORDS_VERSION 5
 /*
  * The oldest version still decoded (a spool or lake written before an
- * upgrade): versions 2 and 3 differ only in struct tr_exit and struct
+ * upgrade): versions 2, 3 and 4 differ only in struct tr_exit and struct
  * tr_sample, which lack their last fields (TR_EXIT_V2_SIZE,
- * TR_EXIT_V3_SIZE, TR_SAMPLE_V3_SIZE).
+ * TR_EXIT_V3_SIZE, TR_EXIT_V4_SIZE, TR_SAMPLE_V3_SIZE, TR_SAMPLE_V4_SIZE).
  */
 #define RECORDS_VERSION_MIN 2
 
@@ -142,7 +142,8 @@ struct tr_exit {
 	__u64 nivcsw;
 	__u64 min_flt;
 	__u64 maj_flt;
-	__u64 run_delay_ns;    /* time spent runnable but waiting for a CPU */
+	__u64 run_delay_ns;    /* time its threads spent runnable but waiting for a CPU: every thread's
+	                        * (those that exited before, and the last one's own) */
 	__u32 nr_threads;      /* threads still listed in the group at exit, this one included */
 	__u32 flags;           /* TR_EXIT_* */
 	char comm[TR_COMM_LEN]; /* the process's (its leader's) name, not the thread's */
@@ -167,12 +168,17 @@ struct tr_exit {
 	                             * ancestors (cpu.max; cfs_quota_us / cfs_period_us on v1), in
 	                             * thousandths of a CPU; 0 if none or not built into the kernel */
 	__u32 cpus_allowed;         /* CPUs its last thread could run on (affinity, cpuset); 0 unknown */
+	/* Version 5. */
+	__u64 reclaim_ns;           /* time its threads spent in direct memory reclaim (global and memory
+	                             * cgroup limit reclaim); 0 with TR_EXIT_NO_RECLAIM */
 };
 
 /* A version-2 exit record: the same bytes without the version-3 fields (decoded, flagged). */
 #define TR_EXIT_V2_SIZE 256
 /* A version-3 exit record: without the version-4 fields (decoded, allocation unknown). */
 #define TR_EXIT_V3_SIZE 272
+/* A version-4 exit record: without reclaim_ns (decoded, TR_EXIT_NO_RECLAIM). */
+#define TR_EXIT_V4_SIZE 288
 
 #define TR_EXIT_NO_IO_ACCOUNTING 0x1 /* kernel built without task I/O accounting */
 #define TR_EXIT_NO_SCHED_INFO 0x2    /* kernel built without CONFIG_SCHED_INFO */
@@ -183,6 +189,12 @@ struct tr_exit {
  * the record predates version 3: image_peak_rss_bytes is 0.
  */
 #define TR_EXIT_NO_IMAGE_PEAK 0x8
+/*
+ * Direct reclaim was not measured: this kernel lacks the vmscan tracepoints
+ * (the collector left their programs out), or the record predates version
+ * 5. reclaim_ns is 0 and means unknown. In exit records and samples.
+ */
+#define TR_EXIT_NO_RECLAIM 0x10
 
 /* Per-process state flags (tr_exit.state_flags, tr_sample.state_flags). */
 #define TR_PSTATE_TRACED 0x1      /* the programs keep state for it (net, waits, files, samples) */
@@ -265,10 +277,14 @@ struct tr_sample {
 	__u64 memcg_limit_bytes;
 	__u32 cpu_quota_millicores;
 	__u32 cpus_allowed;
+	/* Version 5. */
+	__u64 reclaim_ns;      /* in direct reclaim so far, as struct tr_exit's */
 };
 
 /* A sample of versions 2 and 3: without the version-4 fields (decoded, allocation unknown). */
 #define TR_SAMPLE_V3_SIZE 192
+/* A sample of version 4: without reclaim_ns (decoded, TR_EXIT_NO_RECLAIM). */
+#define TR_SAMPLE_V4_SIZE 208
 
 /* Modes of struct tr_file. */
 #define TR_FILE_READ 0x1
@@ -321,12 +337,14 @@ struct tr_end {
 _Static_assert(sizeof(struct tr_hdr) == 16, "tr_hdr layout");
 _Static_assert(sizeof(struct tr_exec) == 112, "tr_exec layout");
 _Static_assert(sizeof(struct tr_fork) == 48, "tr_fork layout");
-_Static_assert(sizeof(struct tr_exit) == 288, "tr_exit layout");
+_Static_assert(sizeof(struct tr_exit) == 296, "tr_exit layout");
+_Static_assert(__builtin_offsetof(struct tr_exit, reclaim_ns) == TR_EXIT_V4_SIZE, "tr_exit v4 prefix");
 _Static_assert(__builtin_offsetof(struct tr_exit, memcg_limit_bytes) == TR_EXIT_V3_SIZE, "tr_exit v3 prefix");
 _Static_assert(__builtin_offsetof(struct tr_exit, image_peak_rss_bytes) == TR_EXIT_V2_SIZE, "tr_exit v2 prefix");
 _Static_assert(sizeof(struct tr_oom) == 112, "tr_oom layout");
 _Static_assert(sizeof(struct tr_cgroup) == 40, "tr_cgroup layout");
-_Static_assert(sizeof(struct tr_sample) == 208, "tr_sample layout");
+_Static_assert(sizeof(struct tr_sample) == 216, "tr_sample layout");
+_Static_assert(__builtin_offsetof(struct tr_sample, reclaim_ns) == TR_SAMPLE_V4_SIZE, "tr_sample v4 prefix");
 _Static_assert(__builtin_offsetof(struct tr_sample, memcg_limit_bytes) == TR_SAMPLE_V3_SIZE, "tr_sample v3 prefix");
 _Static_assert(sizeof(struct tr_file) == 40, "tr_file layout");
 _Static_assert(sizeof(struct tr_counters) == 16 + 8 * (TR_KERNEL_TYPES_END + 64 + 2), "tr_counters layout");

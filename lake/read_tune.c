@@ -66,8 +66,17 @@ static const char runs_sql[] =
  * SQLite's sorter takes three times as long over 200,000 processes. The
  * columns in struct sums's order: count (1), measured, cpu, lifetime, run
  * delay, I/O wait, blocked, network wait, OOM kills, peak, read, write,
- * rchar, wchar, net tx, net rx, start, end (real time).
+ * rchar, wchar, net tx, net rx, start, end (real time); then direct reclaim
+ * (read by keep_process: tasks_sql has no such column).
  */
+/*
+ * The process in its tree, always live_sql's last TREE_NCOLS columns: its
+ * tgid and start, its parent's, and its end (the exit, else its newest
+ * sample), on the host's monotonic clock. From them, the time its traced
+ * children covered (run_idle).
+ */
+#define TREE_COLUMNS "p.tgid, p.start_ns, p.ppid, p.parent_start_ns, coalesce(p.exit_ts_ns, ls.ts_ns)"
+#define TREE_NCOLS 5
 #define LIVE(exit_col, sample_col) "CASE WHEN p.exit_ts_ns IS NOT NULL THEN " exit_col " ELSE " sample_col " END"
 #define IO(col) "CASE WHEN p.exit_flags & " NO_IO_SQL " THEN NULL ELSE " col " END"
 #define NET(col) "CASE WHEN p.state_flags & " TRACED_SQL " THEN " col " END"
@@ -82,7 +91,7 @@ static const char live_sql[] =
 	LIVE(IO("p.read_bytes"), "ls.read_bytes") ", " LIVE(IO("p.write_bytes"), "ls.write_bytes") ", "
 	LIVE(IO("p.rchar"), "ls.rchar") ", " LIVE(IO("p.wchar"), "ls.wchar") ", "
 	LIVE(NET("p.net_tx_bytes"), "ls.net_tx_bytes") ", " LIVE(NET("p.net_rx_bytes"), "ls.net_rx_bytes") ", "
-	"p.start_real_ns, p.end_real_ns "
+	"p.start_real_ns, p.end_real_ns, " LIVE("p.reclaim_ns", "ls.reclaim_ns") ", " TREE_COLUMNS " "
 	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND ls.seq = "
 	"(CASE WHEN p.exit_ts_ns IS NULL THEN (SELECT max(s.seq) FROM samples s INDEXED BY samples_process "
 	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns) END) "
@@ -178,6 +187,8 @@ static void row_to_tune_run(sqlite3_stmt *st, struct store_tune_run *r)
 struct sums {
 	struct store_int n, measured, cpu, life, delay, iowait, blocked, netwait, oom, peak;
 	struct store_int rd, wr, rc, wc, tx, rx, first_start, last_end;
+	struct store_int reclaim; /* live_sql's column after last_end (keep_process); unknown in tasks_sql's */
+	struct store_int idle; /* not a column: run_idle() (live_sql's processes only) */
 };
 
 static void row_sums(struct col *c, struct sums *s)
@@ -200,6 +211,8 @@ static void row_sums(struct col *c, struct sums *s)
 	s->rx = col_int(c);
 	s->first_start = col_int(c);
 	s->last_end = col_int(c);
+	s->reclaim = (struct store_int){ 0 };
+	s->idle = (struct store_int){ 0 }; /* run_idle()'s, for live_sql's processes */
 }
 
 static struct store_int or_else(struct store_int a, struct store_int b)
@@ -260,6 +273,8 @@ static void task_figures(struct store_tune_task *t, const struct step_own *own, 
 	t->iowait_ns = from->iowait;
 	t->blocked_ns = from->blocked;
 	t->net_wait_ns = from->netwait;
+	t->reclaim_ns = from->reclaim;
+	t->idle_ns = from->idle;
 	t->oom_kills = larger(from->oom, own->oom);
 	t->peak_rss_bytes = or_else(own->peak, from->peak);
 	t->read_bytes = or_else(from->rd, own->rd);
@@ -352,6 +367,7 @@ static void add_sums(struct sums *a, const struct sums *b)
 	add_int(&a->iowait, b->iowait);
 	add_int(&a->blocked, b->blocked);
 	add_int(&a->netwait, b->netwait);
+	add_int(&a->reclaim, b->reclaim);
 	add_int(&a->oom, b->oom);
 	max_int(&a->peak, b->peak);
 	add_int(&a->rd, b->rd);
@@ -364,12 +380,15 @@ static void add_sums(struct sums *a, const struct sums *b)
 		a->first_start = b->first_start;
 	max_int(&a->last_end, b->last_end);
 	a->last_end.known = ends;
+	add_int(&a->idle, b->idle);
 }
 
 struct step_sums {
 	size_t off;                 /* the step id: run_steps.text + off */
 	const char *step;
 	struct sums s;
+	struct store_int tgid, start, ppid, pstart, end; /* TREE_COLUMNS */
+	int64_t covered;            /* run_idle(): ns its children covered */
 };
 
 /* live_sql walked along the steps: the processes of the run the steps are at, summed per step. */
@@ -423,6 +442,143 @@ static int keep_process(struct run_steps *r)
 	memcpy(r->text + r->len, step, len); /* a step id with a NUL in it ends there: compared as C strings */
 	r->len += len;
 	row_sums(&c, &e->s);
+	e->s.reclaim = col_int(&c);
+	c.i = sqlite3_column_count(r->live) - TREE_NCOLS;
+	e->tgid = col_int(&c);
+	e->start = col_int(&c);
+	e->ppid = col_int(&c);
+	e->pstart = col_int(&c);
+	e->end = col_int(&c);
+	return STORE_OK;
+}
+
+/* ---- the time a process waited for its children (docs/tune.md, "The breakdown") ---- */
+
+struct kid {
+	size_t parent;              /* index into run_steps.v */
+	int64_t from, to;           /* a child's life, clipped to its parent's */
+};
+
+static int cmp_by_process(const void *a, const void *b, void *arg)
+{
+	const struct run_steps *r = arg;
+	const struct step_sums *x = &r->v[*(const size_t *)a], *y = &r->v[*(const size_t *)b];
+
+	if (x->tgid.v != y->tgid.v)
+		return x->tgid.v < y->tgid.v ? -1 : 1;
+	return (x->start.v > y->start.v) - (x->start.v < y->start.v);
+}
+
+static int cmp_kids(const void *a, const void *b)
+{
+	const struct kid *x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return (x->from > y->from) - (x->from < y->from);
+}
+
+static bool tree_known(const struct step_sums *e)
+{
+	return e->tgid.known && e->start.known && e->end.known && e->start.v >= 0 && e->end.v >= e->start.v;
+}
+
+/* a - b for b >= 0 (a hostile negative b counts as 0), never below 0: no overflow either way. */
+static int64_t less(int64_t a, struct store_int b)
+{
+	if (!b.known || b.v <= 0)
+		return a;
+	return a > b.v ? a - b.v : 0;
+}
+
+/* The entry of the process (tgid, start) among the run's (by: indexes sorted by process), or SIZE_MAX. */
+static size_t find_process(const struct run_steps *r, const size_t *by, size_t n, int64_t tgid, int64_t start)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct step_sums *e = &r->v[by[mid]];
+
+		if (e->tgid.v < tgid || (e->tgid.v == tgid && e->start.v < start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && r->v[by[lo]].tgid.v == tgid && r->v[by[lo]].start.v == start ? by[lo] : SIZE_MAX;
+}
+
+/*
+ * Each process's idle time: its life less the time at least one of its
+ * traced children was alive (the union of their lives, within its own:
+ * the children's own time covers it, a shell's wait or a `$(...)` read
+ * alike) less the time its threads were measured busy (on a CPU, queued,
+ * in uninterruptible sleep, in network calls), never below 0. A process
+ * whose tree or figures are unknown keeps idle unknown. O(n log n).
+ */
+static int run_idle(struct run_steps *r)
+{
+	size_t *by = malloc((r->n + 1) * sizeof(*by)), nb = 0, nk = 0;
+	struct kid *kids = malloc((r->n + 1) * sizeof(*kids));
+
+	if (!by || !kids) {
+		free(by);
+		free(kids);
+		return STORE_E_NOMEM;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		r->v[i].covered = 0;
+		if (tree_known(&r->v[i]))
+			by[nb++] = i;
+	}
+	qsort_r(by, nb, sizeof(*by), cmp_by_process, r);
+	for (size_t k = 0; k < nb; k++) {
+		const struct step_sums *c = &r->v[by[k]];
+		size_t p;
+
+		if (!c->ppid.known || !c->pstart.known)
+			continue;
+		p = find_process(r, by, nb, c->ppid.v, c->pstart.v);
+		if (p == SIZE_MAX)
+			continue;
+		kids[nk] = (struct kid){ .parent = p,
+					 .from = c->start.v > r->v[p].start.v ? c->start.v : r->v[p].start.v,
+					 .to = c->end.v < r->v[p].end.v ? c->end.v : r->v[p].end.v };
+		if (kids[nk].to > kids[nk].from)
+			nk++;
+	}
+	qsort(kids, nk, sizeof(*kids), cmp_kids);
+	for (size_t k = 0; k < nk;) {
+		size_t p = kids[k].parent;
+		int64_t from = kids[k].from, to = kids[k].to, covered = 0;
+
+		for (; k < nk && kids[k].parent == p; k++) {
+			if (kids[k].from > to) { /* a gap: the interval so far is whole */
+				covered += to - from;
+				from = kids[k].from;
+			}
+			if (kids[k].to > to)
+				to = kids[k].to;
+		}
+		r->v[p].covered = covered + (to - from);
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		struct sums *s = &r->v[i].s;
+		int64_t idle;
+
+		s->idle = (struct store_int){ 0 };
+		if (!tree_known(&r->v[i]) || !s->life.known || !s->cpu.known)
+			continue;
+		idle = less(s->life.v > 0 ? s->life.v : 0, (struct store_int){ .known = true, .v = r->v[i].covered });
+		idle = less(idle, s->cpu);
+		idle = less(idle, s->delay);
+		idle = less(idle, s->iowait);
+		idle = less(idle, s->blocked);
+		idle = less(idle, s->netwait);
+		s->idle = (struct store_int){ .known = true, .v = idle > 0 ? idle : 0 };
+	}
+	free(by);
+	free(kids);
 	return STORE_OK;
 }
 
@@ -444,6 +600,8 @@ static int load_run_steps(struct store *s, struct run_steps *r, int64_t run_id)
 	}
 	if (r->rc != SQLITE_ROW && r->rc != SQLITE_DONE)
 		return lake_sql_fail(s, r->rc);
+	if ((rc = run_idle(r)))
+		return rc;
 	for (size_t i = 0; i < r->n; i++)
 		r->v[i].step = r->text + r->v[i].off;
 	if (r->n > 1)

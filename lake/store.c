@@ -110,7 +110,7 @@ static const char schema_sql[] =
 	"  iowait_ns INTEGER, blocked_ns INTEGER, net_wait_ns INTEGER, files_dropped INTEGER,\n"
 	"  state_flags INTEGER, last_pid INTEGER,\n"
 	"  peak_rss_bytes INTEGER, memcg_peak_bytes INTEGER,\n"
-	"  run_id INTEGER, step TEXT, tool TEXT,\n"
+	"  run_id INTEGER, step TEXT, tool TEXT, reclaim_ns INTEGER,\n"
 	"  PRIMARY KEY (host_id, boot_id, tgid, start_ns));\n"
 	"CREATE INDEX processes_run ON processes (run_id);\n"
 	"CREATE TABLE samples (\n"
@@ -120,7 +120,7 @@ static const char schema_sql[] =
 	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
 	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, iowait_ns INTEGER, blocked_ns INTEGER,\n"
 	"  net_wait_ns INTEGER, run_delay_ns INTEGER, cgroup_id INTEGER, uid INTEGER, nr_threads INTEGER,\n"
-	"  state_flags INTEGER, flags INTEGER, comm TEXT,\n"
+	"  state_flags INTEGER, flags INTEGER, comm TEXT, reclaim_ns INTEGER,\n"
 	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
 	"CREATE INDEX samples_process ON samples (host_id, boot_id, tgid, start_ns);\n"
 	"CREATE TABLE files (\n"
@@ -296,6 +296,14 @@ static const char migrate_4_to_5_sql[] = HEARTBEATS_SQL "UPDATE schema_version S
 static const char migrate_5_to_6_sql[] = "ALTER TABLE steps ADD COLUMN cpu_limit_millicores INTEGER;\n"
 					 "ALTER TABLE steps ADD COLUMN memory_limit_bytes INTEGER;\n"
 					 "UPDATE schema_version SET version = 6;\n";
+
+/*
+ * From schema version 6 to 7 (issue 25): a process's and a sample's time in direct reclaim (docs/lake.md,
+ * "processes"). Older rows keep it NULL: unknown.
+ */
+static const char migrate_6_to_7_sql[] = "ALTER TABLE processes ADD COLUMN reclaim_ns INTEGER;\n"
+					 "ALTER TABLE samples ADD COLUMN reclaim_ns INTEGER;\n"
+					 "UPDATE schema_version SET version = 7;\n";
 
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
@@ -522,8 +530,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "stime_ns, runtime_ns, maxrss_bytes, read_bytes, write_bytes, cancelled_write_bytes, rchar, "
 		    "wchar, syscr, syscw, nvcsw, nivcsw, min_flt, maj_flt, run_delay_ns, nr_threads, exit_flags, "
 		    "net_tx_bytes, net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, files_dropped, state_flags, "
-		    "last_pid, peak_rss_bytes, memcg_peak_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
+		    "last_pid, peak_rss_bytes, memcg_peak_bytes, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
 		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(ppid, excluded.ppid), "
 		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), "
 		    "comm = excluded.comm, cgroup_id = coalesce(cgroup_id, excluded.cgroup_id), "
@@ -541,7 +549,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "blocked_ns = excluded.blocked_ns, net_wait_ns = excluded.net_wait_ns, "
 		    "files_dropped = excluded.files_dropped, state_flags = excluded.state_flags, "
 		    "last_pid = excluded.last_pid, peak_rss_bytes = excluded.peak_rss_bytes, "
-		    "memcg_peak_bytes = excluded.memcg_peak_bytes",
+		    "memcg_peak_bytes = excluded.memcg_peak_bytes, reclaim_ns = excluded.reclaim_ns",
 	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
 	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail) "
 			   "SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM processes "
@@ -560,7 +568,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SAMPLE] = "INSERT INTO samples (host_id, seq, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
 		      "stime_ns, rss_bytes, hiwater_rss_bytes, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, "
 		      "net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, run_delay_ns, cgroup_id, uid, nr_threads, "
-		      "state_flags, flags, comm) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      "state_flags, flags, comm, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		      "?)",
 	[ST_FILE] = "INSERT INTO files (host_id, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) "
 		    "VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
@@ -997,7 +1006,7 @@ static int64_t schema_version(struct store *s)
 }
 
 /*
- * An older lake gains each later version's columns, tables and indexes in turn (1 -> 2 -> ... -> 6), in one
+ * An older lake gains each later version's columns, tables and indexes in turn (1 -> 2 -> ... -> 7), in one
  * transaction: all or nothing.
  */
 static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
@@ -1014,6 +1023,8 @@ static int migrate_schema(struct store *s, int64_t from, const char *path, char 
 		rc = sqlite3_exec(s->db, migrate_4_to_5_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK && from < 6)
 		rc = sqlite3_exec(s->db, migrate_5_to_6_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && from < 7)
+		rc = sqlite3_exec(s->db, migrate_6_to_7_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
@@ -1285,6 +1296,15 @@ static int exit_signal(struct batch_ctx *c, const struct tr_exit *x)
 	return exec_bound(&b);
 }
 
+/* Time in direct reclaim: unknown (NULL) where the kernel could not measure it or the record predates it. */
+static void bind_reclaim(struct bind *b, uint32_t flags, uint64_t reclaim_ns)
+{
+	if (flags & TR_EXIT_NO_RECLAIM)
+		b_null(b);
+	else
+		b_u64(b, reclaim_ns);
+}
+
 static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 {
 	unsigned sig = decode_exit_signal(x->exit_code);
@@ -1322,6 +1342,7 @@ static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 		b_u64(&b, x->memcg_peak_bytes);
 	else
 		b_null(&b);
+	bind_reclaim(&b, x->flags, x->reclaim_ns);
 	rc = exec_bound(&b);
 	return rc ? rc : exit_signal(c, x);
 }
@@ -1378,6 +1399,7 @@ static int derive_sample(struct batch_ctx *c, const struct tr_sample *x)
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		b_u64(&b, v[i]);
 	lake_b_str(&b, comm);
+	bind_reclaim(&b, x->flags, x->reclaim_ns);
 	return exec_bound(&b);
 }
 

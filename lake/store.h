@@ -24,7 +24,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
@@ -283,6 +283,9 @@ struct store_tune_task {
 	struct store_int cpu_ns;            /* on CPU */
 	struct store_int proc_ns;           /* lifetimes summed: exit (or newest sample) minus start */
 	struct store_int run_delay_ns, iowait_ns, blocked_ns, net_wait_ns; /* unknown unless from processes */
+	struct store_int idle_ns;           /* each process's life less its children's and its busy time, summed
+	                                     * (docs/tune.md, "The breakdown"); unknown unless from processes */
+	struct store_int reclaim_ns;        /* in direct reclaim: unknown unless from processes that measured it */
 	struct store_int oom_kills;         /* processes the OOM killer ended (the larger of processes and the step) */
 	struct store_int oom_limit_bytes;   /* the largest memcg_limit_bytes of its oom_kill signals */
 	struct store_int cpu_limit_millicores, memory_limit_bytes; /* its allocation (steps); NULL: none */

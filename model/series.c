@@ -18,6 +18,7 @@ void series_point_from_sample(struct series_point *pt, const struct tr_sample *s
 		.net_tx_bytes = s->net_tx_bytes,
 		.net_rx_bytes = s->net_rx_bytes,
 		.iowait_ns = s->iowait_ns,
+		.reclaim_ns = s->reclaim_ns,
 	};
 }
 

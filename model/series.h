@@ -27,6 +27,7 @@ struct series_point {
 	uint64_t rchar, wchar;
 	uint64_t net_tx_bytes, net_rx_bytes;
 	uint64_t iowait_ns;
+	uint64_t reclaim_ns;  /* in direct reclaim; 0 where the sample says it was not measured */
 };
 
 /* Highest rates between two consecutive samples (per second of wall time). */

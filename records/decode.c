@@ -184,9 +184,12 @@ static int variable_bounds(unsigned type, size_t *min, size_t *max)
 static size_t versioned_size(unsigned type, unsigned version, size_t want)
 {
 	if (type == TR_EXIT)
-		return version == 2 ? TR_EXIT_V2_SIZE : version == 3 ? TR_EXIT_V3_SIZE : sizeof(struct tr_exit);
+		return version == 2 ? TR_EXIT_V2_SIZE
+		       : version == 3 ? TR_EXIT_V3_SIZE
+		       : version == 4 ? TR_EXIT_V4_SIZE
+				      : sizeof(struct tr_exit);
 	if (type == TR_SAMPLE)
-		return version < 4 ? TR_SAMPLE_V3_SIZE : sizeof(struct tr_sample);
+		return version < 4 ? TR_SAMPLE_V3_SIZE : version == 4 ? TR_SAMPLE_V4_SIZE : sizeof(struct tr_sample);
 	return want;
 }
 
@@ -226,8 +229,8 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	if (!variable && want == 0)
 		return refuse(d, DECODE_ERR_TYPE);
 	/* Lengths first: nothing is read from the payload before its size is known to be sane. */
-	if ((type == TR_EXIT && (len == TR_EXIT_V2_SIZE || len == TR_EXIT_V3_SIZE)) ||
-	    (type == TR_SAMPLE && len == TR_SAMPLE_V3_SIZE))
+	if ((type == TR_EXIT && (len == TR_EXIT_V2_SIZE || len == TR_EXIT_V3_SIZE || len == TR_EXIT_V4_SIZE)) ||
+	    (type == TR_SAMPLE && (len == TR_SAMPLE_V3_SIZE || len == TR_SAMPLE_V4_SIZE)))
 		want = len; /* an older exit or sample: checked against the header below */
 	if (variable ? len < min || len > max : len != want)
 		return refuse(d, DECODE_ERR_LENGTH);
@@ -251,8 +254,9 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	}
 	/*
 	 * Fixed-size types: the union member has exactly `want` bytes. An old
-	 * exit or sample has fewer: the fields it lacks read 0 (unknown), and
-	 * a version-2 exit says its image peak is unknown.
+	 * exit or sample has fewer: the fields it lacks read 0 (unknown), a
+	 * version-2 exit says its image peak is unknown, and one before
+	 * version 5 that reclaim was not measured.
 	 */
 	if (type == TR_EXIT)
 		memset(&d->u.exit, 0, sizeof(d->u.exit));
@@ -261,6 +265,10 @@ int decode_record(struct decoded *d, unsigned type, const void *payload, uint32_
 	memcpy(&d->u, d->buf, want);
 	if (want == TR_EXIT_V2_SIZE)
 		d->u.exit.flags |= TR_EXIT_NO_IMAGE_PEAK;
+	if (type == TR_EXIT && want < sizeof(struct tr_exit))
+		d->u.exit.flags |= TR_EXIT_NO_RECLAIM;
+	if (type == TR_SAMPLE && want < sizeof(struct tr_sample))
+		d->u.sample.flags |= TR_EXIT_NO_RECLAIM;
 	if (check_pids(d)) {
 		d->type = 0;
 		return -EBADMSG;

@@ -299,6 +299,8 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 {
 	bool io = o->exited && !(p->exit.flags & TR_EXIT_NO_IO_ACCOUNTING);
 	bool sched = o->exited && !(p->exit.flags & TR_EXIT_NO_SCHED_INFO);
+	/* From the per-process state: only while traced, only where the kernel has the vmscan tracepoints. */
+	bool reclaim = o->exited && (p->exit.state_flags & TR_PSTATE_TRACED) && !(p->exit.flags & TR_EXIT_NO_RECLAIM);
 	bool cgroup = (p->flags & (PROC_F_EXEC | PROC_F_EXIT)) != 0;
 	enum proc_peak_source peak_src;
 
@@ -322,6 +324,7 @@ static void write_extra_fields(struct json *j, const struct proc *p, const struc
 	json_kv_u64_or_null(j, "minor_faults", o->exited, p->exit.min_flt);
 	json_kv_u64_or_null(j, "major_faults", o->exited, p->exit.maj_flt);
 	json_kv_u64_or_null(j, "run_delay_ns", sched, p->exit.run_delay_ns);
+	json_kv_u64_or_null(j, "reclaim_ns", reclaim, p->exit.reclaim_ns);
 	json_kv_u64_or_null(j, "threads", o->exited, p->exit.nr_threads);
 	json_kv_bool_or_null(j, "threads_truncated", o->exited, (p->exit.flags & TR_EXIT_THREADS_TRUNCATED) != 0);
 	json_kv_string(j, "peak_rss_source", proc_peak_source_name(peak_src));

@@ -136,6 +136,7 @@ void report_write_series(struct json *j, const struct proc *p, uint64_t mono_to_
 		SERIES_COLUMN(j, "net_tx_bytes", s, net_tx_bytes);
 		SERIES_COLUMN(j, "net_rx_bytes", s, net_rx_bytes);
 		SERIES_COLUMN(j, "iowait_ns", s, iowait_ns);
+		SERIES_COLUMN(j, "reclaim_ns", s, reclaim_ns);
 		json_object_end(j);
 	}
 	json_key(j, "peaks");

@@ -109,9 +109,47 @@ static void breakdown_splits_a_single_process_task_by_its_states(void **state)
 	assert_near(b.part_s[AN_RUN_QUEUE], 1);
 	assert_near(b.part_s[AN_IO_WAIT], 2);
 	assert_near(b.part_s[AN_BLOCKED], 0);
-	assert_near(b.part_s[AN_SLEEP], 3);
+	assert_near(b.part_s[AN_IDLE], 3);
 	assert_string_equal(an_part_name(AN_RUN_QUEUE), "run_queue");
-	assert_string_equal(an_part_name(AN_SLEEP), "sleep");
+	assert_string_equal(an_part_name(AN_IDLE), "idle");
+}
+
+/*
+ * `bash -c 'burner | reader'` over 10 s: the loader's idle leaves out the
+ * shell's wait for its children (idle_known), so 2 burner threads (20 s
+ * of CPU, 4 s queued) and the reader's 8 s of idle split the thread-time
+ * 20 : 4 : 8, scaled to the wall. Without idle_known, the shell's 10 s
+ * of waiting would count as idle too (proc_ns less busy).
+ */
+static void breakdown_idle_leaves_out_the_wait_for_children(void **state)
+{
+	struct an_step t = { .start_ns = T0, .end_ns = T0 + S(10), .proc_ns = DNS(30), .cpu_ns = DNS(20),
+			     .run_delay_ns = DNS(4), .idle_known = true, .idle_ns = DNS(8) };
+	struct an_breakdown b;
+
+	(void)state;
+	an_breakdown_of(&t, &b);
+	assert_near(b.part_s[AN_CPU], 10 * 20.0 / 32);
+	assert_near(b.part_s[AN_RUN_QUEUE], 10 * 4.0 / 32);
+	assert_near(b.part_s[AN_IDLE], 10 * 8.0 / 32);
+	t.idle_known = false; /* 30 s of lives, 24 busy: 6 idle */
+	an_breakdown_of(&t, &b);
+	assert_near(b.part_s[AN_IDLE], 10 * 6.0 / 30);
+}
+
+/* Reclaim runs on a CPU or blocked: taken out of those parts in proportion, not counted twice. */
+static void breakdown_carves_reclaim_out_of_cpu_and_blocked(void **state)
+{
+	struct an_step t = { .start_ns = T0, .end_ns = T0 + S(10), .proc_ns = DNS(10), .cpu_ns = DNS(6),
+			     .blocked_ns = DNS(2), .reclaim_ns = DNS(4), .idle_known = true, .idle_ns = DNS(2) };
+	struct an_breakdown b;
+
+	(void)state;
+	an_breakdown_of(&t, &b);
+	assert_near(b.part_s[AN_RECLAIM], 4);
+	assert_near(b.part_s[AN_CPU], 3);     /* 6 x (8 - 4) / 8 */
+	assert_near(b.part_s[AN_BLOCKED], 1); /* 2 x (8 - 4) / 8 */
+	assert_near(b.part_s[AN_IDLE], 2);
 }
 
 static void breakdown_scales_threads_to_the_wall_time(void **state)
@@ -126,11 +164,11 @@ static void breakdown_scales_threads_to_the_wall_time(void **state)
 	an_breakdown_of(&t, &b);
 	assert_near(b.part_s[AN_CPU], 7.5);
 	assert_near(b.part_s[AN_IO_WAIT], 2.5);
-	assert_near(b.part_s[AN_SLEEP], 0);
+	assert_near(b.part_s[AN_IDLE], 0);
 	/* nothing measured: the wall time is sleep */
 	t = (struct an_step){ .start_ns = T0, .end_ns = T0 + S(3) };
 	an_breakdown_of(&t, &b);
-	assert_near(b.part_s[AN_SLEEP], 3);
+	assert_near(b.part_s[AN_IDLE], 3);
 	/* still running: no wall time, nothing */
 	t = (struct an_step){ .start_ns = T0, .running = true, .cpu_ns = DNS(5), .proc_ns = DNS(5) };
 	an_breakdown_of(&t, &b);
@@ -177,7 +215,7 @@ static void a_step_in_io_wait_is_io(void **state)
 	assert_string_equal(why, "io_wait 60% + blocked 10% of wall");
 }
 
-static void a_step_in_network_calls_is_network_and_a_sleeper_is_waiting(void **state)
+static void a_step_in_network_calls_is_network_and_a_sleeper_is_idle(void **state)
 {
 	/* cpu 1, network 7, sleep 2 */
 	struct an_step t = { .start_ns = T0, .end_ns = T0 + S(10), .proc_ns = DNS(10), .cpu_ns = DNS(1),
@@ -189,8 +227,8 @@ static void a_step_in_network_calls_is_network_and_a_sleeper_is_waiting(void **s
 	assert_string_equal(why, "net_wait 70% of wall");
 	/* cpu 1, sleep 9 */
 	t = (struct an_step){ .start_ns = T0, .end_ns = T0 + S(10), .proc_ns = DNS(10), .cpu_ns = DNS(1) };
-	assert_int_equal(classify_one(&t, why, sizeof(why)), AN_CLASS_WAITING);
-	assert_string_equal(why, "sleep 90% of wall");
+	assert_int_equal(classify_one(&t, why, sizeof(why)), AN_CLASS_IDLE);
+	assert_string_equal(why, "idle 90% of wall");
 }
 
 static void no_share_above_forty_percent_is_mixed(void **state)
@@ -250,7 +288,7 @@ static void many_gib_on_few_cores_is_memory(void **state)
 	assert_string_equal(why, "1.5 GiB held on 0.05 cores (6.0 GiB per core)");
 	/* 900 MiB on 0.05 cores: over 4 GiB per core by the floor, but under 1 GiB held: not memory */
 	t.peak_mem_bytes = 900 * MiB;
-	assert_int_equal(classify_one(&t, why, sizeof(why)), AN_CLASS_WAITING); /* cpu 0.5 of 10 s, sleep 9.5 */
+	assert_int_equal(classify_one(&t, why, sizeof(why)), AN_CLASS_IDLE); /* cpu 0.5 of 10 s, sleep 9.5 */
 	/* 3 GiB on 1 core, from CPU time over wall time (no samples): 3 GiB per core, not memory */
 	t = (struct an_step){ .start_ns = T0, .end_ns = T0 + S(10), .proc_ns = DNS(10), .cpu_ns = DNS(10),
 			      .peak_mem_bytes = 3 * GiB };
@@ -610,7 +648,7 @@ static void a_task_under_the_minimum_ratio_is_not_flagged(void **state)
 	assert_int_equal(an_slower(&in, 7, 20, &s, &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(s[0].step, 8);
-	assert_string_equal(s[0].cause, "sleep"); /* the extra 3.1 s went to sleep: 1.9 -> 5.0 s */
+	assert_string_equal(s[0].cause, "idle"); /* the extra 3.1 s went to idle time: 1.9 -> 5.0 s */
 	free(s);
 	free(l);
 }
@@ -752,7 +790,7 @@ static void each_step_of_a_run_is_matched_with_its_own_history(void **state)
 	assert_int_equal(s[1].step, 29); /* v: 30 s against 14 s */
 	assert_near(s[1].median_s, 14);
 	assert_int_equal(s[1].history_runs, 5);
-	assert_string_equal(s[1].cause, "sleep");
+	assert_string_equal(s[1].cause, "idle");
 	free(s);
 	free(l);
 }
@@ -829,7 +867,9 @@ int main(void)
 		cmocka_unit_test(breakdown_scales_threads_to_the_wall_time),
 		cmocka_unit_test(a_step_on_cpu_is_compute),
 		cmocka_unit_test(a_step_in_io_wait_is_io),
-		cmocka_unit_test(a_step_in_network_calls_is_network_and_a_sleeper_is_waiting),
+		cmocka_unit_test(breakdown_idle_leaves_out_the_wait_for_children),
+		cmocka_unit_test(breakdown_carves_reclaim_out_of_cpu_and_blocked),
+		cmocka_unit_test(a_step_in_network_calls_is_network_and_a_sleeper_is_idle),
 		cmocka_unit_test(no_share_above_forty_percent_is_mixed),
 		cmocka_unit_test(an_oom_kill_or_a_peak_near_the_limit_is_memory),
 		cmocka_unit_test(many_gib_on_few_cores_is_memory),

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -886,6 +888,258 @@ static void test_uninterruptible_sleep_split_into_iowait_and_blocked(void **stat
 	assert_true(e->iowait_ns > 0); /* writeback waits are io_schedule(): in_iowait */
 }
 
+/* ---- run-queue wait: every thread's ------------------------------------------------ */
+
+#define RQ_WORKERS 3
+#define RQ_SPINNERS 4
+#define RQ_WORKER_CPU_MS 150
+
+/* Shared with the workload (MAP_SHARED): each thread's own run delay just before it ended. */
+struct rq_shared {
+	int cpu;                           /* the contended CPU: workers and spinners */
+	int main_cpu;                      /* the main thread's */
+	uint64_t worker_delay_ns[RQ_WORKERS];
+	uint64_t main_delay_ns;
+	uint64_t workers_done_ns;          /* when the last worker was joined (CLOCK_MONOTONIC) */
+};
+
+/* This thread's sched_info.run_delay, as /proc/thread-self/schedstat shows it (its second field). */
+static uint64_t own_run_delay_ns(void)
+{
+	unsigned long long run = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	int n = f ? fscanf(f, "%llu %llu", &run, &delay) : 0;
+
+	if (f)
+		fclose(f);
+	return n == 2 ? delay : 0;
+}
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) /* 0: the calling thread */
+		_exit(90);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct rq_worker {
+	struct rq_shared *sh;
+	int i;
+};
+
+/* On the contended CPU until it has had RQ_WORKER_CPU_MS of it; then its own run delay, and it ends. */
+static void *rq_worker(void *arg)
+{
+	struct rq_worker *w = arg;
+	uint64_t end;
+
+	pin_to(w->sh->cpu);
+	end = thread_cpu_ns() + RQ_WORKER_CPU_MS * 1000000ULL;
+	while (thread_cpu_ns() < end)
+		;
+	w->sh->worker_delay_ns[w->i] = own_run_delay_ns();
+	return NULL;
+}
+
+/* Until killed. */
+static int spin_on(void *arg)
+{
+	volatile int forever = 1;
+
+	pin_to(*(int *)arg);
+	while (forever)
+		;
+	return 0;
+}
+
+/*
+ * RQ_WORKERS threads queue on one CPU behind RQ_SPINNERS spinning
+ * processes and end; the main thread, on another CPU, runs on for two
+ * sample intervals (sampled meanwhile), then ends the process.
+ */
+static int rq_workload(void *arg)
+{
+	struct rq_shared *sh = arg;
+	struct rq_worker w[RQ_WORKERS];
+	pthread_t t[RQ_WORKERS];
+
+	pin_to(sh->main_cpu);
+	for (int i = 0; i < RQ_WORKERS; i++) {
+		w[i] = (struct rq_worker){ sh, i };
+		if (pthread_create(&t[i], NULL, rq_worker, &w[i]))
+			return 1;
+	}
+	for (int i = 0; i < RQ_WORKERS; i++)
+		if (pthread_join(t[i], NULL))
+			return 2;
+	sh->workers_done_ns = now_ns();
+	burn_ms(2 * INTERVAL_MS + INTERVAL_MS / 2);
+	sh->main_delay_ns = own_run_delay_ns();
+	return 0;
+}
+
+/*
+ * The exit record's run_delay_ns is every thread's: the workers' (ended
+ * before the process) and the last thread's own, each as the thread read
+ * its own /proc/thread-self/schedstat just before it ended (within 10%:
+ * a thread can still wait a little between its read and its exit). A
+ * sample after the workers ended counts them too.
+ */
+static void test_run_delay_counts_threads_that_ended_before_the_process(void **state)
+{
+	struct rq_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pid_t spinners[RQ_SPINNERS], pid;
+	const struct tr_sample *s, *last = NULL;
+	uint64_t want, got, workers = 0;
+	struct tr_exit e;
+	size_t pos = 0;
+
+	(void)state;
+	assert_true(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	sh->cpu = ncpu > 1 ? (int)ncpu - 1 : 0;
+	sh->main_cpu = 0;
+	for (int i = 0; i < RQ_SPINNERS; i++)
+		spinners[i] = harness_spawn(spin_on, &sh->cpu);
+	pid = harness_spawn(rq_workload, sh);
+	e = *harness_reap(pid);
+	for (int i = 0; i < RQ_SPINNERS; i++) {
+		kill(spinners[i], SIGKILL);
+		waitpid(spinners[i], NULL, 0);
+	}
+	for (int i = 0; i < RQ_WORKERS; i++) {
+		assert_true(sh->worker_delay_ns[i] > 0); /* they did queue */
+		workers += sh->worker_delay_ns[i];
+	}
+	want = workers + sh->main_delay_ns;
+	got = e.run_delay_ns;
+	assert_int_equal(e.flags & TR_EXIT_NO_SCHED_INFO, 0);
+	if (got < want - want / 10 || got > want + want / 10)
+		fail_msg("exit run_delay_ns %llu, the threads' own sum %llu (workers %llu, main %llu): not within 10%%",
+			 (unsigned long long)got, (unsigned long long)want, (unsigned long long)workers,
+			 (unsigned long long)sh->main_delay_ns);
+	/* The newest sample taken after the workers ended: the process's wait so far, theirs included. */
+	while ((s = harness_next(&pos, TR_SAMPLE, NULL)))
+		if ((pid_t)s->tgid == pid && s->hdr.ts_ns > sh->workers_done_ns)
+			last = s;
+	assert_non_null(last);
+	assert_int_equal(last->nr_threads, 1);
+	if (last->run_delay_ns < workers - workers / 10 || last->run_delay_ns > got)
+		fail_msg("sample run_delay_ns %llu after the workers ended: want %llu (theirs) .. %llu (the exit's)",
+			 (unsigned long long)last->run_delay_ns, (unsigned long long)workers, (unsigned long long)got);
+	munmap(sh, sizeof(*sh));
+}
+
+/* ---- direct reclaim -------------------------------------------------------------- */
+
+#define RECLAIM_FILE_MIB 128
+
+/* Join the memory cgroup dir, then read the file twice: its page cache is charged to the cgroup. */
+struct reclaim_arg {
+	char dir[PATH_MAX + 64];
+	char file[PATH_MAX];
+};
+
+static int read_under_limit(void *arg)
+{
+	struct reclaim_arg *a = arg;
+	char p[PATH_MAX + 128], pid[32];
+	static char buf[1 << 20];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/cgroup.procs", a->dir);
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	fd = open(p, O_WRONLY);
+	if (fd < 0 || write(fd, pid, strlen(pid)) < 0)
+		return 1;
+	close(fd);
+	for (int pass = 0; pass < 2; pass++) {
+		ssize_t n;
+
+		fd = open(a->file, O_RDONLY);
+		if (fd < 0)
+			return 2;
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		close(fd);
+		if (n < 0)
+			return 3;
+	}
+	return 0;
+}
+
+/* A file of RECLAIM_FILE_MIB, written and then dropped from the page cache: reading it charges it again. */
+static void make_cold_file(const char *path)
+{
+	static char buf[1 << 20];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	memset(buf, 'r', sizeof(buf));
+	for (int i = 0; i < RECLAIM_FILE_MIB; i++)
+		assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(fdatasync(fd), 0);
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	close(fd);
+}
+
+/*
+ * A process that reads 2 x 128 MiB of file through a 32 MiB memory
+ * cgroup spends time in the cgroup's limit reclaim: reclaim_ns > 0, in its
+ * exit record and measured; one without memory pressure has none.
+ */
+static void test_reclaim_time_of_a_process_under_a_memory_limit(void **state)
+{
+	struct reclaim_arg a;
+	char p[PATH_MAX + 128];
+	bool v1 = harness_v1_memory();
+	const struct tr_sample *s;
+	struct tr_exit e;
+	unsigned burn_for = 20;
+	size_t pos = 0;
+	pid_t pid;
+
+	(void)state;
+	if (!v1 && !(harness_v2_root() && access("/sys/fs/cgroup/cgroup.subtree_control", F_OK) == 0))
+		TEST_SKIP("no memory controller to limit a reader (v1 memory, or v2 mounted at /sys/fs/cgroup)");
+	path_in_tmp(a.file, sizeof(a.file), "reclaim.dat");
+	make_cold_file(a.file);
+	snprintf(a.dir, sizeof(a.dir), "%s/tracer-bpf-reclaim.%d", v1 ? "/sys/fs/cgroup/memory" : harness_v2_root(),
+		 (int)getpid());
+	assert_int_equal(mkdir(a.dir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/%s", a.dir, v1 ? "memory.limit_in_bytes" : "memory.max");
+	harness_write_file(p, "33554432");
+	pid = harness_spawn(read_under_limit, &a);
+	e = *harness_reap(pid);
+	assert_int_equal(rmdir(a.dir), 0);
+	unlink(a.file);
+	assert_int_equal(e.flags & TR_EXIT_NO_RECLAIM, 0);
+	if (e.reclaim_ns == 0)
+		fail_msg("a reader of %d MiB under a 32 MiB memory limit spent no time in reclaim", 2 * RECLAIM_FILE_MIB);
+	assert_true(e.reclaim_ns < 60000000000ULL);
+	while ((s = harness_next(&pos, TR_SAMPLE, NULL)))
+		if ((pid_t)s->tgid == pid) {
+			assert_int_equal(s->flags & TR_EXIT_NO_RECLAIM, 0);
+			assert_true(s->reclaim_ns <= e.reclaim_ns);
+		}
+
+	e = *harness_reap(harness_spawn(burn, &burn_for));
+	assert_int_equal(e.flags & TR_EXIT_NO_RECLAIM, 0);
+	assert_int_equal(e.reclaim_ns, 0);
+}
+
 /* ---- a process that was running before the programs were loaded ------------------ */
 
 static void test_preexisting_process_marked_and_sampled(void **state)
@@ -1126,6 +1380,8 @@ int main(void)
 		cmocka_unit_test(test_blocked_process_sends_no_samples),
 		cmocka_unit_test(test_cpu_bound_process_sampled_by_timer),
 		cmocka_unit_test(test_uninterruptible_sleep_split_into_iowait_and_blocked),
+		cmocka_unit_test(test_run_delay_counts_threads_that_ended_before_the_process),
+		cmocka_unit_test(test_reclaim_time_of_a_process_under_a_memory_limit),
 		cmocka_unit_test(test_preexisting_process_marked_and_sampled),
 		cmocka_unit_test(test_cgroup_paths_of_a_docker_named_container),
 		cmocka_unit_test(test_oom_names_memory_cgroup_and_its_limit),

@@ -6,7 +6,8 @@
  * rules republished while loaded (the SIGHUP path: a memory copy, no
  * bpf()); and the file's own checks (owner, mode, file:line errors),
  * including a reload inside the real collector's sandbox; and the
- * collector leaving out the programs of a tracepoint the kernel lacks.
+ * collector leaving out the programs of a tracepoint the kernel lacks
+ * (without the vmscan ones, records say reclaim is not measured).
  * Needs root.
  */
 #include <errno.h>
@@ -373,12 +374,13 @@ static const char *collector_bin(void)
 	return daemon_find("tracer-collector", bin, sizeof(bin)) ? NULL : bin;
 }
 
-/* In the child: the sock tracepoints hidden under an empty tmpfs, in a mount namespace of its own. */
+/* In the child: the sock and vmscan tracepoints hidden under empty tmpfs, in a mount namespace of its own. */
 static int hide_sock_tracepoints(void *arg)
 {
 	(void)arg;
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount("tmpfs", "/sys/kernel/tracing/events/sock", "tmpfs", 0, "size=4k"))
+	    mount("tmpfs", "/sys/kernel/tracing/events/sock", "tmpfs", 0, "size=4k") ||
+	    mount("tmpfs", "/sys/kernel/tracing/events/vmscan", "tmpfs", 0, "size=4k"))
 		return 126;
 	return 0;
 }
@@ -461,7 +463,11 @@ static void test_collector_reloads_rules_in_its_sandbox(void **state)
 				       "env MY_JOB_TAG\n");
 }
 
-/* A kernel without the sock tracepoints (before 6.3): their programs are left out, with a warning each. */
+/*
+ * A kernel without the sock tracepoints (before 6.3), or without the vmscan
+ * ones: their programs are left out, with a warning each, and the collector
+ * starts (its records then say reclaim was not measured: TR_EXIT_NO_RECLAIM).
+ */
 static void test_collector_leaves_out_programs_of_missing_tracepoints(void **state)
 {
 	const char *bin = collector_bin(), *said;
@@ -469,12 +475,82 @@ static void test_collector_leaves_out_programs_of_missing_tracepoints(void **sta
 	(void)state;
 	if (!bin)
 		TEST_SKIP("no tracer-collector next to the test binaries: run 'make all' first");
-	if (access("/sys/kernel/tracing/events/sock", F_OK))
-		TEST_SKIP("no /sys/kernel/tracing/events/sock to hide (tracefs not mounted there?)");
+	if (access("/sys/kernel/tracing/events/sock", F_OK) || access("/sys/kernel/tracing/events/vmscan", F_OK))
+		TEST_SKIP("no /sys/kernel/tracing/events/sock or vmscan to hide (tracefs not mounted there?)");
 	said = stop_collector(start_collector(bin, true));
 	assert_non_null(strstr(said, "<4>this kernel has no tracepoint sock/sock_send_length: handle_net_tx is left out"));
 	assert_non_null(strstr(said, "<4>this kernel has no tracepoint sock/sock_recv_length: handle_net_rx is left out"));
+	assert_non_null(strstr(said, "<4>this kernel has no tracepoint vmscan/mm_vmscan_direct_reclaim_begin: "
+				     "rcl_direct_beg is left out"));
+	assert_non_null(strstr(said, "<4>this kernel has no tracepoint vmscan/mm_vmscan_memcg_reclaim_end: "
+				     "rcl_memcg_end is left out"));
 	assert_non_null(strstr(said, "<6>collecting"));
+}
+
+/* The exit record of want (a pid), from the ring buffer of the loader below: its flags, | 1 << 31 when found. */
+static int find_exit(void *ctx, void *data, size_t size)
+{
+	const struct tr_exit *x = data;
+	uint32_t *want = ctx;
+
+	if (size == sizeof(*x) && x->hdr.type == TR_EXIT && x->tgid == want[0])
+		want[1] = x->flags | 1u << 31;
+	return 0;
+}
+
+/*
+ * In a child, in a mount namespace of its own where the vmscan tracepoints
+ * are hidden: the collector's own loader (daemon mode) leaves their
+ * programs out, loads the rest, and the exit record of a process says
+ * reclaim was not measured. Returns 0, or which step failed.
+ */
+static int load_without_vmscan(void *arg)
+{
+	static struct rules_file r;
+	struct load_options o = { .kernel_buffer_mib = 8, .sample_interval_ms = 1000 };
+	struct bpf_state b = { 0 };
+	struct ring_buffer *rb;
+	uint32_t want[2] = { 0, 0 };
+	pid_t pid;
+
+	(void)arg;
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", "/sys/kernel/tracing/events/vmscan", "tmpfs", 0, "size=4k"))
+		return 10;
+	if (rules_init(&r, NULL) || bpf_start(&b, &o, &r))
+		return 11;
+	if (b.skel->rodata->reclaim_measured || bpf_program__autoload(b.skel->progs.rcl_direct_beg))
+		return 12;
+	rb = ring_buffer__new(bpf_map__fd(b.skel->maps.events), find_exit, want, NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (!rb || pid < 0 || waitpid(pid, NULL, 0) != pid)
+		return 13;
+	want[0] = (uint32_t)pid;
+	for (int i = 0; i < 50 && !want[1]; i++)
+		ring_buffer__poll(rb, 100);
+	if (!want[1])
+		return 14;
+	return want[1] & TR_EXIT_NO_RECLAIM ? 0 : 15;
+}
+
+/* Without the vmscan tracepoints the programs still load, and the records say reclaim is not measured. */
+static void test_without_vmscan_tracepoints_records_say_reclaim_not_measured(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (access("/sys/kernel/tracing/events/vmscan", F_OK))
+		TEST_SKIP("no /sys/kernel/tracing/events/vmscan to hide (tracefs not mounted there?)");
+	/* Here they are there: reclaim is measured. */
+	assert_true(H.bpf.skel->rodata->reclaim_measured);
+	pid = harness_spawn(load_without_vmscan, NULL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fail_msg("loading without the vmscan tracepoints: status %#x (10 hide, 11 load, 12 measured, 13 fork, "
+			 "14 no exit, 15 no TR_EXIT_NO_RECLAIM)", st);
 }
 
 static int setup(void **state)
@@ -520,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_rules_read_is_rules_parse_of_the_file_text),
 		cmocka_unit_test(test_collector_reloads_rules_in_its_sandbox),
 		cmocka_unit_test(test_collector_leaves_out_programs_of_missing_tracepoints),
+		cmocka_unit_test(test_without_vmscan_tracepoints_records_say_reclaim_not_measured),
 	};
 	const char *why = harness_unavailable();
 

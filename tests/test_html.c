@@ -484,7 +484,104 @@ static void data_slices_cpu_and_memory_over_the_run(void **state)
 		snprintf(path, sizeof(path), "resources.rss_bytes.%d", k);
 		assert_int_equal(u64_at(&p, path), 4096 + 8192);
 	}
+	/* 5 cores, but no host said how many it has: nothing to clamp to. */
+	assert_true(null_at(&p, "resources.host_cpus"));
+	assert_int_equal(u64_at(&p, "resources.cpu_clamped"), 0);
 	data_free(&p);
+}
+
+/*
+ * Issue 25: a 2-CPU host whose chart said 3.13 cores. Two processes sampled 0.1 s apart while their CPU
+ * time grew by 0.16 s each (the sample's instant and its reading jitter): 1.6 cores each, 3.2 in the ten
+ * slices of that interval, on a host of 2 CPUs. Their resident sets, held until the next sample and summed,
+ * are 1.2 GB where the host has 1 GB; a short process claims a 3 GB peak (the rule holds whatever a host
+ * sends). Slices of 10 ms over 2 s.
+ */
+#define SMEAR_HEAD "{\"start_ns\":" T0 ",\"end_ns\":1002000000000,\"host\":"
+#define SMEAR_TAIL                                                                                       \
+	",\"processes\":["                                                                                    \
+	"{\"pid\":1,\"tool\":\"a\",\"start_ns\":" T0 ",\"end_ns\":1002000000000,\"cpu_ns\":2000000000,"       \
+	" \"peak_rss_bytes\":600000000,\"series\":{\"t_ns\":[1001000000000,1001100000000],"                   \
+	" \"cpu_ns\":[1000000000,1160000000],\"rss_bytes\":[600000000,300000000]}},"                          \
+	"{\"pid\":2,\"tool\":\"a\",\"start_ns\":" T0 ",\"end_ns\":1002000000000,\"cpu_ns\":2000000000,"       \
+	" \"peak_rss_bytes\":600000000,\"series\":{\"t_ns\":[1001000000000,1001100000000],"                   \
+	" \"cpu_ns\":[1000000000,1160000000],\"rss_bytes\":[600000000,300000000]}},"                          \
+	"{\"pid\":3,\"tool\":\"big\",\"start_ns\":1001950000000,\"end_ns\":1002000000000,"                    \
+	" \"peak_rss_bytes\":3000000000}],"                                                                   \
+	"\"steps\":[{\"id\":\"s1\",\"peak_rss_bytes\":1500000000},{\"id\":\"s2\",\"peak_rss_bytes\":500000000},"  \
+	"{\"id\":\"s3\"}]}"
+
+static void data_clamps_cores_and_memory_to_the_hosts_and_counts_the_slices(void **state)
+{
+	static const char smeared[] = SMEAR_HEAD "{\"cpus\":2,\"memory_bytes\":1000000000}" SMEAR_TAIL;
+	struct data p;
+	char path[64], buf[32];
+
+	(void)state;
+	data_of(smeared, strlen(smeared), &p);
+	/* CPU: 2 cores up to 1.0 s (exactly the host's: no clamp), 3.2 to 1.1 s (clamped to 2), then the 0.84 s
+	 * left of each over 0.9 s. */
+	for (int k = 0; k < HTML_DATA_BINS; k++) {
+		uint64_t cpu = k < 110 ? 20000000 : 18666667;
+
+		snprintf(path, sizeof(path), "resources.cpu_ns.%d", k);
+		if (u64_at(&p, path) != cpu)
+			fail_msg("%s: %llu, not %llu", path, (unsigned long long)u64_at(&p, path), (unsigned long long)cpu);
+	}
+	/* Memory: 1.2 GB up to the first sample's slice (clamped to 1 GB), then 600 MB; the 3 GB peak of the
+	 * last 50 ms clamped too. */
+	for (int k = 0; k < HTML_DATA_BINS; k++) {
+		uint64_t rss = k <= 100 || k >= 195 ? 1000000000 : 600000000;
+
+		snprintf(path, sizeof(path), "resources.rss_bytes.%d", k);
+		if (u64_at(&p, path) != rss)
+			fail_msg("%s: %llu, not %llu", path, (unsigned long long)u64_at(&p, path), (unsigned long long)rss);
+	}
+	assert_int_equal(u64_at(&p, "resources.host_cpus"), 2);
+	assert_int_equal(u64_at(&p, "resources.host_memory_bytes"), 1000000000);
+	assert_int_equal(u64_at(&p, "resources.cpu_clamped"), 10);
+	assert_int_equal(u64_at(&p, "resources.rss_clamped"), 101 + 5);
+	/* A step's concurrent peak (its processes' samples summed) and a tool's peak: the host's at most. */
+	assert_int_equal(u64_at(&p, "step_stats.0.peak_rss_bytes"), 1000000000);
+	assert_true(at(&p, "step_stats.0.peak_rss_clamped")->boolean);
+	assert_int_equal(u64_at(&p, "step_stats.1.peak_rss_bytes"), 500000000);
+	assert_false(at(&p, "step_stats.1.peak_rss_clamped")->boolean);
+	assert_true(null_at(&p, "step_stats.2.peak_rss_bytes"));
+	assert_false(at(&p, "step_stats.2.peak_rss_clamped")->boolean);
+	assert_string_equal(str_at(&p, "tools.1.tool", buf, sizeof(buf)), "big");
+	assert_int_equal(u64_at(&p, "tools.1.peak_rss_bytes"), 1000000000);
+	assert_true(at(&p, "tools.1.peak_rss_clamped")->boolean);
+	assert_int_equal(u64_at(&p, "tools.0.peak_rss_bytes"), 600000000);
+	assert_false(at(&p, "tools.0.peak_rss_clamped")->boolean);
+	/* The step as the report has it, whole: only the figures the page draws are clamped. */
+	assert_int_equal(u64_at(&p, "steps.0.peak_rss_bytes"), 1500000000);
+	data_free(&p);
+}
+
+/* The same run from a host whose capacity is not known (an old lake): nothing clamped, nothing counted. */
+static void data_clamps_nothing_when_the_hosts_capacity_is_unknown(void **state)
+{
+	static const char *const hosts[] = { "{\"cpus\":null,\"memory_bytes\":null}", "null", "{}", "\"a-name\"" };
+	char text[2048], path[64];
+	struct data p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+		snprintf(text, sizeof(text), "%s%s%s", SMEAR_HEAD, hosts[i], SMEAR_TAIL);
+		data_of(text, strlen(text), &p);
+		assert_true(null_at(&p, "resources.host_cpus"));
+		assert_true(null_at(&p, "resources.host_memory_bytes"));
+		assert_int_equal(u64_at(&p, "resources.cpu_clamped"), 0);
+		assert_int_equal(u64_at(&p, "resources.rss_clamped"), 0);
+		snprintf(path, sizeof(path), "resources.cpu_ns.%d", 105);
+		assert_int_equal(u64_at(&p, path), 32000000);
+		snprintf(path, sizeof(path), "resources.rss_bytes.%d", 0);
+		assert_int_equal(u64_at(&p, path), 1200000000);
+		assert_int_equal(u64_at(&p, "step_stats.0.peak_rss_bytes"), 1500000000);
+		assert_false(at(&p, "step_stats.0.peak_rss_clamped")->boolean);
+		assert_int_equal(u64_at(&p, "tools.1.peak_rss_bytes"), 3000000000);
+		data_free(&p);
+	}
 }
 
 /* A report of n processes, each "{...}" from fmt(k) into o. */
@@ -678,6 +775,8 @@ int main(void)
 		cmocka_unit_test(data_lists_processes_in_columns_with_their_parents),
 		cmocka_unit_test(data_keeps_hostile_strings_the_same),
 		cmocka_unit_test(data_slices_cpu_and_memory_over_the_run),
+		cmocka_unit_test(data_clamps_cores_and_memory_to_the_hosts_and_counts_the_slices),
+		cmocka_unit_test(data_clamps_nothing_when_the_hosts_capacity_is_unknown),
 		cmocka_unit_test(data_caps_what_it_carries_and_counts_the_rest),
 		cmocka_unit_test(data_lists_at_most_its_cap_of_processes_and_counts_them_all),
 		cmocka_unit_test(data_refuses_what_is_not_a_report_object),

@@ -15,8 +15,9 @@
  * new boot makes the host's running runs lost; a report with the run's
  * key takes over its live row. The host a run ran on and its user come
  * from both, and a record without them keeps what an earlier one gave.
- * Lakes of versions 1, 2 and 3 are upgraded to exactly this version's
- * schema, keeping their rows.
+ * Lakes of versions 1, 2, 3 and 6 are upgraded to exactly this version's
+ * schema, keeping their rows. A process's and a sample's time in direct
+ * reclaim is stored, NULL where it was not measured.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -1322,6 +1323,46 @@ static void exits_store_the_images_own_peak_and_old_records_say_unknown(void **s
 			 1);
 }
 
+/*
+ * Version 5 records carry the time in direct reclaim: stored with the exit
+ * and the sample; NULL (unknown) where the kernel could not measure it
+ * (TR_EXIT_NO_RECLAIM) and in version-4 records (an old spool), which
+ * still store everything else.
+ */
+static void exits_and_samples_store_reclaim_time_and_unmeasured_or_old_records_say_unknown(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct tr_exit measured = make_exit(500, 42, 99, 41, 0, 1000);
+	struct tr_exit unmeasured = make_exit(600, 43, 120, 41, 0, 2000);
+	struct tr_exit old = make_exit(700, 44, 130, 41, 0, 3000);
+	struct tr_sample s[3];
+	struct store_result res;
+
+	measured.reclaim_ns = 5000000;
+	unmeasured.flags |= TR_EXIT_NO_RECLAIM;
+	old.reclaim_ns = 77; /* past a version-4 exit: never read */
+	old.hdr.version = 4;
+	for (int i = 0; i < 3; i++)
+		s[i] = encode_sample(400 + i, 42, 99, 41, 1000000, 1 << 20, 0);
+	s[0].reclaim_ns = 3000000;
+	s[1].flags |= TR_EXIT_NO_RECLAIM;
+	s[2].hdr.version = 4;
+	assert_true(frames_add(&fx->f, 1, TR_SAMPLE, &s[0], sizeof(s[0])));
+	assert_true(frames_add(&fx->f, 2, TR_SAMPLE, &s[1], sizeof(s[1])));
+	assert_true(frames_add(&fx->f, 3, TR_SAMPLE, &s[2], TR_SAMPLE_V4_SIZE));
+	assert_true(frames_add(&fx->f, 4, TR_EXIT, &measured, sizeof(measured)));
+	assert_true(frames_add(&fx->f, 5, TR_EXIT, &unmeasured, sizeof(unmeasured)));
+	assert_true(frames_add(&fx->f, 6, TR_EXIT, &old, TR_EXIT_V4_SIZE));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.undecodable, 0);
+	assert_int_equal(lake_q(fx, "SELECT reclaim_ns FROM processes WHERE tgid = 42"), 5000000);
+	assert_int_equal(lake_q(fx, "SELECT reclaim_ns IS NULL AND runtime_ns = 2003 FROM processes WHERE tgid = 43"), 1);
+	assert_int_equal(lake_q(fx, "SELECT reclaim_ns IS NULL AND runtime_ns = 3003 FROM processes WHERE tgid = 44"), 1);
+	assert_int_equal(lake_q(fx, "SELECT reclaim_ns FROM samples WHERE seq = 1"), 3000000);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples WHERE seq IN (2, 3) AND reclaim_ns IS NULL AND "
+			       "runtime_ns = 1000000"), 2);
+}
+
 /* The schema of version 2, as store.c created it: lakes written before version 3 look like this. */
 static const char schema_v2_sql[] =
 	"CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
@@ -1518,9 +1559,11 @@ static void make_v3_lake(struct lake_fixture *fx, const char *path)
 		snprintf(sql, sizeof(sql), "ALTER TABLE runs DROP COLUMN %s", v4_run_columns[i]);
 		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 	}
-	/* and what versions 5 and 6 added (issue 17) */
+	/* and what versions 5 and 6 added (issue 17), and 7 (issue 25) */
 	assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats; ALTER TABLE steps DROP COLUMN cpu_limit_millicores; "
-				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes", NULL, NULL, NULL), SQLITE_OK);
+				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes; "
+				      "ALTER TABLE processes DROP COLUMN reclaim_ns; "
+				      "ALTER TABLE samples DROP COLUMN reclaim_ns", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 3", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 }
@@ -1551,6 +1594,61 @@ static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE run_key = 'b00t-7-70' AND "
 				       "host_instance_type = 'm6i.xlarge' AND uid = 1000"), 1);
+}
+
+/*
+ * A lake of version 6, as the tracer before issue 25 left it: a lake of this version with a process and
+ * its samples stored, then version 7's columns taken away again.
+ */
+static void make_v6_lake(struct lake_fixture *fx, const char *path)
+{
+	struct store *st = NULL, *keep = fx->st;
+	struct tr_exit ex = make_exit(500, 42, 99, 41, 0, 1000);
+	struct store_result res;
+	char err[256];
+	sqlite3 *db;
+
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	fx->st = st;
+	add_samples(fx, 1, 2);
+	assert_true(frames_add(&fx->f, 3, TR_EXIT, &ex, sizeof(ex)));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.new_records, 3);
+	frames_reset(&fx->f);
+	fx->st = keep;
+	store_close(st);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "ALTER TABLE processes DROP COLUMN reclaim_ns; "
+				      "ALTER TABLE samples DROP COLUMN reclaim_ns; "
+				      "UPDATE schema_version SET version = 6", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct tr_exit ex = make_exit(900, 43, 120, 41, 0, 2000);
+	char path[128], err[512];
+	struct store_result res;
+
+	snprintf(path, sizeof(path), "%s/v6.db", fx->dir);
+	make_v6_lake(fx, path);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('processes') WHERE name = 'reclaim_ns'"),
+			 0);
+	lake_assert_upgraded(fx, path, 6);
+	/* every row kept, as it was; the new columns NULL: unknown */
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM processes WHERE tgid = 42 AND runtime_ns = 1003 AND "
+				       "reclaim_ns IS NULL"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples WHERE tgid = 4242 AND reclaim_ns IS NULL"), 2);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM records"), 3);
+	/* and the upgraded lake stores the next exit's reclaim time */
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(store_open(&fx->st, path, false, err, sizeof(err)), STORE_OK);
+	ex.reclaim_ns = 1234;
+	assert_true(frames_add(&fx->f, 4, TR_EXIT, &ex, sizeof(ex)));
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(sql_int(path, "SELECT reclaim_ns FROM processes WHERE tgid = 43"), 1234);
 }
 
 /* An upgraded lake takes live records like a new one. */
@@ -1644,6 +1742,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
 						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown, setup,
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+			exits_and_samples_store_reclaim_time_and_unmeasured_or_old_records_say_unknown, setup,
+			lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_records_store_the_host_and_a_later_one_without_it_keeps_it, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(host_values_of_the_wrong_type_or_range_are_null, setup, lake_fixture_teardown),

@@ -381,7 +381,9 @@ static void make_old_lake(struct lake_fixture *fx, const char *path, int version
 	store_close(st);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "ALTER TABLE steps DROP COLUMN cpu_limit_millicores; "
-				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes", NULL, NULL, NULL), SQLITE_OK);
+				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes; "
+				      "ALTER TABLE processes DROP COLUMN reclaim_ns; "
+				      "ALTER TABLE samples DROP COLUMN reclaim_ns", NULL, NULL, NULL), SQLITE_OK);
 	if (version == 4)
 		assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats", NULL, NULL, NULL), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, version == 4 ? "UPDATE schema_version SET version = 4"

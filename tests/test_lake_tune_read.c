@@ -497,6 +497,37 @@ static void the_timeline_sums_every_process_per_second(void **state)
 	tune_input_free(&in);
 }
 
+/*
+ * On a 2-CPU host with 300 MB, the same samples: second 12's 2.1 cores
+ * (samples smeared across its edges) are held to 2, the memory of 13 and
+ * 14 to 300 MB, and counted; a task's cores never say more than the host.
+ */
+static void the_timeline_and_cores_are_held_to_the_host(void **state)
+{
+	struct fixture *fx = *state;
+	struct tune_input in;
+	const struct an_run *r;
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(fx->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE runs SET host_cpus = 2, host_memory_bytes = 300000000 WHERE run_id = 1",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	load(state, NULL, &in);
+	r = &in.in.runs[1];
+	assert_int_equal(r->point_n, 6);
+	assert_near(in.in.timeline[r->point_first + 0].cores, 1.6);
+	assert_near(in.in.timeline[r->point_first + 1].cores, 2.0);
+	assert_int_equal(in.in.timeline[r->point_first + 2].mem_bytes, 300 * MB);
+	assert_int_equal(in.in.timeline[r->point_first + 3].mem_bytes, 300 * MB);
+	assert_int_equal(in.in.timeline[r->point_first + 4].mem_bytes, 20 * MB);
+	for (uint32_t i = r->step_first; i < r->step_first + r->step_n; i++)
+		assert_true(in.in.steps[i].cores_p95 <= 2.0);
+	assert_true(in.counts.buckets_clamped >= 3);
+	tune_input_free(&in);
+}
+
 static bool has(const struct tune_input *in, uint32_t first, uint32_t n, uint32_t id)
 {
 	for (uint32_t i = first; i < first + n; i++)
@@ -675,6 +706,70 @@ static void the_index_and_the_scan_give_the_same_input(void **state)
 }
 
 /* A host's figures at the limits of an integer: sums saturate, impossible times are counted, nothing fails. */
+/*
+ * `bash -c 'burner | reader'`: the shell (10 s) waits for its children,
+ * who cover 60.5 .. 70 s of its life; the 2-thread burner is busy longer
+ * than it lives; the reader reads 1 s of its 9.5 s. Idle: the shell's
+ * 10 - 9.5 - 0.01 + the burner's 0 + the reader's 9.5 - 1 = 8.99 s.
+ */
+static void idle_leaves_out_what_children_covered(void **state)
+{
+	struct fixture *fx = *state;
+	struct tune_input in;
+	const struct an_step *t;
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(fx->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "INSERT INTO steps (run_id, idx, step_id, name, engine, state, start_ns, end_ns, "
+				      "processes) VALUES (3, 1, 'smk-310', 'burn', 'snakemake', 'succeeded', " AT(110)
+				      ", " AT(120) ", 3);"
+				      "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, "
+				      "exit_ts_ns, ppid, parent_start_ns, run_id, step, runtime_ns, run_delay_ns) VALUES "
+				      "(" H2 ", " BOOT2 ", 310, " SECS(60) ", " AT(110) ", " AT(120) ", " SECS(70) ", 1, "
+				      "1, 3, 'smk-310', 10000000, 0),"
+				      "(" H2 ", " BOOT2 ", 311, 60500000000, " AT(110) ", " AT(118) ", " SECS(68) ", 310, "
+				      SECS(60) ", 3, 'smk-310', " SECS(12) ", " SECS(2) "),"
+				      "(" H2 ", " BOOT2 ", 312, 60500000000, " AT(110) ", " AT(120) ", " SECS(70) ", 310, "
+				      SECS(60) ", 3, 'smk-310', " SECS(1) ", 0);",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	load(state, NULL, &in);
+	t = task(&in, 2, "smk-310");
+	assert_int_equal(t->proc_ns, 27 * NS);
+	assert_true(t->idle_known);
+	assert_int_equal(t->idle_ns, 8990000000LL);
+	tune_input_free(&in);
+}
+
+/*
+ * Time in direct reclaim (lake schema 7): summed per task like the waits,
+ * each process's from its exit, a running one's from its newest sample;
+ * a process that did not measure it (NULL) adds nothing.
+ */
+static void reclaim_is_summed_per_task_from_exits_and_newest_samples(void **state)
+{
+	struct fixture *fx = *state;
+	struct tune_input in;
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(fx->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "UPDATE processes SET reclaim_ns = " SECS(2) " WHERE tgid = 101;"
+				      "UPDATE processes SET reclaim_ns = 1500000000 WHERE tgid = 102;"
+				      "UPDATE samples SET reclaim_ns = 100000000 WHERE seq = 11;"
+				      "UPDATE samples SET reclaim_ns = 400000000 WHERE seq = 12;",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	load(state, NULL, &in);
+	assert_int_equal(task(&in, 1, "nf-ab/cdef12")->reclaim_ns, 3500000000LL); /* P1 2 s + P2 1.5 s */
+	assert_int_equal(task(&in, 1, "nf-cd/ef3456")->reclaim_ns, 0);            /* P3: not measured */
+	assert_int_equal(task(&in, 1, "nf-11/223344")->reclaim_ns, 400000000LL);  /* P5's newest sample */
+	tune_input_free(&in);
+}
+
 static void hostile_figures_saturate_and_are_counted(void **state)
 {
 	struct fixture *fx = *state;
@@ -732,7 +827,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_pipeline_filter_keeps_its_runs_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(only_the_newest_runs_of_each_pipeline_when_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_index_and_the_scan_give_the_same_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_timeline_and_cores_are_held_to_the_host, setup, teardown),
+		cmocka_unit_test_setup_teardown(idle_leaves_out_what_children_covered, setup, teardown),
 		cmocka_unit_test_setup_teardown(hostile_figures_saturate_and_are_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(reclaim_is_summed_per_task_from_exits_and_newest_samples, setup, teardown),
 		cmocka_unit_test(a_nextflow_tag_is_removed_balanced),
 	};
 

@@ -288,6 +288,60 @@ static void a_version_3_sample_decodes_without_its_allocation(void **state)
 	assert_int_equal(d.u.sample.cpus_allowed, 1);
 }
 
+/*
+ * Version 4 lacks the time in direct reclaim (version 5): its exit and its
+ * sample decode, their allocation kept, with reclaim unknown (0 and
+ * TR_EXIT_NO_RECLAIM); a length of another version is refused; a
+ * version-5 record carries it, measured.
+ */
+static void a_version_4_exit_and_sample_decode_with_reclaim_unknown(void **state)
+{
+	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
+	struct tr_sample s = encode_sample(7, 11, 110, 10, 5, 4096, 0);
+
+	(void)state;
+	x.memcg_limit_bytes = 512 << 20;
+	x.cpus_allowed = 3;
+	x.run_delay_ns = 777;
+	x.reclaim_ns = 0x4242; /* bytes past a version-4 exit: never read */
+	x.hdr.version = 4;
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V4_SIZE), 0);
+	assert_int_equal(d.u.exit.memcg_limit_bytes, 512 << 20);
+	assert_int_equal(d.u.exit.cpus_allowed, 3);
+	assert_int_equal(d.u.exit.run_delay_ns, 777);
+	assert_int_equal(d.u.exit.reclaim_ns, 0);
+	assert_true(d.u.exit.flags & TR_EXIT_NO_RECLAIM);
+	assert_false(d.u.exit.flags & TR_EXIT_NO_IMAGE_PEAK);
+	assert_int_equal(decode_exact(TR_EXIT, &x, sizeof(x)), -EPROTO);
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V3_SIZE), -EPROTO);
+	x.hdr.version = RECORDS_VERSION;
+	assert_int_equal(decode_exact(TR_EXIT, &x, TR_EXIT_V4_SIZE), -EBADMSG);
+	assert_int_equal(d.error, DECODE_ERR_LENGTH);
+	assert_int_equal(decode_exact(TR_EXIT, &x, sizeof(x)), 0);
+	assert_int_equal(d.u.exit.reclaim_ns, 0x4242);
+	assert_false(d.u.exit.flags & TR_EXIT_NO_RECLAIM);
+
+	s.memcg_limit_bytes = 1 << 30;
+	s.reclaim_ns = 0x4343;
+	s.hdr.version = 4;
+	assert_int_equal(decode_exact(TR_SAMPLE, &s, TR_SAMPLE_V4_SIZE), 0);
+	assert_int_equal(d.u.sample.runtime_ns, 5);
+	assert_int_equal(d.u.sample.memcg_limit_bytes, 1 << 30);
+	assert_int_equal(d.u.sample.reclaim_ns, 0);
+	assert_true(d.u.sample.flags & TR_EXIT_NO_RECLAIM);
+	assert_int_equal(decode_exact(TR_SAMPLE, &s, sizeof(s)), -EPROTO);
+	assert_int_equal(decode_exact(TR_SAMPLE, &s, TR_SAMPLE_V3_SIZE), -EPROTO);
+	s.hdr.version = 3; /* versions 2 and 3: reclaim unknown too */
+	assert_int_equal(decode_exact(TR_SAMPLE, &s, TR_SAMPLE_V3_SIZE), 0);
+	assert_true(d.u.sample.flags & TR_EXIT_NO_RECLAIM);
+	s.hdr.version = RECORDS_VERSION;
+	assert_int_equal(decode_exact(TR_SAMPLE, &s, TR_SAMPLE_V4_SIZE), -EBADMSG);
+	assert_int_equal(d.error, DECODE_ERR_LENGTH);
+	assert_int_equal(decode_exact(TR_SAMPLE, &s, sizeof(s)), 0);
+	assert_int_equal(d.u.sample.reclaim_ns, 0x4343);
+	assert_false(d.u.sample.flags & TR_EXIT_NO_RECLAIM);
+}
+
 static void header_type_differing_from_ring_type_is_refused(void **state)
 {
 	struct tr_exit x = encode_exit(6, 11, 110, 10, 0);
@@ -476,6 +530,7 @@ int main(void)
 		cmocka_unit_test(version_2_records_decode_and_an_old_exit_has_no_image_peak),
 		cmocka_unit_test(a_version_3_exit_decodes_without_its_allocation),
 		cmocka_unit_test(a_version_3_sample_decodes_without_its_allocation),
+		cmocka_unit_test(a_version_4_exit_and_sample_decode_with_reclaim_unknown),
 		cmocka_unit_test(header_type_differing_from_ring_type_is_refused),
 		cmocka_unit_test(fixed_size_records_of_any_other_size_are_refused),
 		cmocka_unit_test(exec_shorter_than_its_fixed_part_is_refused),

@@ -449,7 +449,8 @@ static void process_has_the_design_fields_in_order_then_extras(void **state)
 	assert_contains(j, "\"ppid_source\":\"fork\",\"exe_inherited\":false,");
 	assert_contains(j, "\"cpu_ns\":4000000,\"cancelled_write_bytes\":0,");
 	assert_contains(j, "\"voluntary_ctxt_switches\":0,\"involuntary_ctxt_switches\":0,\"minor_faults\":0,"
-			   "\"major_faults\":0,\"run_delay_ns\":0,\"threads\":1,\"threads_truncated\":false");
+			   "\"major_faults\":0,\"run_delay_ns\":0,\"reclaim_ns\":null,\"threads\":1,"
+			   "\"threads_truncated\":false"); /* reclaim: from the state of a traced process only */
 	free(j);
 	table_free(t);
 }
@@ -505,6 +506,39 @@ static void unmeasured_fields_are_null_never_zero(void **state)
 	assert_lacks(j, "\"net_tx_bytes\":0");
 	assert_lacks(j, "\"files\":[");
 	assert_lacks(j, "\"cwd\":\"");
+	free(j);
+	table_free(t);
+}
+
+/*
+ * Time in direct reclaim comes from the per-process state: a traced
+ * process's exit says it, next to its run-queue wait; null where the
+ * kernel could not measure it (TR_EXIT_NO_RECLAIM: no vmscan tracepoints,
+ * or a record before version 5).
+ */
+static void reclaim_ns_is_the_exits_where_measured_and_null_where_not(void **state)
+{
+	struct proctab *t = table(8);
+	struct report_input in = sample_input();
+	struct tr_exit x = encode_exit(2000, ROOT, T0, 1, 0);
+	char *j;
+
+	(void)state;
+	x.state_flags = TR_PSTATE_TRACED;
+	x.run_delay_ns = 5000;
+	x.reclaim_ns = 7000;
+	assert_int_equal(proctab_exit(t, &x, 2000, NULL), 0);
+	j = json_of(t, &in);
+	assert_contains(j, "\"run_delay_ns\":5000,\"reclaim_ns\":7000,");
+	free(j);
+	table_free(t);
+
+	t = table(8);
+	x.flags |= TR_EXIT_NO_RECLAIM;
+	x.reclaim_ns = 0;
+	assert_int_equal(proctab_exit(t, &x, 2000, NULL), 0);
+	j = json_of(t, &in);
+	assert_contains(j, "\"run_delay_ns\":5000,\"reclaim_ns\":null,");
 	free(j);
 	table_free(t);
 }
@@ -853,6 +887,7 @@ int main(void)
 		cmocka_unit_test(every_process_carries_every_design_field),
 		cmocka_unit_test(unmeasured_fields_are_null_never_zero),
 		cmocka_unit_test(io_fields_are_null_when_the_kernel_has_no_io_accounting),
+		cmocka_unit_test(reclaim_ns_is_the_exits_where_measured_and_null_where_not),
 		cmocka_unit_test(argv_dropped_by_the_image_budget_is_null_and_flagged),
 		cmocka_unit_test(killed_process_has_no_exit_code_but_its_signal),
 		cmocka_unit_test(forked_child_without_exec_reports_its_parents_image_as_inherited),

@@ -722,6 +722,33 @@ static void a_step_without_a_kernel_limit_takes_its_slurm_allocation(void **stat
 	world_end();
 }
 
+/*
+ * Snakemake puts a job's `threads:` in OMP_NUM_THREADS (snakemake/shell.py):
+ * the step's CPUs where neither the kernel nor SLURM gave any; SLURM's and
+ * the kernel's win where they did; junk counts as unset.
+ */
+static void a_step_without_any_other_allocation_takes_its_requested_threads(void **state)
+{
+	(void)state;
+	world(1024, ROOT, 0);
+	S.host_cpus = 8;
+	exec_in(ROOT, "/p", NO_ENV, "/bin/bash", ARGV("bash", "go.sh"));
+	run(ROOT, 101, "/p", ENV("TRACER_STEP=threads", "OMP_NUM_THREADS=2"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 102, "/p", ENV("TRACER_STEP=slurm", "OMP_NUM_THREADS=2", "SLURM_CPUS_ON_NODE=4"), "/usr/bin/bwa",
+	    ARGV("bwa", "mem"));
+	run(ROOT, 103, "/p", ENV("TRACER_STEP=kernel", "OMP_NUM_THREADS=6"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	run(ROOT, 104, "/p", ENV("TRACER_STEP=junk", "OMP_NUM_THREADS=two"), "/usr/bin/bwa", ARGV("bwa", "mem"));
+	finish_limited(103, 1500, 8, 0);
+	build();
+	assert_int_equal(step_id("threads")->cpu_limit_millicores, 2000);
+	assert_int_equal(step_id("threads")->memory_limit_bytes, 0);
+	assert_int_equal(step_id("slurm")->cpu_limit_millicores, 4000);
+	assert_int_equal(step_id("kernel")->cpu_limit_millicores, 1500);
+	assert_int_equal(step_id("junk")->cpu_limit_millicores, 0);
+	assert_int_equal(step_requested_millicores(NULL), 0);
+	world_end();
+}
+
 static void run_identity_comes_from_the_earliest_process_with_each_key(void **state)
 {
 	(void)state;
@@ -1060,6 +1087,7 @@ int main(void)
 		cmocka_unit_test(tracer_step_names_a_step_and_wins_over_everything),
 		cmocka_unit_test(a_step_keeps_the_largest_limit_its_processes_ran_under),
 		cmocka_unit_test(a_step_without_a_kernel_limit_takes_its_slurm_allocation),
+		cmocka_unit_test(a_step_without_any_other_allocation_takes_its_requested_threads),
 		cmocka_unit_test(run_identity_comes_from_the_earliest_process_with_each_key),
 		cmocka_unit_test(children_of_the_traced_command_are_generic_steps_named_by_their_tool),
 		cmocka_unit_test(nested_engines_each_start_their_steps),

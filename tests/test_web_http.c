@@ -24,7 +24,11 @@
  *   activity   a host's heartbeats, oldest first, rates from their sums,
  *              null where the beat did not say; 404 for a host with none,
  *              400 for a window that cannot be; 12,001 beats come back as
- *              3,001 buckets of 4
+ *              3,001 buckets of 4; a beat's cores and memory used no more
+ *              than its CPUs and memory, the beats clamped counted
+ *   within     a run's page data no more than its host's CPUs and memory
+ *              (the host from the run's row, in the rebuilt report), the
+ *              slices clamped counted; no host known, nothing clamped
  *   sweep      tracer sweep --json's document, byte for byte, with the
  *              thresholds the server was given (an idle host found)
  */
@@ -73,16 +77,23 @@ static const char lake_sql[] =
 	"INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes) VALUES "
 	"('" H1 "', 50, 'evicted', 1, 3, 3, 300), ('" H1 "', 51, 'ring', 0, 0, 12, 0);"
 	"INSERT INTO runs (run_id, host_id, boot_id, seq, batch_hash, run_key, pipeline, engine, state, start_ns, "
-	"end_ns, command, processes, steps, update_seq, last_update_ns) VALUES "
+	"end_ns, command, processes, steps, update_seq, last_update_ns, host_instance_type, host_cpus, "
+	"host_memory_bytes) VALUES "
 	"(1, '" H1 "', 'b', 1, 'x', 'B-1-1', 'p<\"x\">\n', 'snakemake', 'succeeded', " T0 ", " T0 "+10000000000, "
-	"'[\"snakemake\",\"</script><img src=x onerror=alert(1)>\"]', 1, 1, 3, " T0 "+10000000000),"
+	"'[\"snakemake\",\"</script><img src=x onerror=alert(1)>\"]', 1, 1, 3, " T0 "+10000000000, "
+	"'m<\"x\">', 2, 2000000000),"
 	"(2, '" H2 "', 'b', 1, 'x', 'B-2-1', 'other', 'nextflow', 'failed', " T0 "+1000000000, " T0 "+2000000000, "
-	"NULL, 0, 0, NULL, NULL),"
+	"NULL, 0, 0, NULL, NULL, NULL, NULL, NULL),"
 	"(3, '" H1 "', 'b', 2, 'x', 'B-3-1', 'p<\"x\">\n', 'snakemake', 'running', " T0 "+20000000000, NULL, "
-	"'[\"snakemake\"]', 2, 1, 1, " T0 "+21000000000);"
-	"INSERT INTO steps (run_id, idx, step_id, name, engine, state, start_ns, end_ns, processes) VALUES "
-	"(1, 0, 's1', 'align', 'snakemake', 'succeeded', " T0 ", " T0 "+5000000000, 1),"
-	"(3, 0, 's1', 'align', 'snakemake', 'running', " T0 "+20000000000, NULL, 2);"
+	"'[\"snakemake\"]', 2, 1, 1, " T0 "+21000000000, NULL, NULL, NULL);"
+	"INSERT INTO steps (run_id, idx, step_id, name, engine, state, start_ns, end_ns, processes, peak_rss_bytes) "
+	"VALUES (1, 0, 's1', 'align', 'snakemake', 'succeeded', " T0 ", " T0 "+5000000000, 1, 3000000000),"
+	"(3, 0, 's1', 'align', 'snakemake', 'running', " T0 "+20000000000, NULL, 2, NULL);"
+	/* Run 1, on a host of 2 CPUs: two processes of a second whose CPU time says 1.6 s each (3.2 cores). */
+	"INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, exit_ts_ns, exit_code, "
+	"signal, utime_ns, stime_ns, runtime_ns, run_id, step, tool) VALUES "
+	"('" H1 "', 'b', 500, 1, " T0 ", " T0 "+1000000000, 2, 0, 0, 1600000000, 0, 1600000000, 1, 's1', 'bwa'),"
+	"('" H1 "', 'b', 501, 1, " T0 ", " T0 "+1000000000, 2, 0, 0, 1600000000, 0, 1600000000, 1, 's1', 'bwa');"
 	/* H1: a busy beat, one that said nothing, 10 s unheard (a gap), a lighter one; H2: 30 s idle, the
 	 * lake's newest word at T0+30 s. */
 	"INSERT INTO heartbeats (host_id, seq, start_ns, end_ns, cpus, cpu_busy_ns, mem_total_bytes, "
@@ -369,6 +380,39 @@ static void one_run_and_what_is_not_there(void **state)
 	}
 }
 
+/*
+ * Issue 25: a run of a 2-CPU host whose processes' CPU times sum to 3.2 cores over their second, and whose
+ * step says a peak of 3 GB on a host of 2 GB. The rebuilt report names the host (from the run's row, its
+ * text escaped); the page data clamps the chart's slices to it and counts them, and the step's peak.
+ */
+static void a_runs_page_stays_within_its_host(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r = get(f, "/api/runs/1/page");
+
+	assert_int_equal(r.status, 200);
+	/* 200 slices of 50 ms: the first second's 20 at 2 cores (1e8 ns of CPU each), not 3.2 */
+	has(&r, "\"resources\":{\"bins\":200,\"bin_ns\":50000000.000,\"cpu_ns\":[100000000,100000000,");
+	has(&r, ",100000000,0,0,");
+	assert_null(strstr(r.body, "160000000"));
+	has(&r, "\"host_cpus\":2,\"host_memory_bytes\":2000000000,\"cpu_clamped\":20,\"rss_clamped\":0}");
+	has(&r, "\"peak_rss_bytes\":2000000000,\"peak_rss_clamped\":true}");
+	free(r.text);
+	r = get(f, "/api/runs/1");
+	assert_int_equal(r.status, 200);
+	has(&r, "\"host\":{\"cloud\":null,\"instance_type\":\"m<\\\"x\\\">\",\"instance_id\":null,\"region\":null,"
+		"\"cpus\":2,\"memory_bytes\":2000000000}");
+	free(r.text);
+	/* run 3's row names no host (as a lake before the host columns): no host, nothing clamped */
+	r = get(f, "/api/runs/3");
+	assert_int_equal(r.status, 200);
+	assert_null(strstr(r.body, "\"host\":{"));
+	free(r.text);
+	r = get(f, "/api/runs/3/page");
+	has(&r, "\"host_cpus\":null,\"host_memory_bytes\":null,\"cpu_clamped\":0,\"rss_clamped\":0}");
+	free(r.text);
+}
+
 static void pipeline_history_and_hosts(void **state)
 {
 	struct fixture *f = *state;
@@ -433,7 +477,7 @@ static void activity_oldest_first_with_nulls(void **state)
 	has(&r, "Content-Type: application/json");
 	/* the default window: the day before the lake's newest word (H2's last beat's end, T0+30 s) */
 	has(&r, "{\"schema\":\"tracer.web.activity.v1\",\"host\":\"" H1 "\",\"since_ns\":1699913630000000000,"
-		"\"now_ns\":1700000030000000000,\"bucketed\":false,\"beats\":[");
+		"\"now_ns\":1700000030000000000,\"bucketed\":false,\"cpu_clamped\":0,\"mem_clamped\":0,\"beats\":[");
 	b11 = strstr(r.body, "{\"start_ns\":1699999970000000000,\"end_ns\":1699999980000000000,\"cpu_cores\":2,"
 			     "\"cpus\":4,\"mem_used_bytes\":1000000000,\"mem_total_bytes\":8000000000,"
 			     "\"net_rx_bytes_per_s\":1000,\"net_tx_bytes_per_s\":500,\"runs\":1,\"steps\":2,"
@@ -451,7 +495,7 @@ static void activity_oldest_first_with_nulls(void **state)
 	r = get(f, "/api/hosts/activity?host=" H1 "&since=15s");
 	assert_int_equal(r.status, 200);
 	has(&r, "\"since_ns\":1700000015000000000,");
-	has(&r, "\"beats\":[]}");
+	has(&r, "\"cpu_clamped\":0,\"mem_clamped\":0,\"beats\":[]}");
 	free(r.text);
 	static const char *const windows[] = { "36h", "90m", "14d", "1.5d" };
 	for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++) {
@@ -498,6 +542,34 @@ static void activity_refusals(void **state)
 	}
 }
 
+/*
+ * A beat whose busy time says more cores than the host had online (its interval measured apart from its
+ * readings) and one whose memory used says more than its total: each the host's, counted; a beat that does
+ * not say its CPUs is not clamped (to what?), one exactly at them not counted.
+ */
+static void activity_clamped_to_the_hosts_cpus_and_memory(void **state)
+{
+	struct fixture *f = *state;
+	struct reply r;
+
+	exec_sql(f->lake, "INSERT INTO heartbeats (host_id, seq, start_ns, end_ns, cpus, cpu_busy_ns, "
+			  "mem_total_bytes, mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes) VALUES "
+			  "('" H3 "', 1, " T0 ", " T0 "+10000000000, 2, 25000000000, 4000000000, 5000000000, 0, 0, 0, 0, 0),"
+			  "('" H3 "', 2, " T0 "+10000000000, " T0 "+20000000000, NULL, 30000000000, NULL, 5000000000, 0, 0, "
+			  "0, 0, 0),"
+			  "('" H3 "', 3, " T0 "+20000000000, " T0 "+30000000000, 2, 20000000000, 4000000000, 4000000000, 0, "
+			  "0, 0, 0, 0)");
+	r = get(f, "/api/hosts/activity?host=" H3);
+	assert_int_equal(r.status, 200);
+	has(&r, "\"bucketed\":false,\"cpu_clamped\":1,\"mem_clamped\":1,\"beats\":[");
+	has(&r, "{\"start_ns\":1700000000000000000,\"end_ns\":1700000010000000000,\"cpu_cores\":2,\"cpus\":2,"
+		"\"mem_used_bytes\":4000000000,\"mem_total_bytes\":4000000000,");
+	has(&r, "{\"start_ns\":1700000010000000000,\"end_ns\":1700000020000000000,\"cpu_cores\":3,\"cpus\":null,"
+		"\"mem_used_bytes\":5000000000,\"mem_total_bytes\":null,");
+	has(&r, "{\"start_ns\":1700000020000000000,\"end_ns\":1700000030000000000,\"cpu_cores\":2,\"cpus\":2,");
+	free(r.text);
+}
+
 /* 12,001 one-second beats: 5,000 at most come back, as buckets of 4 beats (the last of 1). */
 static void activity_bucketed(void **state)
 {
@@ -512,7 +584,7 @@ static void activity_bucketed(void **state)
 			  "4000000000, 1000 + i, 4 * i, 0, 0, 0, i % 3 FROM n; COMMIT;");
 	r = get(f, "/api/hosts/activity?host=" H3);
 	assert_int_equal(r.status, 200);
-	has(&r, "\"now_ns\":1700012001000000000,\"bucketed\":true,\"beats\":[");
+	has(&r, "\"now_ns\":1700012001000000000,\"bucketed\":true,\"cpu_clamped\":0,\"mem_clamped\":0,\"beats\":[");
 	assert_int_equal(count_of(r.body, "\"start_ns\""), 3001);
 	/* the first bucket: beats 0-3; CPU and network averaged over them, memory and counts their largest */
 	has(&r, "\"beats\":[{\"start_ns\":1700000000000000000,\"end_ns\":1700000004000000000,\"cpu_cores\":0.5,"
@@ -686,12 +758,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(runs_newest_first_and_filtered, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_run_and_what_is_not_there, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_runs_page_stays_within_its_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(pipeline_history_and_hosts, setup, teardown),
 		cmocka_unit_test_setup_teardown(metrics, setup, teardown),
 		cmocka_unit_test_setup_teardown(stream_follows_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(activity_oldest_first_with_nulls, setup, teardown),
 		cmocka_unit_test_setup_teardown(activity_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(activity_bucketed, setup, teardown),
+		cmocka_unit_test_setup_teardown(activity_clamped_to_the_hosts_cpus_and_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(sweep_is_tracer_sweeps_document, setup, teardown),
 		cmocka_unit_test_setup_teardown(sweep_of_an_empty_lake, setup, teardown),
 	};

@@ -92,6 +92,7 @@ struct hd {
 
 	struct span steps[HTML_DATA_MAX_STEPS];
 	uint32_t step_stat[HTML_DATA_MAX_STEPS]; /* each listed step's stats[] entry, NO_INDEX: it has no id */
+	uint64_t step_peak[HTML_DATA_MAX_STEPS]; /* each listed step's peak_rss_bytes, UINT64_MAX: none */
 	uint32_t nsteps;
 	uint64_t steps_total;
 	struct span signals[HTML_DATA_MAX_SIGNALS];
@@ -104,6 +105,9 @@ struct hd {
 	bool lo_known, hi_known;
 	uint64_t t0, dur; /* the span as written: [t0, t0 + dur] */
 	uint64_t argv_total, argv_listed;
+	/* The host's capacity, from the report's "host" (0: not known, nothing is clamped): what no figure
+	 * of the page may go beyond (docs/html.md, "Within the host"). */
+	uint64_t host_cpus, host_mem;
 };
 
 static int fail(struct hd *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -512,7 +516,10 @@ static int on_step(struct hd *h, const struct json_doc *d, size_t base)
 	b_known = get_u64(json_member(d, root, "end_ns"), &b);
 	widen(h, a_known, a, b_known, b);
 	if (h->nsteps < HTML_DATA_MAX_STEPS) {
+		uint64_t peak;
+
 		h->steps[h->nsteps] = (struct span){ (uint32_t)base, root->len };
+		h->step_peak[h->nsteps] = get_u64(json_member(d, root, "peak_rss_bytes"), &peak) ? peak : UINT64_MAX;
 		h->step_stat[h->nsteps++] = s;
 	}
 	return 0;
@@ -598,6 +605,20 @@ static int member_of(const char *name)
 	return -1;
 }
 
+/* The host's CPUs and memory, when the report's "host" is an object that says them (docs/processor.md). */
+static void read_host(struct hd *h, const struct json_doc *d)
+{
+	const struct json_node *root = json_root(d);
+	uint64_t v;
+
+	if (root->type != JSON_OBJECT)
+		return;
+	if (get_u64(json_member(d, root, "cpus"), &v) && v <= UINT32_MAX)
+		h->host_cpus = v;
+	if (get_u64(json_member(d, root, "memory_bytes"), &v))
+		h->host_mem = v;
+}
+
 static int read_member(struct hd *h, int m, size_t *pos, const char *name)
 {
 	static const element_fn fns[] = { on_process, on_step, on_signal };
@@ -613,6 +634,8 @@ static int read_member(struct hd *h, int m, size_t *pos, const char *name)
 	}
 	if (m >= 0)
 		h->member[m] = (struct span){ (uint32_t)at, (uint32_t)(*pos - at) };
+	if (m >= 0 && !strcmp(name, "host"))
+		read_host(h, &d);
 	if (m >= 0 && (!strcmp(name, "start_ns") || !strcmp(name, "end_ns"))) {
 		uint64_t v;
 		bool known = get_u64(json_root(&d), &v);
@@ -790,6 +813,7 @@ static int choose_argv(struct hd *h)
 /* The resource chart's slices: CPU time and resident memory, summed over the listed processes. */
 struct bins {
 	double w, cpu[HTML_DATA_BINS], rss[HTML_DATA_BINS], held[HTML_DATA_BINS];
+	uint32_t cpu_clamped, rss_clamped; /* slices that went beyond the host and were clamped to it */
 };
 
 static int bin_of(const struct bins *b, double t)
@@ -882,6 +906,35 @@ static int bin_series(struct hd *h, const struct row *r, struct bins *bs, double
 	return points;
 }
 
+/*
+ * No slice beyond the host: its CPUs times the slice's length, its memory.
+ * The sums smear: a process's CPU between two samples is spread over the
+ * time between their instants, which jitter against the readings (a
+ * reading late by 10 ms in a 100 ms interval is 10 % more cores), and each
+ * process's slice holds its own largest resident set, at its own instants,
+ * shared pages counted in each. Physically the host did no more than it
+ * has: clamp there, and count the slices, which the legend says. A slice
+ * above by no more than rounding (1e-9) is not counted. Unknown host: as
+ * summed.
+ */
+static void clamp_to_host(const struct hd *h, struct bins *bs)
+{
+	double cpu_cap = (double)h->host_cpus * bs->w, mem_cap = (double)h->host_mem;
+
+	for (int k = 0; k < HTML_DATA_BINS; k++) {
+		if (h->host_cpus && bs->cpu[k] > cpu_cap) {
+			if (bs->cpu[k] > cpu_cap * (1 + 1e-9))
+				bs->cpu_clamped++;
+			bs->cpu[k] = (double)(uint64_t)cpu_cap; /* whole ns, so that the figure written is no more */
+		}
+		if (h->host_mem && bs->rss[k] > mem_cap) {
+			if (bs->rss[k] > mem_cap * (1 + 1e-9))
+				bs->rss_clamped++;
+			bs->rss[k] = mem_cap;
+		}
+	}
+}
+
 static int bin_rows(struct hd *h, struct bins *bs)
 {
 	memset(bs, 0, sizeof(*bs));
@@ -907,6 +960,7 @@ static int bin_rows(struct hd *h, struct bins *bs)
 		for (int k = ka; k <= kb; k++)
 			bs->rss[k] += bs->held[k];
 	}
+	clamp_to_host(h, bs);
 	return 0;
 }
 
@@ -1073,6 +1127,12 @@ static int order_tools(struct hd *h)
 	return 0;
 }
 
+/* Bytes of memory, the host's at most (when known). */
+static uint64_t host_mem_at_most(const struct hd *h, uint64_t v)
+{
+	return h->host_mem && v > h->host_mem ? h->host_mem : v;
+}
+
 static void write_tools(struct obuf *o, const struct hd *h)
 {
 	uint32_t n = h->ntools < HTML_DATA_MAX_TOOLS ? h->ntools : HTML_DATA_MAX_TOOLS;
@@ -1096,8 +1156,9 @@ static void write_tools(struct obuf *o, const struct hd *h)
 		obuf_puts(o, ",\"wall_ns\":");
 		put_u64(o, t->wall_ns);
 		obuf_puts(o, ",\"peak_rss_bytes\":");
-		t->peak_known ? put_u64(o, t->peak) : obuf_puts(o, "null");
-		obuf_putc(o, '}');
+		t->peak_known ? put_u64(o, host_mem_at_most(h, t->peak)) : obuf_puts(o, "null");
+		obuf_puts(o, t->peak_known && host_mem_at_most(h, t->peak) < t->peak ? ",\"peak_rss_clamped\":true}" :
+										   ",\"peak_rss_clamped\":false}");
 	}
 	obuf_putc(o, ']');
 }
@@ -1123,7 +1184,17 @@ static void write_steps(struct obuf *o, const struct hd *h)
 		put_u64(o, s->running);
 		obuf_puts(o, ",\"cpu_ns\":");
 		put_u64(o, s->cpu_ns);
-		obuf_puts(o, s->flagged ? ",\"flagged\":true}" : ",\"flagged\":false}");
+		obuf_puts(o, s->flagged ? ",\"flagged\":true" : ",\"flagged\":false");
+		/* The step's concurrent peak: its processes' resident sets summed, each sampled at its own
+		 * instant, shared pages in each; the page shows it, the host's at most. */
+		obuf_puts(o, ",\"peak_rss_bytes\":");
+		if (h->step_peak[i] == UINT64_MAX) {
+			obuf_puts(o, "null,\"peak_rss_clamped\":false}");
+		} else {
+			put_u64(o, host_mem_at_most(h, h->step_peak[i]));
+			obuf_puts(o, host_mem_at_most(h, h->step_peak[i]) < h->step_peak[i] ? ",\"peak_rss_clamped\":true}" :
+											 ",\"peak_rss_clamped\":false}");
+		}
 	}
 	obuf_puts(o, "],\"signals\":[");
 	for (uint32_t i = 0; i < h->nsignals; i++) {
@@ -1133,7 +1204,15 @@ static void write_steps(struct obuf *o, const struct hd *h)
 	obuf_putc(o, ']');
 }
 
-static void write_resources(struct obuf *o, const struct bins *bs)
+static void put_known(struct obuf *o, uint64_t v)
+{
+	if (v)
+		put_u64(o, v);
+	else
+		obuf_puts(o, "null");
+}
+
+static void write_resources(struct obuf *o, const struct hd *h, const struct bins *bs)
 {
 	obuf_printf(o, ",\"resources\":{\"bins\":%d,\"bin_ns\":%.3f,\"cpu_ns\":[", HTML_DATA_BINS, bs->w);
 	for (int k = 0; k < HTML_DATA_BINS; k++) {
@@ -1145,7 +1224,15 @@ static void write_resources(struct obuf *o, const struct bins *bs)
 		comma(o, (uint64_t)k);
 		put_u64(o, (uint64_t)(bs->rss[k] + 0.5));
 	}
-	obuf_puts(o, "]}");
+	obuf_puts(o, "],\"host_cpus\":");
+	put_known(o, h->host_cpus);
+	obuf_puts(o, ",\"host_memory_bytes\":");
+	put_known(o, h->host_mem);
+	obuf_puts(o, ",\"cpu_clamped\":");
+	put_u64(o, bs->cpu_clamped);
+	obuf_puts(o, ",\"rss_clamped\":");
+	put_u64(o, bs->rss_clamped);
+	obuf_putc(o, '}');
 }
 
 static void put_count(struct obuf *o, const char *name, uint64_t v, bool first)
@@ -1196,7 +1283,7 @@ static void write_all(struct obuf *o, const struct hd *h, const struct bins *bs)
 	obuf_putc(o, ']');
 	write_processes(o, h);
 	write_tools(o, h);
-	write_resources(o, bs);
+	write_resources(o, h, bs);
 	obuf_putc(o, '}');
 }
 

@@ -24,7 +24,9 @@
  *    "step_stats": one per listed step, the same order: {processes,
  *              failed, running, cpu_ns, flagged} over every process of
  *              the report naming it (flagged: a signal "stalled" or
- *              "slower_than_usual" names it)
+ *              "slower_than_usual" names it), and the step's own
+ *              peak_rss_bytes the host's at most (null: none), with
+ *              peak_rss_clamped
  *    "signals": the first HTML_DATA_MAX_SIGNALS signals, whole
  *    "strings": tool names, step ids and executables, each once
  *    "processes": columns, one entry per listed process (the first
@@ -42,10 +44,16 @@
  *              longest-lived
  *    "tools":  per tool, over every process, by CPU time, at most
  *              HTML_DATA_MAX_TOOLS: {tool, processes, failed, cpu_ns,
- *              wall_ns, peak_rss_bytes}
- *    "resources": {bins, bin_ns, cpu_ns[], rss_bytes[]}: CPU time and the
- *              sum of the resident sets of the listed processes over the
- *              span, in HTML_DATA_BINS slices}
+ *              wall_ns, peak_rss_bytes (the host's at most),
+ *              peak_rss_clamped}
+ *    "resources": {bins, bin_ns, cpu_ns[], rss_bytes[], host_cpus,
+ *              host_memory_bytes, cpu_clamped, rss_clamped}: CPU time and
+ *              the sum of the resident sets of the listed processes over
+ *              the span, in HTML_DATA_BINS slices, each within the host's
+ *              CPUs and memory (the report's host.cpus, host.memory_bytes;
+ *              null: not known, nothing clamped); *_clamped: the slices
+ *              that summed beyond them and were clamped
+ *              (docs/html.md, "Within the host")}
  *
  * Nothing else of a process is carried (files, cwd, cgroups, series, the
  * other counters). Strings are copied as the report wrote them (the text

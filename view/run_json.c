@@ -209,6 +209,31 @@ static int write_signal(void *ctx, const struct store_signal *sig)
 	return 0;
 }
 
+/*
+ * The host the run ran on, as its processor identified it and the run's row keeps it (docs/processor.md,
+ * "Host identity"): the same object a report has, so that the page knows the host's CPUs and memory and
+ * keeps every figure within them (docs/html.md). Nothing when the row knows nothing of it (a lake from
+ * before the host columns): the page then clamps nothing. Its strings came from a host: escaped by the writer.
+ */
+static void write_host(struct json *j, const struct store_run *r)
+{
+	if (!r->host_cloud && !r->host_instance_type && !r->host_instance_id && !r->host_region &&
+	    !r->host_cpus.known && !r->host_memory_bytes.known && !r->host_price_known)
+		return;
+	json_key(j, "host");
+	json_object_begin(j);
+	json_kv_string(j, "cloud", r->host_cloud);
+	json_kv_string(j, "instance_type", r->host_instance_type);
+	json_kv_string(j, "instance_id", r->host_instance_id);
+	json_kv_string(j, "region", r->host_region);
+	json_kv_u64_or_null(j, "cpus", r->host_cpus.known && r->host_cpus.v > 0, (uint64_t)r->host_cpus.v);
+	json_kv_u64_or_null(j, "memory_bytes", r->host_memory_bytes.known && r->host_memory_bytes.v > 0,
+			    (uint64_t)r->host_memory_bytes.v);
+	if (r->host_price_known)
+		json_kv_double(j, "price_per_hour", r->host_price_per_hour);
+	json_object_end(j);
+}
+
 static void write_run_fields(struct json *j, const struct store_run *r)
 {
 	json_kv_string(j, "schema", "tracer.run.v1");
@@ -217,6 +242,7 @@ static void write_run_fields(struct json *j, const struct store_run *r)
 	kv_int(j, "signal", r->signal);
 	kv_int(j, "start_ns", r->start_ns);
 	kv_int(j, "end_ns", r->end_ns);
+	write_host(j, r);
 	json_kv_string(j, "state", r->state);
 	json_key(j, "run");
 	json_object_begin(j);

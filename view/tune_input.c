@@ -506,6 +506,9 @@ static int on_task(void *ctx, const struct store_tune_task *tk)
 	a->iowait_ns = nonneg(tk->iowait_ns);
 	a->blocked_ns = nonneg(tk->blocked_ns);
 	a->net_wait_ns = nonneg(tk->net_wait_ns);
+	a->reclaim_ns = nonneg(tk->reclaim_ns);
+	a->idle_known = tk->idle_ns.known;
+	a->idle_ns = nonneg(tk->idle_ns);
 	a->peak_mem_bytes = nonneg(tk->peak_rss_bytes);
 	a->read_bytes = nonneg(tk->read_bytes);
 	a->write_bytes = nonneg(tk->write_bytes);
@@ -744,6 +747,19 @@ static void process_memory(struct load *l, const struct pgroup *g, int64_t rb0)
 	}
 }
 
+/*
+ * v held to the host's capacity cap (0: unknown, nothing held): cores or
+ * memory summed over processes whose samples straddle a bucket's edges
+ * can exceed what the host has (docs/tune.md, "Order statistics").
+ */
+static double held_to_host(struct load *l, double v, double cap)
+{
+	if (cap <= 0 || !(v > cap))
+		return v;
+	l->t->counts.buckets_clamped++;
+	return cap;
+}
+
 /* The task's cores over its buckets: p50 and p95 by nearest rank. */
 static int task_cores(struct load *l, uint32_t task, int64_t tb0, int64_t tb1, uint32_t intervals)
 {
@@ -756,7 +772,7 @@ static int task_cores(struct load *l, uint32_t task, int64_t tb0, int64_t tb1, u
 		return fail_nomem(l);
 	for (size_t b = 0; b < nb; b++)
 		if (l->thas[b])
-			l->series[n++] = l->tcores[b];
+			l->series[n++] = held_to_host(l, l->tcores[b], l->t->runs[l->run].host.cpus);
 	if (!n)
 		return 0;
 	k95 = nearest_rank(n, 0.95);
@@ -831,8 +847,8 @@ static int timeline_points(struct load *l, int64_t rb0, int64_t rb1)
 			return fail_nomem(l);
 		t->timeline[t->in.npoints++] = (struct an_point){
 			.t_ns = (b + 1) * TUNE_BUCKET_NS,
-			.cores = l->rcores[i],
-			.mem_bytes = l->rmem[i],
+			.cores = held_to_host(l, l->rcores[i], r->host.cpus),
+			.mem_bytes = held_to_host(l, l->rmem[i], (double)r->host.memory_bytes),
 		};
 	}
 	r->point_n = (uint32_t)(t->in.npoints - r->point_first);

@@ -81,6 +81,8 @@ struct tune_counts {
 	uint64_t file_rows;          /* files rows read */
 	uint64_t file_rows_orphan;   /* of a task the walk of tasks did not return, or of an unknown mode */
 	uint32_t tasks_orphan;       /* steps of a run the walk of runs did not return */
+	uint64_t buckets_clamped;    /* a task's or run's 1-s buckets whose summed cores or memory exceeded the
+	                              * host's (samples smear across a bucket edge): held to the host's */
 };
 
 struct tune_strings;

@@ -605,6 +605,7 @@ struct activity {
 	size_t n;                           /* in use */
 	size_t per;                         /* beats a bucket holds: 1, 2, 4, ... */
 	bool found;                         /* the host has a beat in the lake */
+	uint64_t cpu_clamped, mem_clamped;  /* beats that said more than the host has, clamped to it */
 };
 
 #define ACTIVITY_DONE 1                 /* a callback's stop: past the host's beats (store_err are < 0) */
@@ -635,7 +636,16 @@ static void bucket_add(struct activity_bucket *a, const struct activity_bucket *
 	a->processes = int_max(a->processes, b->processes);
 }
 
-static void bucket_of_beat(struct activity_bucket *a, const struct store_beat *b)
+/*
+ * One beat, within its host (docs/web.md): its busy time no more than its
+ * online CPUs over its interval (the interval is timed apart from the
+ * readings of /proc/stat, and the two jitter), its memory used no more
+ * than its total. Each beat clamped is counted in *cpu_clamped or
+ * *mem_clamped, which the chart's legend reports. A beat that does not say
+ * its CPUs or its total is not clamped: there is nothing known to clamp to.
+ */
+static void bucket_of_beat(struct activity_bucket *a, const struct store_beat *b, uint64_t *cpu_clamped,
+			   uint64_t *mem_clamped)
 {
 	double span = (double)(b->end_ns - b->start_ns);
 
@@ -646,6 +656,10 @@ static void bucket_of_beat(struct activity_bucket *a, const struct store_beat *b
 	if (b->cpu_busy_ns.known) {
 		a->busy_ns = (double)b->cpu_busy_ns.v;
 		a->busy_span_ns = span;
+		if (b->cpus.known && b->cpus.v > 0 && a->busy_ns > (double)b->cpus.v * span) {
+			a->busy_ns = (double)b->cpus.v * span;
+			(*cpu_clamped)++;
+		}
 	}
 	if (b->net_rx_bytes.known) {
 		a->rx_bytes = (double)b->net_rx_bytes.v;
@@ -658,6 +672,10 @@ static void bucket_of_beat(struct activity_bucket *a, const struct store_beat *b
 	a->cpus = b->cpus;
 	a->mem_used = b->mem_used_bytes;
 	a->mem_total = b->mem_total_bytes;
+	if (a->mem_used.known && a->mem_total.known && a->mem_total.v > 0 && a->mem_used.v > a->mem_total.v) {
+		a->mem_used.v = a->mem_total.v;
+		(*mem_clamped)++;
+	}
 	a->runs = b->runs;
 	a->steps = b->steps;
 	a->processes = b->processes;
@@ -673,7 +691,7 @@ static int activity_beat(void *ctx, const struct store_beat *b)
 	if (cmp)
 		return cmp > 0 ? ACTIVITY_DONE : 0;
 	a->found = true;
-	bucket_of_beat(&one, b);
+	bucket_of_beat(&one, b, &a->cpu_clamped, &a->mem_clamped);
 	if (a->n && a->b[a->n - 1].beats < a->per) {
 		bucket_add(&a->b[a->n - 1], &one);
 		return 0;
@@ -758,6 +776,8 @@ int api_host_activity(struct store *st, struct json *j, const char *host, int64_
 		json_key(j, "now_ns");
 		json_i64(j, now_ns);
 		json_kv_bool(j, "bucketed", a.per > 1);
+		json_kv_u64(j, "cpu_clamped", a.cpu_clamped);
+		json_kv_u64(j, "mem_clamped", a.mem_clamped);
 		json_key(j, "beats");
 		json_array_begin(j);
 		for (size_t i = 0; i < a.n; i++)

@@ -5,6 +5,7 @@ Chromium through tests/e2e/cdp.py. Standard library only.
     check_web.py --url http://127.0.0.1:PORT --token-file FILE access --run ID
     check_web.py --url ... --token-file FILE live --pid PID --shots DIR [--timeout S] [--max-latency S]
     check_web.py --url ... --token-file FILE pages --run ID --shots DIR [--docs DIR] --hostile TEXT...
+                 [--clamped-host HEX]
     check_web.py static DIR
 
 static: the pages' files (web/page/) as the Content-Security-Policy and docs/web.md want them: no inline
@@ -22,7 +23,10 @@ pages: each page (runs, run ID, its pipeline, hosts) after `/?token=` set the co
   exception, dialog or request outside the server's own routes; its rows, bars and points counted against
   the API (hosts: a section per host, its finding rows as /api/sweep's findings on it, a chart with points
   when /api/hosts/activity has its beats); each HOSTILE text on it as text, nothing of it run
-  (window.__xss, no <img>, the title).
+  (window.__xss, no <img>, the title). Within the host (issue 25): the run page's data knows the run's host
+  (its CPUs as /api/hosts has them), no slice of its chart and no beat of a host's chart says more cores or
+  memory than the host has, and each chart's legend says "clamped" when, and only when, the API clamped
+  (with its count).
 Prints what it saw; exits 1 with one line per problem on stderr.
 """
 import argparse
@@ -405,6 +409,38 @@ def check_runs_page(br, web, a, run):
     print('runs page: %d rows as /api/runs; filter by pipeline; hostile text inert' % len(rows))
 
 
+# The clamp legends and notes the run page draws (view/html/report.js), by id; null where none.
+CLAMP_JS = ("JSON.stringify({cpu: (document.getElementById('cpu-clamp') || {}).textContent || null,"
+            " mem: (document.getElementById('mem-clamp') || {}).textContent || null,"
+            " steps: (document.getElementById('steps-clamp') || {}).textContent || null})")
+
+
+def run_within_host(br, web, what, run, page):
+    """The run page's chart within the run's host: its data's slices no more than the host's CPUs and memory,
+    the legend saying "clamped" exactly when the data counts clamped slices."""
+    res = page.get('resources') or {}
+    cpus, mem, w, n = res.get('host_cpus'), res.get('host_memory_bytes'), res.get('bin_ns') or 1, res.get('bins')
+    host = [h for h in web.api('/api/hosts').get('hosts') or [] if h.get('host') == run.get('host')]
+    if host and host[0].get('cpus') and cpus != host[0]['cpus']:
+        problem('%s: the page data says its host has %r CPUs, /api/hosts %r' % (what, cpus, host[0]['cpus']))
+    if cpus and any(x / w > cpus * (1 + 1e-6) for x in res.get('cpu_ns') or []):
+        problem('%s: a slice of %.3f cores on a host of %d CPUs' % (what, max(res['cpu_ns']) / w, cpus))
+    if mem and any(x > mem for x in res.get('rss_bytes') or []):
+        problem('%s: a slice of %d bytes on a host of %d' % (what, max(res['rss_bytes']), mem))
+    legend = json.loads(br.evaluate(CLAMP_JS))
+    for key, shown, says in (('cpu_clamped', 'cpu', 'CPU clamped to the host'),
+                             ('rss_clamped', 'mem', 'memory clamped to the host')):
+        k, text = res.get(key) or 0, legend[shown]
+        if k and (not text or not text.startswith(says) or not text.endswith(' in %d of %d slices' % (k, n))):
+            problem('%s: %d slices clamped (%s), the legend says %r' % (what, k, key, text))
+        if not k and text is not None:
+            problem('%s: nothing clamped (%s), the legend says %r' % (what, key, text))
+    nsteps = len([x for x in page.get('step_stats') or [] if x.get('peak_rss_clamped') is True])
+    if bool(nsteps) != (legend['steps'] is not None):
+        problem('%s: %d steps\' peaks clamped, the note says %r' % (what, nsteps, legend['steps']))
+    return res
+
+
 def check_run_page(br, web, a, run):
     rid = run['run_id']
     open_page(br, web, '/run?id=%d' % rid, 'run page')
@@ -439,9 +475,11 @@ def check_run_page(br, web, a, run):
         problem('run page: the banner lists %d steps (hidden %r) for %d flagged' % (v['banner'], v['bannerHidden'], len(flagged)))
     has_text(br, 'run page', a.hostile + a.run_hostile)
     no_xss(br, 'run page', lambda t: not t.startswith('tracer'), 3)
+    res = run_within_host(br, web, 'run page', run, page)
     page_findings(br, web, 'run page')
-    print('run page: %d step rows, %d bars, %d signal rows, a chart of %d points, %r, %d flagged'
-          % (v['rows'], v['bars'], v['signals'], v['points'], v['live'], len(flagged)))
+    print('run page: %d step rows, %d bars, %d signal rows, a chart of %d points, %r, %d flagged; host %r CPUs, '
+          '%r slices clamped' % (v['rows'], v['bars'], v['signals'], v['points'], v['live'], len(flagged),
+                                 res.get('host_cpus'), (res.get('cpu_clamped') or 0) + (res.get('rss_clamped') or 0)))
 
 
 def check_pipeline_page(br, web, a, run):
@@ -477,6 +515,10 @@ def check_pipeline_page(br, web, a, run):
     print('pipeline page: %d run points, %d rows (%d slower), %d recommendations' % (len(v['points']), v['rows'], nslow, v['recs']))
 
 
+# What /api/hosts/activity counts as clamped, and how the hosts page's legend starts to say it.
+CLAMP_BEATS = (('cpu_clamped', 'CPU clamped'), ('mem_clamped', 'memory used clamped'))
+
+
 def check_hosts_page(br, web, a):
     open_page(br, web, '/hosts', 'hosts page')
     shot(br, a, 'hosts', 'web-hosts.png')
@@ -499,9 +541,11 @@ def check_hosts_page(br, web, a):
         " var p = s.querySelector('path.activity-cpu');"
         " return {host: s.getAttribute('data-host'), findings: s.querySelectorAll('tr.finding-row').length,"
         " beats: p ? +p.getAttribute('data-beats') : 0,"
+        " clamp: Array.from(s.querySelectorAll('.activity-clamp')).map(function (e) { return e.textContent; }),"
         " points: p ? ((p.getAttribute('d') || '').match(/[ML]/g) || []).length : 0}; }))"))
     by_host = {s['host']: s for s in sections}
     nfind = npoints = 0
+    unsaid = []
     for h in [h.get('host') for h in hosts if h.get('host')]:
         s = by_host.get(h)
         if not s:
@@ -512,7 +556,20 @@ def check_hosts_page(br, web, a):
             problem('hosts page: host %s: %d finding rows, /api/sweep has %d' % (h, s['findings'], len(want)))
         status, _, body = web.get('/api/hosts/activity?host=' + urllib.parse.quote(h),
                                   {'Authorization': 'Bearer ' + web.token})
-        beats = json.loads(body).get('beats') or [] if status == 200 else []
+        act = json.loads(body) if status == 200 else {}
+        beats = act.get('beats') or []
+        # Within the host: no beat beyond its CPUs or memory; the legend says what the API clamped, and only then.
+        for b in beats:
+            if b.get('cpus') and (b.get('cpu_cores') or 0) > b['cpus'] * (1 + 1e-9):
+                problem('hosts page: host %s: a beat of %r cores on %r CPUs' % (h, b['cpu_cores'], b['cpus']))
+            if b.get('mem_total_bytes') and (b.get('mem_used_bytes') or 0) > b['mem_total_bytes']:
+                problem('hosts page: host %s: a beat of %r bytes used of %r' % (h, b['mem_used_bytes'], b['mem_total_bytes']))
+        for key, says in CLAMP_BEATS:
+            shown = [t for t in s['clamp'] if t.startswith(says)]
+            if act.get(key) and s['beats'] and not shown:
+                unsaid.append((h, key, act[key]))  # or a beat clamped since the page asked: looked at again below
+            if not act.get(key) and shown:
+                problem('hosts page: host %s: nothing clamped (%s), the legend says %r' % (h, key, shown))
         if status not in (200, 404):
             problem('hosts page: /api/hosts/activity?host=%s: HTTP %d' % (h, status))
         if [b for b in beats if b.get('cpu_cores') is not None] and (s['beats'] < 1 or s['points'] < 2):
@@ -524,6 +581,29 @@ def check_hosts_page(br, web, a):
                 break
         nfind += s['findings']
         npoints += s['points']
+    if a.clamped_host:
+        s = by_host.get(a.clamped_host) or {}
+        act = web.api('/api/hosts/activity?host=' + a.clamped_host)
+        if not act.get('cpu_clamped') or not act.get('mem_clamped'):
+            problem('hosts page: host %s: its beats beyond its CPUs and memory are not clamped (%r, %r)'
+                    % (a.clamped_host, act.get('cpu_clamped'), act.get('mem_clamped')))
+        if len([t for t in s.get('clamp') or [] if t.startswith(('CPU clamped to the host\'s 2 CPUs in ',
+                                                                  'memory used clamped to the host\'s total in '))]) != 2:
+            problem('hosts page: host %s: its chart\'s legend says %r, not that CPU and memory were clamped'
+                    % (a.clamped_host, s.get('clamp')))
+        else:
+            print('hosts page: host %s clamped, its legend says %r' % (a.clamped_host, s['clamp']))
+    if unsaid:  # drawn again, from the API's answer of now: its legend must say what was clamped by then
+        open_page(br, web, '/hosts', 'hosts page (again)')
+        legends = json.loads(br.evaluate(
+            "JSON.stringify(Array.from(document.querySelectorAll('section.host-activity')).map(function (s) {"
+            " return [s.getAttribute('data-host'), Array.from(s.querySelectorAll('.activity-clamp'))"
+            " .map(function (e) { return e.textContent; })]; }))"))
+        legends = dict((h, t) for h, t in legends)
+        for h, key, k in unsaid:
+            says = dict(CLAMP_BEATS)[key]
+            if not [t for t in legends.get(h) or [] if t.startswith(says)]:
+                problem('hosts page: host %s: %d beats clamped (%s), the legend does not say so' % (h, k, key))
     if nfind < a.findings_at_least:
         problem('hosts page: %d finding rows, the config makes at least %d' % (nfind, a.findings_at_least))
     no_xss(br, 'hosts page', 'tracer: hosts', 2)
@@ -580,6 +660,7 @@ def main():
     p.add_argument('--run-idle-min-s', type=float, default=300,
                    help="tracer-web's config's sweep_run_idle_min, in seconds (what /api/sweep must judge with)")
     p.add_argument('--findings-at-least', type=int, default=0, help='finding rows the hosts page must show')
+    p.add_argument('--clamped-host', help='a host whose beats say more than it has: its chart must say it was clamped')
     a = ap.parse_args()
     if a.cmd == 'static':
         check_static(a)

@@ -9,9 +9,13 @@
 # with points, a zoom down to a millisecond; the data embedded is the page's
 # (tracer.page.v1), each step's bar and row carry its id (data-step), each
 # signal row the class "signal", and window.tracerReport.render() drawing it
-# again replaces what it drew. A page whose script was changed
-# by one byte does not run (its CSP hash no longer matches). Screenshots are
-# kept in BUILD/e2e-html/.
+# again replaces what it drew. Within the host (issue 25): no slice of the
+# resource chart says more cores or memory than the host has, and the
+# legend says "clamped" exactly when the data clamped (its count of slices);
+# the same run from a copy of the lake whose report says its host had 1 CPU
+# and 1 MiB is clamped, and its legend and the steps' note say so. A page
+# whose script was changed by one byte does not run (its CSP hash no longer
+# matches). Screenshots are kept in BUILD/e2e-html/.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 e2e_init "$1"
@@ -47,9 +51,10 @@ tracer_run html --json "$TMP/run.json" --html "$TMP/run.html" --set "state_dir=$
 expect_rc "the tree's status" 3 html
 [ -s "$TMP/run.html" ] || e2e_fail "tracer run --html wrote nothing"
 
-# page_check NAME PAGE REPORT.json: open PAGE, judge it against REPORT.
+# page_check NAME PAGE REPORT.json [clamped]: open PAGE, judge it against REPORT; "clamped": its host is
+# too small for the run, the memory must have been clamped.
 page_check() {
-	local name=$1 page=$2 report=$3
+	local name=$1 page=$2 report=$3 expect=${4:-}
 	python3 "$CDP" "$page" --screenshot "$SHOTS/$name.png" \
 		--eval "bars=document.querySelectorAll('.step-bar').length" \
 		--eval "signals=document.querySelectorAll('.signal-row').length" \
@@ -62,14 +67,16 @@ page_check() {
 		--eval "rowsteps=Array.from(document.querySelectorAll('tr.step-row[data-step]')).map(function(e){return e.getAttribute('data-step')})" \
 		--eval "signalrows=document.querySelectorAll('tr.signal').length" \
 		--eval "schema=JSON.parse(document.getElementById('run-data').textContent).schema" \
+		--eval "clamp=(function(){var d=JSON.parse(document.getElementById('run-data').textContent);function t(id){var e=document.getElementById(id);return e?e.textContent:null}return {res:d.resources,steps:(d.step_stats||[]).filter(function(s){return s.peak_rss_clamped===true}).length,cpu:t('cpu-clamp'),mem:t('mem-clamp'),stepsNote:t('steps-clamp')}})()" \
 		--eval "rerender=(function(){var r=document.getElementById('report');window.tracerReport.render(JSON.parse(document.getElementById('run-data').textContent),r);return [r.querySelectorAll('section').length,r.querySelectorAll('.step-bar').length,document.body.getAttribute('data-ready')]})()" \
 		>"$TMP/$name.cdp.json" 2>"$TMP/$name.cdp.err" ||
 		e2e_fail "cdp.py could not read $page: $(tail -5 "$TMP/$name.cdp.err")"
-	python3 - "$TMP/$name.cdp.json" "$report" "$page" <<'PY' || e2e_fail "the HTML page ($name) is wrong (TRACER_E2E_KEEP=1 keeps $TMP)"
+	python3 - "$TMP/$name.cdp.json" "$report" "$page" "$expect" <<'PY' || e2e_fail "the HTML page ($name) is wrong (TRACER_E2E_KEEP=1 keeps $TMP)"
 import json, re, sys
 got = json.load(open(sys.argv[1]))
 rep = json.load(open(sys.argv[2]))
 page = open(sys.argv[3], 'rb').read()
+expect = sys.argv[4]
 v, bad = got['values'], []
 for what in ('errors', 'dialogs', 'requests'):
     if got[what]:
@@ -97,6 +104,29 @@ if v.get('rerender') != [9, len(rep['steps']), '1']:
     bad.append('render() a second time gives %r (sections, step bars, data-ready)' % v.get('rerender'))
 if not str(v.get('zoomed', '')).endswith('(1.00ms)'):
     bad.append('zooming in does not reach a millisecond: %r' % v.get('zoomed'))
+# Within the host: no slice beyond its CPUs or memory; the legend says "clamped" when, and only when, the data
+# clamped, with its count of slices.
+c = v.get('clamp') or {}
+res = c.get('res') or {}
+cpus, mem, w, n = res.get('host_cpus'), res.get('host_memory_bytes'), res.get('bin_ns') or 1, res.get('bins')
+if cpus and any(x / w > cpus * (1 + 1e-6) for x in res.get('cpu_ns') or []):
+    bad.append('a slice of %.3f cores on a host of %d CPUs' % (max(res['cpu_ns']) / w, cpus))
+if mem and any(x > mem for x in res.get('rss_bytes') or []):
+    bad.append('a slice of %d bytes on a host of %d' % (max(res['rss_bytes']), mem))
+for key, legend, says in (('cpu_clamped', 'cpu', 'CPU clamped to the host'), ('rss_clamped', 'mem', 'memory clamped to the host')):
+    k, text = res.get(key) or 0, c.get(legend)
+    if k and (not text or not text.startswith(says) or not text.endswith(' in %d of %d slices' % (k, n))):
+        bad.append('%d slices clamped (%s), the legend says %r' % (k, key, text))
+    if not k and text is not None:
+        bad.append('nothing clamped (%s), the legend says %r' % (key, text))
+if bool(c.get('steps')) != (c.get('stepsNote') is not None):
+    bad.append('%s steps\' peaks clamped, the note says %r' % (c.get('steps'), c.get('stepsNote')))
+if expect == 'clamped':
+    if (cpus, mem) != (1, 1 << 20):
+        bad.append('the small host is %r CPUs and %r bytes, not 1 and 1 MiB' % (cpus, mem))
+    if not res.get('rss_clamped') or not c.get('steps') or not (c.get('stepsNote') or '').startswith('Peak memory of'):
+        bad.append('a run of 1 MiB host: nothing clamped (%r slices, %r steps, note %r)'
+                   % (res.get('rss_clamped'), c.get('steps'), c.get('stepsNote')))
 text = v.get('text') or ''
 for s in ('</script><img src=x onerror=alert(1)>', "'<b>", '<img src=x onerror=alert(2)>', '<!--', 'two\nlines'):
     if s not in text:
@@ -145,4 +175,24 @@ done
 	e2e_fail "tracer report --html failed: $(cat "$TMP/lake.err")"
 [ -s "$TMP/lake.out" ] && e2e_fail "tracer report --html wrote to stdout too"
 page_check lake "$TMP/lake.html" "$TMP/lake.json"
+
+# A host too small for the run (issue 25): a copy of the lake whose report of the run says its host had 1 CPU
+# and 1 MiB, the resident sets of its shells alone more than that. The page's data clamps to the host, counts
+# the slices, and the legend and the steps' note say so.
+python3 - "$D/lake.db" "$TMP/small.db" "$run" <<'PY' || e2e_fail "could not make the small host's lake"
+import sqlite3, sys
+src = sqlite3.connect('file:%s?mode=ro' % sys.argv[1], uri=True)
+dst = sqlite3.connect(sys.argv[2])
+src.backup(dst)
+src.close()
+n = dst.execute("UPDATE records SET payload = CAST(json_set(CAST(payload AS TEXT), '$.report.host.cpus', 1, "
+                "'$.report.host.memory_bytes', 1048576) AS BLOB) WHERE type = 64 AND (host_id, seq) IN "
+                "(SELECT host_id, seq FROM runs WHERE run_id = ?)", (int(sys.argv[3]),)).rowcount
+dst.execute("UPDATE runs SET host_cpus = 1, host_memory_bytes = 1048576 WHERE run_id = ?", (int(sys.argv[3]),))
+dst.commit()
+sys.exit(0 if n == 1 else 1)
+PY
+"$TRACER" report --db "$TMP/small.db" "$run" --html "$TMP/small.html" >"$TMP/small.out" 2>"$TMP/small.err" ||
+	e2e_fail "tracer report --html (the small host's lake) failed: $(cat "$TMP/small.err")"
+page_check small-host "$TMP/small.html" "$TMP/lake.json" clamped
 exit 0

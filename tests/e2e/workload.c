@@ -348,9 +348,29 @@ static int cmd_measure(int argc, char **argv)
 
 /* ---- resource users --------------------------------------------------- */
 
-/* Spin until this thread has used want ns of CPU time (its own clock, not the process's). */
-static uint64_t burn_thread_ns(uint64_t want)
+/* This thread's run-queue wait so far: the 2nd field of /proc/thread-self/schedstat (the kernel's own). */
+static uint64_t thread_run_delay_ns(void)
 {
+	unsigned long long run = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &delay) != 2)
+			delay = 0;
+		fclose(f);
+	}
+	return delay;
+}
+
+struct burner {
+	uint64_t want_ns;
+	uint64_t run_delay_ns; /* its schedstat run delay, read just before it ends */
+};
+
+/* Spin until this thread has used want ns of CPU time (its own clock, not the process's). */
+static void *burn_thread(void *arg)
+{
+	struct burner *b = arg;
 	struct timespec ts;
 	uint64_t start, now;
 	volatile uint64_t x = 0;
@@ -362,13 +382,8 @@ static uint64_t burn_thread_ns(uint64_t want)
 			x += (uint64_t)i;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 		now = ts_ns(&ts);
-	} while (now - start < want);
-	return now - start;
-}
-
-static void *burn_worker(void *arg)
-{
-	burn_thread_ns(*(const uint64_t *)arg);
+	} while (now - start < b->want_ns);
+	b->run_delay_ns = thread_run_delay_ns();
 	return NULL;
 }
 
@@ -376,11 +391,14 @@ static void *burn_worker(void *arg)
  * burn MS [THREADS]: every thread spins MS ms of its own CPU time; the
  * THREADS - 1 workers are joined (they end before the main thread, as a
  * multi-threaded tool's workers do), then the main thread burns its share.
+ * Prints burn_run_delay_ns: every thread's run-queue wait as the kernel
+ * counted it (schedstat), each read by the thread just before it ended.
  */
 static int cmd_burn(int argc, char **argv)
 {
+	struct burner b[64];
 	pthread_t tids[64];
-	uint64_t start = cpu_ns(), want;
+	uint64_t start = cpu_ns(), want, delay = 0;
 	long threads = 1;
 
 	if (argc < 1)
@@ -388,13 +406,18 @@ static int cmd_burn(int argc, char **argv)
 	want = (uint64_t)parse_long(argv[0], 1, 3600000, "burn MS") * 1000000ULL;
 	if (argc > 1)
 		threads = parse_long(argv[1], 1, 64, "burn THREADS");
+	for (long i = 0; i < threads; i++)
+		b[i] = (struct burner){ .want_ns = want };
 	for (long i = 1; i < threads; i++)
-		if (pthread_create(&tids[i], NULL, burn_worker, &want))
+		if (pthread_create(&tids[i], NULL, burn_thread, &b[i]))
 			die("burn: pthread_create failed");
 	for (long i = 1; i < threads; i++)
 		pthread_join(tids[i], NULL);
-	burn_thread_ns(want);
-	out("burn_cpu_ns %llu\n", (unsigned long long)(cpu_ns() - start));
+	burn_thread(&b[0]);
+	for (long i = 0; i < threads; i++)
+		delay += b[i].run_delay_ns;
+	out("burn_cpu_ns %llu\nburn_run_delay_ns %llu\n", (unsigned long long)(cpu_ns() - start),
+	    (unsigned long long)delay);
 	return 0;
 }
 

@@ -35,6 +35,7 @@
   function arr(v) { return Array.isArray(v) ? v : []; }
   function obj(v) { return v && typeof v === 'object' && !Array.isArray(v) ? v : {}; }
   function count(n) { return num(n) === null ? '-' : n.toLocaleString('en-US'); }
+  function cpusText(n) { return n === 1 ? '1 CPU' : count(n) + ' CPUs'; }
 
   function fmtDur(ns) {
     if (num(ns) === null) return '-';
@@ -146,7 +147,8 @@
     return t;
   }
 
-  /* A table sortable by any column: cols [{title, get (row -> value), fmt (value -> text), num}];
+  /* A table sortable by any column: cols [{title, get (row -> value), fmt (value -> text), num,
+   * suffix (row -> text after the value)}];
    * decorate(tr, row) sets a row's class and attributes. At most MAX_ROWS rows are drawn. */
   function sortableTable(parent, cols, rows, decorate, what) {
     var t = el('table', 'sortable'), thead = el('thead'), tbody = el('tbody'), htr = el('tr');
@@ -158,7 +160,7 @@
         if (decorate) decorate(tr, r);
         cols.forEach(function (c) {
           var v = c.get(r);
-          tr.appendChild(el('td', c.num ? 'num' : (c.cls || null), c.fmt ? c.fmt(v) : str(v)));
+          tr.appendChild(el('td', c.num ? 'num' : (c.cls || null), (c.fmt ? c.fmt(v) : str(v)) + (c.suffix ? c.suffix(r) : '')));
         });
         tbody.appendChild(tr);
       });
@@ -363,37 +365,74 @@
   }
 
   /* ---- resource use: CPU cores and memory over the run, as the data's slices say --------------------- */
+  /* The data keeps every slice within the host's CPUs and memory (view/html_data.c: the sums smear past
+   * them) and counts the slices it clamped; the legend says so, only when it happened. */
   function drawResources(m, s) {
     var r = m.resources, cpu = arr(r.cpu_ns), mem = arr(r.rss_bytes), n = cpu.length;
-    var w = num(r.bin_ns) || m.T / Math.max(n, 1), W = 1200, H = 180, L = 60, R = 70, T = 10, B = 20;
+    var hostCpus = num(r.host_cpus), hostMem = num(r.host_memory_bytes);
+    var clamped = [];
+    if (num(r.cpu_clamped) && hostCpus !== null)
+      clamped.push(['cpu-clamp', 'legend-cpu', 'CPU clamped to the host\'s ' + cpusText(hostCpus) + ' in ' +
+        count(r.cpu_clamped) + ' of ' + count(n) + ' slices']);
+    if (num(r.rss_clamped) && hostMem !== null)
+      clamped.push(['mem-clamp', 'legend-mem', 'memory clamped to the host\'s ' + fmtBytes(hostMem) + ' in ' +
+        count(r.rss_clamped) + ' of ' + count(n) + ' slices']);
+    var w = num(r.bin_ns) || m.T / Math.max(n, 1), W = 1200, L = 60, R = 70, T = 10, B = 20;
+    var H = 180 + 16 * clamped.length, plotH = 180;
     var cores = cpu.map(function (c) { return (num(c) || 0) / w; });
     mem = mem.map(function (v) { return num(v) || 0; });
     var maxC = Math.max.apply(null, cores.concat([0.01])), maxM = Math.max.apply(null, mem.concat([1]));
     var root = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, id: 'resources-svg' });
     var axis = svg('g', { 'class': 'axis' });
-    drawAxis(axis, L, W - R, 0, Math.max(w * n, 1), H - B, B);
+    drawAxis(axis, L, W - R, 0, Math.max(w * n, 1), plotH - B, B);
     root.appendChild(axis);
     function pts(vals, max) {
       return vals.map(function (v, i) {
-        var x = L + (i + 0.5) * (W - L - R) / n, y = T + (H - T - B) * (1 - v / max);
+        var x = L + (i + 0.5) * (W - L - R) / n, y = T + (plotH - T - B) * (1 - v / max);
         return x.toFixed(1) + ',' + y.toFixed(1);
       }).join(' ');
     }
     root.appendChild(svg('polyline', { points: pts(cores, maxC), 'class': 'cpu-line', id: 'cpu-line' }));
     root.appendChild(svg('polyline', { points: pts(mem, maxM), 'class': 'mem-line', id: 'mem-line' }));
     var lc = svg('text', { x: 4, y: T + 10, 'class': 'legend-cpu' });
-    lc.textContent = 'CPU ' + maxC.toFixed(2) + ' cores';
+    lc.textContent = 'CPU ' + maxC.toFixed(2) + ' cores' + (hostCpus !== null ? ' (host: ' + cpusText(hostCpus) + ')' : '');
     root.appendChild(lc);
     var lm = svg('text', { x: W - R + 4, y: T + 10, 'class': 'legend-mem' });
     lm.textContent = 'mem ' + fmtBytes(maxM);
     root.appendChild(lm);
+    /* Under the time axis: what was clamped, one line each. */
+    clamped.forEach(function (c, i) {
+      var t = svg('text', { x: L, y: plotH + 12 + 16 * i, 'class': 'legend-clamp ' + c[1], id: c[0] });
+      t.textContent = c[2];
+      root.appendChild(t);
+    });
     s.appendChild(root);
     note(s, 'CPU cores (orange) and memory (blue, the sum of the processes\' resident sets) in ' + n +
       ' slices of ' + fmtDur(w) + ': each process\'s CPU between its samples, or its CPU time spread over its ' +
-      'life and its peak held when it has none (short processes have no samples).');
+      'life and its peak held when it has none (short processes have no samples). ' +
+      (hostCpus !== null || hostMem !== null
+        ? 'No slice shows more than the host has: processes sampled at slightly different instants can sum ' +
+          'beyond it, and the legend says where they were clamped.'
+        : 'This run does not say what its host has: the sums are shown as they are.'));
   }
 
   /* ---- tables --------------------------------------------------------------------------------------- */
+  /* A step's peak memory as the data gives it: the host's at most (step_stats), else the step's own. */
+  function stepPeak(m, x) {
+    var st = m.meta.get(x).stats;
+    return 'peak_rss_bytes' in st ? num(st.peak_rss_bytes) : num(x.peak_rss_bytes);
+  }
+
+  /* Says how many rows of a table have their peak memory clamped to the host's (marked "(clamped)"). */
+  function clampNote(s, m, n, what, why, id) { /* what: [singular, plural] */
+    var host = num(m.resources.host_memory_bytes);
+    if (!n || host === null) return;
+    var p = el('p', 'note clamp', 'Peak memory of ' + count(n) + ' ' + what[n === 1 ? 0 : 1] + ' clamped to the host\'s ' +
+      fmtBytes(host) + ' (marked): ' + why + '.');
+    p.setAttribute('id', id);
+    s.appendChild(p);
+  }
+
   function drawSteps(m, s) {
     var c = m.counts;
     if (!m.steps.length) { note(s, 'No steps.'); return; }
@@ -406,7 +445,8 @@
       { title: 'duration', num: true, fmt: fmtDur,
         get: function (x) { return num(x.start_ns) !== null && num(x.end_ns) !== null ? x.end_ns - x.start_ns : null; } },
       { title: 'CPU', num: true, fmt: fmtDur, get: function (x) { return num(x.cpu_ns); } },
-      { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return num(x.peak_rss_bytes); } },
+      { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return stepPeak(m, x); },
+        suffix: function (x) { return m.meta.get(x).stats.peak_rss_clamped === true ? ' (clamped)' : ''; } },
       { title: 'processes', num: true,
         get: function (x) { return num(x.processes) !== null ? x.processes : num(m.meta.get(x).stats.processes); } },
       { title: 'failed processes', num: true, get: function (x) { return num(m.meta.get(x).stats.failed); } }
@@ -421,6 +461,9 @@
         (st === 'st-running' ? ' step-running' : ''));
       tr.setAttribute('data-step', str(x.id));
     }, 'steps');
+    clampNote(s, m, m.steps.filter(function (x) { return m.meta.get(x).stats.peak_rss_clamped === true; }).length,
+      ['step', 'steps'], 'their processes\' resident sets, sampled at slightly different instants with shared pages in ' +
+      'each, summed beyond what the host has', 'steps-clamp');
   }
 
   function drawTools(m, s) {
@@ -434,8 +477,11 @@
       { title: 'failed', num: true, get: function (x) { return num(x.failed); } },
       { title: 'wall (sum)', num: true, fmt: fmtDur, get: function (x) { return num(x.wall_ns); } },
       { title: 'CPU', num: true, fmt: fmtDur, get: function (x) { return num(x.cpu_ns); } },
-      { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return num(x.peak_rss_bytes); } }
+      { title: 'peak memory', num: true, fmt: fmtBytes, get: function (x) { return num(x.peak_rss_bytes); },
+        suffix: function (x) { return x.peak_rss_clamped === true ? ' (clamped)' : ''; } }
     ], list, function (tr, x) { if (num(x.failed)) tr.setAttribute('class', 'failed'); }, 'tools');
+    clampNote(s, m, list.filter(function (x) { return x.peak_rss_clamped === true; }).length, ['tool', 'tools'],
+      'a process of each said a peak beyond what the host has', 'tools-clamp');
   }
 
   function signalDetail(g) {

@@ -107,6 +107,19 @@
   }
 
   function coresText(v) { v = +v.toFixed(2); return v === 1 ? '1 core' : v + ' cores'; }
+  function beatsText(n) { return n === 1 ? '1 heartbeat' : W.fmtCount(n) + ' heartbeats'; }
+
+  /* What the API clamped to the host (each beat's cores to its online CPUs, its memory used to its total:
+   * web/api.c), one line each under the chart; none when nothing was. */
+  function clampLines(doc, beats) {
+    var lines = [], c = num(doc.cpu_clamped), m = num(doc.mem_clamped);
+    var cpus = maxOf(beats, function (b) { return b.cpus; });
+    if (c) lines.push(['chart-label activity-clamp activity-cpu-label', 'CPU clamped to the host\'s ' +
+      (cpus === 1 ? '1 CPU' : cpus + ' CPUs') + ' in ' + beatsText(c) + ' (a beat\'s busy time said more)']);
+    if (m) lines.push(['chart-label activity-clamp activity-mem-label',
+      'memory used clamped to the host\'s total in ' + beatsText(m)]);
+    return lines;
+  }
 
   /* The chart spans the window, from its first beat when that came later (a host heard from for minutes
    * is not a sliver at the end of a day). */
@@ -115,9 +128,10 @@
     var since = num(doc.since_ns), now = num(doc.now_ns), first = beats.length ? num(beats[0].start_ns) : null;
     if (first !== null && since !== null && first > since) since = first;
     if (since === null || now === null || now <= since) return;
-    var Wd = 1200, H = 170, L = 64, R = 80, T = 12, B = 24;
     var cores = Math.max(1, maxOf(beats, function (b) { return b.cpus; }),
                          maxOf(beats, function (b) { return b.cpu_cores; }));
+    var clamped = clampLines(doc, beats);
+    var Wd = 1200, H = 170 + 16 * clamped.length, L = 64, R = 80, T = 12, B = 24 + 16 * clamped.length;
     var mem = maxOf(beats, function (b) { return b.mem_total_bytes; }) ||
               maxOf(beats, function (b) { return b.mem_used_bytes; }) || 1;
     function x(ns) { return L + (Wd - L - R) * Math.min(1, Math.max(0, (ns - since) / (now - since))); }
@@ -145,6 +159,9 @@
     cpuTip.textContent = 'CPU used (of ' + coresText(cores) + ')';
     cpuPath.appendChild(cpuTip);
     root.appendChild(cpuPath);
+    clamped.forEach(function (c, i) {
+      root.appendChild(label(L, H - 6 - 16 * (clamped.length - i), 'start', c[1], c[0]));
+    });
     box.appendChild(root);
   }
 
