@@ -2,28 +2,37 @@
 # make bench-real: what the whole agent costs a real pipeline, under the daemons as the units run them.
 #  - The workflow: tests/e2e/data/Snakefile.align (rule align: `bwa mem -t 2 | samtools sort -l 8`) on the
 #    inputs of tests/e2e/data/align_data.sh (made once, in the benchmark's directory, or DATA=DIR made
-#    before), run as `snakemake -s Snakefile.align -c2 -q --config workload=... sorted.bam` in a fresh
-#    directory each time (the inputs linked, not copied), so every run does the align step.
-#  - plain: no tracer process at all. traced: tracer-ingest (a SQLite lake), tracer-collector and
-#    tracer-processor, each `--config FILE` as their units start them (tests/e2e/live.sh), started
-#    before the run and ready (records reach the lake), stopped after it. The stack's start and stop
-#    are outside the measured run (their times are reported apart).
-#  - Both sides alike: one untimed warm-up run first (page cache); before every run, `sync` and
-#    SETTLE seconds of quiet (the stack's start writes the lake; the previous run's output is dirty).
-#  - RUNS pairs (default 10), interleaved, the pair's order alternating (plain first, then traced
-#    first). Per pair: traced/plain of the wall time and of the CPU time (user + system of the
-#    pipeline's whole tree: a cgroup of its own, cpu.stat). Reported: the pairs' median, min, max and
-#    quartiles. Also from that cgroup: cpu.pressure (time some task of the pipeline was runnable and
-#    waiting for a CPU) and io.pressure; the daemons' own CPU time over each traced run (/proc/PID/stat),
-#    and the CPU time of everything else on the host (/proc/stat's busy time minus both: other work on a
-#    shared machine, warned about).
-#  - BPF run time: one more traced run with kernel.bpf_stats_enabled=1 (restored after), the
-#    collector's programs only (their ids from its descriptors), kept out of the ratios.
+#    before), run as `snakemake -s Snakefile.align -c2 -q --config workload=... -- sorted.bam` (the `--`:
+#    -q and --config take several values) in a fresh directory each time, the inputs linked, not
+#    copied: every run does the align step.
+#  - plain: no tracer process at all. traced: tracer-ingest (a SQLite lake), tracer-collector (the
+#    whole host) and tracer-processor (daemon mode, uploading), each with `--config FILE` as their units
+#    start them (tests/e2e/live.sh), in a cgroup of their own, started before the run and ready
+#    (ring attached, records acknowledged by the lake), stopped after it once the run is in the lake
+#    (checked: bwa and samtools, exit 0). Their start and stop are outside the measured run and are
+#    reported apart.
+#  - Both sides alike: one untimed warm-up run first (page cache); before every run `sync`, SETTLE
+#    seconds, then a second in which other work used under QUIET_CPU CPU-s (waited for up to QUIET_MAX
+#    seconds; the daemons' own CPU is not other work).
+#  - RUNS pairs (default 10), the pair's order alternating (plain first, then traced first). Per pair:
+#    traced/plain of the wall time and of the CPU time (user + system of the pipeline's whole tree,
+#    wait4's rusage; the same from its cgroup's cpu.stat). Reported: the pairs' median, min, max,
+#    quartiles and IQR. A pair in which other work (the host's busy time in /proc/stat minus the
+#    pipeline's and the daemons' CPU) took more than DISTURBED CPU-s during either run, or another tracer
+#    daemon ran, is reported and run again, up to 2 x RUNS pairs in all. From the pipeline's cgroup:
+#    cpu.pressure (time some task of it was runnable but waiting for a CPU), io.pressure; its
+#    involuntary context switches; the daemons' CPU time over each traced run (/proc/PID/stat).
+#  - Two more runs, out of the ratios: a traced one with kernel.bpf_stats_enabled=1 (restored after):
+#    the run time of the collector's programs (their ids from its descriptors), whole host; and, with
+#    perf, the scheduler's events of that run and of a plain one: every instant a task of the pipeline
+#    was runnable but not running, charged to what ran on its CPU (rb.py attrib).
 # VARIANT=full|collector|processor|none (default full): collector: the collector alone, nobody reading
 # its ring; processor: the ingest and the processor with no collector (it waits for one); none: no
-# daemon on either side (an A/A test: the spread the method itself gives). For attributing.
-# Env: RUNS, PAIRS (read pairs, default 100000), DATA, SETTLE (s, default 2), EXTRA_SET="key=value ..."
-# (more tracer.conf keys, for experiments). Results: "<metric> <value> <unit>" lines. Needs root.
+# daemon on either side (an A/A test: the spread the method itself gives).
+# Env: RUNS, PAIRS (read pairs, default 100000), DATA, SETTLE (s, default 2), QUIET_MAX (s, 300),
+# QUIET_CPU (0.1), DISTURBED (0.5), EXTRA_SET="key=value ..." (more tracer.conf keys, for experiments),
+# KEEP=1 (keep the work directory: pairs, runs, daemons' logs). Results: "<metric> <value> <unit>" lines
+# on stdout; each run's figures on stderr (<7>). Needs root.
 set -euo pipefail
 build=${1:-build}
 runs=${RUNS:-10}
@@ -63,6 +72,7 @@ cleanup() {
 	[ -n "${KEEP:-}" ] && echo "<6>kept $tmp" >&2 || rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # ---- the inputs, made once ----
 data=${DATA:-$tmp/data}

@@ -4,7 +4,7 @@
 #  - burn: a 4-thread burner beside `stress-ng --cpu 4`: class compute, not idle (the shell's wait for it is
 #    not idle), and its process's run-queue wait in the lake within 10% of what the kernel's schedstat said
 #    of its four threads (each read by the thread itself just before it ended: tests/e2e/workload.c);
-#  - fsync: a writer that syncs every block (dd oflag=dsync): class io;
+#  - fsync: a writer that syncs every block it writes (dd oflag=direct,dsync, 1 MiB blocks): class io;
 #  - idle: a step that only sleeps: class idle;
 #  - reclaim: a reader of a 256 MiB file in a 32 MiB memory cgroup: its breakdown shows direct reclaim.
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +27,7 @@ sleep 1
 TRACER_STEP=burn sh -c "$W burn 1500 4 >'$TMP/burn.out'" || e2e_fail "the burner failed"
 kill "$hog"
 wait "$hog" 2>/dev/null
-TRACER_STEP=fsync sh -c "dd if=/dev/zero of='$dir/synced' bs=4k count=1500 oflag=dsync status=none" ||
+TRACER_STEP=fsync sh -c "dd if=/dev/zero of='$dir/synced' bs=1M count=256 oflag=direct,dsync status=none" ||
 	e2e_fail "the fsync writer failed"
 TRACER_STEP=idle sh -c "sleep 3" || e2e_fail "the sleeper failed"
 sync && echo 3 >/proc/sys/vm/drop_caches
