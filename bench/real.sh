@@ -21,7 +21,8 @@
 #    pipeline's and the daemons' CPU) took more than DISTURBED CPU-s during either run, or another tracer
 #    daemon ran, is reported and run again, up to 2 x RUNS pairs in all. From the pipeline's cgroup:
 #    cpu.pressure (time some task of it was runnable but waiting for a CPU), io.pressure; its
-#    involuntary context switches; the daemons' CPU time over each traced run (/proc/PID/stat).
+#    involuntary context switches; the daemons' CPU time over each traced run (/proc/PID/stat); the block
+#    devices' write requests and cache flushes completed during each run (/sys/block/*/stat).
 #  - Two more runs, out of the ratios: a traced one with kernel.bpf_stats_enabled=1 (restored after):
 #    the run time of the collector's programs (their ids from its descriptors), whole host; and, with
 #    perf, the scheduler's events of that run and of a plain one: every instant a task of the pipeline
@@ -31,6 +32,7 @@
 # daemon on either side (an A/A test: the spread the method itself gives).
 # Env: RUNS, PAIRS (read pairs, default 100000), DATA, SETTLE (s, default 2), QUIET_MAX (s, 300),
 # QUIET_CPU (0.1), DISTURBED (0.5), EXTRA_SET="key=value ..." (more tracer.conf keys, for experiments),
+# DAEMON_DIR (where the daemons' state, spool and lake go: default the work directory, under /var/tmp),
 # KEEP=1 (keep the work directory: pairs, runs, daemons' logs). Results: "<metric> <value> <unit>" lines
 # on stdout; each run's figures on stderr (<7>). Needs root.
 set -euo pipefail
@@ -57,6 +59,8 @@ done
 case $variant in full | collector | processor | none) ;; *) echo "<3>VARIANT: full, collector, processor or none" >&2; exit 2 ;; esac
 tmp=$(mktemp -d /var/tmp/tracer-real.XXXXXX)
 chmod 711 "$tmp"
+dd=$tmp
+[ -z "${DAEMON_DIR:-}" ] || dd=$(mktemp -d "$DAEMON_DIR/tracer-real-daemons.XXXXXX")
 stats_was=$(cat /proc/sys/kernel/bpf_stats_enabled)
 cg='' pids=() names=()
 stack_stop() {
@@ -69,6 +73,7 @@ cleanup() {
 	stack_stop
 	echo "$stats_was" >/proc/sys/kernel/bpf_stats_enabled
 	[ -z "$cg" ] || rmdir "$cg/pipeline" "$cg/daemons" "$cg" 2>/dev/null || true
+	[ "$dd" = "$tmp" ] || rm -rf "$dd"
 	[ -n "${KEEP:-}" ] && echo "<6>kept $tmp" >&2 || rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -103,7 +108,7 @@ daemon() {
 	names+=("$name=$!")
 }
 status() { # KEY: a number from the processor's status file
-	python3 - "$tmp/state/status.json" "$1" <<'PY'
+	python3 - "$dd/state/status.json" "$1" <<'PY'
 import json, sys
 try:
     v = json.load(open(sys.argv[1]))
@@ -127,18 +132,18 @@ wait_file() { # FILE PATTERN PID WHAT
 # stack_start: a fresh state, lake and config; the variant's daemons; back once the chain delivers.
 stack_start() {
 	local i set
-	rm -rf "$tmp/state" "$tmp/run" "$tmp/lake.db" "$tmp/lake.db-wal" "$tmp/lake.db-shm" "$tmp"/*.ready
-	mkdir -p "$tmp/state" "$tmp/run"
-	chmod 711 "$tmp/run"
-	chown nobody "$tmp/state"
+	rm -rf "$dd/state" "$dd/run" "$dd/lake.db" "$dd/lake.db-wal" "$dd/lake.db-shm" "$tmp"/*.ready
+	mkdir -p "$dd/state" "$dd/run"
+	chmod 711 "$dd" "$dd/run"
+	chown nobody "$dd/state"
 	cat >"$tmp/tracer.conf" <<EOF
 # bench/real.sh: the daemons on loopback, every other key at its default
-state_dir = $tmp/state
-runtime_dir = $tmp/run
+state_dir = $dd/state
+runtime_dir = $dd/run
 processor_user = nobody
 signing_key = $tmp/signing.key
 ingest_listen = 127.0.0.1:0
-ingest_db = $tmp/lake.db
+ingest_db = $dd/lake.db
 ingest_keys = $tmp/keys
 EOF
 	for set in ${EXTRA_SET:-}; do echo "${set%%=*} = ${set#*=}" >>"$tmp/tracer.conf"; done
@@ -210,6 +215,13 @@ def foreign(spec):  # tracer daemons that are not this benchmark's (another test
         if comm.startswith("tracer-") and int(pid) not in mine:
             n.append(f"{comm}[{pid}]")
     return n
+def disk():  # the block devices' write requests and cache flushes completed (/sys/block/*/stat)
+    w = fl = 0
+    for dev in os.listdir("/sys/block"):
+        f = open(f"/sys/block/{dev}/stat").read().split()
+        w += int(f[4])
+        fl += int(f[15]) if len(f) > 15 else 0
+    return w, fl
 def cg_read(cg, name, key):
     if cg == "-":
         return 0
@@ -226,7 +238,7 @@ def measure(cg, snakefile, workload, spec, sched=None):
     def snap():
         return dict(ru=resource.getrusage(resource.RUSAGE_CHILDREN), cg_cpu=cg_read(cg, "cpu.stat", "usage_usec"),
                     cpu_wait=cg_read(cg, "cpu.pressure", "some"), io_wait=cg_read(cg, "io.pressure", "some"),
-                    mem_wait=cg_read(cg, "memory.pressure", "some"), d=daemons(spec), busy=busy(), t=time.monotonic_ns())
+                    mem_wait=cg_read(cg, "memory.pressure", "some"), d=daemons(spec), busy=busy(), disk=disk(), t=time.monotonic_ns())
     cmd = ["snakemake", "-s", snakefile, "-c2", "-q", "--config", f"workload={workload}", "--", "sorted.bam"]
     if sched:  # the scheduler's events, for attrib(): who ran while the pipeline's tasks waited
         tids = {}  # every thread of each daemon (io_uring's workers, the ingest's server thread)
@@ -254,7 +266,8 @@ def measure(cg, snakefile, workload, spec, sched=None):
              cg_cpu_s=(b["cg_cpu"] - a["cg_cpu"]) / 1e6, cpu_wait_s=(b["cpu_wait"] - a["cpu_wait"]) / 1e6,
              io_wait_s=(b["io_wait"] - a["io_wait"]) / 1e6, mem_wait_s=(b["mem_wait"] - a["mem_wait"]) / 1e6,
              nvcsw=rb.ru_nvcsw - ra.ru_nvcsw, nivcsw=rb.ru_nivcsw - ra.ru_nivcsw, daemons=d,
-             daemons_cpu_s=round(sum(d.values()), 3), foreign=foreign(spec))
+             daemons_cpu_s=round(sum(d.values()), 3), foreign=foreign(spec),
+             disk_writes=b["disk"][0] - a["disk"][0], disk_flushes=b["disk"][1] - a["disk"][1])
     # Everything else the host ran meanwhile: its busy time minus the pipeline's and the daemons'.
     r["other_cpu_s"] = round(max(0.0, b["busy"] - a["busy"] - (r["cg_cpu_s"] or cpu) - r["daemons_cpu_s"]), 3)
     if sched:
@@ -358,7 +371,7 @@ traced_run() { # measured; the stack's start and stop timed apart
 }
 # check_lake: the run reached the lake (bwa and samtools, exited 0), so that what was measured was traced.
 check_lake() {
-	python3 - "$tmp/lake.db" <<'PY' >>"$tmp/lake_ok" || { echo "<3>the traced run is not in the lake" >&2; exit 1; }
+	python3 - "$dd/lake.db" <<'PY' >>"$tmp/lake_ok" || { echo "<3>the traced run is not in the lake" >&2; exit 1; }
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
 n = db.execute("SELECT count(*) FROM processes WHERE exit_code = 0 AND (exe LIKE '%/bwa' OR exe LIKE '%/samtools')").fetchone()[0]
@@ -449,6 +462,9 @@ if all(r["cg_cpu_s"] for r in P + T):
         out(f"plain_{k}", med(r[k] for r in P), "s", "{:.3f}")
         out(f"traced_{k}", med(r[k] for r in T), "s", "{:.3f}")
     spread("cpu_wait_diff", [t["cpu_wait_s"] - p["cpu_wait_s"] for p, t in zip(P, T)], "s", "{:.3f}")
+for k in ("disk_writes", "disk_flushes"):  # the whole host's block devices, during the run
+    out(f"plain_{k}", med(r[k] for r in P), "requests", "{:.0f}")
+    out(f"traced_{k}", med(r[k] for r in T), "requests", "{:.0f}")
 out("plain_nivcsw", med(r["nivcsw"] for r in P), "switches", "{:.0f}")
 out("traced_nivcsw", med(r["nivcsw"] for r in T), "switches", "{:.0f}")
 for name in sorted({k for r in T for k in r["daemons"]}):
