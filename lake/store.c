@@ -35,275 +35,15 @@
 #include "json.h"
 #include "lake.h"
 #include "records.h"
+#include "schema.h"
 
 #define HEX_HOST (2 * BATCH_HOST_ID_LEN + 1)
 #define HEX_KEY (2 * BATCH_KEY_ID_LEN + 1)
 #define HEX_HASH (2 * BATCH_HASH_LEN + 1)
 
-/* ---- schema ------------------------------------------------------------ */
+/* ---- schema: lake/schema.c's table ---- */
 
-/*
- * Version 5 (issue 17): one row per host heartbeat (TL_HOST), in a new lake
- * and in the upgrade from 4 alike. Its numbers are NULL where the record's
- * were of the wrong type or range (derive_host); start_ns < end_ns always.
- */
-#define HEARTBEATS_SQL                                                                                   \
-	"CREATE TABLE heartbeats (\n"                                                                     \
-	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT, beat INTEGER,\n"                    \
-	"  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, uptime_s REAL, cpus INTEGER,\n"            \
-	"  cpu_busy_ns INTEGER, cpu_idle_ns INTEGER, mem_total_bytes INTEGER, mem_used_bytes INTEGER,\n"  \
-	"  net_rx_bytes INTEGER, net_tx_bytes INTEGER, runs INTEGER, steps INTEGER, processes INTEGER,\n" \
-	"  host_cloud TEXT, host_instance_type TEXT, host_instance_id TEXT, host_region TEXT,\n"          \
-	"  host_cpus INTEGER, host_memory_bytes INTEGER, host_price_per_hour REAL,\n"                     \
-	"  PRIMARY KEY (host_id, seq));\n"                                                                \
-	"CREATE INDEX heartbeats_host_start ON heartbeats (host_id, start_ns);\n"
-
-static const char schema_sql[] =
-	"CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
-	"CREATE TABLE hosts (\n"
-	"  host_id TEXT PRIMARY KEY,\n"
-	"  first_seen_ns INTEGER NOT NULL, last_seen_ns INTEGER NOT NULL,\n"
-	"  max_seq INTEGER NOT NULL DEFAULT 0,\n"
-	"  batches INTEGER NOT NULL DEFAULT 0, records INTEGER NOT NULL DEFAULT 0,\n"
-	"  last_batch_seq INTEGER, last_batch_hash TEXT, last_key_id TEXT, last_boot_id TEXT);\n"
-	"CREATE TABLE keys (\n"
-	"  key_id TEXT PRIMARY KEY, public_key TEXT NOT NULL, host_id TEXT,\n"
-	"  source TEXT NOT NULL CHECK (source IN ('file', 'rotation')),\n"
-	"  announced_by TEXT, batch_hash TEXT, enrolled_ns INTEGER NOT NULL);\n"
-	"CREATE TABLE batches (\n"
-	"  batch_id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE,\n"
-	"  host_id TEXT NOT NULL, key_id TEXT NOT NULL, boot_id TEXT NOT NULL,\n"
-	"  batch_seq INTEGER NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,\n"
-	"  nrecords INTEGER NOT NULL, compression INTEGER NOT NULL,\n"
-	"  body_len INTEGER NOT NULL, raw_len INTEGER NOT NULL, wire_len INTEGER NOT NULL,\n"
-	"  created_ns INTEGER NOT NULL, mono_to_real_ns INTEGER NOT NULL,\n"
-	"  prev_hash TEXT NOT NULL, chain TEXT NOT NULL, received_ns INTEGER NOT NULL,\n"
-	"  records_new INTEGER NOT NULL DEFAULT 0, records_duplicate INTEGER NOT NULL DEFAULT 0,\n"
-	"  records_conflicting INTEGER NOT NULL DEFAULT 0, records_unknown INTEGER NOT NULL DEFAULT 0,\n"
-	"  records_undecodable INTEGER NOT NULL DEFAULT 0, bad_run_reports INTEGER NOT NULL DEFAULT 0,\n"
-	"  gaps INTEGER NOT NULL DEFAULT 0, bad_live_records INTEGER NOT NULL DEFAULT 0);\n"
-	"CREATE INDEX batches_host ON batches (host_id, batch_seq);\n"
-	"CREATE TABLE gaps (\n"
-	"  host_id TEXT NOT NULL, from_seq INTEGER NOT NULL, to_seq INTEGER NOT NULL,\n"
-	"  found_ns INTEGER NOT NULL, batch_hash TEXT NOT NULL, filled INTEGER NOT NULL DEFAULT 0,\n"
-	"  PRIMARY KEY (host_id, from_seq));\n"
-	"CREATE TABLE records (\n"
-	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, src_pos INTEGER NOT NULL, src_gen INTEGER NOT NULL,\n"
-	"  type INTEGER NOT NULL, flags INTEGER NOT NULL,\n"
-	"  ts_ns INTEGER, len INTEGER NOT NULL, crc INTEGER NOT NULL, payload BLOB NOT NULL,\n"
-	"  batch_hash TEXT NOT NULL, note TEXT,\n"
-	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
-	"CREATE TABLE processes (\n"
-	"  host_id TEXT NOT NULL, boot_id TEXT NOT NULL, tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL,\n"
-	"  start_real_ns INTEGER, end_real_ns INTEGER,\n"
-	"  ppid INTEGER, parent_start_ns INTEGER, uid INTEGER, gid INTEGER, comm TEXT,\n"
-	"  exe TEXT, argv TEXT, cwd TEXT, env TEXT, exec_flags INTEGER, execs INTEGER NOT NULL DEFAULT 0,\n"
-	"  cgroup_id INTEGER, cgroup_v1_id INTEGER, mnt_ns INTEGER, pid_ns INTEGER,\n"
-	"  fork_ts_ns INTEGER, exec_ts_ns INTEGER, exit_ts_ns INTEGER,\n"
-	"  exit_raw INTEGER, exit_code INTEGER, signal INTEGER, core_dumped INTEGER,\n"
-	"  oom_killed INTEGER NOT NULL DEFAULT 0,\n"
-	"  utime_ns INTEGER, stime_ns INTEGER, runtime_ns INTEGER, maxrss_bytes INTEGER,\n"
-	"  read_bytes INTEGER, write_bytes INTEGER, cancelled_write_bytes INTEGER,\n"
-	"  rchar INTEGER, wchar INTEGER, syscr INTEGER, syscw INTEGER,\n"
-	"  nvcsw INTEGER, nivcsw INTEGER, min_flt INTEGER, maj_flt INTEGER, run_delay_ns INTEGER,\n"
-	"  nr_threads INTEGER, exit_flags INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
-	"  iowait_ns INTEGER, blocked_ns INTEGER, net_wait_ns INTEGER, files_dropped INTEGER,\n"
-	"  state_flags INTEGER, last_pid INTEGER,\n"
-	"  peak_rss_bytes INTEGER, memcg_peak_bytes INTEGER,\n"
-	"  run_id INTEGER, step TEXT, tool TEXT, reclaim_ns INTEGER,\n"
-	"  PRIMARY KEY (host_id, boot_id, tgid, start_ns));\n"
-	"CREATE INDEX processes_run ON processes (run_id);\n"
-	"CREATE TABLE samples (\n"
-	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
-	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL, ppid INTEGER,\n"
-	"  runtime_ns INTEGER, utime_ns INTEGER, stime_ns INTEGER, rss_bytes INTEGER, hiwater_rss_bytes INTEGER,\n"
-	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
-	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, iowait_ns INTEGER, blocked_ns INTEGER,\n"
-	"  net_wait_ns INTEGER, run_delay_ns INTEGER, cgroup_id INTEGER, uid INTEGER, nr_threads INTEGER,\n"
-	"  state_flags INTEGER, flags INTEGER, comm TEXT, reclaim_ns INTEGER,\n"
-	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
-	"CREATE INDEX samples_process ON samples (host_id, boot_id, tgid, start_ns);\n"
-	"CREATE TABLE files (\n"
-	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL,\n"
-	"  tgid INTEGER NOT NULL, start_ns INTEGER NOT NULL, ts_ns INTEGER NOT NULL,\n"
-	"  path TEXT NOT NULL, mode TEXT NOT NULL, truncated INTEGER NOT NULL,\n"
-	"  PRIMARY KEY (host_id, seq)) WITHOUT ROWID;\n"
-	"CREATE INDEX files_process ON files (host_id, boot_id, tgid, start_ns);\n"
-	"CREATE TABLE cgroups (\n"
-	"  host_id TEXT NOT NULL, boot_id TEXT NOT NULL, v1 INTEGER NOT NULL, cgroup_id INTEGER NOT NULL,\n"
-	"  path TEXT NOT NULL, truncated INTEGER NOT NULL, seq INTEGER NOT NULL,\n"
-	"  PRIMARY KEY (host_id, boot_id, v1, cgroup_id));\n"
-	"CREATE TABLE signals (\n"
-	"  signal_id INTEGER PRIMARY KEY, host_id TEXT NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,\n"
-	"  run_id INTEGER, source TEXT NOT NULL, kind TEXT NOT NULL, pid INTEGER, start_ns INTEGER,\n"
-	"  ts_ns INTEGER, step TEXT, tool TEXT, detail TEXT);\n"
-	"CREATE INDEX signals_run ON signals (run_id);\n"
-	"CREATE TABLE agent_counters (\n"
-	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, boot_id TEXT NOT NULL, ts_ns INTEGER NOT NULL,\n"
-	"  kernel_drops INTEGER NOT NULL, kernel_state_drops INTEGER NOT NULL, ring_drops INTEGER NOT NULL,\n"
-	"  records_copied INTEGER NOT NULL, bad_consumer_pos INTEGER NOT NULL,\n"
-	"  kernel_drops_by_type TEXT NOT NULL, ring_drops_by_type TEXT NOT NULL,\n"
-	"  PRIMARY KEY (host_id, seq));\n"
-	"CREATE TABLE losses (\n"
-	"  host_id TEXT NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL,\n"
-	"  first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, records INTEGER NOT NULL,\n"
-	"  bytes INTEGER NOT NULL, PRIMARY KEY (host_id, seq));\n"
-	"CREATE TABLE runs (\n"
-	"  run_id INTEGER PRIMARY KEY, host_id TEXT NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,\n"
-	"  batch_hash TEXT NOT NULL, schema TEXT, command TEXT, exit_code INTEGER,\n"
-	"  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER, dropped INTEGER,\n"
-	"  pipeline TEXT, pipeline_run_id TEXT, engine TEXT, run_name TEXT, summary TEXT,\n"
-	"  processes INTEGER, steps INTEGER, signals INTEGER,\n"
-	"  run_key TEXT, state TEXT, detected_by TEXT, last_update_ns INTEGER, update_seq INTEGER,\n"
-	"  signal INTEGER, root_pid INTEGER, preexisting INTEGER, slurm_job_id TEXT, aws_batch_job_id TEXT,\n"
-	"  running_processes INTEGER, cpu_ns INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
-	"  rchar INTEGER, wchar INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER,\n"
-	"  live_cpu_millicores INTEGER, live_rss_bytes INTEGER, live_read_bytes_per_s INTEGER,\n"
-	"  live_write_bytes_per_s INTEGER, live_net_tx_bytes_per_s INTEGER, live_net_rx_bytes_per_s INTEGER,\n"
-	"  host_cloud TEXT, host_instance_type TEXT, host_instance_id TEXT, host_region TEXT,\n"
-	"  host_cpus INTEGER, host_memory_bytes INTEGER, host_price_per_hour REAL, uid INTEGER,\n"
-	"  UNIQUE (host_id, seq));\n"
-	"CREATE INDEX runs_pipeline_run ON runs (pipeline_run_id);\n"
-	"CREATE UNIQUE INDEX runs_key ON runs (host_id, run_key);\n"
-	"CREATE INDEX runs_host_state ON runs (host_id, state);\n"
-	"CREATE TABLE steps (\n"
-	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, step_id TEXT, name TEXT, tools TEXT,\n"
-	"  start_ns INTEGER, end_ns INTEGER, exit_code INTEGER, signal INTEGER, failed INTEGER,\n"
-	"  processes INTEGER, failed_processes INTEGER, oom_killed INTEGER, cpu_ns INTEGER,\n"
-	"  peak_rss_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,\n"
-	"  rss_sum_of_peaks_bytes INTEGER, peak_rss_partial INTEGER, memcg_peak_bytes INTEGER,\n"
-	"  state TEXT, engine TEXT, rule TEXT, workdir TEXT, running INTEGER, nonzero_exits INTEGER,\n"
-	"  rchar INTEGER, wchar INTEGER, net_tx_bytes INTEGER, net_rx_bytes INTEGER, last_update_ns INTEGER,\n"
-	"  live_cpu_millicores INTEGER, live_rss_bytes INTEGER, live_read_bytes_per_s INTEGER,\n"
-	"  live_write_bytes_per_s INTEGER, live_net_tx_bytes_per_s INTEGER, live_net_rx_bytes_per_s INTEGER,\n"
-	"  cpu_limit_millicores INTEGER, memory_limit_bytes INTEGER,\n"
-	"  PRIMARY KEY (run_id, idx));\n"
-	"CREATE UNIQUE INDEX steps_run_step ON steps (run_id, step_id);\n"
-	"CREATE TABLE run_processes (\n"
-	"  run_id INTEGER NOT NULL, idx INTEGER NOT NULL, pid INTEGER, ppid INTEGER,\n"
-	"  start_ns INTEGER, end_ns INTEGER, exe TEXT, argv TEXT, tool TEXT, step TEXT,\n"
-	"  exit_code INTEGER, signal INTEGER, core_dumped INTEGER, oom_killed INTEGER,\n"
-	"  cpu_user_ns INTEGER, cpu_sys_ns INTEGER, peak_rss_bytes INTEGER,\n"
-	"  read_bytes INTEGER, write_bytes INTEGER, rchar INTEGER, wchar INTEGER,\n"
-	"  net_tx_bytes INTEGER, net_rx_bytes INTEGER, cgroup TEXT, container_id TEXT,\n"
-	"  maxrss_rusage_bytes INTEGER, peak_rss_source TEXT,\n"
-	"  PRIMARY KEY (run_id, idx));\n" HEARTBEATS_SQL;
-
-/*
- * From schema version 1 (before the process's own peak): the columns
- * version 2 added, in one transaction with the version's update.
- */
-static const char migrate_1_to_2_sql[] =
-	"ALTER TABLE processes ADD COLUMN peak_rss_bytes INTEGER;\n"
-	"ALTER TABLE processes ADD COLUMN memcg_peak_bytes INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN rss_sum_of_peaks_bytes INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN peak_rss_partial INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN memcg_peak_bytes INTEGER;\n"
-	"ALTER TABLE run_processes ADD COLUMN maxrss_rusage_bytes INTEGER;\n"
-	"ALTER TABLE run_processes ADD COLUMN peak_rss_source TEXT;\n"
-	"UPDATE schema_version SET version = 2;\n";
-
-/*
- * From schema version 2 (runs from tracer run reports only) to 3 (runs
- * found by the daemons, streamed live): the columns and indexes version 3
- * added. The rows of version 2 are all reports' runs: their state follows
- * from the exit code, their steps' state from failed, as a report stored
- * now would have them.
- */
-static const char migrate_2_to_3_sql[] =
-	"ALTER TABLE batches ADD COLUMN bad_live_records INTEGER NOT NULL DEFAULT 0;\n"
-	"ALTER TABLE processes ADD COLUMN run_id INTEGER;\n"
-	"ALTER TABLE processes ADD COLUMN step TEXT;\n"
-	"ALTER TABLE processes ADD COLUMN tool TEXT;\n"
-	"CREATE INDEX processes_run ON processes (run_id);\n"
-	"ALTER TABLE runs ADD COLUMN run_key TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN state TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN detected_by TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN last_update_ns INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN update_seq INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN signal INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN root_pid INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN preexisting INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN slurm_job_id TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN aws_batch_job_id TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN running_processes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN cpu_ns INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN read_bytes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN write_bytes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN rchar INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN wchar INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN net_tx_bytes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN net_rx_bytes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN live_cpu_millicores INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN live_rss_bytes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN live_read_bytes_per_s INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN live_write_bytes_per_s INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN live_net_tx_bytes_per_s INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN live_net_rx_bytes_per_s INTEGER;\n"
-	"CREATE UNIQUE INDEX runs_key ON runs (host_id, run_key);\n"
-	"CREATE INDEX runs_host_state ON runs (host_id, state);\n"
-	"UPDATE runs SET detected_by = 'tracer_run', last_update_ns = end_ns, state = CASE WHEN exit_code = 0 "
-	"THEN 'succeeded' WHEN exit_code IS NOT NULL THEN 'failed' ELSE 'lost' END;\n"
-	"ALTER TABLE steps ADD COLUMN state TEXT;\n"
-	"ALTER TABLE steps ADD COLUMN engine TEXT;\n"
-	"ALTER TABLE steps ADD COLUMN rule TEXT;\n"
-	"ALTER TABLE steps ADD COLUMN workdir TEXT;\n"
-	"ALTER TABLE steps ADD COLUMN running INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN nonzero_exits INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN rchar INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN wchar INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN net_tx_bytes INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN net_rx_bytes INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN last_update_ns INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN live_cpu_millicores INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN live_rss_bytes INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN live_read_bytes_per_s INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN live_write_bytes_per_s INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN live_net_tx_bytes_per_s INTEGER;\n"
-	"ALTER TABLE steps ADD COLUMN live_net_rx_bytes_per_s INTEGER;\n"
-	"UPDATE steps SET state = CASE failed WHEN 1 THEN 'failed' WHEN 0 THEN 'succeeded' END;\n"
-	/* A host may have sent a report repeating a step id; the unique index needs them apart: the later
-	 * ones lose their id (the report itself stays whole in records). */
-	"UPDATE steps SET step_id = NULL WHERE step_id IS NOT NULL AND rowid NOT IN "
-	"(SELECT min(rowid) FROM steps WHERE step_id IS NOT NULL GROUP BY run_id, step_id);\n"
-	"CREATE UNIQUE INDEX steps_run_step ON steps (run_id, step_id);\n"
-	"UPDATE schema_version SET version = 3;\n";
-
-/*
- * From schema version 3 to 4 (issue 15): the host a run ran on, as its
- * processor identified it (docs/processor.md, "Host identity"), and the
- * run's user, for tracer cost (docs/cost.md). Older rows keep them NULL:
- * unknown.
- */
-static const char migrate_3_to_4_sql[] =
-	"ALTER TABLE runs ADD COLUMN host_cloud TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN host_instance_type TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN host_instance_id TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN host_region TEXT;\n"
-	"ALTER TABLE runs ADD COLUMN host_cpus INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN host_memory_bytes INTEGER;\n"
-	"ALTER TABLE runs ADD COLUMN host_price_per_hour REAL;\n"
-	"ALTER TABLE runs ADD COLUMN uid INTEGER;\n"
-	"UPDATE schema_version SET version = 4;\n";
-
-/* From schema version 4 to 5 (issue 17): the hosts' heartbeats, for tracer sweep (docs/lake.md, "heartbeats"). */
-static const char migrate_4_to_5_sql[] = HEARTBEATS_SQL "UPDATE schema_version SET version = 5;\n";
-
-/*
- * From schema version 5 to 6 (issue 17): the allocation a step ran under (docs/lake.md, "steps"). Older
- * rows keep it NULL: unknown.
- */
-static const char migrate_5_to_6_sql[] = "ALTER TABLE steps ADD COLUMN cpu_limit_millicores INTEGER;\n"
-					 "ALTER TABLE steps ADD COLUMN memory_limit_bytes INTEGER;\n"
-					 "UPDATE schema_version SET version = 6;\n";
-
-/*
- * From schema version 6 to 7 (issue 25): a process's and a sample's time in direct reclaim (docs/lake.md,
- * "processes"). Older rows keep it NULL: unknown.
- */
-static const char migrate_6_to_7_sql[] = "ALTER TABLE processes ADD COLUMN reclaim_ns INTEGER;\n"
-					 "ALTER TABLE samples ADD COLUMN reclaim_ns INTEGER;\n"
-					 "UPDATE schema_version SET version = 7;\n";
+_Static_assert(STORE_SCHEMA_VERSION == LAKE_SCHEMA_VERSION, "store.h and schema.h: one version");
 
 /* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
 
@@ -965,18 +705,34 @@ static int open_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static int create_schema(struct store *s, const char *path, char *err, size_t errlen)
+/* Bring the lake from version `from` (0: an empty database) to this one, in one transaction: all or nothing. */
+static int apply_schema(struct store *s, int64_t from)
 {
-	char sql[64];
-	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	struct obuf sql;
+	int rc;
 
+	obuf_init_mem(&sql, 1u << 20);
+	rc = lake_schema_sqlite((int)from, &sql) ? SQLITE_MISUSE : SQLITE_OK;
+	obuf_putc(&sql, '\0');
+	if (rc == SQLITE_OK && (sql.err || !sql.buf))
+		rc = SQLITE_NOMEM;
+	if (rc != SQLITE_OK) {
+		obuf_free(&sql);
+		return rc;
+	}
+	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, schema_sql, NULL, NULL, NULL);
-	snprintf(sql, sizeof(sql), "INSERT INTO schema_version VALUES (%d)", STORE_SCHEMA_VERSION);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		rc = sqlite3_exec(s->db, sql.buf, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	obuf_free(&sql);
+	return rc;
+}
+
+static int create_schema(struct store *s, const char *path, char *err, size_t errlen)
+{
+	int rc = apply_schema(s, 0);
+
 	if (rc == SQLITE_OK)
 		return STORE_OK;
 	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, sqlite3_errmsg(s->db));
@@ -1006,28 +762,12 @@ static int64_t schema_version(struct store *s)
 }
 
 /*
- * An older lake gains each later version's columns, tables and indexes in turn (1 -> 2 -> ... -> 7), in one
+ * An older lake gains each later version's tables, columns and indexes in turn (lake/schema.c), in one
  * transaction: all or nothing.
  */
 static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
 {
-	int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-
-	if (rc == SQLITE_OK && from < 2)
-		rc = sqlite3_exec(s->db, migrate_1_to_2_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && from < 3)
-		rc = sqlite3_exec(s->db, migrate_2_to_3_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && from < 4)
-		rc = sqlite3_exec(s->db, migrate_3_to_4_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && from < 5)
-		rc = sqlite3_exec(s->db, migrate_4_to_5_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && from < 6)
-		rc = sqlite3_exec(s->db, migrate_5_to_6_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && from < 7)
-		rc = sqlite3_exec(s->db, migrate_6_to_7_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
+	if (apply_schema(s, from) == SQLITE_OK)
 		return STORE_OK;
 	open_fail(err, errlen, STORE_E_SCHEMA, "%s: cannot upgrade the lake from schema version %lld: %s", path,
 		  (long long)from, sqlite3_errmsg(s->db));

@@ -16,12 +16,13 @@
  * key takes over its live row. The host a run ran on and its user come
  * from both, and a record without them keeps what an earlier one gave.
  * Lakes of versions 1, 2, 3 and 6 are upgraded to exactly this version's
- * schema, keeping their rows. A process's and a sample's time in direct
+ * schema, keeping their rows; a new lake is exactly lake/schema.c's table. A process's and a sample's time in direct
  * reclaim is stored, NULL where it was not measured.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <sodium.h>
 
 #include "decode.h"
+#include "schema.h"
 #include "store.h"
 #include "lake_fixture.h"
 #include "test_ingest_helpers.h"
@@ -1651,6 +1653,67 @@ static void a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown(v
 	assert_int_equal(sql_int(path, "SELECT reclaim_ns FROM processes WHERE tgid = 43"), 1234);
 }
 
+/*
+ * A new lake holds exactly lake/schema.c's tables, each with exactly its columns (name, type, NOT NULL, the
+ * key) and its indexes: the one table is what the lake is. An upgrade from a version this build does not
+ * know is refused.
+ */
+static bool in_key(const char *key, const char *name) /* a column of "a, b, c" */
+{
+	size_t n = strlen(name);
+
+	for (const char *k = key; k; k = strchr(k, ',') ? strchr(k, ',') + 2 : NULL)
+		if (!strncmp(k, name, n) && (k[n] == ',' || k[n] == '\0'))
+			return true;
+	return false;
+}
+
+static void a_new_lake_is_exactly_the_schema_table(void **state)
+{
+	static const char *const type[] = { [LK_INT] = "INTEGER", [LK_TEXT] = "TEXT", [LK_REAL] = "REAL",
+					     [LK_BLOB] = "BLOB", [LK_ID] = "INTEGER" };
+	struct lake_fixture *fx = *state;
+	unsigned columns = 0, indexes = 0;
+	struct obuf o;
+
+	for (unsigned i = 0; i < lake_ntables; i++) {
+		const struct lake_table *t = &lake_tables[i];
+
+		assert_ptr_equal(lake_table(t->name), t);
+		assert_int_equal(lake_q(fx, "SELECT count(*) FROM pragma_table_info('%s')", t->name), t->ncols);
+		for (unsigned j = 0; j < t->ncols; j++) {
+			const struct lake_column *c = &t->cols[j];
+
+			assert_true(c->since >= t->since && c->since <= LAKE_SCHEMA_VERSION);
+			assert_int_equal(lake_q(fx, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s' AND "
+						    "type = '%s' AND \"notnull\" = %d AND (pk > 0) = %d", t->name, c->name,
+						type[c->type], !!(c->flags & LK_NOT_NULL),
+						c->type == LK_ID || (c->flags & LK_KEY) ||
+							(t->key && in_key(t->key, c->name))),
+					 1);
+			columns++;
+		}
+		for (unsigned j = 0; j < t->nidx; j++) {
+			assert_int_equal(lake_q(fx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+						    "name = '%s' AND tbl_name = '%s'", t->idx[j].name, t->name), 1);
+			indexes++;
+		}
+	}
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), lake_ntables);
+	/* the named indexes, and SQLite's own for each UNIQUE column or constraint and text or composite key */
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"),
+			 indexes);
+	assert_true(columns > 300);
+	assert_null(lake_table("no_such_table"));
+	obuf_init_mem(&o, 1u << 20);
+	assert_int_equal(lake_schema_sqlite(-1, &o), -EINVAL);
+	assert_int_equal(lake_schema_sqlite(LAKE_SCHEMA_VERSION + 1, &o), -EINVAL);
+	assert_int_equal(o.len, 0);
+	assert_int_equal(lake_schema_sqlite(LAKE_SCHEMA_VERSION, &o), 0); /* nothing to do: nothing */
+	assert_int_equal(o.len, 0);
+	obuf_free(&o);
+}
+
 /* An upgraded lake takes live records like a new one. */
 static void upgraded_lake_takes_live_records(void **state)
 {
@@ -1740,6 +1803,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_new_lake_is_exactly_the_schema_table, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown, setup,

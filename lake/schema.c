@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The lake's tables and columns (schema.h), and the SQL built from them: a
+ * new lake's, and each upgrade's. A column's `since` is the version that
+ * added it; a version's upgrade creates its tables, adds its columns to
+ * the older tables, runs its own updates of old rows (upgrades[]), then
+ * creates its indexes. A new lake is created at once with every column,
+ * so a new lake and an upgraded one hold the same columns, as
+ * tests/test_ingest_store.c checks.
+ */
+#include "schema.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Column shorthands: type, NOT NULL, the version that added it. */
+#define COL(n, t, f, v) { .name = n, .type = t, .flags = f, .since = v }
+#define INT(n) COL(n, LK_INT, 0, 1)
+#define INTV(n, v) COL(n, LK_INT, 0, v)
+#define INT_NN(n) COL(n, LK_INT, LK_NOT_NULL, 1)
+#define ZERO(n, v) { .name = n, .type = LK_INT, .flags = LK_NOT_NULL, .since = v, .dflt = "0" } /* a count */
+#define TEXT(n) COL(n, LK_TEXT, 0, 1)
+#define TEXTV(n, v) COL(n, LK_TEXT, 0, v)
+#define TEXT_NN(n) COL(n, LK_TEXT, LK_NOT_NULL, 1)
+#define REALV(n, v) COL(n, LK_REAL, 0, v)
+#define ID(n) COL(n, LK_ID, 0, 1)
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define TABLE(n, v, c, ...) { .name = n, .since = v, .cols = c, .ncols = N(c), __VA_ARGS__ }
+#define INDEXES(i) .idx = i, .nidx = N(i)
+
+static const struct lake_column schema_version_cols[] = { INT_NN("version") };
+
+static const struct lake_column hosts_cols[] = {
+	COL("host_id", LK_TEXT, LK_KEY, 1), INT_NN("first_seen_ns"), INT_NN("last_seen_ns"), ZERO("max_seq", 1),
+	ZERO("batches", 1), ZERO("records", 1), INT("last_batch_seq"), TEXT("last_batch_hash"), TEXT("last_key_id"),
+	TEXT("last_boot_id"),
+};
+
+static const struct lake_column keys_cols[] = {
+	COL("key_id", LK_TEXT, LK_KEY, 1), TEXT_NN("public_key"), TEXT("host_id"),
+	{ .name = "source", .type = LK_TEXT, .flags = LK_NOT_NULL, .since = 1, .check = "source IN ('file', 'rotation')" },
+	TEXT("announced_by"), TEXT("batch_hash"), INT_NN("enrolled_ns"),
+};
+
+static const struct lake_column batches_cols[] = {
+	ID("batch_id"), COL("hash", LK_TEXT, LK_NOT_NULL | LK_UNIQUE, 1), TEXT_NN("host_id"), TEXT_NN("key_id"),
+	TEXT_NN("boot_id"), INT_NN("batch_seq"), INT_NN("first_seq"), INT_NN("last_seq"), INT_NN("nrecords"),
+	INT_NN("compression"), INT_NN("body_len"), INT_NN("raw_len"), INT_NN("wire_len"), INT_NN("created_ns"),
+	INT_NN("mono_to_real_ns"), TEXT_NN("prev_hash"), TEXT_NN("chain"), INT_NN("received_ns"),
+	ZERO("records_new", 1), ZERO("records_duplicate", 1), ZERO("records_conflicting", 1),
+	ZERO("records_unknown", 1), ZERO("records_undecodable", 1), ZERO("bad_run_reports", 1), ZERO("gaps", 1),
+	ZERO("bad_live_records", 3),
+};
+static const struct lake_index batches_idx[] = { { "batches_host", "host_id, batch_seq", false, 1 } };
+
+static const struct lake_column gaps_cols[] = {
+	TEXT_NN("host_id"), INT_NN("from_seq"), INT_NN("to_seq"), INT_NN("found_ns"), TEXT_NN("batch_hash"),
+	ZERO("filled", 1),
+};
+
+static const struct lake_column records_cols[] = {
+	TEXT_NN("host_id"), INT_NN("seq"), INT_NN("src_pos"), INT_NN("src_gen"), INT_NN("type"), INT_NN("flags"),
+	INT("ts_ns"), INT_NN("len"), INT_NN("crc"), COL("payload", LK_BLOB, LK_NOT_NULL, 1), TEXT_NN("batch_hash"),
+	TEXT("note"),
+};
+
+static const struct lake_column processes_cols[] = {
+	TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT("start_real_ns"),
+	INT("end_real_ns"), INT("ppid"), INT("parent_start_ns"), INT("uid"), INT("gid"), TEXT("comm"), TEXT("exe"),
+	TEXT("argv"), TEXT("cwd"), TEXT("env"), INT("exec_flags"), ZERO("execs", 1), INT("cgroup_id"),
+	INT("cgroup_v1_id"), INT("mnt_ns"), INT("pid_ns"), INT("fork_ts_ns"), INT("exec_ts_ns"), INT("exit_ts_ns"),
+	INT("exit_raw"), INT("exit_code"), INT("signal"), INT("core_dumped"), ZERO("oom_killed", 1), INT("utime_ns"),
+	INT("stime_ns"), INT("runtime_ns"), INT("maxrss_bytes"), INT("read_bytes"), INT("write_bytes"),
+	INT("cancelled_write_bytes"), INT("rchar"), INT("wchar"), INT("syscr"), INT("syscw"), INT("nvcsw"),
+	INT("nivcsw"), INT("min_flt"), INT("maj_flt"), INT("run_delay_ns"), INT("nr_threads"), INT("exit_flags"),
+	INT("net_tx_bytes"), INT("net_rx_bytes"), INT("iowait_ns"), INT("blocked_ns"), INT("net_wait_ns"),
+	INT("files_dropped"), INT("state_flags"), INT("last_pid"), INTV("peak_rss_bytes", 2),
+	INTV("memcg_peak_bytes", 2), INTV("run_id", 3), TEXTV("step", 3), TEXTV("tool", 3), INTV("reclaim_ns", 7),
+};
+static const struct lake_index processes_idx[] = { { "processes_run", "run_id", false, 3 } };
+
+static const struct lake_column samples_cols[] = {
+	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
+	INT("ppid"), INT("runtime_ns"), INT("utime_ns"), INT("stime_ns"), INT("rss_bytes"), INT("hiwater_rss_bytes"),
+	INT("read_bytes"), INT("write_bytes"), INT("rchar"), INT("wchar"), INT("net_tx_bytes"), INT("net_rx_bytes"),
+	INT("iowait_ns"), INT("blocked_ns"), INT("net_wait_ns"), INT("run_delay_ns"), INT("cgroup_id"), INT("uid"),
+	INT("nr_threads"), INT("state_flags"), INT("flags"), TEXT("comm"), INTV("reclaim_ns", 7),
+};
+static const struct lake_index samples_idx[] = {
+	{ "samples_process", "host_id, boot_id, tgid, start_ns", false, 1 },
+};
+
+static const struct lake_column files_cols[] = {
+	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
+	TEXT_NN("path"), TEXT_NN("mode"), INT_NN("truncated"),
+};
+static const struct lake_index files_idx[] = { { "files_process", "host_id, boot_id, tgid, start_ns", false, 1 } };
+
+static const struct lake_column cgroups_cols[] = {
+	TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("v1"), INT_NN("cgroup_id"), TEXT_NN("path"),
+	INT_NN("truncated"), INT_NN("seq"),
+};
+
+static const struct lake_column signals_cols[] = {
+	ID("signal_id"), TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("seq"), INT("run_id"), TEXT_NN("source"),
+	TEXT_NN("kind"), INT("pid"), INT("start_ns"), INT("ts_ns"), TEXT("step"), TEXT("tool"), TEXT("detail"),
+};
+static const struct lake_index signals_idx[] = { { "signals_run", "run_id", false, 1 } };
+
+static const struct lake_column agent_counters_cols[] = {
+	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("ts_ns"), INT_NN("kernel_drops"),
+	INT_NN("kernel_state_drops"), INT_NN("ring_drops"), INT_NN("records_copied"), INT_NN("bad_consumer_pos"),
+	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"),
+};
+
+static const struct lake_column losses_cols[] = {
+	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),
+	INT_NN("records"), INT_NN("bytes"),
+};
+
+/* The six figures of a "live" object (docs/live.md), in runs and steps from version 3. */
+#define LIVE_FIGURES                                                                                     \
+	INTV("live_cpu_millicores", 3), INTV("live_rss_bytes", 3), INTV("live_read_bytes_per_s", 3),          \
+		INTV("live_write_bytes_per_s", 3), INTV("live_net_tx_bytes_per_s", 3),                         \
+		INTV("live_net_rx_bytes_per_s", 3)
+
+static const struct lake_column runs_cols[] = {
+	ID("run_id"), TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("seq"), TEXT_NN("batch_hash"), TEXT("schema"),
+	TEXT("command"), INT("exit_code"), INT("start_ns"), INT("end_ns"), INT("duration_ns"), INT("dropped"),
+	TEXT("pipeline"), TEXT("pipeline_run_id"), TEXT("engine"), TEXT("run_name"), TEXT("summary"),
+	INT("processes"), INT("steps"), INT("signals"),
+	/* 3: runs the daemons found, streamed live */
+	TEXTV("run_key", 3), TEXTV("state", 3), TEXTV("detected_by", 3), INTV("last_update_ns", 3),
+	INTV("update_seq", 3), INTV("signal", 3), INTV("root_pid", 3), INTV("preexisting", 3),
+	TEXTV("slurm_job_id", 3), TEXTV("aws_batch_job_id", 3), INTV("running_processes", 3), INTV("cpu_ns", 3),
+	INTV("read_bytes", 3), INTV("write_bytes", 3), INTV("rchar", 3), INTV("wchar", 3), INTV("net_tx_bytes", 3),
+	INTV("net_rx_bytes", 3), LIVE_FIGURES,
+	/* 4: the host it ran on, its user */
+	TEXTV("host_cloud", 4), TEXTV("host_instance_type", 4), TEXTV("host_instance_id", 4), TEXTV("host_region", 4),
+	INTV("host_cpus", 4), INTV("host_memory_bytes", 4), REALV("host_price_per_hour", 4), INTV("uid", 4),
+};
+static const struct lake_index runs_idx[] = {
+	{ "runs_pipeline_run", "pipeline_run_id", false, 1 },
+	{ "runs_key", "host_id, run_key", true, 3 },
+	{ "runs_host_state", "host_id, state", false, 3 },
+};
+
+static const struct lake_column steps_cols[] = {
+	INT_NN("run_id"), INT_NN("idx"), TEXT("step_id"), TEXT("name"), TEXT("tools"), INT("start_ns"),
+	INT("end_ns"), INT("exit_code"), INT("signal"), INT("failed"), INT("processes"), INT("failed_processes"),
+	INT("oom_killed"), INT("cpu_ns"), INT("peak_rss_bytes"), INT("read_bytes"), INT("write_bytes"),
+	/* 2: the concurrent peak */
+	INTV("rss_sum_of_peaks_bytes", 2), INTV("peak_rss_partial", 2), INTV("memcg_peak_bytes", 2),
+	/* 3: live steps */
+	TEXTV("state", 3), TEXTV("engine", 3), TEXTV("rule", 3), TEXTV("workdir", 3), INTV("running", 3),
+	INTV("nonzero_exits", 3), INTV("rchar", 3), INTV("wchar", 3), INTV("net_tx_bytes", 3),
+	INTV("net_rx_bytes", 3), INTV("last_update_ns", 3), LIVE_FIGURES,
+	/* 6: the allocation it ran under */
+	INTV("cpu_limit_millicores", 6), INTV("memory_limit_bytes", 6),
+};
+static const struct lake_index steps_idx[] = { { "steps_run_step", "run_id, step_id", true, 3 } };
+
+static const struct lake_column run_processes_cols[] = {
+	INT_NN("run_id"), INT_NN("idx"), INT("pid"), INT("ppid"), INT("start_ns"), INT("end_ns"), TEXT("exe"),
+	TEXT("argv"), TEXT("tool"), TEXT("step"), INT("exit_code"), INT("signal"), INT("core_dumped"),
+	INT("oom_killed"), INT("cpu_user_ns"), INT("cpu_sys_ns"), INT("peak_rss_bytes"), INT("read_bytes"),
+	INT("write_bytes"), INT("rchar"), INT("wchar"), INT("net_tx_bytes"), INT("net_rx_bytes"), TEXT("cgroup"),
+	TEXT("container_id"), INTV("maxrss_rusage_bytes", 2), TEXTV("peak_rss_source", 2),
+};
+
+static const struct lake_column heartbeats_cols[] = {
+	COL("host_id", LK_TEXT, LK_NOT_NULL, 5), COL("seq", LK_INT, LK_NOT_NULL, 5), TEXTV("boot_id", 5),
+	INTV("beat", 5), COL("start_ns", LK_INT, LK_NOT_NULL, 5), COL("end_ns", LK_INT, LK_NOT_NULL, 5),
+	REALV("uptime_s", 5), INTV("cpus", 5), INTV("cpu_busy_ns", 5), INTV("cpu_idle_ns", 5),
+	INTV("mem_total_bytes", 5), INTV("mem_used_bytes", 5), INTV("net_rx_bytes", 5), INTV("net_tx_bytes", 5),
+	INTV("runs", 5), INTV("steps", 5), INTV("processes", 5), TEXTV("host_cloud", 5),
+	TEXTV("host_instance_type", 5), TEXTV("host_instance_id", 5), TEXTV("host_region", 5), INTV("host_cpus", 5),
+	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5),
+};
+static const struct lake_index heartbeats_idx[] = { { "heartbeats_host_start", "host_id, start_ns", false, 5 } };
+
+const struct lake_table lake_tables[] = {
+	TABLE("schema_version", 1, schema_version_cols),
+	TABLE("hosts", 1, hosts_cols),
+	TABLE("keys", 1, keys_cols),
+	TABLE("batches", 1, batches_cols, INDEXES(batches_idx)),
+	TABLE("gaps", 1, gaps_cols, .key = "host_id, from_seq"),
+	TABLE("records", 1, records_cols, .key = "host_id, seq", .without_rowid = true),
+	TABLE("processes", 1, processes_cols, .key = "host_id, boot_id, tgid, start_ns", INDEXES(processes_idx)),
+	TABLE("samples", 1, samples_cols, .key = "host_id, seq", .without_rowid = true, INDEXES(samples_idx)),
+	TABLE("files", 1, files_cols, .key = "host_id, seq", .without_rowid = true, INDEXES(files_idx)),
+	TABLE("cgroups", 1, cgroups_cols, .key = "host_id, boot_id, v1, cgroup_id"),
+	TABLE("signals", 1, signals_cols, INDEXES(signals_idx)),
+	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, seq"),
+	TABLE("losses", 1, losses_cols, .key = "host_id, seq"),
+	TABLE("runs", 1, runs_cols, .unique = "host_id, seq", INDEXES(runs_idx)),
+	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
+	TABLE("run_processes", 1, run_processes_cols, .key = "run_id, idx"),
+	TABLE("heartbeats", 5, heartbeats_cols, .key = "host_id, seq", INDEXES(heartbeats_idx)),
+};
+const unsigned lake_ntables = N(lake_tables);
+
+/*
+ * What an upgrade does to old rows, after its columns are added and before its indexes are created (a
+ * unique index needs the rows apart first). Only versions that change rows are here.
+ */
+static const struct {
+	uint8_t version;
+	const char *sqlite;
+} upgrades[] = {
+	/*
+	 * 3: the rows of version 2 are all tracer run reports' runs: their state follows from the exit code,
+	 * their steps' from failed, as a report stored now would have them. A host may have sent a report
+	 * repeating a step id: the later ones lose their id (the report itself stays whole in records).
+	 */
+	{ 3, "UPDATE runs SET detected_by = 'tracer_run', last_update_ns = end_ns, state = CASE WHEN exit_code = 0 "
+	     "THEN 'succeeded' WHEN exit_code IS NOT NULL THEN 'failed' ELSE 'lost' END;\n"
+	     "UPDATE steps SET state = CASE failed WHEN 1 THEN 'failed' WHEN 0 THEN 'succeeded' END;\n"
+	     "UPDATE steps SET step_id = NULL WHERE step_id IS NOT NULL AND rowid NOT IN "
+	     "(SELECT min(rowid) FROM steps WHERE step_id IS NOT NULL GROUP BY run_id, step_id);\n" },
+};
+
+const struct lake_table *lake_table(const char *name)
+{
+	for (unsigned i = 0; i < lake_ntables; i++)
+		if (!strcmp(lake_tables[i].name, name))
+			return &lake_tables[i];
+	return NULL;
+}
+
+static const char *const sqlite_type[] = {
+	[LK_INT] = "INTEGER", [LK_TEXT] = "TEXT", [LK_REAL] = "REAL", [LK_BLOB] = "BLOB", [LK_ID] = "INTEGER",
+};
+
+static void sqlite_column(struct obuf *o, const struct lake_column *c)
+{
+	obuf_printf(o, "%s %s", c->name, sqlite_type[c->type]);
+	if (c->type == LK_ID || (c->flags & LK_KEY))
+		obuf_puts(o, " PRIMARY KEY");
+	if (c->flags & LK_NOT_NULL)
+		obuf_puts(o, " NOT NULL");
+	if (c->flags & LK_UNIQUE)
+		obuf_puts(o, " UNIQUE");
+	if (c->dflt)
+		obuf_printf(o, " DEFAULT %s", c->dflt);
+	if (c->check)
+		obuf_printf(o, " CHECK (%s)", c->check);
+}
+
+/* CREATE TABLE with the columns of versions up to v. */
+static void sqlite_create(struct obuf *o, const struct lake_table *t, int v)
+{
+	const char *sep = "";
+
+	obuf_printf(o, "CREATE TABLE %s (", t->name);
+	for (unsigned i = 0; i < t->ncols; i++) {
+		if (t->cols[i].since > v)
+			continue;
+		obuf_puts(o, sep);
+		sqlite_column(o, &t->cols[i]);
+		sep = ", ";
+	}
+	if (t->key)
+		obuf_printf(o, ", PRIMARY KEY (%s)", t->key);
+	if (t->unique)
+		obuf_printf(o, ", UNIQUE (%s)", t->unique);
+	obuf_printf(o, ")%s;\n", t->without_rowid ? " WITHOUT ROWID" : "");
+}
+
+static void sqlite_index(struct obuf *o, const struct lake_table *t, const struct lake_index *x)
+{
+	obuf_printf(o, "CREATE %sINDEX %s ON %s (%s);\n", x->unique ? "UNIQUE " : "", x->name, t->name, x->columns);
+}
+
+int lake_schema_sqlite(int from, struct obuf *o)
+{
+	if (from < 0 || from > LAKE_SCHEMA_VERSION)
+		return -EINVAL;
+	if (from == 0) { /* a new lake: every table whole, then every index */
+		for (unsigned i = 0; i < lake_ntables; i++)
+			sqlite_create(o, &lake_tables[i], LAKE_SCHEMA_VERSION);
+		for (unsigned i = 0; i < lake_ntables; i++)
+			for (unsigned j = 0; j < lake_tables[i].nidx; j++)
+				sqlite_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+		obuf_printf(o, "INSERT INTO schema_version VALUES (%d);\n", LAKE_SCHEMA_VERSION);
+		return 0;
+	}
+	for (int v = from + 1; v <= LAKE_SCHEMA_VERSION; v++) {
+		for (unsigned i = 0; i < lake_ntables; i++) {
+			const struct lake_table *t = &lake_tables[i];
+
+			if (t->since == v) {
+				sqlite_create(o, t, v);
+				continue;
+			}
+			if (t->since > v)
+				continue;
+			for (unsigned j = 0; j < t->ncols; j++)
+				if (t->cols[j].since == v) {
+					obuf_printf(o, "ALTER TABLE %s ADD COLUMN ", t->name);
+					sqlite_column(o, &t->cols[j]);
+					obuf_puts(o, ";\n");
+				}
+		}
+		for (unsigned i = 0; i < N(upgrades); i++)
+			if (upgrades[i].version == v)
+				obuf_puts(o, upgrades[i].sqlite);
+		for (unsigned i = 0; i < lake_ntables; i++)
+			for (unsigned j = 0; j < lake_tables[i].nidx; j++)
+				if (lake_tables[i].idx[j].since == v)
+					sqlite_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+		obuf_printf(o, "UPDATE schema_version SET version = %d;\n", v);
+	}
+	return 0;
+}
