@@ -459,6 +459,51 @@ static void json_reads_values_of_their_type_only(void **state)
 	assert_null(json_member(&d, json_member(&d, root, "n"), "x"));
 }
 
+/* Signed whole numbers and doubles: the full int64 range, nothing wrapped, nothing but numbers. */
+static void json_reads_signed_numbers_and_doubles(void **state)
+{
+	static const char text[] = "{\"min\":-9223372036854775808,\"under\":-9223372036854775809,"
+				   "\"max\":9223372036854775807,\"over\":9223372036854775808,\"m0\":-0,"
+				   "\"neg\":-42,\"f\":-1.5e3,\"e\":2E-2,\"inf\":1e999,\"tiny\":1e-999,\"s\":\"1\","
+				   "\"long\":1.00000000000000000000000000000000000000000000000000000000000000001}";
+	struct json_node nodes[NODES];
+	struct json_doc d;
+	const struct json_node *root;
+	int64_t i = 1;
+	uint64_t u;
+	double x = 1;
+
+	(void)state;
+	assert_int_equal(parse(text, &d, nodes), 0);
+	root = json_root(&d);
+	assert_int_equal(json_get_i64(json_member(&d, root, "min"), &i), 0);
+	assert_true(i == INT64_MIN);
+	assert_int_equal(json_get_i64(json_member(&d, root, "under"), &i), -EINVAL); /* past -2^63: no whole value */
+	assert_int_equal(json_get_i64(json_member(&d, root, "max"), &i), 0);
+	assert_true(i == INT64_MAX);
+	assert_int_equal(json_get_i64(json_member(&d, root, "over"), &i), -ERANGE);
+	assert_int_equal(json_get_u64(json_member(&d, root, "over"), &u), 0); /* a u64 still */
+	assert_int_equal(json_get_i64(json_member(&d, root, "m0"), &i), 0);
+	assert_int_equal(i, 0);
+	assert_int_equal(json_get_u64(json_member(&d, root, "m0"), &u), -EINVAL);
+	assert_int_equal(json_get_i64(json_member(&d, root, "neg"), &i), 0);
+	assert_int_equal(i, -42);
+	assert_int_equal(json_get_u64(json_member(&d, root, "neg"), &u), -EINVAL);
+	assert_int_equal(json_get_i64(json_member(&d, root, "f"), &i), -EINVAL);
+	assert_int_equal(json_get_i64(json_member(&d, root, "s"), &i), -EINVAL);
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "f"), &x), 0);
+	assert_true(x == -1500.0);
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "e"), &x), 0);
+	assert_true(x == 0.02);
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "neg"), &x), 0);
+	assert_true(x == -42.0);
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "inf"), &x), -ERANGE);
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "tiny"), &x), 0); /* the nearest double: 0 */
+	assert_true(x == 0.0);
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "long"), &x), -ERANGE); /* too long to read */
+	assert_int_equal(json_get_double(&d, json_member(&d, root, "s"), &x), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +522,7 @@ int main(void)
 		cmocka_unit_test(json_refuses_what_rfc8259_does_not),
 		cmocka_unit_test(json_is_bounded_by_its_nodes_and_depth),
 		cmocka_unit_test(json_reads_values_of_their_type_only),
+		cmocka_unit_test(json_reads_signed_numbers_and_doubles),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

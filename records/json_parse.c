@@ -7,10 +7,11 @@
 #include "json_parse.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
-#include "parse.h"
 
 struct parser {
 	struct json_doc *d;
@@ -324,17 +325,25 @@ static int scan_number(struct parser *p, struct json_node *n)
 		whole = false;
 	}
 	n->number = JSON_NUM_OTHER;
-	if (whole && !negative) {
-		char buf[24];
-		size_t nd;
+	if (whole) {
+		uint64_t m = 0;
+		bool fits = true;
 
-		/* A copy, terminated, for parse_u64_prefix; 21 digits or more (no leading zero) are past 2^64 - 1. */
-		if (int_digits >= sizeof(buf)) {
-			n->number = JSON_NUM_HUGE;
-		} else {
-			memcpy(buf, p->s + p->pos, int_digits);
-			buf[int_digits] = 0;
-			n->number = parse_u64_prefix(buf, &nd, &n->u64) == PARSE_OK ? JSON_NUM_U64 : JSON_NUM_HUGE;
+		for (size_t d = 0; d < int_digits; d++) {
+			unsigned digit = (unsigned)(p->s[p->pos + negative + d] - '0');
+
+			if (m > (UINT64_MAX - digit) / 10) {
+				fits = false;
+				break;
+			}
+			m = m * 10 + digit;
+		}
+		if (!negative) {
+			n->number = fits ? JSON_NUM_U64 : JSON_NUM_HUGE;
+			n->u64 = fits ? m : 0;
+		} else if (fits && m <= (uint64_t)INT64_MAX + 1) {
+			n->number = JSON_NUM_NEG; /* -2^63..0: the magnitude in u64 */
+			n->u64 = m;
 		}
 	}
 	n->len = (uint32_t)(i - p->pos);
@@ -562,11 +571,45 @@ const struct json_node *json_member(const struct json_doc *d, const struct json_
 
 int json_get_u64(const struct json_node *n, uint64_t *v)
 {
-	if (!n || n->type != JSON_NUMBER || n->number == JSON_NUM_OTHER)
+	if (!n || n->type != JSON_NUMBER || n->number == JSON_NUM_OTHER || n->number == JSON_NUM_NEG)
 		return -EINVAL;
 	if (n->number == JSON_NUM_HUGE)
 		return -ERANGE;
 	*v = n->u64;
+	return 0;
+}
+
+int json_get_i64(const struct json_node *n, int64_t *v)
+{
+	if (!n || n->type != JSON_NUMBER || n->number == JSON_NUM_OTHER)
+		return -EINVAL;
+	if (n->number == JSON_NUM_HUGE || (n->number == JSON_NUM_U64 && n->u64 > (uint64_t)INT64_MAX))
+		return -ERANGE;
+	/* -2^63 has no positive counterpart: negate in unsigned arithmetic, then convert */
+	*v = n->number == JSON_NUM_NEG ? (int64_t)(0 - n->u64) : (int64_t)n->u64;
+	return 0;
+}
+
+int json_get_double(const struct json_doc *d, const struct json_node *n, double *v)
+{
+	char buf[JSON_NUMBER_TEXT_MAX + 1];
+	char *end;
+	double x;
+
+	if (!n || n->type != JSON_NUMBER)
+		return -EINVAL;
+	if (n->len > JSON_NUMBER_TEXT_MAX)
+		return -ERANGE;
+	memcpy(buf, d->text + n->start, n->len);
+	buf[n->len] = '\0';
+	errno = 0;
+	x = strtod(buf, &end);
+	/* strtod reads JSON's number grammar whole (it is a subset of C's); past a double's range it says ERANGE */
+	if (end != buf + n->len)
+		return -EINVAL;
+	if (errno == ERANGE && (x == HUGE_VAL || x == -HUGE_VAL))
+		return -ERANGE;
+	*v = x;
 	return 0;
 }
 

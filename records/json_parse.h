@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A strict, bounded JSON reader (RFC 8259), for text a less trusted
- * process wrote (the processor's status file, read by `tracer status`).
+ * process wrote (the processor's status file, read by `tracer status`;
+ * the live records the lake stores).
  * The whole text is checked before anything is read from it; the result
  * is a tree of nodes in an array the caller gives. Nothing is allocated,
  * nothing is copied until a value is read.
@@ -20,8 +21,8 @@
  * json_get_bool and json_get_string read a value of their type and refuse
  * any other.
  */
-#ifndef TRACER_STATUS_JSON_PARSE_H
-#define TRACER_STATUS_JSON_PARSE_H
+#ifndef TRACER_RECORDS_JSON_PARSE_H
+#define TRACER_RECORDS_JSON_PARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,8 +48,8 @@ enum json_parse_error {
 	JSON_E_TOO_LONG,  /* a text of 4 GiB or more */
 };
 
-/* What a number is, as far as json_get_u64 cares. */
-enum json_number { JSON_NUM_U64, JSON_NUM_HUGE, JSON_NUM_OTHER }; /* 0..2^64-1; whole but larger; else */
+/* What a number is: 0..2^64-1; whole and larger; anything else; whole and -2^63..-0 (json_get_i64). */
+enum json_number { JSON_NUM_U64, JSON_NUM_HUGE, JSON_NUM_OTHER, JSON_NUM_NEG };
 
 struct json_node {
 	uint8_t type;          /* enum json_type */
@@ -61,7 +62,7 @@ struct json_node {
 	uint32_t first;        /* array, object: the first child's index (0: none; the root is never a child) */
 	uint32_t next;         /* the next sibling's index (0: the last) */
 	uint32_t count;        /* array, object: how many children */
-	uint64_t u64;          /* JSON_NUMBER of JSON_NUM_U64: its value */
+	uint64_t u64;          /* JSON_NUMBER of JSON_NUM_U64: its value; of JSON_NUM_NEG: its magnitude */
 };
 
 struct json_doc {
@@ -92,6 +93,16 @@ const struct json_node *json_next(const struct json_doc *d, const struct json_no
 /* A whole number 0..2^64-1. 0, -EINVAL (not a number, or negative, fractional, with an exponent), -ERANGE (larger). */
 int json_get_u64(const struct json_node *n, uint64_t *v);
 
+/* A whole number -2^63..2^63-1. 0, -EINVAL (not a number, fractional, with an exponent), -ERANGE (outside). */
+int json_get_i64(const struct json_node *n, int64_t *v);
+
+/*
+ * Any number, as the nearest double. 0, -EINVAL (not a number), -ERANGE (beyond a double's range, or a
+ * text longer than JSON_NUMBER_TEXT_MAX characters).
+ */
+#define JSON_NUMBER_TEXT_MAX 64
+int json_get_double(const struct json_doc *d, const struct json_node *n, double *v);
+
 /* true or false. 0 or -EINVAL. */
 int json_get_bool(const struct json_node *n, bool *v);
 
@@ -105,4 +116,4 @@ int json_get_string(const struct json_doc *d, const struct json_node *n, char *b
 /* A member's name, decoded the same way. */
 int json_get_key(const struct json_doc *d, const struct json_node *member, char *buf, size_t cap, size_t *len);
 
-#endif /* TRACER_STATUS_JSON_PARSE_H */
+#endif /* TRACER_RECORDS_JSON_PARSE_H */
