@@ -14,6 +14,7 @@
 
 #include "decode.h"
 #include "json.h"
+#include "json_parse.h"
 #include "store.h"
 
 /* Every statement, prepared once on first use; their SQL is store.c's stmt_sql[]. */
@@ -63,7 +64,6 @@ enum stmt_id {
 	ST_LIVE_HEAD,
 	ST_LIVE_INSERT,
 	ST_LIVE_UPDATE,
-	ST_LIVE_STEP_EACH,
 	ST_LIVE_STEP,
 	ST_LIVE_ATTRIB,
 	ST_TOOLS_HEAD,
@@ -96,6 +96,12 @@ struct store {
 	struct obuf env_json;    /* its environment strings */
 	struct obuf drops_json;  /* a counters record's arrays */
 	uint32_t tune_newest;    /* store_tune_begin: the newest runs of each pipeline the walks see (0: all) */
+	/* A live record parsed in C (records/json_parse.h): its nodes, and room for its strings decoded. */
+	struct json_doc jdoc;
+	struct json_node *jnodes;
+	uint32_t jcap;
+	char *jarena;            /* strings decoded for one statement's binds (SQLITE_STATIC until its step) */
+	size_t jarena_cap, jarena_used;
 };
 
 struct bind {

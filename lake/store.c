@@ -177,20 +177,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, read_bytes, write_bytes, rchar, "      \
 	"wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, memory_limit_bytes, last_update_ns, "      \
 	LIVE_COLUMNS
-#define LIVE_STEP_VALUES                                                                                 \
-	J_TEXT("?1", "$.name") ", " J_STATE("?1", "$.state") ", " J_TEXT("?1", "$.engine") ", "            \
-	J_TEXT("?1", "$.rule") ", " J_TEXT("?1", "$.workdir") ", " J_ARRAY("?1", "$.tools") ", "           \
-	J_INT("?1", "$.start_ns") ", " J_INT("?1", "$.end_ns") ", " J_INT("?1", "$.processes") ", "        \
-	J_INT("?1", "$.running") ", " J_INT("?1", "$.failed_processes") ", "                               \
-	J_INT("?1", "$.nonzero_exits") ", " J_INT("?1", "$.oom_killed") ", " J_INT("?1", "$.exit_code") ", " \
-	J_INT("?1", "$.signal") ", " J_BOOL("?1", "$.failed") ", " J_INT("?1", "$.cpu_ns") ", "            \
-	J_INT("?1", "$.peak_rss_bytes") ", " J_INT("?1", "$.rss_sum_of_peaks_bytes") ", "                  \
-	J_BOOL("?1", "$.peak_rss_partial") ", " J_INT("?1", "$.memcg_peak_bytes") ", "                     \
-	J_INT("?1", "$.read_bytes") ", " J_INT("?1", "$.write_bytes") ", " J_INT("?1", "$.rchar") ", "     \
-	J_INT("?1", "$.wchar") ", " J_INT("?1", "$.net_tx_bytes") ", " J_INT("?1", "$.net_rx_bytes") ", "  \
-	J_MILLICORES("?1", "$.cpu_limit_cores") ", " J_COUNT("?1", "$.memory_limit_bytes") ", "             \
-	"?3, " J_LIVE("?1", "$.live")
-
 /*
  * A host heartbeat (TL_HOST, ?1 the record's JSON): every heartbeats column after host_id and seq, and its
  * value. The boot id only as the records carry one (32 lower-case hex digits, no NUL hidden in it); the
@@ -426,12 +412,24 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ", " HOST_COLUMNS ") = (" LIVE_RUN_VALUES ", "
 			   HOST_KEPT("$") ") WHERE run_id = ?2 AND "
 			   J_INT("?1", "$.update") " > coalesce(update_seq, -9223372036854775807 - 1)",
-	[ST_LIVE_STEP_EACH] = "SELECT e.value" J_OBJECTS("$.steps") " LIMIT ?2",
-	/* Steps are deltas: the newest wins, whole. A new one goes after the run's others. */
-	[ST_LIVE_STEP] = "INSERT INTO steps (run_id, idx, step_id, " LIVE_STEP_COLUMNS ") SELECT ?2, "
-			 "(SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?2), json_extract(?1, '$.id'), "
-			 LIVE_STEP_VALUES " WHERE json_type(?1, '$.id') = 'text' ON CONFLICT (run_id, step_id) "
-			 "DO UPDATE SET (" LIVE_STEP_COLUMNS ") = (" LIVE_STEP_VALUES ")",
+	/*
+	 * Steps are deltas: the newest wins, whole. A new one goes after the run's others. ?1 the run, ?2 the
+	 * step's id, then LIVE_STEP_COLUMNS' values in order, typed (live_step()).
+	 */
+	[ST_LIVE_STEP] = "INSERT INTO steps (run_id, idx, step_id, " LIVE_STEP_COLUMNS ") VALUES (?1, "
+			 "(SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?1), ?2, "
+			 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+			 "ON CONFLICT (run_id, step_id) DO UPDATE SET (" LIVE_STEP_COLUMNS ") = ("
+			 "excluded.name, excluded.state, excluded.engine, excluded.rule, excluded.workdir, "
+			 "excluded.tools, excluded.start_ns, excluded.end_ns, excluded.processes, excluded.running, "
+			 "excluded.failed_processes, excluded.nonzero_exits, excluded.oom_killed, excluded.exit_code, "
+			 "excluded.signal, excluded.failed, excluded.cpu_ns, excluded.peak_rss_bytes, "
+			 "excluded.rss_sum_of_peaks_bytes, excluded.peak_rss_partial, excluded.memcg_peak_bytes, "
+			 "excluded.read_bytes, excluded.write_bytes, excluded.rchar, excluded.wchar, "
+			 "excluded.net_tx_bytes, excluded.net_rx_bytes, excluded.cpu_limit_millicores, "
+			 "excluded.memory_limit_bytes, excluded.last_update_ns, excluded.live_cpu_millicores, "
+			 "excluded.live_rss_bytes, excluded.live_read_bytes_per_s, excluded.live_write_bytes_per_s, "
+			 "excluded.live_net_tx_bytes_per_s, excluded.live_net_rx_bytes_per_s)",
 	/* A process's run, step and tool; the row its kernel records fill (or filled) otherwise. */
 	[ST_LIVE_ATTRIB] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, run_id, step, tool) "
 			   "SELECT ?4, ?5, json_extract(e.value, '$.pid'), json_extract(e.value, '$.start_mono_ns'), ?2, "
@@ -887,6 +885,8 @@ void store_close(struct store *s)
 	obuf_free(&s->env_json);
 	obuf_free(&s->drops_json);
 	free(s->dec);
+	free(s->jnodes);
+	free(s->jarena);
 	free(s);
 }
 
@@ -1683,6 +1683,122 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 	return rc;
 }
 
+/* ---- a live record's values, read in C (records/json_parse.h), each bound only if of its type ---- */
+
+/* Parse the record into the store's nodes (grown as needed). 0, or -EINVAL (not strict JSON), -ENOMEM. */
+static int jdoc_parse(struct store *s, const char *json, size_t len)
+{
+	uint32_t cap = (uint32_t)(len / 2 + 2); /* a value takes a byte, and a separator between two */
+
+	if (cap > s->jcap) {
+		struct json_node *n = realloc(s->jnodes, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->jnodes = n;
+		s->jcap = cap;
+	}
+	if (len + 1 > s->jarena_cap) {
+		char *a = realloc(s->jarena, len + 1);
+
+		if (!a)
+			return -ENOMEM;
+		s->jarena = a;
+		s->jarena_cap = len + 1;
+	}
+	return json_parse(&s->jdoc, json, len, s->jnodes, s->jcap);
+}
+
+static const struct json_node *jget(struct store *s, const struct json_node *obj, const char *name)
+{
+	return json_member(&s->jdoc, obj, name);
+}
+
+/* J_INT: a whole number in int64's range; else NULL. */
+static void jb_int(struct bind *b, const struct json_node *n)
+{
+	int64_t v = 0;
+	bool ok = n && json_get_i64(n, &v) == 0;
+
+	b_opt(b, ok, v);
+}
+
+/* J_COUNT_BETWEEN: a whole number from 0 to max; else NULL. */
+static void jb_count(struct bind *b, const struct json_node *n, uint64_t max)
+{
+	uint64_t v = 0;
+	bool ok = n && json_get_u64(n, &v) == 0 && v <= max && v <= INT64_MAX;
+
+	b_opt(b, ok, (int64_t)v);
+}
+
+/* J_BOOL: true 1, false 0; else NULL. */
+static void jb_bool(struct bind *b, const struct json_node *n)
+{
+	bool v = false;
+	bool ok = n && json_get_bool(n, &v) == 0;
+
+	b_opt(b, ok, v);
+}
+
+/* J_TEXT: a string, decoded (an escaped NUL kept, its length bound); else NULL. Its bytes live in the arena. */
+static void jb_text(struct bind *b, struct store *s, const struct json_node *n)
+{
+	size_t len = 0;
+	char *out = s->jarena + s->jarena_used;
+
+	if (!n || n->type != JSON_STRING ||
+	    json_get_string(&s->jdoc, n, out, s->jarena_cap - s->jarena_used, &len)) {
+		b_null(b);
+		return;
+	}
+	s->jarena_used += len + 1;
+	b_text(b, out, len);
+}
+
+/* J_STATE: one of the four states (docs/live.md); else NULL. */
+static void jb_state(struct bind *b, struct store *s, const struct json_node *n)
+{
+	static const char *const states[] = { "running", "succeeded", "failed", "lost" };
+	char v[16];
+
+	if (n && n->type == JSON_STRING && json_get_string(&s->jdoc, n, v, sizeof(v), NULL) == 0)
+		for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+			if (!strcmp(v, states[i])) {
+				lake_b_str(b, states[i]);
+				return;
+			}
+	b_null(b);
+}
+
+/* J_ARRAY: an array, as its JSON text; else NULL. */
+static void jb_array(struct bind *b, struct store *s, const struct json_node *n)
+{
+	if (n && n->type == JSON_ARRAY)
+		b_text(b, s->jdoc.text + n->start, n->len);
+	else
+		b_null(b);
+}
+
+/* J_MILLICORES: CPUs, a number from 0 to 1e6, in thousandths rounded half away from zero; else NULL. */
+static void jb_millicores(struct bind *b, struct store *s, const struct json_node *n)
+{
+	double v = 0;
+	bool ok = n && json_get_double(&s->jdoc, n, &v) == 0 && v >= 0 && v <= 1e6;
+
+	b_opt(b, ok, ok ? (int64_t)(1000 * v + 0.5) : 0); /* v >= 0: half away from zero, as SQL's round() */
+}
+
+/* J_LIVE: the six figures of a "live" object. */
+static void jb_live(struct bind *b, struct store *s, const struct json_node *live)
+{
+	static const char *const k[] = { "cpu_millicores", "rss_bytes", "read_bytes_per_s", "write_bytes_per_s",
+					 "net_tx_bytes_per_s", "net_rx_bytes_per_s" };
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		jb_int(b, jget(s, live, k[i]));
+}
+
 /* What a live record is: whether it is one, its key, its update_ns, its arrays' lengths. */
 struct live_head {
 	bool ok; /* a tracer.live.v1 object with a key of 1..STORE_RUN_KEY_MAX bytes, no NUL */
@@ -1705,6 +1821,12 @@ static int live_head(struct batch_ctx *c, const char *json, size_t len, struct l
 	rc = json_ok(c, json, len, &valid);
 	if (rc || !valid)
 		return rc;
+	/* json1 and records/json_parse.h (the steps) must both accept it: strict JSON, no member twice */
+	rc = jdoc_parse(c->s, json, len);
+	if (rc == -ENOMEM)
+		return STORE_E_NOMEM;
+	if (rc)
+		return STORE_OK;
 	b = lake_bind_start(c->s, ST_LIVE_HEAD);
 	b_text(&b, json, len);
 	lake_b_i64(&b, STORE_RUN_KEY_MAX);
@@ -1740,32 +1862,63 @@ static int live_insert(struct batch_ctx *c, const char *json, size_t len, const 
 	return rc;
 }
 
-static int live_step(struct batch_ctx *c, sqlite3_stmt *each, int64_t run_id, const struct live_head *h)
+/* One element of "steps" (an object), upserted by its id: one whose id is not a string is not stored. */
+static int live_step(struct batch_ctx *c, const struct json_node *e, int64_t run_id, const struct live_head *h)
 {
-	struct bind b = lake_bind_start(c->s, ST_LIVE_STEP);
+	static const char *const counts[] = { "start_ns", "end_ns", "processes", "running", "failed_processes",
+					      "nonzero_exits", "oom_killed", "exit_code", "signal" };
+	static const char *const bytes[] = { "read_bytes", "write_bytes", "rchar", "wchar", "net_tx_bytes",
+					     "net_rx_bytes" };
+	struct store *s = c->s;
+	const struct json_node *id = jget(s, e, "id");
+	struct bind b;
 
-	b_text(&b, (const char *)sqlite3_column_text(each, 0), (size_t)sqlite3_column_bytes(each, 0));
+	if (!id || id->type != JSON_STRING)
+		return STORE_OK;
+	s->jarena_used = 0;
+	b = lake_bind_start(s, ST_LIVE_STEP);
 	lake_b_i64(&b, run_id);
+	jb_text(&b, s, id);
+	jb_text(&b, s, jget(s, e, "name"));
+	jb_state(&b, s, jget(s, e, "state"));
+	jb_text(&b, s, jget(s, e, "engine"));
+	jb_text(&b, s, jget(s, e, "rule"));
+	jb_text(&b, s, jget(s, e, "workdir"));
+	jb_array(&b, s, jget(s, e, "tools"));
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		jb_int(&b, jget(s, e, counts[i]));
+	jb_bool(&b, jget(s, e, "failed"));
+	jb_int(&b, jget(s, e, "cpu_ns"));
+	jb_int(&b, jget(s, e, "peak_rss_bytes"));
+	jb_int(&b, jget(s, e, "rss_sum_of_peaks_bytes"));
+	jb_bool(&b, jget(s, e, "peak_rss_partial"));
+	jb_int(&b, jget(s, e, "memcg_peak_bytes"));
+	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++)
+		jb_int(&b, jget(s, e, bytes[i]));
+	jb_millicores(&b, s, jget(s, e, "cpu_limit_cores"));
+	jb_count(&b, jget(s, e, "memory_limit_bytes"), INT64_MAX);
 	b_opt(&b, h->has_update_ns, h->update_ns);
+	jb_live(&b, s, jget(s, e, "live"));
 	return exec_bound(&b);
 }
 
 /* One statement per step, so that a new step's position counts the steps before it in this record too. */
-static int live_steps(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, const struct live_head *h)
+static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
 {
-	struct bind each = lake_bind_start(c->s, ST_LIVE_STEP_EACH);
-	int step = SQLITE_DONE, rc;
+	struct store *s = c->s;
+	const struct json_node *steps = jget(s, json_root(&s->jdoc), "steps");
+	uint32_t n = 0;
+	int rc = STORE_OK;
 
-	b_text(&each, json, len);
-	lake_b_i64(&each, STORE_RUN_ROWS_MAX);
-	rc = lake_bind_check(&each);
-	if (rc)
-		return rc;
-	while (!rc && (step = sqlite3_step(each.st)) == SQLITE_ROW)
-		rc = live_step(c, each.st, run_id, h);
-	if (!rc && step != SQLITE_DONE)
-		rc = lake_sql_fail(c->s, step);
-	query_end(&each);
+	if (!steps || steps->type != JSON_ARRAY)
+		return STORE_OK;
+	for (const struct json_node *e = json_first(&s->jdoc, steps); e && !rc; e = json_next(&s->jdoc, e)) {
+		if (e->type != JSON_OBJECT)
+			continue;
+		if (n++ == STORE_RUN_ROWS_MAX)
+			break;
+		rc = live_step(c, e, run_id, h);
+	}
 	if (!rc && h->steps > STORE_RUN_ROWS_MAX)
 		c->res->run_rows_dropped += (uint32_t)(h->steps - STORE_RUN_ROWS_MAX);
 	return rc;
@@ -1781,7 +1934,7 @@ static int live_apply(struct batch_ctx *c, const char *json, size_t len, int64_t
 	lake_b_i64(&b, run_id);
 	rc = exec_bound(&b);
 	if (!rc)
-		rc = live_steps(c, json, len, run_id, h);
+		rc = live_steps(c, run_id, h);
 	if (!rc)
 		rc = run_rows(c, ST_LIVE_SIGNALS, json, len, run_id, h->signals);
 	if (rc)
