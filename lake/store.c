@@ -156,20 +156,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"engine, run_name, state, detected_by, last_update_ns, update_seq, root_pid, preexisting, "         \
 	"slurm_job_id, aws_batch_job_id, processes, running_processes, cpu_ns, read_bytes, write_bytes, "   \
 	"rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS
-#define LIVE_RUN_VALUES                                                                                  \
-	"'tracer.live.v1', " J_ARRAY("?1", "$.command") ", " J_INT("?1", "$.exit_code") ", "                \
-	J_INT("?1", "$.signal") ", " J_INT("?1", "$.start_ns") ", " J_INT("?1", "$.end_ns") ", "           \
-	J_INT("?1", "$.end_ns") " - " J_INT("?1", "$.start_ns") ", " J_TEXT("?1", "$.pipeline") ", "       \
-	J_TEXT("?1", "$.run_id") ", " J_TEXT("?1", "$.engine") ", " J_TEXT("?1", "$.run_name") ", "        \
-	J_STATE("?1", "$.state") ", " J_TEXT("?1", "$.detected_by") ", " J_INT("?1", "$.update_ns") ", "   \
-	J_INT("?1", "$.update") ", " J_INT("?1", "$.root_pid") ", " J_BOOL("?1", "$.preexisting") ", "     \
-	J_TEXT("?1", "$.slurm_job_id") ", " J_TEXT("?1", "$.aws_batch_job_id") ", "                        \
-	J_INT("?1", "$.processes") ", " J_INT("?1", "$.running_processes") ", "                            \
-	J_INT("?1", "$.totals.cpu_ns") ", " J_INT("?1", "$.totals.read_bytes") ", "                        \
-	J_INT("?1", "$.totals.write_bytes") ", " J_INT("?1", "$.totals.rchar") ", "                        \
-	J_INT("?1", "$.totals.wchar") ", " J_INT("?1", "$.totals.net_tx_bytes") ", "                       \
-	J_INT("?1", "$.totals.net_rx_bytes") ", " J_LIVE("?1", "$.live")
-
 /* A live step (?1 the element of "steps", ?3 the record's update_ns): every column but its keys. */
 #define LIVE_STEP_COLUMNS                                                                                \
 	"name, state, engine, rule, workdir, tools, start_ns, end_ns, processes, running, failed_processes, " \
@@ -403,15 +389,18 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 J_INT("?1", "$.update_ns") ", coalesce(json_array_length(?1, '$.steps'), 0), "
 			 "coalesce(json_array_length(?1, '$.processes_attributed'), 0), "
 			 "coalesce(json_array_length(?1, '$.signals'), 0)",
+	/* A live run's header: LIVE_RUN_COLUMNS' and HOST_COLUMNS' values typed, in order (bind_live_run()). */
 	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
-			   HOST_COLUMNS ") VALUES (?2, ?3, ?4, ?5, ?6, " LIVE_RUN_VALUES ", " HOST_VALUES("$") ")",
+			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/*
 	 * Only a newer record (a higher update) changes the header: a restarted processor may repeat itself.
-	 * A record without the host or the uid keeps what the row has.
+	 * A record without the host or the uid keeps what the row has. ?43 the run, ?44 the record's update.
 	 */
-	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ", " HOST_COLUMNS ") = (" LIVE_RUN_VALUES ", "
-			   HOST_KEPT("$") ") WHERE run_id = ?2 AND "
-			   J_INT("?1", "$.update") " > coalesce(update_seq, -9223372036854775807 - 1)",
+	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ", " HOST_COLUMNS ") = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
+			   "coalesce(?, host_cloud), coalesce(?, host_instance_type), coalesce(?, host_instance_id), "
+			   "coalesce(?, host_region), coalesce(?, host_cpus), coalesce(?, host_memory_bytes), "
+			   "coalesce(?, host_price_per_hour), coalesce(?, uid)) WHERE run_id = ?43 AND "
+			   "?44 > coalesce(update_seq, -9223372036854775807 - 1)",
 	/*
 	 * Steps are deltas: the newest wins, whole. A new one goes after the run's others. ?1 the run, ?2 the
 	 * step's id, then LIVE_STEP_COLUMNS' values in order, typed (live_step()).
@@ -1799,6 +1788,71 @@ static void jb_live(struct bind *b, struct store *s, const struct json_node *liv
 		jb_int(b, jget(s, live, k[i]));
 }
 
+static void b_real(struct bind *b, double v)
+{
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_double(b->st, ++b->n, v);
+}
+
+/* HOST_VALUES: the host a run ran on and its user, from a live record's "host" and "uid". */
+static void jb_host(struct bind *b, struct store *s, const struct json_node *root)
+{
+	const struct json_node *host = jget(s, root, "host"), *price = jget(s, host, "price_per_hour");
+	double v = 0;
+
+	jb_text(b, s, jget(s, host, "cloud"));
+	jb_text(b, s, jget(s, host, "instance_type"));
+	jb_text(b, s, jget(s, host, "instance_id"));
+	jb_text(b, s, jget(s, host, "region"));
+	jb_count(b, jget(s, host, "cpus"), INT64_MAX);
+	jb_count(b, jget(s, host, "memory_bytes"), INT64_MAX);
+	/* J_REAL: a number from 0 to STORE_PRICE_MAX; a NaN or an infinity cannot be JSON */
+	if (price && json_get_double(&s->jdoc, price, &v) == 0 && v >= 0 && v <= 1e9) /* STORE_PRICE_MAX_SQL */
+		b_real(b, v);
+	else
+		b_null(b);
+	jb_count(b, jget(s, root, "uid"), INT64_MAX);
+}
+
+/* LIVE_RUN_COLUMNS' values (34), then HOST_COLUMNS' (8), from the record's root. */
+static void bind_live_run(struct bind *b, struct store *s)
+{
+	static const char *const head[] = { "exit_code", "signal", "start_ns", "end_ns" };
+	static const char *const totals[] = { "cpu_ns", "read_bytes", "write_bytes", "rchar", "wchar",
+					      "net_tx_bytes", "net_rx_bytes" };
+	const struct json_node *root = json_root(&s->jdoc), *t = jget(s, root, "totals");
+	int64_t start = 0, end = 0, d;
+	bool known;
+
+	s->jarena_used = 0;
+	lake_b_str(b, "tracer.live.v1");
+	jb_array(b, s, jget(s, root, "command"));
+	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+		jb_int(b, jget(s, root, head[i]));
+	known = jget(s, root, "start_ns") && jget(s, root, "end_ns") &&
+		json_get_i64(jget(s, root, "start_ns"), &start) == 0 && json_get_i64(jget(s, root, "end_ns"), &end) == 0 &&
+		!__builtin_sub_overflow(end, start, &d);
+	b_opt(b, known, known ? d : 0); /* duration_ns */
+	jb_text(b, s, jget(s, root, "pipeline"));
+	jb_text(b, s, jget(s, root, "run_id"));
+	jb_text(b, s, jget(s, root, "engine"));
+	jb_text(b, s, jget(s, root, "run_name"));
+	jb_state(b, s, jget(s, root, "state"));
+	jb_text(b, s, jget(s, root, "detected_by"));
+	jb_int(b, jget(s, root, "update_ns"));
+	jb_int(b, jget(s, root, "update"));
+	jb_int(b, jget(s, root, "root_pid"));
+	jb_bool(b, jget(s, root, "preexisting"));
+	jb_text(b, s, jget(s, root, "slurm_job_id"));
+	jb_text(b, s, jget(s, root, "aws_batch_job_id"));
+	jb_int(b, jget(s, root, "processes"));
+	jb_int(b, jget(s, root, "running_processes"));
+	for (size_t i = 0; i < sizeof(totals) / sizeof(totals[0]); i++)
+		jb_int(b, jget(s, t, totals[i]));
+	jb_live(b, s, jget(s, root, "live"));
+	jb_host(b, s, root);
+}
+
 /* What a live record is: whether it is one, its key, its update_ns, its arrays' lengths. */
 struct live_head {
 	bool ok; /* a tracer.live.v1 object with a key of 1..STORE_RUN_KEY_MAX bytes, no NUL */
@@ -1844,17 +1898,17 @@ static int live_head(struct batch_ctx *c, const char *json, size_t len, struct l
 }
 
 /* First sight of a run: its row, with this record's seq, batch and boot. */
-static int live_insert(struct batch_ctx *c, const char *json, size_t len, const char *key, int64_t *run_id)
+static int live_insert(struct batch_ctx *c, const char *key, int64_t *run_id)
 {
 	struct bind b = lake_bind_start(c->s, ST_LIVE_INSERT);
 	int rc;
 
-	b_text(&b, json, len);
 	lake_b_str(&b, c->host);
 	lake_b_str(&b, c->boot);
 	b_u64(&b, c->seq);
 	lake_b_str(&b, c->hash);
 	lake_b_str(&b, key);
+	bind_live_run(&b, c->s);
 	rc = exec_bound(&b);
 	*run_id = sqlite3_last_insert_rowid(c->s->db);
 	if (!rc)
@@ -1930,8 +1984,9 @@ static int live_apply(struct batch_ctx *c, const char *json, size_t len, int64_t
 	struct bind b = lake_bind_start(c->s, ST_LIVE_UPDATE);
 	int rc;
 
-	b_text(&b, json, len);
+	bind_live_run(&b, c->s);
 	lake_b_i64(&b, run_id);
+	jb_int(&b, jget(c->s, json_root(&c->s->jdoc), "update"));
 	rc = exec_bound(&b);
 	if (!rc)
 		rc = live_steps(c, run_id, h);
@@ -1966,7 +2021,7 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 	}
 	rc = run_find(c, h.key, &run_id, &has_report);
 	if (rc == STORE_E_NOT_FOUND)
-		rc = live_insert(c, json, f->len, h.key, &run_id);
+		rc = live_insert(c, h.key, &run_id);
 	if (!rc && !has_report)
 		rc = live_apply(c, json, f->len, run_id, &h);
 	if (!rc)
