@@ -421,12 +421,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 "excluded.live_net_tx_bytes_per_s, excluded.live_net_rx_bytes_per_s)",
 	/* A process's run, step and tool; the row its kernel records fill (or filled) otherwise. */
 	[ST_LIVE_ATTRIB] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, run_id, step, tool) "
-			   "SELECT ?4, ?5, json_extract(e.value, '$.pid'), json_extract(e.value, '$.start_mono_ns'), ?2, "
-			   J_TEXT("e.value", "$.step") ", " J_TEXT("e.value", "$.tool") J_OBJECTS("$.processes_attributed")
-			   " AND json_type(e.value, '$.pid') = 'integer' AND "
-			   "json_type(e.value, '$.start_mono_ns') = 'integer' LIMIT ?3 "
-			   "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET run_id = excluded.run_id, "
-			   "step = excluded.step, tool = excluded.tool",
+			   "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
+			   "run_id = excluded.run_id, step = excluded.step, tool = excluded.tool",
 	/* TL_TOOLS: its shape, and how many processes it lists. */
 	[ST_TOOLS_HEAD] = "SELECT json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema") " = 'tracer.tools.v1' AND "
 			  "json_type(?1, '$.processes') = 'array', coalesce(json_array_length(?1, '$.processes'), 0)",
@@ -1512,7 +1508,7 @@ static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size
 		    int64_t listed)
 {
 	bool signals = id == ST_RUN_SIGNALS || id == ST_LIVE_SIGNALS;
-	bool attrib = id == ST_REPORT_ATTRIB || id == ST_LIVE_ATTRIB;
+	bool attrib = id == ST_REPORT_ATTRIB;
 	struct bind b = lake_bind_start(c->s, id);
 	int rc;
 
@@ -1978,6 +1974,43 @@ static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_hea
 	return rc;
 }
 
+/*
+ * A process's run, step and tool (an object of "processes_attributed" with integer "pid" and
+ * "start_mono_ns"); the row its kernel records fill (or filled) otherwise.
+ */
+static int live_attrib(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
+{
+	struct store *s = c->s;
+	const struct json_node *list = jget(s, json_root(&s->jdoc), "processes_attributed");
+	uint32_t n = 0;
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = list && list->type == JSON_ARRAY ? json_first(&s->jdoc, list) : NULL;
+	     e && !rc; e = json_next(&s->jdoc, e)) {
+		int64_t pid, start;
+		struct bind b;
+
+		if (e->type != JSON_OBJECT || json_get_i64(jget(s, e, "pid"), &pid) ||
+		    json_get_i64(jget(s, e, "start_mono_ns"), &start))
+			continue;
+		if (n++ == STORE_RUN_ROWS_MAX)
+			break;
+		s->jarena_used = 0;
+		b = lake_bind_start(s, ST_LIVE_ATTRIB);
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
+		lake_b_i64(&b, pid);
+		lake_b_i64(&b, start);
+		lake_b_i64(&b, run_id);
+		jb_text(&b, s, jget(s, e, "step"));
+		jb_text(&b, s, jget(s, e, "tool"));
+		rc = exec_bound(&b);
+	}
+	if (!rc && h->attributed > STORE_RUN_ROWS_MAX)
+		c->res->run_rows_dropped += (uint32_t)(h->attributed - STORE_RUN_ROWS_MAX);
+	return rc;
+}
+
 /* A run row's header (higher update only), steps, signals and their counts. */
 static int live_apply(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, const struct live_head *h)
 {
@@ -2025,7 +2058,7 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 	if (!rc && !has_report)
 		rc = live_apply(c, json, f->len, run_id, &h);
 	if (!rc)
-		rc = run_rows(c, ST_LIVE_ATTRIB, json, f->len, run_id, h.attributed);
+		rc = live_attrib(c, run_id, &h);
 	return rc;
 }
 
