@@ -288,6 +288,7 @@ int batch_seal(const struct batch_secret_key *k, const struct batch_identity *id
 	h.raw_len = (uint32_t)raw_len;
 	h.created_ns = b->created_ns;
 	h.mono_to_real_ns = b->mono_to_real_ns;
+	h.stream = b->stream;
 	memcpy(h.prev_hash, b->prev_hash, sizeof(h.prev_hash));
 	crypto_generichash(h.body_digest, sizeof(h.body_digest), w + sizeof(h), body_len, NULL, 0);
 	memcpy(w, &h, sizeof(h));
@@ -305,13 +306,18 @@ static int check_lengths(const void *wire, size_t len, struct batch_header *h)
 {
 	if (len > BATCH_MAX_WIRE)
 		return BATCH_E_TOO_BIG;
-	if (len < sizeof(*h) + BATCH_SIG_LEN)
+	if (len < BATCH_HEADER_V1_LEN + BATCH_SIG_LEN)
 		return BATCH_E_SHORT;
-	memcpy(h, wire, sizeof(*h));
+	memset(h, 0, sizeof(*h));
+	memcpy(h, wire, BATCH_HEADER_V1_LEN);
 	if (memcmp(h->magic, BATCH_MAGIC, sizeof(h->magic)))
 		return BATCH_E_MAGIC;
-	if (h->version != BATCH_VERSION || h->header_len != sizeof(*h))
+	if (!(h->version == 1 && h->header_len == BATCH_HEADER_V1_LEN) &&
+	    !(h->version == BATCH_VERSION && h->header_len == sizeof(*h)))
 		return BATCH_E_VERSION;
+	if (len < (uint64_t)h->header_len + BATCH_SIG_LEN)
+		return BATCH_E_SHORT;
+	memcpy(h, wire, h->header_len); /* a version 1 header leaves stream 0 */
 	if ((uint64_t)h->header_len + h->body_len + BATCH_SIG_LEN != len)
 		return BATCH_E_LENGTH;
 	if (h->raw_len > BATCH_MAX_RAW)
@@ -335,10 +341,10 @@ int batch_verify(const void *wire, size_t len, batch_key_lookup_fn lookup, void 
 		return BATCH_E_UNKNOWN_KEY;
 	if (memcmp(bound, any_host, sizeof(bound)) && memcmp(bound, h.host_id, sizeof(bound)))
 		return BATCH_E_WRONG_HOST;
-	signed_len = sizeof(h) + h.body_len;
+	signed_len = (size_t)h.header_len + h.body_len;
 	if (crypto_sign_verify_detached(w + signed_len, w, signed_len, pk))
 		return BATCH_E_SIGNATURE;
-	crypto_generichash(digest, sizeof(digest), w + sizeof(h), h.body_len, NULL, 0);
+	crypto_generichash(digest, sizeof(digest), w + h.header_len, h.body_len, NULL, 0);
 	if (sodium_memcmp(digest, h.body_digest, sizeof(digest)))
 		return BATCH_E_DIGEST;
 	*hdr = h;
@@ -400,11 +406,11 @@ static int check_frames(const struct batch_header *h, const uint8_t *raw, size_t
 
 int batch_open(const void *wire, size_t len, const struct batch_header *hdr, uint8_t **frames, size_t *raw_len)
 {
-	const uint8_t *body = (const uint8_t *)wire + sizeof(*hdr);
+	const uint8_t *body = (const uint8_t *)wire + hdr->header_len;
 	uint8_t *raw;
 	int rc;
 
-	if ((uint64_t)sizeof(*hdr) + hdr->body_len + BATCH_SIG_LEN != len || hdr->raw_len > BATCH_MAX_RAW)
+	if ((uint64_t)hdr->header_len + hdr->body_len + BATCH_SIG_LEN != len || hdr->raw_len > BATCH_MAX_RAW)
 		return BATCH_E_LENGTH;
 	if (hdr->raw_len == 0)
 		return BATCH_E_COUNT;

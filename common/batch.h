@@ -93,6 +93,7 @@ struct batch_build {
 	int64_t mono_to_real_ns;
 	uint8_t prev_hash[BATCH_HASH_LEN];
 	int compression;              /* enum batch_compression */
+	uint64_t stream;              /* the spool's id (include/batch_format.h) */
 };
 
 /*

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -329,6 +330,77 @@ static int ledger_store(struct spool *s, struct spool_ledger *next)
 	s->durable_acked = next->acked_seq;
 	s->ledger_dirty = false;
 	return 0;
+}
+
+/* ---- the stream id ------------------------------------------------- */
+
+#define STREAM_FILE_LEN 17 /* 16 hex digits and a newline */
+
+/* 0 and the id in the file stream, or -1 when there is none or it is not one we wrote whole. */
+static int stream_load(struct spool *s, uint64_t *id)
+{
+	char raw[STREAM_FILE_LEN + 1], *end;
+	ssize_t n;
+	int fd = openat(s->dirfd, "stream", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, raw, sizeof(raw), 0);
+	close(fd);
+	if (n != STREAM_FILE_LEN || raw[STREAM_FILE_LEN - 1] != '\n')
+		return -1;
+	raw[STREAM_FILE_LEN - 1] = 0;
+	for (int i = 0; i < STREAM_FILE_LEN - 1; i++)
+		if (!((raw[i] >= '0' && raw[i] <= '9') || (raw[i] >= 'a' && raw[i] <= 'f')))
+			return -1;
+	*id = strtoull(raw, &end, 16);
+	return *id > INT64_MAX ? -1 : 0;
+}
+
+/*
+ * The spool's stream id: the file's, else the ledger's, else a new one. Both kept: the file is
+ * written when it is not the id, the ledger (dirty) at the end of recovery.
+ */
+static int stream_recover(struct spool *s)
+{
+	char line[STREAM_FILE_LEN + 1];
+	uint64_t id = 0;
+	int rc;
+
+	if (stream_load(s, &id) == 0) {
+		if (s->ledger.stream != id)
+			s->ledger_dirty = true;
+		s->ledger.stream = id;
+		return 0;
+	}
+	if (s->st.ledger_missing) {
+		do {
+			if (getrandom(&id, sizeof(id), 0) != sizeof(id)) {
+				rc = -errno;
+				fprintf(stderr, "<3>spool: no random stream id for %s: %s\n", s->dir, strerror(-rc));
+				return rc;
+			}
+			id &= INT64_MAX;
+		} while (!id);
+		if (!s->created)
+			fprintf(stderr,
+				"<4>spool: neither ledger nor stream id in %s: the records still on disk go to the lake "
+				"as a new stream %016" PRIx64 " (any the lake had are stored again)\n",
+				s->dir, id);
+		s->ledger.stream = id;
+		s->ledger_dirty = true;
+	}
+	snprintf(line, sizeof(line), "%016" PRIx64 "\n", s->ledger.stream);
+	rc = replace_durably(s->dirfd, "stream", line, STREAM_FILE_LEN);
+	if (rc)
+		fprintf(stderr, "<3>spool: cannot write %s/stream: %s (check free space and permissions)\n", s->dir,
+			strerror(-rc));
+	return rc;
+}
+
+uint64_t spool_stream(const struct spool *s)
+{
+	return s->ledger.stream;
 }
 
 /* ---- deleting segments --------------------------------------------- */
@@ -1617,6 +1689,9 @@ static int recover(struct spool *s)
 		}
 	}
 	s->durable_acked = s->ledger.acked_seq;
+	rc = stream_recover(s);
+	if (rc)
+		return rc;
 	rc = list_segments(s, &v, &n);
 	if (rc) {
 		fprintf(stderr, "<3>spool: cannot list %s: %s\n", s->dir, strerror(-rc));

@@ -133,4 +133,7 @@ int spool_quarantine(struct spool *s, const void *batch, size_t len, uint64_t ba
 
 void spool_get_stats(const struct spool *s, struct spool_stats *st);
 
+/* The spool's stream id (include/spool_format.h): what its batches carry. */
+uint64_t spool_stream(const struct spool *s);
+
 #endif /* TRACER_DELIVERY_SPOOL_H */

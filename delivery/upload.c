@@ -305,6 +305,7 @@ static int seal_into(struct uploader *u, struct slot *sl, uint64_t from_seq, uin
 		.created_ns = real_ns(),
 		.mono_to_real_ns = u->c.mono_to_real_ns,
 		.compression = u->c.compression,
+		.stream = spool_stream(u->spool),
 	};
 	memcpy(sl->b.prev_hash, prev, sizeof(sl->b.prev_hash));
 	rc = batch_seal(u->key, u->id, &sl->b, sl->raw, span.bytes, sl->wire, sl->wire_cap, &sl->wire_len, sl->hash);

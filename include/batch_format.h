@@ -18,9 +18,16 @@
  * quarantined (the processor says so in a TL_LOSS record).
  *
  * The batch hash: BLAKE2b-256 of all the bytes (header, body, signature).
- * Each batch carries its predecessor's hash (prev_hash, zeros for a host's
- * first batch or after the spool lost its ledger), so the lake can tell a
- * chain from a replay or a splice. batch_seq counts a host's batches from 1.
+ * Each batch carries its predecessor's hash (prev_hash, zeros for a
+ * stream's first batch or after the spool lost its ledger), so the lake can
+ * tell a chain from a replay or a splice. batch_seq counts a stream's
+ * batches from 1.
+ *
+ * The stream: one spool's id (a host may have several: the daemons', each
+ * tracer run's). Record seqs, batch numbers and the chain are a stream's;
+ * the lake stores each (host, stream, seq) once. Version 1 headers (176
+ * bytes, without stream) are still accepted: their stream is 0, which is
+ * also what an upgraded spool of version 1 keeps.
  *
  * Key id: the first 8 bytes of BLAKE2b-256 of the 32-byte public key.
  * Integers little-endian.
@@ -33,7 +40,8 @@
 #include "frame.h"
 
 #define BATCH_MAGIC "TRBATCH1" /* 8 bytes, no NUL */
-#define BATCH_VERSION 1
+#define BATCH_VERSION 2
+#define BATCH_HEADER_V1_LEN 176 /* version 1: the header without stream */
 
 enum batch_compression {
 	BATCH_COMP_NONE = 0,
@@ -68,9 +76,12 @@ struct batch_header {
 	int64_t mono_to_real_ns;                 /* CLOCK_REALTIME - CLOCK_MONOTONIC on the host when signed */
 	uint8_t prev_hash[BATCH_HASH_LEN];
 	uint8_t body_digest[BATCH_HASH_LEN];
+	/* version 2 */
+	uint64_t stream;                         /* the spool's id, 1..2^63-1 (0: a version 1 spool) */
 };
 
-_Static_assert(sizeof(struct batch_header) == 176, "batch header layout");
+_Static_assert(sizeof(struct batch_header) == 184, "batch header layout");
+_Static_assert(__builtin_offsetof(struct batch_header, stream) == BATCH_HEADER_V1_LEN, "version 1 is a prefix");
 _Static_assert(__builtin_offsetof(struct batch_header, key_id) == 32, "key_id at a fixed offset");
 
 #endif /* TRACER_BATCH_FORMAT_H */

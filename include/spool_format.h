@@ -7,6 +7,7 @@
  *   000000000004a2c1.seg
  *   ledger                 what the lake has acknowledged; replaced atomically
  *   ledger.tmp             a ledger being written (ignored and removed by recovery)
+ *   stream                 the spool's stream id: 16 hex digits and a newline, written once
  *   quarantine/            batches the ingest refused for good (4xx), kept for a human
  *
  * A segment:
@@ -24,7 +25,13 @@
  * ledger, fsync of the directory. Segments whose every record is acked are
  * deleted only after the ledger that says so is durable. A missing or bad
  * ledger means acked_seq = 0: everything still on disk is sent again, and
- * the ingest drops what it already has (it keys records by host and seq).
+ * the ingest drops what it already has (it keys records by host, stream and
+ * seq).
+ *
+ * The stream id names this spool's seqs in the lake (include/batch_format.h):
+ * random (1..2^63-1) for a new spool, kept in the file stream and in the
+ * ledger, so that either alone brings it back. A spool of before (a ledger
+ * without one, no file) keeps stream 0, the stream of its batches of before.
  */
 #ifndef TRACER_SPOOL_FORMAT_H
 #define TRACER_SPOOL_FORMAT_H
@@ -63,7 +70,8 @@ struct spool_ledger {
 	uint64_t quarantined_batches;   /* refused for good by the ingest (4xx) */
 	uint64_t quarantined_records;
 	uint64_t ledger_resets;         /* times recovery found no valid ledger */
-	uint64_t rsvd[4];               /* 0 */
+	uint64_t stream;                /* the spool's stream id (also the file stream); 0 in a ledger of before */
+	uint64_t rsvd[3];               /* 0 */
 	uint32_t pad;                   /* 0 */
 	uint32_t crc;                   /* zlib crc32 of the bytes before it */
 };

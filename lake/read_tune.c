@@ -92,9 +92,10 @@ static const char live_sql[] =
 	LIVE(IO("p.rchar"), "ls.rchar") ", " LIVE(IO("p.wchar"), "ls.wchar") ", "
 	LIVE(NET("p.net_tx_bytes"), "ls.net_tx_bytes") ", " LIVE(NET("p.net_rx_bytes"), "ls.net_rx_bytes") ", "
 	"p.start_real_ns, p.end_real_ns, " LIVE("p.reclaim_ns", "ls.reclaim_ns") ", " TREE_COLUMNS " "
-	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND ls.seq = "
-	"(CASE WHEN p.exit_ts_ns IS NULL THEN (SELECT max(s.seq) FROM samples s INDEXED BY samples_process "
-	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns) END) "
+	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND "
+	"p.exit_ts_ns IS NULL AND (ls.stream, ls.seq) = (SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process "
+	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
+	"ORDER BY s.ts_ns DESC LIMIT 1) "
 	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY p.run_id";
 
 /*
@@ -133,7 +134,7 @@ static const char tasks_sql[] =
  * A process's samples in real time: its monotonic times plus its offset
  * (start_real_ns - start_ns, from the batch that brought its first kernel
  * record; else the exit's). Walked process by process (processes_run gives
- * run_id then rowid; each process's samples by seq, their order on a host).
+ * run_id then rowid; each process's samples by time, any stream).
  */
 #define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
 static const char samples_sql[] =
@@ -142,7 +143,7 @@ static const char samples_sql[] =
 	"JOIN samples s INDEXED BY samples_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
 	"s.tgid = p.tgid AND s.start_ns = p.start_ns "
 	"WHERE p.run_id IN (" SEL_RUNS ") AND " REAL_OFFSET " IS NOT NULL "
-	"ORDER BY p.run_id, p.rowid, s.seq";
+	"ORDER BY p.run_id, p.rowid, s.ts_ns";
 
 static const char files_sql[] =
 	"SELECT p.run_id, p.step, f.host_id, f.path, f.mode FROM processes p INDEXED BY processes_run "

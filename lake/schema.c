@@ -2,11 +2,13 @@
 /*
  * The lake's tables and columns (schema.h), and the SQL built from them: a
  * new lake's, and each upgrade's. A column's `since` is the version that
- * added it; a version's upgrade creates its tables, adds its columns to
- * the older tables, runs its own updates of old rows (upgrades[]), then
- * creates its indexes. A new lake is created at once with every column,
- * so a new lake and an upgraded one hold the same columns, as
- * tests/test_ingest_store.c checks.
+ * added it, its `until` the version that removed it. A version's upgrade
+ * creates its tables, adds its columns to the older tables, copies each
+ * table whose key it changed into a new one of the version's layout, runs
+ * its own updates of old rows (upgrades[]), drops the indexes and columns
+ * it removed, then creates its indexes. A new lake is created at once with
+ * every column, so a new lake and an upgraded one hold the same columns,
+ * as tests/test_ingest_store.c checks.
  */
 #include "schema.h"
 
@@ -24,6 +26,11 @@
 #define TEXT_NN(n) COL(n, LK_TEXT, LK_NOT_NULL, 1)
 #define REALV(n, v) COL(n, LK_REAL, 0, v)
 #define ID(n) COL(n, LK_ID, 0, 1)
+/* 8: the spool a row came from (include/batch_format.h); 0 for the rows of before */
+#define STREAM ZERO("stream", 8)
+
+#define IDX(n, c, u, v) { .name = n, .columns = c, .unique = u, .since = v }
+#define IDX_UNTIL(n, c, u, v, w) { .name = n, .columns = c, .unique = u, .since = v, .until = w }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define TABLE(n, v, c, ...) { .name = n, .since = v, .cols = c, .ncols = N(c), __VA_ARGS__ }
@@ -32,9 +39,17 @@
 static const struct lake_column schema_version_cols[] = { INT_NN("version") };
 
 static const struct lake_column hosts_cols[] = {
-	COL("host_id", LK_TEXT, LK_KEY, 1), INT_NN("first_seen_ns"), INT_NN("last_seen_ns"), ZERO("max_seq", 1),
+	COL("host_id", LK_TEXT, LK_KEY, 1), INT_NN("first_seen_ns"), INT_NN("last_seen_ns"),
+	{ .name = "max_seq", .type = LK_INT, .flags = LK_NOT_NULL, .since = 1, .until = 8, .dflt = "0" },
 	ZERO("batches", 1), ZERO("records", 1), INT("last_batch_seq"), TEXT("last_batch_hash"), TEXT("last_key_id"),
 	TEXT("last_boot_id"),
+};
+
+/* 8: each spool of a host: its seqs and its chain of batches */
+static const struct lake_column streams_cols[] = {
+	COL("host_id", LK_TEXT, LK_NOT_NULL, 8), ZERO("stream", 8), COL("first_seen_ns", LK_INT, LK_NOT_NULL, 8),
+	COL("last_seen_ns", LK_INT, LK_NOT_NULL, 8), ZERO("max_seq", 8), ZERO("batches", 8), ZERO("records", 8),
+	INTV("last_batch_seq", 8), TEXTV("last_batch_hash", 8),
 };
 
 static const struct lake_column keys_cols[] = {
@@ -50,19 +65,22 @@ static const struct lake_column batches_cols[] = {
 	INT_NN("mono_to_real_ns"), TEXT_NN("prev_hash"), TEXT_NN("chain"), INT_NN("received_ns"),
 	ZERO("records_new", 1), ZERO("records_duplicate", 1), ZERO("records_conflicting", 1),
 	ZERO("records_unknown", 1), ZERO("records_undecodable", 1), ZERO("bad_run_reports", 1), ZERO("gaps", 1),
-	ZERO("bad_live_records", 3),
+	ZERO("bad_live_records", 3), STREAM,
 };
-static const struct lake_index batches_idx[] = { { "batches_host", "host_id, batch_seq", false, 1 } };
+static const struct lake_index batches_idx[] = {
+	IDX_UNTIL("batches_host", "host_id, batch_seq", false, 1, 8),
+	IDX("batches_stream", "host_id, stream, batch_seq", false, 8),
+};
 
 static const struct lake_column gaps_cols[] = {
 	TEXT_NN("host_id"), INT_NN("from_seq"), INT_NN("to_seq"), INT_NN("found_ns"), TEXT_NN("batch_hash"),
-	ZERO("filled", 1),
+	ZERO("filled", 1), STREAM,
 };
 
 static const struct lake_column records_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), INT_NN("src_pos"), INT_NN("src_gen"), INT_NN("type"), INT_NN("flags"),
 	INT("ts_ns"), INT_NN("len"), INT_NN("crc"), COL("payload", LK_BLOB, LK_NOT_NULL, 1), TEXT_NN("batch_hash"),
-	TEXT("note"),
+	TEXT("note"), STREAM,
 };
 
 static const struct lake_column processes_cols[] = {
@@ -78,24 +96,25 @@ static const struct lake_column processes_cols[] = {
 	INT("files_dropped"), INT("state_flags"), INT("last_pid"), INTV("peak_rss_bytes", 2),
 	INTV("memcg_peak_bytes", 2), INTV("run_id", 3), TEXTV("step", 3), TEXTV("tool", 3), INTV("reclaim_ns", 7),
 };
-static const struct lake_index processes_idx[] = { { "processes_run", "run_id", false, 3 } };
+static const struct lake_index processes_idx[] = { IDX("processes_run", "run_id", false, 3) };
 
 static const struct lake_column samples_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
 	INT("ppid"), INT("runtime_ns"), INT("utime_ns"), INT("stime_ns"), INT("rss_bytes"), INT("hiwater_rss_bytes"),
 	INT("read_bytes"), INT("write_bytes"), INT("rchar"), INT("wchar"), INT("net_tx_bytes"), INT("net_rx_bytes"),
 	INT("iowait_ns"), INT("blocked_ns"), INT("net_wait_ns"), INT("run_delay_ns"), INT("cgroup_id"), INT("uid"),
-	INT("nr_threads"), INT("state_flags"), INT("flags"), TEXT("comm"), INTV("reclaim_ns", 7),
+	INT("nr_threads"), INT("state_flags"), INT("flags"), TEXT("comm"), INTV("reclaim_ns", 7), STREAM,
 };
 static const struct lake_index samples_idx[] = {
-	{ "samples_process", "host_id, boot_id, tgid, start_ns", false, 1 },
+	/* 8: with ts_ns, for a process's newest sample of any stream (its table rebuilt, its indexes anew) */
+	IDX("samples_process", "host_id, boot_id, tgid, start_ns, ts_ns", false, 1),
 };
 
 static const struct lake_column files_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
-	TEXT_NN("path"), TEXT_NN("mode"), INT_NN("truncated"),
+	TEXT_NN("path"), TEXT_NN("mode"), INT_NN("truncated"), STREAM,
 };
-static const struct lake_index files_idx[] = { { "files_process", "host_id, boot_id, tgid, start_ns", false, 1 } };
+static const struct lake_index files_idx[] = { IDX("files_process", "host_id, boot_id, tgid, start_ns", false, 1) };
 
 static const struct lake_column cgroups_cols[] = {
 	TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("v1"), INT_NN("cgroup_id"), TEXT_NN("path"),
@@ -105,18 +124,19 @@ static const struct lake_column cgroups_cols[] = {
 static const struct lake_column signals_cols[] = {
 	ID("signal_id"), TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("seq"), INT("run_id"), TEXT_NN("source"),
 	TEXT_NN("kind"), INT("pid"), INT("start_ns"), INT("ts_ns"), TEXT("step"), TEXT("tool"), TEXT("detail"),
+	STREAM,
 };
-static const struct lake_index signals_idx[] = { { "signals_run", "run_id", false, 1 } };
+static const struct lake_index signals_idx[] = { IDX("signals_run", "run_id", false, 1) };
 
 static const struct lake_column agent_counters_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("ts_ns"), INT_NN("kernel_drops"),
 	INT_NN("kernel_state_drops"), INT_NN("ring_drops"), INT_NN("records_copied"), INT_NN("bad_consumer_pos"),
-	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"),
+	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM,
 };
 
 static const struct lake_column losses_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),
-	INT_NN("records"), INT_NN("bytes"),
+	INT_NN("records"), INT_NN("bytes"), STREAM,
 };
 
 /* The six figures of a "live" object (docs/live.md), in runs and steps from version 3. */
@@ -139,11 +159,12 @@ static const struct lake_column runs_cols[] = {
 	/* 4: the host it ran on, its user */
 	TEXTV("host_cloud", 4), TEXTV("host_instance_type", 4), TEXTV("host_instance_id", 4), TEXTV("host_region", 4),
 	INTV("host_cpus", 4), INTV("host_memory_bytes", 4), REALV("host_price_per_hour", 4), INTV("uid", 4),
+	STREAM,
 };
 static const struct lake_index runs_idx[] = {
-	{ "runs_pipeline_run", "pipeline_run_id", false, 1 },
-	{ "runs_key", "host_id, run_key", true, 3 },
-	{ "runs_host_state", "host_id, state", false, 3 },
+	IDX("runs_pipeline_run", "pipeline_run_id", false, 1),
+	IDX("runs_key", "host_id, run_key", true, 3),
+	IDX("runs_host_state", "host_id, state", false, 3),
 };
 
 static const struct lake_column steps_cols[] = {
@@ -159,7 +180,7 @@ static const struct lake_column steps_cols[] = {
 	/* 6: the allocation it ran under */
 	INTV("cpu_limit_millicores", 6), INTV("memory_limit_bytes", 6),
 };
-static const struct lake_index steps_idx[] = { { "steps_run_step", "run_id, step_id", true, 3 } };
+static const struct lake_index steps_idx[] = { IDX("steps_run_step", "run_id, step_id", true, 3) };
 
 static const struct lake_column run_processes_cols[] = {
 	INT_NN("run_id"), INT_NN("idx"), INT("pid"), INT("ppid"), INT("start_ns"), INT("end_ns"), TEXT("exe"),
@@ -176,28 +197,36 @@ static const struct lake_column heartbeats_cols[] = {
 	INTV("mem_total_bytes", 5), INTV("mem_used_bytes", 5), INTV("net_rx_bytes", 5), INTV("net_tx_bytes", 5),
 	INTV("runs", 5), INTV("steps", 5), INTV("processes", 5), TEXTV("host_cloud", 5),
 	TEXTV("host_instance_type", 5), TEXTV("host_instance_id", 5), TEXTV("host_region", 5), INTV("host_cpus", 5),
-	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5),
+	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5), STREAM,
 };
-static const struct lake_index heartbeats_idx[] = { { "heartbeats_host_start", "host_id, start_ns", false, 5 } };
+static const struct lake_index heartbeats_idx[] = { IDX("heartbeats_host_start", "host_id, start_ns", false, 5) };
+
+/* 8: the stream joined the keys of a host's seqs */
+#define REBUILT_8(old) .rebuilt = 8, .was = old
+#define SEQ_KEY "host_id, seq"
 
 const struct lake_table lake_tables[] = {
 	TABLE("schema_version", 1, schema_version_cols),
 	TABLE("hosts", 1, hosts_cols),
 	TABLE("keys", 1, keys_cols),
+	TABLE("streams", 8, streams_cols, .key = "host_id, stream"),
 	TABLE("batches", 1, batches_cols, INDEXES(batches_idx)),
-	TABLE("gaps", 1, gaps_cols, .key = "host_id, from_seq"),
-	TABLE("records", 1, records_cols, .key = "host_id, seq", .without_rowid = true),
+	TABLE("gaps", 1, gaps_cols, .key = "host_id, stream, from_seq", REBUILT_8("host_id, from_seq")),
+	TABLE("records", 1, records_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY)),
 	TABLE("processes", 1, processes_cols, .key = "host_id, boot_id, tgid, start_ns", INDEXES(processes_idx)),
-	TABLE("samples", 1, samples_cols, .key = "host_id, seq", .without_rowid = true, INDEXES(samples_idx)),
-	TABLE("files", 1, files_cols, .key = "host_id, seq", .without_rowid = true, INDEXES(files_idx)),
+	TABLE("samples", 1, samples_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
+	      INDEXES(samples_idx)),
+	TABLE("files", 1, files_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
+	      INDEXES(files_idx)),
 	TABLE("cgroups", 1, cgroups_cols, .key = "host_id, boot_id, v1, cgroup_id"),
 	TABLE("signals", 1, signals_cols, INDEXES(signals_idx)),
-	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, seq"),
-	TABLE("losses", 1, losses_cols, .key = "host_id, seq"),
-	TABLE("runs", 1, runs_cols, .unique = "host_id, seq", INDEXES(runs_idx)),
+	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
+	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
+	TABLE("runs", 1, runs_cols, .unique = "host_id, stream, seq", REBUILT_8(SEQ_KEY), INDEXES(runs_idx)),
 	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
 	TABLE("run_processes", 1, run_processes_cols, .key = "run_id, idx"),
-	TABLE("heartbeats", 5, heartbeats_cols, .key = "host_id, seq", INDEXES(heartbeats_idx)),
+	TABLE("heartbeats", 5, heartbeats_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
+	      INDEXES(heartbeats_idx)),
 };
 const unsigned lake_ntables = N(lake_tables);
 
@@ -219,6 +248,10 @@ static const struct {
 	     "UPDATE steps SET state = CASE failed WHEN 1 THEN 'failed' WHEN 0 THEN 'succeeded' END;\n"
 	     "UPDATE steps SET step_id = NULL WHERE step_id IS NOT NULL AND rowid NOT IN "
 	     "(SELECT min(rowid) FROM steps WHERE step_id IS NOT NULL GROUP BY run_id, step_id);\n" },
+	/* 8: what the lake knew of each host's seqs and chain is its stream 0's */
+	{ 8, "INSERT INTO streams (host_id, stream, first_seen_ns, last_seen_ns, max_seq, batches, records, "
+	     "last_batch_seq, last_batch_hash) SELECT host_id, 0, first_seen_ns, last_seen_ns, max_seq, batches, "
+	     "records, last_batch_seq, last_batch_hash FROM hosts;\n" },
 };
 
 const struct lake_table *lake_table(const char *name)
@@ -248,23 +281,28 @@ static void sqlite_column(struct obuf *o, const struct lake_column *c)
 		obuf_printf(o, " CHECK (%s)", c->check);
 }
 
-/* CREATE TABLE with the columns of versions up to v. */
-static void sqlite_create(struct obuf *o, const struct lake_table *t, int v)
+/* A column or index of version v: added by then and not removed. */
+#define LIVE_AT(x, v) ((x)->since <= (v) && (!(x)->until || (x)->until > (v)))
+
+/* CREATE TABLE name with the columns of version v. */
+static void sqlite_create(struct obuf *o, const struct lake_table *t, const char *name, int v)
 {
 	const char *sep = "";
 
-	obuf_printf(o, "CREATE TABLE %s (", t->name);
+	obuf_printf(o, "CREATE TABLE %s (", name);
 	for (unsigned i = 0; i < t->ncols; i++) {
-		if (t->cols[i].since > v)
+		if (!LIVE_AT(&t->cols[i], v))
 			continue;
 		obuf_puts(o, sep);
 		sqlite_column(o, &t->cols[i]);
 		sep = ", ";
 	}
+	bool before = t->rebuilt > v; /* its key of before */
+
 	if (t->key)
-		obuf_printf(o, ", PRIMARY KEY (%s)", t->key);
+		obuf_printf(o, ", PRIMARY KEY (%s)", before ? t->was : t->key);
 	if (t->unique)
-		obuf_printf(o, ", UNIQUE (%s)", t->unique);
+		obuf_printf(o, ", UNIQUE (%s)", before ? t->was : t->unique);
 	obuf_printf(o, ")%s;\n", t->without_rowid ? " WITHOUT ROWID" : "");
 }
 
@@ -273,43 +311,87 @@ static void sqlite_index(struct obuf *o, const struct lake_table *t, const struc
 	obuf_printf(o, "CREATE %sINDEX %s ON %s (%s);\n", x->unique ? "UNIQUE " : "", x->name, t->name, x->columns);
 }
 
-int lake_schema_sqlite(int from, struct obuf *o)
+/* Version v changed t's key: a new table of v's layout takes the rows (its new columns their defaults). */
+static void sqlite_rebuild(struct obuf *o, const struct lake_table *t, int v)
 {
-	if (from < 0 || from > LAKE_SCHEMA_VERSION)
+	sqlite_create(o, t, "lake_rebuilt", v);
+	for (int pass = 0; pass < 2; pass++) { /* the columns it had and keeps: INSERT (...) SELECT ... */
+		const char *sep = "";
+
+		obuf_puts(o, pass ? ") SELECT " : "INSERT INTO lake_rebuilt (");
+		for (unsigned i = 0; i < t->ncols; i++)
+			if (LIVE_AT(&t->cols[i], v - 1) && LIVE_AT(&t->cols[i], v)) {
+				obuf_printf(o, "%s%s", sep, t->cols[i].name);
+				sep = ", ";
+			}
+	}
+	obuf_printf(o, " FROM %s;\n", t->name);
+	obuf_printf(o, "DROP TABLE %s;\nALTER TABLE lake_rebuilt RENAME TO %s;\n", t->name, t->name);
+	for (unsigned j = 0; j < t->nidx; j++)
+		if (LIVE_AT(&t->idx[j], v))
+			sqlite_index(o, t, &t->idx[j]);
+}
+
+/* Version v's changes to the tables of before it, but for those it rebuilds. */
+static void sqlite_alter(struct obuf *o, const struct lake_table *t, int v, bool add)
+{
+	for (unsigned j = 0; j < t->ncols; j++) {
+		if (add && t->cols[j].since == v) {
+			obuf_printf(o, "ALTER TABLE %s ADD COLUMN ", t->name);
+			sqlite_column(o, &t->cols[j]);
+			obuf_puts(o, ";\n");
+		} else if (!add && t->cols[j].until == v) {
+			obuf_printf(o, "ALTER TABLE %s DROP COLUMN %s;\n", t->name, t->cols[j].name);
+		}
+	}
+}
+
+int lake_schema_sqlite(int from, int to, struct obuf *o)
+{
+	if (from < 0 || to < from || to < 1 || to > LAKE_SCHEMA_VERSION)
 		return -EINVAL;
 	if (from == 0) { /* a new lake: every table whole, then every index */
 		for (unsigned i = 0; i < lake_ntables; i++)
-			sqlite_create(o, &lake_tables[i], LAKE_SCHEMA_VERSION);
+			if (lake_tables[i].since <= to)
+				sqlite_create(o, &lake_tables[i], lake_tables[i].name, to);
 		for (unsigned i = 0; i < lake_ntables; i++)
-			for (unsigned j = 0; j < lake_tables[i].nidx; j++)
-				sqlite_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
-		obuf_printf(o, "INSERT INTO schema_version VALUES (%d);\n", LAKE_SCHEMA_VERSION);
+			for (unsigned j = 0; j < lake_tables[i].nidx && lake_tables[i].since <= to; j++)
+				if (LIVE_AT(&lake_tables[i].idx[j], to))
+					sqlite_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+		obuf_printf(o, "INSERT INTO schema_version VALUES (%d);\n", to);
 		return 0;
 	}
-	for (int v = from + 1; v <= LAKE_SCHEMA_VERSION; v++) {
+	for (int v = from + 1; v <= to; v++) {
 		for (unsigned i = 0; i < lake_ntables; i++) {
 			const struct lake_table *t = &lake_tables[i];
 
-			if (t->since == v) {
-				sqlite_create(o, t, v);
-				continue;
-			}
-			if (t->since > v)
-				continue;
-			for (unsigned j = 0; j < t->ncols; j++)
-				if (t->cols[j].since == v) {
-					obuf_printf(o, "ALTER TABLE %s ADD COLUMN ", t->name);
-					sqlite_column(o, &t->cols[j]);
-					obuf_puts(o, ";\n");
-				}
+			if (t->since == v)
+				sqlite_create(o, t, t->name, v);
+			else if (t->since < v && t->rebuilt == v)
+				sqlite_rebuild(o, t, v);
+			else if (t->since < v)
+				sqlite_alter(o, t, v, true);
 		}
 		for (unsigned i = 0; i < N(upgrades); i++)
 			if (upgrades[i].version == v)
 				obuf_puts(o, upgrades[i].sqlite);
-		for (unsigned i = 0; i < lake_ntables; i++)
-			for (unsigned j = 0; j < lake_tables[i].nidx; j++)
-				if (lake_tables[i].idx[j].since == v)
-					sqlite_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+		for (unsigned i = 0; i < lake_ntables; i++) {
+			const struct lake_table *t = &lake_tables[i];
+
+			if (t->since >= v || t->rebuilt == v)
+				continue; /* its indexes are made with it */
+			for (unsigned j = 0; j < t->nidx; j++)
+				if (t->idx[j].until == v)
+					obuf_printf(o, "DROP INDEX %s;\n", t->idx[j].name);
+			sqlite_alter(o, t, v, false);
+		}
+		for (unsigned i = 0; i < lake_ntables; i++) {
+			const struct lake_table *t = &lake_tables[i];
+
+			for (unsigned j = 0; j < t->nidx; j++)
+				if (t->idx[j].since == v && (t->since == v || t->rebuilt != v))
+					sqlite_index(o, t, &t->idx[j]);
+		}
 		obuf_printf(o, "UPDATE schema_version SET version = %d;\n", v);
 	}
 	return 0;

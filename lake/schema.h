@@ -15,7 +15,7 @@
 #include "json.h"
 
 /* The lake's schema version: what schema.c's table describes (docs/lake.md, "Versions"). */
-#define LAKE_SCHEMA_VERSION 7
+#define LAKE_SCHEMA_VERSION 8
 
 enum lake_type {
 	LK_INT,  /* a 64-bit integer */
@@ -36,6 +36,7 @@ struct lake_column {
 	uint8_t type;      /* enum lake_type */
 	uint8_t flags;     /* LK_NOT_NULL, LK_KEY, LK_UNIQUE */
 	uint8_t since;     /* the schema version that added it */
+	uint8_t until;     /* the version that removed it; 0: none did */
 	const char *dflt;  /* its DEFAULT, as SQL; NULL: none */
 	const char *check; /* a CHECK on it, as SQL; NULL: none */
 };
@@ -45,6 +46,7 @@ struct lake_index {
 	const char *columns; /* "a, b" */
 	bool unique;
 	uint8_t since;
+	uint8_t until; /* the version that removed it; 0: none did */
 };
 
 struct lake_table {
@@ -55,6 +57,8 @@ struct lake_table {
 	const char *key;    /* PRIMARY KEY (...) of several columns; NULL: none, or a column's own */
 	const char *unique; /* a UNIQUE (...) of several columns; NULL: none */
 	bool without_rowid; /* SQLite: a table clustered on its key */
+	uint8_t rebuilt;    /* the last version that changed its key: its upgrade copies the table into a new one */
+	const char *was;    /* its key (or unique) before that version */
 	const struct lake_index *idx;
 	unsigned nidx;
 };
@@ -66,10 +70,11 @@ extern const unsigned lake_ntables;
 const struct lake_table *lake_table(const char *name);
 
 /*
- * Into o, the SQL that brings a lake of schema version `from` (0: an empty database) to LAKE_SCHEMA_VERSION,
- * for SQLite: tables, columns, the upgrades' own updates of old rows, indexes, the version's row. Run in one
- * transaction. 0, or -EINVAL for a version this build cannot upgrade (below 1, above LAKE_SCHEMA_VERSION).
+ * Into o, the SQL that brings a lake of schema version `from` (0: an empty database) to version `to`
+ * (LAKE_SCHEMA_VERSION; an older one only for tests, which make old lakes with it), for SQLite: tables,
+ * columns, the upgrades' own updates of old rows, indexes, the version's row. Run in one transaction. 0, or
+ * -EINVAL for versions this build cannot upgrade (from below 0, to below from or above LAKE_SCHEMA_VERSION).
  */
-int lake_schema_sqlite(int from, struct obuf *o);
+int lake_schema_sqlite(int from, int to, struct obuf *o);
 
 #endif /* TRACER_LAKE_SCHEMA_H */

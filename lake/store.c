@@ -124,7 +124,8 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 /* The run's row holds a tracer run report: its record is a TL_RUN_REPORT (a report merged into a live row
  * takes over the row's record). */
 #define RUN_HAS_REPORT                                                                                   \
-	"EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND r.seq = runs.seq AND "           \
+	"EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND r.stream = runs.stream AND "    \
+	"r.seq = runs.seq AND "                                                                            \
 	"r.type = " TL_RUN_REPORT_SQL ")"
 
 /*
@@ -202,26 +203,33 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
 	[ST_BATCH_EXISTS] = "SELECT 1 FROM batches WHERE hash = ?1",
-	[ST_CHAIN] = "SELECT 1 FROM batches WHERE hash = ?1 AND host_id = ?2",
+	[ST_CHAIN] = "SELECT 1 FROM batches WHERE hash = ?1 AND host_id = ?2 AND stream = ?3",
 	[ST_HOST_ENSURE] = "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns) VALUES (?1, ?2, ?2) "
 			   "ON CONFLICT (host_id) DO NOTHING",
-	[ST_HOST_MAXSEQ] = "SELECT max_seq FROM hosts WHERE host_id = ?1",
-	[ST_HOST_UPDATE] = "UPDATE hosts SET last_seen_ns = ?2, max_seq = ?3, batches = batches + 1, "
-			   "records = records + ?4, last_batch_seq = ?5, last_batch_hash = ?6, last_key_id = ?7, "
-			   "last_boot_id = ?8 WHERE host_id = ?1",
+	[ST_STREAM_ENSURE] = "INSERT INTO streams (host_id, stream, first_seen_ns, last_seen_ns) VALUES (?1, ?2, ?3, ?3) "
+			     "ON CONFLICT (host_id, stream) DO NOTHING",
+	[ST_STREAM_MAXSEQ] = "SELECT max_seq FROM streams WHERE host_id = ?1 AND stream = ?2",
+	[ST_HOST_UPDATE] = "UPDATE hosts SET last_seen_ns = ?2, batches = batches + 1, records = records + ?3, "
+			   "last_batch_seq = ?4, last_batch_hash = ?5, last_key_id = ?6, last_boot_id = ?7 "
+			   "WHERE host_id = ?1",
+	[ST_STREAM_UPDATE] = "UPDATE streams SET last_seen_ns = ?3, max_seq = ?4, batches = batches + 1, "
+			     "records = records + ?5, last_batch_seq = ?6, last_batch_hash = ?7 "
+			     "WHERE host_id = ?1 AND stream = ?2",
 	[ST_BATCH_INSERT] = "INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, "
 			    "nrecords, compression, body_len, raw_len, wire_len, created_ns, mono_to_real_ns, "
-			    "prev_hash, chain, received_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			    "prev_hash, chain, received_ns, stream) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_BATCH_COUNTS] = "UPDATE batches SET records_new = ?2, records_duplicate = ?3, records_conflicting = ?4, "
 			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8, "
 			    "bad_live_records = ?9 WHERE batch_id = ?1",
-	[ST_RECORD] = "INSERT INTO records (host_id, seq, src_pos, src_gen, type, flags, ts_ns, len, crc, payload, "
-		      "batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, seq) DO NOTHING",
-	[ST_RECORD_CRC] = "SELECT crc FROM records WHERE host_id = ?1 AND seq = ?2",
-	[ST_RECORD_NOTE] = "UPDATE records SET note = ?3 WHERE host_id = ?1 AND seq = ?2",
-	[ST_GAP] = "INSERT INTO gaps (host_id, from_seq, to_seq, found_ns, batch_hash) VALUES (?,?,?,?,?) "
-		   "ON CONFLICT (host_id, from_seq) DO NOTHING",
-	[ST_GAP_FILL] = "UPDATE gaps SET filled = filled + 1 WHERE host_id = ?1 AND from_seq <= ?2 AND to_seq >= ?2",
+	[ST_RECORD] = "INSERT INTO records (host_id, stream, seq, src_pos, src_gen, type, flags, ts_ns, len, crc, "
+		      "payload, batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+		      "ON CONFLICT (host_id, stream, seq) DO NOTHING",
+	[ST_RECORD_CRC] = "SELECT crc FROM records WHERE host_id = ?1 AND stream = ?2 AND seq = ?3",
+	[ST_RECORD_NOTE] = "UPDATE records SET note = ?4 WHERE host_id = ?1 AND stream = ?2 AND seq = ?3",
+	[ST_GAP] = "INSERT INTO gaps (host_id, stream, from_seq, to_seq, found_ns, batch_hash) VALUES (?,?,?,?,?,?) "
+		   "ON CONFLICT (host_id, stream, from_seq) DO NOTHING",
+	[ST_GAP_FILL] = "UPDATE gaps SET filled = filled + 1 WHERE host_id = ?1 AND stream = ?2 AND from_seq <= ?3 "
+			"AND to_seq >= ?3",
 	[ST_EXEC] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, uid, gid, comm, "
 		    "exe, argv, cwd, env, exec_flags, cgroup_id, cgroup_v1_id, mnt_ns, pid_ns, exec_ts_ns, last_pid, "
 		    "execs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
@@ -263,35 +271,35 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "last_pid = excluded.last_pid, peak_rss_bytes = excluded.peak_rss_bytes, "
 		    "memcg_peak_bytes = excluded.memcg_peak_bytes, reclaim_ns = excluded.reclaim_ns",
 	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
-	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail) "
-			   "SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8 WHERE NOT EXISTS (SELECT 1 FROM processes "
+	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
+			   "stream) SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM processes "
 			   "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?5 AND start_ns = ?6 AND oom_killed)",
 	/* The OOM record names a pid only: the newest process of that pid started before the kill. */
 	[ST_OOM_MARK] = "UPDATE processes SET oom_killed = 1 WHERE rowid = (SELECT rowid FROM processes "
 			"WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND start_ns <= ?4 "
 			"ORDER BY start_ns DESC LIMIT 1)",
-	[ST_OOM_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail) "
-			  "VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
+	[ST_OOM_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
+			  "stream) VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
 			  "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?4 AND start_ns <= ?5 "
 			  "ORDER BY start_ns DESC LIMIT 1), ?5, json_object('uid', ?6, 'total_vm_kb', ?7, "
 			  "'anon_rss_kb', ?8, 'file_rss_kb', ?9, 'shmem_rss_kb', ?10, 'pgtables_kb', ?11, "
 			  "'oom_score_adj', ?12, 'trigger_cgroup_id', ?13, 'memcg_id', ?14, 'memcg_v1', ?15, "
-			  "'memcg_limit_bytes', ?16, 'memcg_usage_bytes', ?17))",
-	[ST_SAMPLE] = "INSERT INTO samples (host_id, seq, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
+			  "'memcg_limit_bytes', ?16, 'memcg_usage_bytes', ?17), ?18)",
+	[ST_SAMPLE] = "INSERT INTO samples (host_id, stream, seq, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
 		      "stime_ns, rss_bytes, hiwater_rss_bytes, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, "
 		      "net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, run_delay_ns, cgroup_id, uid, nr_threads, "
 		      "state_flags, flags, comm, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		      "?)",
-	[ST_FILE] = "INSERT INTO files (host_id, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) "
-		    "VALUES (?,?,?,?,?,?,?,?,?)",
+		      "?,?)",
+	[ST_FILE] = "INSERT INTO files (host_id, stream, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) "
+		    "VALUES (?,?,?,?,?,?,?,?,?,?)",
 	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
 		      "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, v1, cgroup_id) DO UPDATE SET "
 		      "path = excluded.path, truncated = excluded.truncated, seq = excluded.seq",
-	[ST_COUNTERS] = "INSERT INTO agent_counters (host_id, seq, boot_id, ts_ns, kernel_drops, kernel_state_drops, "
+	[ST_COUNTERS] = "INSERT INTO agent_counters (host_id, stream, seq, boot_id, ts_ns, kernel_drops, kernel_state_drops, "
 			"ring_drops, records_copied, bad_consumer_pos, kernel_drops_by_type, ring_drops_by_type) "
-			"VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_LOSS] = "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes) "
-		    "VALUES (?,?,?,?,?,?,?)",
+			"VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_LOSS] = "INSERT INTO losses (host_id, stream, seq, reason, first_seq, last_seq, records, bytes) "
+		    "VALUES (?,?,?,?,?,?,?,?)",
 	[ST_KEY_GET] = "SELECT public_key, host_id, source FROM keys WHERE key_id = ?1",
 	[ST_KEY_ROTATION] = "INSERT INTO keys (key_id, public_key, host_id, source, announced_by, batch_hash, "
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
@@ -310,14 +318,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "instr(?1 -> '$.report.run.key', '\\u0000') = 0 THEN "
 			   J_TEXT("?1", "$.report.run.key") " END), "
 			   "(SELECT count(*)" J_OBJECTS("$.report.steps") ")",
-	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ", " HOST_COLUMNS ") "
-		   "VALUES (?2, ?3, ?4, ?5, " REPORT_RUN_VALUES ", " HOST_VALUES("$.report") ")",
+	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", "
+		   HOST_COLUMNS ") VALUES (?2, ?3, ?4, ?5, ?7, " REPORT_RUN_VALUES ", " HOST_VALUES("$.report") ")",
 	/*
 	 * The run was streamed live (or reported before): the report takes over its row and its record; the
 	 * host and uid the live records gave stay where the report has none.
 	 */
-	[ST_RUN_MERGE] = "UPDATE runs SET (boot_id, seq, batch_hash, " REPORT_RUN_COLUMNS ", " HOST_COLUMNS ") = "
-			 "(?3, ?4, ?5, " REPORT_RUN_VALUES ", " HOST_KEPT("$.report") ") WHERE run_id = ?7 AND host_id = ?2",
+	[ST_RUN_MERGE] = "UPDATE runs SET (boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", " HOST_COLUMNS
+			 ") = (?3, ?4, ?5, ?7, " REPORT_RUN_VALUES ", " HOST_KEPT("$.report") ") "
+			 "WHERE run_id = ?8 AND host_id = ?2",
 	[ST_RUN_FIND] = "SELECT run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key = ?2",
 	[ST_RUN_CLEAR_STEPS] = "DELETE FROM steps WHERE run_id = ?1",
 	[ST_RUN_CLEAR_PROCS] = "DELETE FROM run_processes WHERE run_id = ?1",
@@ -365,8 +374,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 J_INT("e.value", "$.net_rx_bytes") ", " J_TEXT("e.value", "$.cgroup") ", "
 			 J_TEXT("e.value", "$.container_id") ", " J_INT("e.value", "$.maxrss_rusage_bytes") ", "
 			 J_TEXT("e.value", "$.peak_rss_source") J_OBJECTS("$.report.processes") " LIMIT ?3",
-	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, step, tool, detail) "
-			   "SELECT ?4, ?5, ?6, ?2, 'run_report', " J_TEXT("e.value", "$.kind") ", "
+	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, stream, run_id, source, kind, pid, step, tool, "
+			   "detail) SELECT ?4, ?5, ?6, ?7, ?2, 'run_report', " J_TEXT("e.value", "$.kind") ", "
 			   J_INT("e.value", "$.pid") ", " J_TEXT("e.value", "$.step") ", "
 			   J_TEXT("e.value", "$.tool") ", e.value" J_OBJECTS("$.report.signals")
 			   " AND json_type(e.value, '$.kind') = 'text' LIMIT ?3",
@@ -390,8 +399,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 "coalesce(json_array_length(?1, '$.processes_attributed'), 0), "
 			 "coalesce(json_array_length(?1, '$.signals'), 0)",
 	/* A live run's header: LIVE_RUN_COLUMNS' and HOST_COLUMNS' values typed, in order (bind_live_run()). */
-	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
-			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, stream, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
+			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/*
 	 * Only a newer record (a higher update) changes the header: a restarted processor may repeat itself.
 	 * A record without the host or the uid keeps what the row has. ?43 the run, ?44 the record's update.
@@ -436,10 +445,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 	/* TL_HOST: a tracer.host.v1 object whose interval is two integer times, start before end. */
 	[ST_HOST_HEAD] = "SELECT json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema") " = 'tracer.host.v1' AND "
 			 J_COUNT("?1", "$.start_ns") " < " J_COUNT("?1", "$.end_ns"),
-	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, " HEARTBEAT_COLUMNS ") VALUES (?2, ?3, "
-			 HEARTBEAT_VALUES ") ON CONFLICT (host_id, seq) DO NOTHING",
-	[ST_LIVE_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, run_id, source, kind, pid, start_ns, ts_ns, "
-			    "step, tool, detail) SELECT ?4, ?5, ?6, ?2, 'live', " J_TEXT("e.value", "$.kind") ", "
+	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, " HEARTBEAT_COLUMNS ") VALUES (?2, ?3, ?4, "
+			 HEARTBEAT_VALUES ") ON CONFLICT (host_id, stream, seq) DO NOTHING",
+	[ST_LIVE_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, stream, run_id, source, kind, pid, start_ns, "
+			    "ts_ns, step, tool, detail) SELECT ?4, ?5, ?6, ?7, ?2, 'live', " J_TEXT("e.value", "$.kind") ", "
 			    J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.start_mono_ns") ", NULL, "
 			    J_TEXT("e.value", "$.step") ", " J_TEXT("e.value", "$.tool") ", e.value"
 			    J_OBJECTS("$.signals") " AND json_type(e.value, '$.kind') = 'text' "
@@ -506,7 +515,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			       "WHERE json_type(y.rep, '$.signals') = 'array' UNION ALL SELECT value FROM "
 			       "json_each(coalesce(?2, '[]')))))) AS rep FROM "
 			       "(SELECT json_extract(CAST(r.payload AS TEXT), '$.report') AS rep, runs.state AS state "
-			       "FROM runs JOIN records r ON r.host_id = runs.host_id AND r.seq = runs.seq AND "
+			       "FROM runs JOIN records r ON r.host_id = runs.host_id AND r.stream = runs.stream AND "
+			       "r.seq = runs.seq AND "
 			       "r.type = " TL_RUN_REPORT_SQL " WHERE runs.run_id = ?1) y) x",
 };
 
@@ -518,7 +528,8 @@ struct batch_ctx {
 	struct store_result *res;
 	char host[HEX_HOST], boot[HEX_HOST], key[HEX_KEY], hash[HEX_HASH];
 	int64_t batch_id;
-	uint64_t max_seq;     /* highest seq of this host in the lake */
+	int64_t stream;       /* the batch's stream (the lake's integers are signed) */
+	uint64_t max_seq;     /* highest seq of this stream in the lake */
 	uint64_t received_ns;
 	uint64_t seq;         /* the record being stored */
 	const char *note;     /* why nothing was derived from it (NULL: derived) */
@@ -695,7 +706,7 @@ static int apply_schema(struct store *s, int64_t from)
 	int rc;
 
 	obuf_init_mem(&sql, 1u << 20);
-	rc = lake_schema_sqlite((int)from, &sql) ? SQLITE_MISUSE : SQLITE_OK;
+	rc = lake_schema_sqlite((int)from, LAKE_SCHEMA_VERSION, &sql) ? SQLITE_MISUSE : SQLITE_OK;
 	obuf_putc(&sql, '\0');
 	if (rc == SQLITE_OK && (sql.err || !sql.buf))
 		rc = SQLITE_NOMEM;
@@ -890,12 +901,13 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* Start a statement with the columns every per-record row begins with: host_id, seq. */
+/* Start a statement with the columns every per-record row begins with: host_id, stream, seq. */
 static struct bind bind_record_row(struct batch_ctx *c, enum stmt_id id)
 {
 	struct bind b = lake_bind_start(c->s, id);
 
 	lake_b_str(&b, c->host);
+	lake_b_i64(&b, c->stream);
 	b_u64(&b, c->seq);
 	return b;
 }
@@ -1018,6 +1030,7 @@ static int exit_signal(struct batch_ctx *c, const struct tr_exit *x)
 	b_u64(&b, x->start_ns);
 	b_u64(&b, x->hdr.ts_ns);
 	lake_b_str(&b, detail);
+	lake_b_i64(&b, c->stream);
 	return exec_bound(&b);
 }
 
@@ -1102,6 +1115,7 @@ static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
 	b_u64(&b, o->memcg_v1);
 	b_u64(&b, o->memcg_limit_bytes);
 	b_u64(&b, o->memcg_usage_bytes);
+	lake_b_i64(&b, c->stream);
 	return exec_bound(&b);
 }
 
@@ -1520,8 +1534,10 @@ static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size
 		lake_b_str(&b, c->host);
 		lake_b_str(&b, c->boot);
 	}
-	if (signals)
+	if (signals) {
 		b_u64(&b, c->seq);
+		lake_b_i64(&b, c->stream);
+	}
 	rc = exec_bound(&b);
 	if (!rc && listed > STORE_RUN_ROWS_MAX)
 		c->res->run_rows_dropped += (uint32_t)(listed - STORE_RUN_ROWS_MAX);
@@ -1586,6 +1602,7 @@ static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const c
 	b_u64(&b, c->seq);
 	lake_b_str(&b, c->hash);
 	lake_b_str(&b, h->has_key ? h->key : NULL);
+	lake_b_i64(&b, c->stream);
 	return b;
 }
 
@@ -1902,6 +1919,7 @@ static int live_insert(struct batch_ctx *c, const char *key, int64_t *run_id)
 	lake_b_str(&b, c->host);
 	lake_b_str(&b, c->boot);
 	b_u64(&b, c->seq);
+	lake_b_i64(&b, c->stream);
 	lake_b_str(&b, c->hash);
 	lake_b_str(&b, key);
 	bind_live_run(&b, c->s);
@@ -2129,6 +2147,7 @@ static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void
 	b_text(&b, payload, f->len);
 	lake_b_str(&b, c->host);
 	b_u64(&b, c->seq);
+	lake_b_i64(&b, c->stream);
 	return exec_bound(&b);
 }
 
@@ -2172,16 +2191,14 @@ static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void
 	}
 }
 
-/* The lake already holds (host, seq): the same record, or another one with that seq (counted). */
+/* The lake already holds (host, stream, seq): the same record, or another one with that seq (counted). */
 static int record_duplicate(struct batch_ctx *c, const struct tr_frame *f)
 {
-	struct bind b = lake_bind_start(c->s, ST_RECORD_CRC);
+	struct bind b = bind_record_row(c, ST_RECORD_CRC);
 	int64_t crc = 0;
 	int rc;
 
 	c->res->dup_records++;
-	lake_b_str(&b, c->host);
-	b_u64(&b, f->seq);
 	rc = query_i64(&b, &crc);
 	if (rc == STORE_OK && (uint32_t)crc != f->crc)
 		c->res->conflicts++;
@@ -2197,6 +2214,7 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
 	if (seq > c->max_seq + 1) {
 		b = lake_bind_start(c->s, ST_GAP);
 		lake_b_str(&b, c->host);
+		lake_b_i64(&b, c->stream);
 		b_u64(&b, c->max_seq + 1);
 		b_u64(&b, seq - 1);
 		b_u64(&b, c->received_ns);
@@ -2206,6 +2224,7 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
 	} else if (seq <= c->max_seq) {
 		b = lake_bind_start(c->s, ST_GAP_FILL);
 		lake_b_str(&b, c->host);
+		lake_b_i64(&b, c->stream);
 		b_u64(&b, seq);
 		rc = exec_bound(&b);
 	}
@@ -2216,11 +2235,9 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
 
 static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool *inserted)
 {
-	struct bind b = lake_bind_start(c->s, ST_RECORD);
+	struct bind b = bind_record_row(c, ST_RECORD);
 	int rc;
 
-	lake_b_str(&b, c->host);
-	b_u64(&b, f->seq);
 	b_u64(&b, f->src_pos);
 	b_u64(&b, f->src_gen);
 	b_u64(&b, f->type);
@@ -2303,8 +2320,8 @@ int store_batch_exists(struct store *s, const uint8_t hash[BATCH_HASH_LEN])
 	return rc ? rc : 1;
 }
 
-/* first: the host's first batch (or its spool lost the ledger); linked: prev_hash is a stored batch of
- * the host; broken: it is not (a batch lost, refused, or never sent). */
+/* first: the stream's first batch (or its spool lost the ledger); linked: prev_hash is a stored batch of
+ * the stream; broken: it is not (a batch lost, refused, or never sent). */
 static int chain_state(struct batch_ctx *c, const char **state)
 {
 	char prev[HEX_HASH];
@@ -2320,12 +2337,14 @@ static int chain_state(struct batch_ctx *c, const char **state)
 	b = lake_bind_start(c->s, ST_CHAIN);
 	lake_b_str(&b, prev);
 	lake_b_str(&b, c->host);
+	lake_b_i64(&b, c->stream);
 	rc = query_i64(&b, &one);
 	*state = rc == STORE_OK ? "linked" : "broken";
 	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
 }
 
-static int host_max_seq(struct batch_ctx *c)
+/* The host and the stream known from now on, and the stream's highest seq so far. */
+static int stream_max_seq(struct batch_ctx *c)
 {
 	struct bind b = lake_bind_start(c->s, ST_HOST_ENSURE);
 	int64_t max = 0;
@@ -2336,8 +2355,16 @@ static int host_max_seq(struct batch_ctx *c)
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
-	b = lake_bind_start(c->s, ST_HOST_MAXSEQ);
+	b = lake_bind_start(c->s, ST_STREAM_ENSURE);
 	lake_b_str(&b, c->host);
+	lake_b_i64(&b, c->stream);
+	b_u64(&b, c->received_ns);
+	rc = exec_bound(&b);
+	if (rc)
+		return rc;
+	b = lake_bind_start(c->s, ST_STREAM_MAXSEQ);
+	lake_b_str(&b, c->host);
+	lake_b_i64(&b, c->stream);
 	rc = query_i64(&b, &max);
 	c->max_seq = (uint64_t)max;
 	return rc;
@@ -2372,6 +2399,7 @@ static int insert_batch(struct batch_ctx *c, size_t wire_len)
 	lake_b_str(&b, prev);
 	lake_b_str(&b, chain);
 	b_u64(&b, c->received_ns);
+	lake_b_i64(&b, c->stream);
 	rc = exec_bound(&b);
 	c->batch_id = sqlite3_last_insert_rowid(c->s->db);
 	return rc;
@@ -2395,10 +2423,20 @@ static int finish_batch(struct batch_ctx *c)
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
+	b = lake_bind_start(c->s, ST_STREAM_UPDATE);
+	lake_b_str(&b, c->host);
+	lake_b_i64(&b, c->stream);
+	b_u64(&b, c->received_ns);
+	b_u64(&b, c->max_seq);
+	b_u64(&b, r->new_records);
+	b_u64(&b, c->hdr->batch_seq);
+	lake_b_str(&b, c->hash);
+	rc = exec_bound(&b);
+	if (rc)
+		return rc;
 	b = lake_bind_start(c->s, ST_HOST_UPDATE);
 	lake_b_str(&b, c->host);
 	b_u64(&b, c->received_ns);
-	b_u64(&b, c->max_seq);
 	b_u64(&b, r->new_records);
 	b_u64(&b, c->hdr->batch_seq);
 	lake_b_str(&b, c->hash);
@@ -2429,6 +2467,7 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 	memset(res, 0, sizeof(*res));
 	if (s->read_only)
 		return STORE_E_READONLY;
+	c.stream = (int64_t)hdr->stream;
 	hex(c.host, sizeof(c.host), hdr->host_id, sizeof(hdr->host_id));
 	hex(c.boot, sizeof(c.boot), hdr->boot_id, sizeof(hdr->boot_id));
 	hex(c.key, sizeof(c.key), hdr->key_id, sizeof(hdr->key_id));
@@ -2443,7 +2482,7 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 		return exec_simple(s, ST_ROLLBACK);
 	}
 	if (!rc)
-		rc = host_max_seq(&c);
+		rc = stream_max_seq(&c);
 	if (!rc)
 		rc = insert_batch(&c, wire_len);
 	if (!rc)

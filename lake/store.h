@@ -24,7 +24,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */

@@ -17,6 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "json.h"
+#include "schema.h"
 #include "store.h"
 #include "test_ingest_helpers.h"
 
@@ -87,8 +93,19 @@ static inline int lake_fixture_teardown(void **state)
  * a duplicate). The store's return; the batch's hash in hash (NULL: not
  * wanted).
  */
+static inline int lake_store_chained(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq,
+				     const uint8_t *prev_hash, uint64_t received_ns, struct store_result *res,
+				     uint8_t hash[BATCH_HASH_LEN]);
 static inline int lake_store_sealed(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq,
 				    uint64_t received_ns, struct store_result *res, uint8_t hash[BATCH_HASH_LEN])
+{
+	return lake_store_chained(fx, host, batch_seq, NULL, received_ns, res, hash);
+}
+
+/* The same, after the batch whose hash is prev_hash (NULL: zeros, a stream's first). */
+static inline int lake_store_chained(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq,
+				     const uint8_t *prev_hash, uint64_t received_ns, struct store_result *res,
+				     uint8_t hash[BATCH_HASH_LEN])
 {
 	struct batch_header h;
 	struct sealed s;
@@ -96,7 +113,7 @@ static inline int lake_store_sealed(struct lake_fixture *fx, const uint8_t *host
 	size_t raw_len = 0;
 	int rc;
 
-	assert_int_equal(seal_frames(&fx->key, host, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
+	assert_int_equal(seal_frames(&fx->key, host, batch_seq, prev_hash, BATCH_COMP_ZLIB, &fx->f, &s), 0);
 	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, vhash), 0);
 	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
 	rc = store_batch(fx->st, &h, vhash, raw, raw_len, s.len, received_ns, res);
@@ -157,6 +174,55 @@ static inline void lake_assert_upgraded(struct lake_fixture *fx, const char *pat
 	lake_schema_text(path, old, sizeof(old));
 	assert_true(strlen(fresh) > 1000 && strlen(fresh) < sizeof(fresh) - 1);
 	assert_string_equal(old, fresh);
+}
+
+/*
+ * The lake at path (closed) made a lake of an older version holding the same rows: a new file of that
+ * version's schema (lake/schema.c), the columns it has copied from each of its tables, put in path's place.
+ * What later versions added is gone, as it was never there.
+ */
+static inline void lake_downgrade(const char *path, int version)
+{
+	char old[160], wal[176];
+	struct obuf o;
+	sqlite3 *db;
+
+	snprintf(old, sizeof(old), "%s.new", path);
+	assert_int_equal(rename(path, old), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_true(access(wal, F_OK) != 0); /* closed: nothing left in a WAL */
+	obuf_init_mem(&o, 1u << 20);
+	assert_int_equal(lake_schema_sqlite(0, version, &o), 0);
+	obuf_printf(&o, "ATTACH '%s' AS up;\n", old);
+	for (unsigned i = 0; i < lake_ntables; i++) {
+		const struct lake_table *t = &lake_tables[i];
+
+		if (t->since > version || !strcmp(t->name, "schema_version"))
+			continue;
+		for (int pass = 0; pass < 2; pass++) {
+			const char *sep = "";
+
+			obuf_printf(&o, pass ? ") SELECT " : "INSERT INTO main.%s (", t->name);
+			for (unsigned j = 0; j < t->ncols; j++) {
+				const struct lake_column *c = &t->cols[j];
+
+				if (c->since <= version && !c->until) {
+					obuf_printf(&o, "%s%s", sep, c->name);
+					sep = ", ";
+				}
+			}
+		}
+		obuf_printf(&o, " FROM up.%s;\n", t->name);
+	}
+	obuf_puts(&o, "DETACH up;\n");
+	obuf_putc(&o, '\0');
+	assert_false(o.err);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, o.buf, NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("lake_downgrade: %s", sqlite3_errmsg(db));
+	sqlite3_close(db);
+	obuf_free(&o);
+	assert_int_equal(unlink(old), 0);
 }
 
 #endif /* TRACER_TESTS_LAKE_FIXTURE_H */

@@ -225,6 +225,59 @@ static void signature_by_another_key_is_refused(void **state)
 	free(wire);
 }
 
+/*
+ * The stream is signed with the rest. A version 1 batch (a processor of before: a 176-byte header without
+ * a stream) verifies and opens, its stream 0; a header whose version and length disagree is refused.
+ */
+static void streams_are_signed_and_version_1_batches_are_stream_0(void **state)
+{
+	struct fixture *f = *state;
+	size_t body = f->wire_len - sizeof(struct batch_header) - BATCH_SIG_LEN;
+	size_t len = BATCH_HEADER_V1_LEN + body + BATCH_SIG_LEN, raw_len = 0;
+	uint8_t *v1 = malloc(len), *wire = malloc(batch_max_wire(f->raw_len)), *raw = NULL;
+	struct batch_build b = f->b;
+	struct batch_header h;
+	size_t wire_len;
+	uint8_t hash[BATCH_HASH_LEN];
+
+	b.stream = 0x1234567890abcdefULL;
+	assert_int_equal(batch_seal(&f->ring.key, &f->id, &b, f->frames, f->raw_len, wire, batch_max_wire(f->raw_len),
+				    &wire_len, hash), BATCH_OK);
+	assert_int_equal(verify(f, wire, wire_len, &h), BATCH_OK);
+	assert_int_equal(h.version, 2);
+	assert_int_equal(h.header_len, 184);
+	assert_int_equal(h.stream, 0x1234567890abcdefULL);
+	wire[BATCH_HEADER_V1_LEN] ^= 1;
+	assert_int_equal(verify(f, wire, wire_len, &h), BATCH_E_SIGNATURE);
+
+	memcpy(&h, f->wire, sizeof(h));
+	h.version = 1;
+	h.header_len = BATCH_HEADER_V1_LEN;
+	memcpy(v1, &h, BATCH_HEADER_V1_LEN);
+	memcpy(v1 + BATCH_HEADER_V1_LEN, f->wire + sizeof(h), body);
+	crypto_sign_detached(v1 + BATCH_HEADER_V1_LEN + body, NULL, v1, BATCH_HEADER_V1_LEN + body,
+			     f->ring.key.secret_key);
+	memset(&h, 0x5a, sizeof(h));
+	assert_int_equal(verify(f, v1, len, &h), BATCH_OK);
+	assert_int_equal(h.version, 1);
+	assert_int_equal(h.stream, 0);
+	assert_int_equal(h.batch_seq, 7);
+	assert_int_equal(batch_open(v1, len, &h, &raw, &raw_len), BATCH_OK);
+	assert_int_equal(raw_len, f->raw_len);
+	assert_memory_equal(raw, f->frames, raw_len);
+	free(raw);
+	/* version 1 with version 2's length, and version 2 with version 1's */
+	h.header_len = sizeof(h);
+	memcpy(v1, &h, BATCH_HEADER_V1_LEN);
+	assert_int_equal(verify(f, v1, len, &h), BATCH_E_VERSION);
+	memcpy(&h, f->wire, sizeof(h));
+	h.header_len = BATCH_HEADER_V1_LEN;
+	memcpy(wire, &h, sizeof(h));
+	assert_int_equal(verify(f, wire, f->wire_len, &h), BATCH_E_VERSION);
+	free(v1);
+	free(wire);
+}
+
 static void lengths_that_lie_are_refused_before_the_key(void **state)
 {
 	struct fixture *f = *state;
@@ -408,6 +461,7 @@ int main(void)
 		cmocka_unit_test(unknown_key_is_refused),
 		cmocka_unit_test(key_bound_to_another_host_is_refused),
 		cmocka_unit_test(signature_by_another_key_is_refused),
+		cmocka_unit_test(streams_are_signed_and_version_1_batches_are_stream_0),
 		cmocka_unit_test(lengths_that_lie_are_refused_before_the_key),
 		cmocka_unit_test(signed_but_malformed_frames_are_refused_when_opened),
 		cmocka_unit_test(seqs_must_increase),

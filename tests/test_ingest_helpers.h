@@ -33,6 +33,7 @@ struct frames {
 	size_t len, cap;
 	uint32_t n;
 	uint64_t first, last;
+	uint64_t stream; /* the stream they are sealed in (kept by frames_reset) */
 };
 
 static inline void frames_reset(struct frames *f)
@@ -177,6 +178,7 @@ static inline int seal_frames_boot(const struct batch_secret_key *k, const uint8
 	b.created_ns = 1700000000000000000ull;
 	b.mono_to_real_ns = 1600000000000000000ll;
 	b.compression = compression;
+	b.stream = f->stream;
 	if (prev_hash)
 		memcpy(b.prev_hash, prev_hash, sizeof(b.prev_hash));
 	out->wire = malloc(cap);

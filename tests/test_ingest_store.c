@@ -130,7 +130,7 @@ static void batch_stores_every_record_once_with_its_checksum(void **state)
 	assert_int_equal(crcs_recomputed(fx), 50);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 50);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches WHERE records_new = 50 AND chain = 'first'"), 1);
-	assert_int_equal(lake_q(fx, "SELECT max_seq FROM hosts"), 50);
+	assert_int_equal(lake_q(fx, "SELECT max_seq FROM streams"), 50);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records r JOIN batches b ON b.hash = r.batch_hash"), 50);
 	/* the derived row is the record's */
 	assert_int_equal(lake_q(fx, "SELECT runtime_ns FROM samples WHERE seq = 7"), 7000000);
@@ -358,6 +358,59 @@ static void records_are_keyed_by_host_so_two_hosts_share_seqs(void **state)
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM hosts"), 2);
 }
 
+/*
+ * Two spools of one host (the daemons' and a tracer run's) count their seqs each from 1: the lake keys
+ * records by host, stream and seq, so both are stored, each once; each stream has its own seqs, gaps and
+ * chain of batches.
+ */
+static void two_streams_of_a_host_share_seqs_each_stored_once(void **state)
+{
+	struct lake_fixture *fx = *state;
+	uint8_t first[BATCH_HASH_LEN], h[BATCH_HASH_LEN];
+	struct store_result res;
+
+	add_samples(fx, 1, 5);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	fx->f.stream = 0x1234;
+	add_samples(fx, 1, 5);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, first), STORE_OK);
+	assert_int_equal(res.new_records, 5);
+	assert_int_equal(res.dup_records, 0);
+	/* the same records of stream 0x1234 again, in another batch: duplicates */
+	add_samples(fx, 3, 3);
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(res.new_records, 0);
+	assert_int_equal(res.dup_records, 3);
+	assert_int_equal(res.conflicts, 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 10);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 10);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE stream = 4660"), 5);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM hosts"), 1);
+	assert_int_equal(lake_q(fx, "SELECT batches FROM hosts"), 3);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM streams WHERE max_seq = 5"), 2);
+	assert_int_equal(lake_q(fx, "SELECT batches || records FROM streams WHERE stream = 4660"), 25);
+	/* a gap is its stream's: 6..7 missing from 0x1234 only */
+	add_samples(fx, 8, 1);
+	assert_int_equal(lake_store_sealed(fx, fx->host, 3, 1700000000000000003ull, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	assert_int_equal(res.gaps, 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps WHERE stream = 4660 AND from_seq = 6 AND to_seq = 7"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 1);
+	/* the chain: a batch after 0x1234's first is linked in 0x1234, broken in stream 0 */
+	add_samples(fx, 9, 1);
+	assert_int_equal(lake_store_chained(fx, fx->host, 4, first, 1700000000000000004ull, &res, h), STORE_OK);
+	frames_reset(&fx->f);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches WHERE stream = 4660 AND batch_seq = 4 AND "
+			       "chain = 'linked'"), 1);
+	fx->f.stream = 0;
+	add_samples(fx, 6, 1);
+	assert_int_equal(lake_store_chained(fx, fx->host, 2, first, 1700000000000000005ull, &res, h), STORE_OK);
+	frames_reset(&fx->f);
+	assert_int_equal(res.new_records, 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches WHERE stream = 0 AND batch_seq = 2 AND "
+			       "chain = 'broken'"), 1);
+}
+
 /* ---- gaps -------------------------------------------------------------------- */
 
 static void gaps_between_and_within_batches_are_recorded_and_filled(void **state)
@@ -383,7 +436,7 @@ static void gaps_between_and_within_batches_are_recorded_and_filled(void **state
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 	assert_int_equal(res.gaps, 0);
 	assert_int_equal(lake_q(fx, "SELECT filled FROM gaps WHERE from_seq = 6"), 1);
-	assert_int_equal(lake_q(fx, "SELECT max_seq FROM hosts"), 14);
+	assert_int_equal(lake_q(fx, "SELECT max_seq FROM streams"), 14);
 }
 
 /* ---- keys -------------------------------------------------------------------- */
@@ -1534,20 +1587,15 @@ static void version_1_and_2_lakes_are_upgraded_in_place_and_keep_their_rows(void
 	upgraded(*state, 2);
 }
 
-/* What version 4 added (issue 15): the host a run ran on, and its user. */
-static const char *const v4_run_columns[] = { "host_cloud", "host_instance_type", "host_instance_id", "host_region",
-					      "host_cpus", "host_memory_bytes", "host_price_per_hour", "uid" };
-
 /*
  * A lake of version 3, as the tracer before issue 15 left it: an old lake upgraded to this version with a
- * live run stored, then version 4's columns (and version 5's table) taken away again.
+ * live run stored, then made a lake of version 3 again (without the host a run ran on, version 4's).
  */
 static void make_v3_lake(struct lake_fixture *fx, const char *path)
 {
 	struct store *st = NULL, *keep = fx->st;
 	struct store_result res;
-	char err[256], sql[160];
-	sqlite3 *db;
+	char err[256];
 
 	make_old_lake(path, 2);
 	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
@@ -1556,18 +1604,7 @@ static void make_v3_lake(struct lake_fixture *fx, const char *path)
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	fx->st = keep;
 	store_close(st);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	for (size_t i = 0; i < sizeof(v4_run_columns) / sizeof(v4_run_columns[0]); i++) {
-		snprintf(sql, sizeof(sql), "ALTER TABLE runs DROP COLUMN %s", v4_run_columns[i]);
-		assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-	}
-	/* and what versions 5 and 6 added (issue 17), and 7 (issue 25) */
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats; ALTER TABLE steps DROP COLUMN cpu_limit_millicores; "
-				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes; "
-				      "ALTER TABLE processes DROP COLUMN reclaim_ns; "
-				      "ALTER TABLE samples DROP COLUMN reclaim_ns", NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 3", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	lake_downgrade(path, 3);
 }
 
 static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(void **state)
@@ -1608,7 +1645,6 @@ static void make_v6_lake(struct lake_fixture *fx, const char *path)
 	struct tr_exit ex = make_exit(500, 42, 99, 41, 0, 1000);
 	struct store_result res;
 	char err[256];
-	sqlite3 *db;
 
 	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
 	fx->st = st;
@@ -1619,11 +1655,7 @@ static void make_v6_lake(struct lake_fixture *fx, const char *path)
 	frames_reset(&fx->f);
 	fx->st = keep;
 	store_close(st);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "ALTER TABLE processes DROP COLUMN reclaim_ns; "
-				      "ALTER TABLE samples DROP COLUMN reclaim_ns; "
-				      "UPDATE schema_version SET version = 6", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	lake_downgrade(path, 6);
 }
 
 static void a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown(void **state)
@@ -1654,6 +1686,56 @@ static void a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown(v
 }
 
 /*
+ * A lake of version 7 (before streams): its rows are its hosts' stream 0, which a spool of before keeps
+ * sending; what it knew of each host's seqs (hosts.max_seq) is the stream's, so a repeat is a duplicate
+ * and a seq after the last no gap. Another stream of the host starts its own seqs.
+ */
+static void a_version_7_lake_is_upgraded_its_seqs_stream_0(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store *st = NULL, *keep = fx->st;
+	struct store_result res;
+	char path[128], err[512];
+
+	snprintf(path, sizeof(path), "%s/v7.db", fx->dir);
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	fx->st = st;
+	add_samples(fx, 1, 4);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	fx->st = keep;
+	store_close(st);
+	lake_downgrade(path, 7);
+	/* as the ingest of version 7 kept it */
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('records') WHERE name = 'stream'"), 0);
+	{
+		sqlite3 *db;
+
+		assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(db, "UPDATE hosts SET max_seq = 4", NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_close(db);
+	}
+	lake_assert_upgraded(fx, path, 7);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM records WHERE stream = 0"), 4);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples WHERE stream = 0"), 4);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM streams WHERE stream = 0 AND max_seq = 4 AND batches = 1 "
+				       "AND records = 4 AND last_batch_seq = 1"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM batches WHERE stream = 0"), 1);
+	store_close(fx->st);
+	fx->st = NULL;
+	assert_int_equal(store_open(&fx->st, path, false, err, sizeof(err)), STORE_OK);
+	add_samples(fx, 3, 3); /* 3, 4 again; 5 next */
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(res.dup_records, 2);
+	assert_int_equal(res.new_records, 1);
+	assert_int_equal(res.gaps, 0);
+	fx->f.stream = 77;
+	add_samples(fx, 1, 2);
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.new_records, 2);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples"), 7);
+}
+
+/*
  * A new lake holds exactly lake/schema.c's tables, each with exactly its columns (name, type, NOT NULL, the
  * key) and its indexes: the one table is what the lake is. An upgrade from a version this build does not
  * know is refused.
@@ -1679,12 +1761,20 @@ static void a_new_lake_is_exactly_the_schema_table(void **state)
 	for (unsigned i = 0; i < lake_ntables; i++) {
 		const struct lake_table *t = &lake_tables[i];
 
+		unsigned live = 0;
+
 		assert_ptr_equal(lake_table(t->name), t);
-		assert_int_equal(lake_q(fx, "SELECT count(*) FROM pragma_table_info('%s')", t->name), t->ncols);
 		for (unsigned j = 0; j < t->ncols; j++) {
 			const struct lake_column *c = &t->cols[j];
 
 			assert_true(c->since >= t->since && c->since <= LAKE_SCHEMA_VERSION);
+			if (c->until) { /* removed: not in a new lake */
+				assert_true(c->until > c->since && c->until <= LAKE_SCHEMA_VERSION);
+				assert_int_equal(lake_q(fx, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+							t->name, c->name), 0);
+				continue;
+			}
+			live++;
 			assert_int_equal(lake_q(fx, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s' AND "
 						    "type = '%s' AND \"notnull\" = %d AND (pk > 0) = %d", t->name, c->name,
 						type[c->type], !!(c->flags & LK_NOT_NULL),
@@ -1693,11 +1783,15 @@ static void a_new_lake_is_exactly_the_schema_table(void **state)
 					 1);
 			columns++;
 		}
+		assert_int_equal(lake_q(fx, "SELECT count(*) FROM pragma_table_info('%s')", t->name), live);
 		for (unsigned j = 0; j < t->nidx; j++) {
 			assert_int_equal(lake_q(fx, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
-						    "name = '%s' AND tbl_name = '%s'", t->idx[j].name, t->name), 1);
-			indexes++;
+						    "name = '%s' AND tbl_name = '%s'", t->idx[j].name, t->name),
+					 !t->idx[j].until);
+			indexes += !t->idx[j].until;
 		}
+		/* a key changed by a version: the table had one before it */
+		assert_true(!t->rebuilt == !t->was && (!t->rebuilt || (t->rebuilt > t->since && (t->key || t->unique))));
 	}
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), lake_ntables);
 	/* the named indexes, and SQLite's own for each UNIQUE column or constraint and text or composite key */
@@ -1706,10 +1800,12 @@ static void a_new_lake_is_exactly_the_schema_table(void **state)
 	assert_true(columns > 300);
 	assert_null(lake_table("no_such_table"));
 	obuf_init_mem(&o, 1u << 20);
-	assert_int_equal(lake_schema_sqlite(-1, &o), -EINVAL);
-	assert_int_equal(lake_schema_sqlite(LAKE_SCHEMA_VERSION + 1, &o), -EINVAL);
+	assert_int_equal(lake_schema_sqlite(-1, LAKE_SCHEMA_VERSION, &o), -EINVAL);
+	assert_int_equal(lake_schema_sqlite(LAKE_SCHEMA_VERSION + 1, LAKE_SCHEMA_VERSION + 1, &o), -EINVAL);
+	assert_int_equal(lake_schema_sqlite(3, 2, &o), -EINVAL);
+	assert_int_equal(lake_schema_sqlite(0, 0, &o), -EINVAL);
 	assert_int_equal(o.len, 0);
-	assert_int_equal(lake_schema_sqlite(LAKE_SCHEMA_VERSION, &o), 0); /* nothing to do: nothing */
+	assert_int_equal(lake_schema_sqlite(LAKE_SCHEMA_VERSION, LAKE_SCHEMA_VERSION, &o), 0); /* nothing to do */
 	assert_int_equal(o.len, 0);
 	obuf_free(&o);
 }
@@ -1787,6 +1883,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reformed_batch_overlapping_stored_records_stores_only_the_new_ones, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(records_are_keyed_by_host_so_two_hosts_share_seqs, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(two_streams_of_a_host_share_seqs_each_stored_once, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(gaps_between_and_within_batches_are_recorded_and_filled, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(key_announcement_enrols_the_new_key_for_the_same_host, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_file_key_noted_in_the_lake_is_not_a_rotation_key, setup, lake_fixture_teardown),
@@ -1805,6 +1903,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_new_lake_is_exactly_the_schema_table, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
+						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_version_7_lake_is_upgraded_its_seqs_stream_0, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown, setup,
 						lake_fixture_teardown),

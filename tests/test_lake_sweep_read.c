@@ -358,8 +358,7 @@ static void a_heartbeat_sent_again_is_stored_once(void **state)
 
 /*
  * A lake of an older version: version 4, as the tracer before issue 17 left it, or 5 (heartbeats, no
- * step allocation): a lake of this version with a live run stored, then what the later versions added
- * taken away again.
+ * step allocation): a lake of this version with a live run stored, then made a lake of that version.
  */
 static void make_old_lake(struct lake_fixture *fx, const char *path, int version)
 {
@@ -369,7 +368,6 @@ static void make_old_lake(struct lake_fixture *fx, const char *path, int version
 	struct store *st = NULL, *keep = fx->st;
 	struct store_result res;
 	char err[256];
-	sqlite3 *db;
 
 	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
 	fx->st = st;
@@ -379,17 +377,7 @@ static void make_old_lake(struct lake_fixture *fx, const char *path, int version
 	frames_reset(&fx->f);
 	fx->st = keep;
 	store_close(st);
-	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "ALTER TABLE steps DROP COLUMN cpu_limit_millicores; "
-				      "ALTER TABLE steps DROP COLUMN memory_limit_bytes; "
-				      "ALTER TABLE processes DROP COLUMN reclaim_ns; "
-				      "ALTER TABLE samples DROP COLUMN reclaim_ns", NULL, NULL, NULL), SQLITE_OK);
-	if (version == 4)
-		assert_int_equal(sqlite3_exec(db, "DROP TABLE heartbeats", NULL, NULL, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, version == 4 ? "UPDATE schema_version SET version = 4"
-						       : "UPDATE schema_version SET version = 5", NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(db);
+	lake_downgrade(path, version);
 }
 
 static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(void **state)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 #include <liburing.h>
 
 #include "batch.h"
@@ -773,6 +774,96 @@ static void test_missing_ledger_sends_everything_again_and_counts_a_reset(void *
 	assert_int_equal(stats(f).next_seq, 51);
 }
 
+static uint64_t stream_file(const struct fix *f)
+{
+	char path[256], text[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stream", f->dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	assert_int_equal(n, 17);
+	assert_int_equal(text[16], '\n');
+	return strtoull(text, NULL, 16);
+}
+
+/*
+ * A spool's stream id: random for a new spool, kept in the file stream and in the ledger, either of which
+ * brings it back; a spool of before (a ledger without one) keeps stream 0; with neither, a new one.
+ */
+static void test_stream_id_survives_the_loss_of_its_file_or_of_the_ledger(void **state)
+{
+	struct fix *f = *state;
+	char path[256], ledger[256];
+	struct spool_ledger l;
+	uint64_t id, again;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stream", f->dir);
+	snprintf(ledger, sizeof(ledger), "%s/ledger", f->dir);
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	id = spool_stream(f->s);
+	assert_true(id > 0 && id <= INT64_MAX);
+	assert_int_equal(stream_file(f), id);
+	append_n(f, 5);
+	reopen(f);
+	assert_int_equal(spool_stream(f->s), id);
+	read_ledger(f, &l);
+	assert_int_equal(l.stream, id);
+	/* the file lost: the ledger's, written back */
+	assert_int_equal(unlink(path), 0);
+	reopen(f);
+	assert_int_equal(spool_stream(f->s), id);
+	assert_int_equal(stream_file(f), id);
+	/* the ledger lost: the file's (everything on disk is sent again, in the same stream) */
+	spool_close(f->s);
+	f->s = NULL;
+	assert_int_equal(unlink(ledger), 0);
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	assert_true(stats(f).ledger_missing);
+	assert_int_equal(spool_stream(f->s), id);
+	assert_int_equal(stats(f).recovered_unacked, 5);
+	/* a damaged file is no file */
+	spool_close(f->s);
+	f->s = NULL;
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789abcdeg\n", 17), 17);
+	close(fd);
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	assert_int_equal(spool_stream(f->s), id);
+	assert_int_equal(stream_file(f), id);
+	/* a spool of before: its ledger says 0, no file: it keeps stream 0 */
+	spool_close(f->s);
+	f->s = NULL;
+	read_ledger(f, &l);
+	l.stream = 0;
+	l.crc = (uint32_t)crc32(0L, (const Bytef *)&l, (uInt)offsetof(struct spool_ledger, crc));
+	fd = open(ledger, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, &l, sizeof(l)), sizeof(l));
+	close(fd);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	assert_false(stats(f).ledger_missing);
+	assert_int_equal(spool_stream(f->s), 0);
+	assert_int_equal(stream_file(f), 0);
+	reopen(f);
+	assert_int_equal(spool_stream(f->s), 0);
+	/* neither: a new stream (what is still on disk may reach the lake twice: said on stderr) */
+	spool_close(f->s);
+	f->s = NULL;
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(unlink(ledger), 0);
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	again = spool_stream(f->s);
+	assert_true(again > 0 && again != id);
+	assert_int_equal(stream_file(f), again);
+}
+
 static void test_ledger_tmp_left_by_a_crash_is_removed_at_open(void **state)
 {
 	struct fix *f = *state;
@@ -918,7 +1009,8 @@ int main(void)
 		T(test_segment_with_a_truncated_header_is_set_aside_and_the_rest_read),
 		T(test_garbage_segment_is_set_aside_without_harm),
 		T(test_missing_ledger_sends_everything_again_and_counts_a_reset),
-		T(test_ledger_tmp_left_by_a_crash_is_removed_at_open),
+		T(test_stream_id_survives_the_loss_of_its_file_or_of_the_ledger),
+	T(test_ledger_tmp_left_by_a_crash_is_removed_at_open),
 		T(test_killed_writer_loses_no_record_it_was_told_is_durable),
 		T(test_last_source_is_the_newest_kernel_records_after_a_reopen),
 #undef T

@@ -67,8 +67,8 @@
 /* Pipeline 'p<"x">\n' has runs 1 (succeeded) and 3 (running); run 2 is another pipeline's, on H2. */
 static const char lake_sql[] =
 	"BEGIN;"
-	"INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, max_seq, batches, records) VALUES "
-	"('" H1 "', " T0 ", " T0 "+9000000000, 100, 7, 100), ('" H2 "', " T0 ", " T0 ", 5, 1, 5);"
+	"INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, batches, records, last_batch_hash) VALUES "
+	"('" H1 "', " T0 ", " T0 "+9000000000, 7, 100, 'h1'), ('" H2 "', " T0 ", " T0 ", 1, 5, NULL);"
 	"INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, nrecords, compression, "
 	"body_len, raw_len, wire_len, created_ns, mono_to_real_ns, prev_hash, chain, received_ns) VALUES "
 	"('h1', '" H1 "', 'k', 'b', 7, 90, 100, 11, 0, 1, 1, 1, " T0 "+8000000000, 0, 'x', 'linked', "
@@ -529,8 +529,8 @@ static void activity_refusals(void **state)
 		free(r.text);
 	}
 	/* a host the lake has batches from but no beat of, and one it never heard of */
-	exec_sql(f->lake, "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, max_seq, batches, records) "
-			  "VALUES ('" H3 "', " T0 ", " T0 ", 1, 1, 1)");
+	exec_sql(f->lake, "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, batches, records) "
+			  "VALUES ('" H3 "', " T0 ", " T0 ", 1, 1)");
 	static const char *const missing[] = { "/api/hosts/activity?host=" H3,
 					       "/api/hosts/activity?host=dddddddddddddddddddddddddddddddd",
 					       "/api/hosts/activity?host=%3Cx%3E" };

@@ -48,6 +48,9 @@ def main():
         print('FAIL: the lake has no records', file=sys.stderr)
         return 1
     seqs = [r[0] for r in rows]
+    streams = db.execute('SELECT count(DISTINCT stream) FROM records').fetchone()[0]
+    if streams != 1:
+        errors.append(f'the records are of {streams} streams: one spool, one stream expected')
     if len(set(seqs)) != len(seqs):
         errors.append('duplicate seqs')
     if not args.allow_gaps and (seqs[0] != 1 or seqs[-1] != len(seqs)):

@@ -120,8 +120,8 @@ import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], timeout=30)
 host, now = sys.argv[2], db.execute('SELECT max(end_ns) FROM heartbeats').fetchone()[0]
 with db:
-    db.execute('INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, max_seq, batches, records) '
-               'VALUES (?, ?, ?, 2, 1, 2)', (host, now - 20 * 10**9, now))
+    db.execute('INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, batches, records) '
+               'VALUES (?, ?, ?, 1, 2)', (host, now - 20 * 10**9, now))
     db.executemany('INSERT INTO heartbeats (host_id, seq, start_ns, end_ns, cpus, cpu_busy_ns, cpu_idle_ns, '
                    'mem_total_bytes, mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes) '
                    'VALUES (?, ?, ?, ?, 2, ?, 0, 4000000000, ?, 0, 0, 0, 0, 0)',
