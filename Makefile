@@ -80,9 +80,9 @@ ALL_LIB_SRC := $(foreach l,$(LIB_STAGES),$(call lib_src,$(l)))
 PROC_SRC := processor/main.c
 CLI_SRC  := $(wildcard cli/*.c)
 # Libraries of the delivery path: io_uring (spool), libsodium (signatures), zlib (compression, crc32),
-# libcurl (upload), SQLite and libmicrohttpd (ingest).
+# libcurl (upload), SQLite and libmicrohttpd with GnuTLS (ingest).
 PROC_LDLIBS := -lseccomp -luring -lsodium -lz -lcurl
-INGEST_LDLIBS := -lmicrohttpd -lsqlite3 -lsodium -lz -lseccomp
+INGEST_LDLIBS := -lmicrohttpd -lgnutls -lsqlite3 -lsodium -lz -lseccomp
 LAKE_LDLIBS := -lsqlite3 -lsodium -lz
 # bpf/*.bpf.c are linked into one object (they share maps), one skeleton: tracer.skel.h.
 # shared.bpf.c defines the shared maps and must come first: libbpf 1.1's
@@ -95,14 +95,14 @@ BTF      ?= /sys/kernel/btf/vmlinux
 
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
-TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lsqlite3 -lseccomp -lm
+TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lgnutls -lsqlite3 -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCHES  := ring overhead agent kernel delivery live tune html real
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
-            libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libsqlite3-dev \
+            libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev \
             cppcheck procps util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
             libbpf-tools stress-ng chromium-headless-shell

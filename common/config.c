@@ -163,6 +163,12 @@ static const struct config_key keys[] = {
 	     "most connections the ingest serves at once"),
 	DURATION("ingest_timeout", ingest_timeout_ns, SEC, HOUR, "30s", "ingest",
 		 "an ingest connection idle this long is closed"),
+	PATH("ingest_tls_cert", ingest_tls_cert, CK_EMPTY_OK, "", "ingest",
+	     "the ingest's TLS certificate, then any intermediates (PEM); empty: plain HTTP; needs ingest_tls_key"),
+	PATH("ingest_tls_key", ingest_tls_key, CK_EMPTY_OK, "", "ingest",
+	     "its private key (PEM, unencrypted); needs ingest_tls_cert"),
+	PATH("ingest_client_ca", ingest_client_ca, CK_EMPTY_OK, "", "ingest",
+	     "with TLS: the CA client certificates must chain to (PEM), checked in the handshake; empty: none asked"),
 
 	DURATION("sweep_window", sweep_window_ns, SEC, 366 * DAY, "336h", "cli, web",
 		 "tracer sweep's window before the lake's newest word (336h: 14 days; --since overrides)"),
@@ -953,19 +959,33 @@ static int set_value(const struct config_key *k, struct tracer_config *cfg, cons
 /* The whole                                                          */
 /* ------------------------------------------------------------------ */
 
+/* Two keys set together or not at all: 0, or -EINVAL with the one set alone as the culprit. */
+static int both_or_neither(const char *a, const char *va, const char *b, const char *vb, size_t *culprit, char *w,
+			   size_t wlen)
+{
+	const char *alone = va[0] ? a : b;
+
+	if (!va[0] == !vb[0])
+		return 0;
+	*culprit = (size_t)(find_key(alone, strlen(alone)) - keys);
+	return why(w, wlen, "set without %s (both, or neither)", alone == a ? b : a);
+}
+
 /* What no single value can say. 0, or -EINVAL, the key at fault (index into keys) and what is wrong. */
 static int check_whole(const struct tracer_config *cfg, const unsigned *lines, size_t *culprit, char *w,
 		       size_t wlen)
 {
-	const struct config_key *cert = find_key("client_cert", 11), *key = find_key("client_key", 10);
 	const struct config_key *quota = find_key("spool_quota", 11), *seg = find_key("segment_size", 12);
 	char q[32], s[32];
 
-	if (!cfg->client_cert[0] != !cfg->client_key[0]) {
-		const struct config_key *set = cfg->client_cert[0] ? cert : key;
-
-		*culprit = (size_t)(set - keys);
-		return why(w, wlen, "set without %s (both, or neither)", set == cert ? "client_key" : "client_cert");
+	if (both_or_neither("client_cert", cfg->client_cert, "client_key", cfg->client_key, culprit, w, wlen) ||
+	    both_or_neither("ingest_tls_cert", cfg->ingest_tls_cert, "ingest_tls_key", cfg->ingest_tls_key, culprit,
+			    w, wlen))
+		return -EINVAL;
+	if (cfg->ingest_client_ca[0] && !cfg->ingest_tls_cert[0]) {
+		*culprit = (size_t)(find_key("ingest_client_ca", 16) - keys);
+		return why(w, wlen, "set without ingest_tls_cert (client certificates are checked in the TLS handshake: "
+				    "set ingest_tls_cert and ingest_tls_key too)");
 	}
 	if (cfg->spool_quota / 2 < cfg->segment_size) {
 		size_t qi = (size_t)(quota - keys), si = (size_t)(seg - keys);

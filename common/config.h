@@ -117,6 +117,9 @@ struct tracer_config {
 	uint64_t ingest_max_body;
 	uint32_t ingest_max_connections;
 	uint64_t ingest_timeout_ns;
+	char ingest_tls_cert[PATH_MAX];  /* empty: plain HTTP */
+	char ingest_tls_key[PATH_MAX];
+	char ingest_client_ca[PATH_MAX]; /* empty: no client certificate asked for */
 	/* tracer sweep (docs/sweep.md) */
 	uint64_t sweep_window_ns;
 	uint32_t sweep_gcp_cpu_millicores, sweep_gcp_cpu_percent, sweep_gcp_rx_bytes_per_s, sweep_gcp_tx_bytes_per_s;
@@ -181,7 +184,8 @@ int config_set(struct tracer_config *cfg, const char *key, const char *value, ch
 int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, size_t errlen);
 
 /*
- * What no single value can say: client_cert and client_key both or neither;
+ * What no single value can say: client_cert and client_key both or neither,
+ * ingest_tls_cert and ingest_tls_key too, ingest_client_ca only with them;
  * spool_quota holds at least two segments. 0 or -EINVAL with a message.
  */
 int config_check(const struct tracer_config *cfg, char *err, size_t errlen);

@@ -21,12 +21,13 @@
 /*
  * The set was found by running the real ingest under `strace -f` through
  * tests/test_ingest_main.c, tests/test_ingest_http.c, the delivery
- * end-to-end tests (tests/e2e/test_delivery_*.sh) and bench/delivery.sh,
- * and keeping what it calls after start-up; docs/lake.md lists it with the
- * reason for each. Marked "(kept)": not called here, but by this code on
- * other builds or in rarer states, where a kill would be an outage.
- * Everything the lake needs works on descriptors opened before the
- * sandbox (the database, its -wal and -shm files, the listening socket).
+ * end-to-end tests (tests/e2e/test_delivery_*.sh, test_ingest_tls.sh) and
+ * bench/delivery.sh, and keeping what it calls after start-up;
+ * docs/lake.md lists it with the reason for each. Marked "(kept)": not
+ * called here, but by this code on other builds or in rarer states, where
+ * a kill would be an outage. Everything the lake needs works on
+ * descriptors opened before the sandbox (the database, its -wal and -shm
+ * files, the listening socket); TLS works on the PEM text read before it.
  */
 static const char *const serving_syscalls[] = {
 	/* libmicrohttpd's thread: the connections (epoll, accept, receive, reply, close) */
@@ -39,6 +40,8 @@ static const char *const serving_syscalls[] = {
 	"read", "write", "close",
 	/* memory (mmap and mprotect below), locks */
 	"brk", "munmap", "mremap", "madvise", "futex",
+	/* TLS (--tls-cert): GnuTLS's random generator, seeded and reseeded from the kernel (keys, nonces) */
+	"getrandom",
 	/* time: the vDSO's fallbacks (kept), SQLite's busy wait; nanosleep (kept): glibc's older usleep */
 	"clock_gettime", "gettimeofday", "clock_nanosleep", "nanosleep",
 	/* the main thread's signals, and the end; rt_sigreturn and restart_syscall (kept): a handler of

@@ -9,8 +9,9 @@
  * sigtimedwait): SIGHUP reloads the keys file, SIGTERM/SIGINT stop.
  *
  * Start-up, in this order: options (and tracer.conf with --config);
- * systemd's notify socket; the keys file, the lake, the listening socket
- * (all that may need root: a port below 1024, files only root reads);
+ * systemd's notify socket; the keys file, the lake, the TLS files and the
+ * listening socket (all that may need root: a port below 1024, files only
+ * root reads);
  * then confine(): priv_drop() and the start-up seccomp filter; then
  * libmicrohttpd's thread, which inherits both; then the serving filter
  * on every thread; then "ready" on --ready-fd and READY=1 to systemd.
@@ -56,6 +57,9 @@ enum {
 	EXPLICIT_MAX_BODY = 1u << 3,
 	EXPLICIT_MAX_CONN = 1u << 4,
 	EXPLICIT_TIMEOUT = 1u << 5,
+	EXPLICIT_TLS_CERT = 1u << 6,
+	EXPLICIT_TLS_KEY = 1u << 7,
+	EXPLICIT_CLIENT_CA = 1u << 8,
 };
 
 struct options {
@@ -97,12 +101,17 @@ static void usage(FILE *f)
 		"  --max-per-ip N          connections at once from one address (default %u)\n"
 		"  --timeout S             close a connection idle this long (default %u; a whole request gets %ux)\n"
 		"  --max-memory BYTES      request bodies held in memory at once (default %u)\n"
+		"  --tls-cert FILE         serve HTTPS only, with this certificate, then any intermediates (PEM)\n"
+		"  --tls-key FILE          the certificate's private key (PEM, unencrypted); with --tls-cert\n"
+		"  --client-ca FILE        with TLS: refuse, in the handshake, a client without a certificate that\n"
+		"                          this CA (PEM) signed\n"
 		"  --ready-fd FD           write \"ready PORT\\n\" to FD once serving, then close it\n"
 		"  --user NAME|UID         started as root: the user to run as once the port, lake and keys are open\n"
 		"                          (default " INGEST_DEFAULT_USER "); never root\n"
 		"  --config FILE           take ingest_listen, ingest_db, ingest_keys, ingest_max_body,\n"
-		"                          ingest_max_connections and ingest_timeout from FILE (docs/config.md);\n"
-		"                          the options above, when given, win over it\n"
+		"                          ingest_max_connections, ingest_timeout, ingest_tls_cert, ingest_tls_key\n"
+		"                          and ingest_client_ca from FILE (docs/config.md); the options above, when\n"
+		"                          given, win over it\n"
 		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
 		"signals: SIGHUP reloads the keys file (all or nothing), SIGTERM/SIGINT stop\n",
 		(unsigned long long)body, BATCH_MAX_WIRE, (unsigned long long)conns, SERVER_DEFAULT_PER_IP,
@@ -133,6 +142,9 @@ enum {
 	OPT_USER,
 	OPT_CONFIG,
 	OPT_SET,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_CLIENT_CA,
 };
 
 static int parse_option(struct options *o, int opt, const char *arg)
@@ -144,6 +156,9 @@ static int parse_option(struct options *o, int opt, const char *arg)
 	case 'l': o->server.listen = arg; o->explicit |= EXPLICIT_LISTEN; break;
 	case 'd': o->db = arg; o->explicit |= EXPLICIT_DB; break;
 	case 'k': o->keys = arg; o->explicit |= EXPLICIT_KEYS; break;
+	case OPT_TLS_CERT: o->server.tls_cert = arg; o->explicit |= EXPLICIT_TLS_CERT; break;
+	case OPT_TLS_KEY: o->server.tls_key = arg; o->explicit |= EXPLICIT_TLS_KEY; break;
+	case OPT_CLIENT_CA: o->server.client_ca = arg; o->explicit |= EXPLICIT_CLIENT_CA; break;
 	case OPT_USER: o->user = arg; break;
 	case OPT_CONFIG: o->config = arg; break;
 	case OPT_SET:
@@ -217,6 +232,29 @@ static int apply_config(struct options *o)
 		o->server.max_connections = cfg.ingest_max_connections;
 	if (!(o->explicit & EXPLICIT_TIMEOUT)) /* whole seconds for libmicrohttpd: "1.5s" is 2 s */
 		o->server.timeout_s = server_timeout_s(cfg.ingest_timeout_ns);
+	if (!(o->explicit & EXPLICIT_TLS_CERT) && cfg.ingest_tls_cert[0])
+		o->server.tls_cert = cfg.ingest_tls_cert;
+	if (!(o->explicit & EXPLICIT_TLS_KEY) && cfg.ingest_tls_key[0])
+		o->server.tls_key = cfg.ingest_tls_key;
+	if (!(o->explicit & EXPLICIT_CLIENT_CA) && cfg.ingest_client_ca[0])
+		o->server.client_ca = cfg.ingest_client_ca;
+	return 0;
+}
+
+/* TLS takes a certificate and its key; a client CA is for the TLS handshake. 0, or -1 with a message. */
+static int check_tls(const struct server_config *c)
+{
+	if (!c->tls_cert != !c->tls_key) {
+		fprintf(stderr, "tracer-ingest: %s without %s: give both (the server's certificate and its private key, "
+			"PEM) for HTTPS, or neither for plain HTTP\n", c->tls_cert ? "--tls-cert" : "--tls-key",
+			c->tls_cert ? "--tls-key" : "--tls-cert");
+		return -1;
+	}
+	if (c->client_ca && !c->tls_cert) {
+		fprintf(stderr, "tracer-ingest: --client-ca without --tls-cert: client certificates are checked in the "
+			"TLS handshake: give --tls-cert and --tls-key too\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -235,6 +273,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "user", required_argument, NULL, OPT_USER },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "set", required_argument, NULL, OPT_SET },
+		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+		{ "client-ca", required_argument, NULL, OPT_CLIENT_CA },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -264,7 +305,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		usage(stderr);
 		return -1;
 	}
-	return 0;
+	return check_tls(&o->server);
 }
 
 /* Note the file's keys in the lake's keys table: which key signed a batch stays answerable. */
@@ -323,12 +364,13 @@ static void on_hup(void *ctx)
 static void log_totals(const struct ingest *ig, const struct server_stats *ss)
 {
 	fprintf(stderr, "<6>batches stored %llu, duplicate %llu, refused %llu; records new %llu, duplicate %llu; "
-		"store errors %llu; too big %llu, no memory %llu, too slow %llu, idle timeouts %llu\n",
+		"store errors %llu; too big %llu, no memory %llu, too slow %llu, idle timeouts %llu, "
+		"TLS clients refused %llu\n",
 		(unsigned long long)ig->stats.stored, (unsigned long long)ig->stats.duplicates,
 		(unsigned long long)ig->stats.refused, (unsigned long long)ig->stats.records_new,
 		(unsigned long long)ig->stats.records_duplicate, (unsigned long long)ig->stats.store_errors,
 		(unsigned long long)ss->too_big, (unsigned long long)ss->no_memory, (unsigned long long)ss->too_slow,
-		(unsigned long long)ss->timeouts);
+		(unsigned long long)ss->timeouts, (unsigned long long)ss->tls_refused);
 }
 
 /*
@@ -438,6 +480,10 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 	/* libmicrohttpd's thread runs: from here on, serving's syscalls only, on every thread. */
 	if (sandbox_ingest_serving())
 		return 1;
+	if (o->server.tls_cert)
+		fprintf(stderr, "<6>TLS: certificate %s; %s%s\n", o->server.tls_cert,
+			o->server.client_ca ? "clients need a certificate signed by " : "no client certificate asked for",
+			o->server.client_ca ? o->server.client_ca : "");
 	fprintf(stderr, "<6>listening on %s\n", server_address(srv));
 	serve_announce_ready(o->ready_fd, server_port(srv));
 	notify_send(nt, "READY=1");
@@ -448,7 +494,7 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 	return 0;
 }
 
-/* The keys file, the lake and the listening socket, in that order: 0, or the exit status. */
+/* The keys file, the lake, the TLS files and the listening socket, in that order: 0, or the exit status. */
 static int open_all(const struct options *o, const struct identity *id, struct ingest *ig, struct server **srv)
 {
 	struct keyring kr = { 0 };

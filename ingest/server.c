@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include "batch_format.h"
@@ -19,6 +21,7 @@
 #include "config.h"
 #include "netlisten.h"
 #include "parse.h"
+#include "tls.h"
 
 #define LISTEN_BACKLOG 128
 #define FIRST_CHUNK (64u << 10)   /* buffer for a body of unknown length, grown by doubling */
@@ -30,6 +33,7 @@ struct server {
 	int listen_fd;             /* ours until server_serve hands it to libmicrohttpd; then -1 */
 	struct ingest *ig;
 	struct server_config c;   /* defaults filled in */
+	struct tls_files tls;     /* read by server_listen; cert NULL: plain HTTP */
 	uint16_t port;
 	char address[PEER_MAX + 8];
 	/* Touched by the HTTP thread only (one internal polling thread). */
@@ -248,6 +252,73 @@ static enum MHD_Result finish_batch(struct server *s, struct MHD_Connection *con
 	return respond_reply(conn, &rq->reply);
 }
 
+/* ---- client certificates (client_ca) ---------------------------------------- */
+
+/* Refused in the handshake: counted, logged, and the alert that tells the client why. */
+static int refuse_client(struct server *s, struct MHD_Connection *conn, gnutls_session_t session,
+			 gnutls_alert_description_t alert, const char *why, const char *detail)
+{
+	char peer[PEER_MAX];
+
+	s->stats.tls_refused++;
+	peer_of(conn, peer, sizeof(peer));
+	fprintf(stderr, "<5>refused the TLS client %s: %s%s\n", peer, why, detail);
+	gnutls_alert_send(session, GNUTLS_AL_FATAL, alert); /* best effort: the connection closes anyway */
+	return -1;
+}
+
+/*
+ * GnuTLS calls this in the handshake once the client's Certificate
+ * message is in (TLS 1.2 and 1.3; libmicrohttpd keeps no session cache
+ * and issues no tickets, so no handshake is a resumption that skips it).
+ * Not 0: the handshake fails. The chain must lead to client_ca (the
+ * credentials' trust list), be within its dates and, where the
+ * certificate names its purposes, allow TLS client authentication.
+ */
+static int verify_client(gnutls_session_t session)
+{
+	struct MHD_Connection *conn = gnutls_session_get_ptr(session);
+	struct server *s = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
+	gnutls_typed_vdata_st purpose = { GNUTLS_DT_KEY_PURPOSE_OID,
+					  (unsigned char *)(uintptr_t)GNUTLS_KP_TLS_WWW_CLIENT, 0 };
+	gnutls_datum_t status_text = { NULL, 0 };
+	unsigned status = 0;
+	int rc = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
+
+	if (rc == 0 && status == 0)
+		return 0;
+	if (rc == GNUTLS_E_NO_CERTIFICATE_FOUND)
+		return refuse_client(s, conn, session, gnutls_protocol_get_version(session) == GNUTLS_TLS1_3 ?
+				     GNUTLS_A_CERTIFICATE_REQUIRED : GNUTLS_A_HANDSHAKE_FAILURE,
+				     "no client certificate (--client-ca: one it signed is required)", "");
+	if (rc == 0 && gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &status_text, 0) == 0)
+		while (status_text.size && status_text.data[status_text.size - 1] == ' ') /* it ends ". " */
+			status_text.data[--status_text.size] = 0;
+	rc = refuse_client(s, conn, session, GNUTLS_A_BAD_CERTIFICATE,
+			   "its certificate does not verify against --client-ca: ",
+			   rc ? gnutls_strerror(rc) : status_text.data ? (const char *)status_text.data : "?");
+	gnutls_free(status_text.data);
+	return rc;
+}
+
+/* A new connection, before its handshake: its client certificate is to be checked in it. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	if (code != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session)
+		abort(); /* a TLS connection without a session: serving it would skip the check */
+	*socket_context = cls;
+	gnutls_session_set_ptr(ci->tls_session, conn); /* what libmicrohttpd sets it to, for verify_client */
+	/* REQUEST, not REQUIRE: without a certificate, verify_client still runs, and says so */
+	gnutls_certificate_server_set_request(ci->tls_session, GNUTLS_CERT_REQUEST);
+	gnutls_session_set_verify_function(ci->tls_session, verify_client);
+}
+
 /* ---- routing ---------------------------------------------------------------- */
 
 /* A refused method or path, once, with the client's words made printable (they could hold escapes). */
@@ -365,8 +436,12 @@ int server_listen(struct server **out, const struct server_config *c, struct ing
 	s->ig = ig;
 	s->listen_fd = -1;
 	fill_defaults(&s->c);
-	fd = listen_on(s, err, errlen);
+	/* Read now: they may be readable only as root, or only before the sandbox. */
+	fd = c->tls_cert ? tls_files_load(&s->tls, c->tls_cert, c->tls_key, c->client_ca, err, errlen) : 0;
+	if (fd == 0)
+		fd = listen_on(s, err, errlen);
 	if (fd < 0) {
+		tls_files_free(&s->tls);
 		free(s);
 		return fd;
 	}
@@ -375,16 +450,37 @@ int server_listen(struct server **out, const struct server_config *c, struct ing
 	return 0;
 }
 
+/* libmicrohttpd's TLS options for the files server_listen read (none for plain HTTP), END-terminated. */
+static void tls_options(struct server *s, struct MHD_OptionItem o[5])
+{
+	size_t n = 0;
+
+	if (s->tls.cert) {
+		o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls.cert };
+		o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls.key };
+	}
+	if (s->tls.client_ca) {
+		o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, s->tls.client_ca };
+		o[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s };
+	}
+	o[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+}
+
 int server_serve(struct server *s, char *err, size_t errlen)
 {
-	s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	struct MHD_OptionItem tls[5];
+
+	tls_options(s, tls);
+	s->d = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+				(s->tls.cert ? MHD_USE_TLS : 0), 0, NULL, NULL,
 				handle, s, MHD_OPTION_EXTERNAL_LOGGER, net_http_log, s, /* first: it covers the options' own errors */
 				MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)s->c.max_connections,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)s->c.max_per_ip,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)s->c.timeout_s,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)s->c.conn_memory,
-				MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
+				MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+				MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!s->d) {
 		snprintf(err, errlen, "cannot start the HTTP server on %s (libmicrohttpd refused the options)",
 			 s->address);
@@ -433,5 +529,6 @@ void server_stop(struct server *s)
 		MHD_stop_daemon(s->d); /* closes the listening socket too */
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
+	tls_files_free(&s->tls);
 	free(s);
 }

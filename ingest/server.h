@@ -18,6 +18,14 @@
  *                      else counted as it streams (chunked)
  *   bodies in memory   max_memory bytes across all requests in flight: 503
  *   per-connection     conn_memory for headers and parsing (libmicrohttpd's pool)
+ *
+ * With tls_cert and tls_key: HTTPS only (libmicrohttpd's TLS, GnuTLS). With
+ * client_ca too, a client must present a certificate that chains to it:
+ * libmicrohttpd given a trust list only asks for one (a client without, or
+ * with any other, would be served), so a GnuTLS verify callback on each
+ * connection, installed before its handshake, checks it there: without
+ * one, or with one that does not verify, the handshake fails with an alert
+ * and no byte of a request is read.
  */
 #ifndef TRACER_INGEST_SERVER_H
 #define TRACER_INGEST_SERVER_H
@@ -42,6 +50,9 @@ struct server_config {
 	unsigned timeout_s;        /* 0: ingest_timeout's default */
 	size_t max_memory;         /* 0: default */
 	size_t conn_memory;        /* 0: default */
+	const char *tls_cert;      /* PEM: HTTPS with it and tls_key; NULL: plain HTTP */
+	const char *tls_key;       /* PEM, unencrypted */
+	const char *client_ca;     /* PEM: clients need a certificate it signed; NULL: none asked for */
 };
 
 /* What the server refused, by cause (read them from the HTTP thread or after stop). */
@@ -52,6 +63,7 @@ struct server_stats {
 	uint64_t not_found;        /* 404 */
 	uint64_t bad_method;       /* 405 */
 	uint64_t timeouts;         /* connections closed for idling (libmicrohttpd) */
+	uint64_t tls_refused;      /* TLS handshakes failed for the client's certificate (client_ca) */
 	uint64_t peak_memory;      /* most body bytes held at once */
 };
 
@@ -60,13 +72,14 @@ struct server;
 /* A duration as the whole seconds libmicrohttpd takes, rounded up ("1.5s" is 2 s). */
 unsigned server_timeout_s(uint64_t ns);
 
-/* Bind, listen and serve. 0, or -errno with err saying what failed and what to do. */
+/* Read the TLS files, bind, listen and serve. 0, or -errno with err saying what failed and what to do. */
 int server_start(struct server **out, const struct server_config *c, struct ingest *ig, char *err, size_t errlen);
 
 /*
  * server_start in two steps, for tracer-ingest's privilege drop between
- * them: server_listen binds and listens (a port below 1024 needs root or
- * CAP_NET_BIND_SERVICE) and starts no thread; server_serve starts
+ * them: server_listen reads the TLS files (perhaps only root can) and
+ * binds and listens (a port below 1024 needs root or CAP_NET_BIND_SERVICE),
+ * and starts no thread; server_serve starts
  * libmicrohttpd's thread on that socket (the thread inherits the caller's
  * credentials and seccomp filter). Same returns as server_start;
  * server_stop frees either state.

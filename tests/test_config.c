@@ -187,6 +187,9 @@ static void defaults_are_the_documented_values(void **state)
 	assert_int_equal(c->ingest_max_body, 32 * MIB);
 	assert_int_equal(c->ingest_max_connections, 64);
 	assert_int_equal(c->ingest_timeout_ns, 30 * SEC);
+	assert_string_equal(c->ingest_tls_cert, "");
+	assert_string_equal(c->ingest_tls_key, "");
+	assert_string_equal(c->ingest_client_ca, "");
 	assert_int_equal(config_check(c, NULL, 0), 0);
 	free(c);
 }
@@ -895,6 +898,25 @@ static void client_cert_and_client_key_come_together(void **state)
 	free(c);
 }
 
+static void ingest_tls_cert_and_key_come_together_and_client_ca_needs_them(void **state)
+{
+	struct tracer_config *c = new_config();
+
+	(void)state;
+	parse_ok(c, "ingest_tls_cert = /etc/tracer/ingest.pem\ningest_tls_key = /etc/tracer/ingest.key\n"
+		    "ingest_client_ca = /etc/tracer/ca.pem\n");
+	assert_string_equal(c->ingest_tls_key, "/etc/tracer/ingest.key");
+	assert_string_equal(c->ingest_client_ca, "/etc/tracer/ca.pem");
+	parse_error_is("ingest_tls_cert = /c\n",
+		       "t.conf:1:1: key 'ingest_tls_cert': set without ingest_tls_key (both, or neither)");
+	parse_error_is("\n\ningest_tls_key = /k\n",
+		       "t.conf:3:1: key 'ingest_tls_key': set without ingest_tls_cert (both, or neither)");
+	parse_error_is("ingest_client_ca = /ca\n",
+		       "t.conf:1:1: key 'ingest_client_ca': set without ingest_tls_cert (client certificates are "
+		       "checked in the TLS handshake: set ingest_tls_cert and ingest_tls_key too)");
+	free(c);
+}
+
 static void spool_quota_holds_two_segments(void **state)
 {
 	struct tracer_config *c = new_config();
@@ -1249,6 +1271,7 @@ int main(void)
 		cmocka_unit_test(a_bad_line_leaves_the_config_untouched),
 		cmocka_unit_test(text_larger_than_1_mib_is_refused),
 		cmocka_unit_test(client_cert_and_client_key_come_together),
+		cmocka_unit_test(ingest_tls_cert_and_key_come_together_and_client_ca_needs_them),
 		cmocka_unit_test(spool_quota_holds_two_segments),
 		cmocka_unit_test(config_set_takes_the_value_as_it_is),
 		cmocka_unit_test(config_set_arg_splits_at_the_first_equals),

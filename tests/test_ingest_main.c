@@ -7,6 +7,12 @@
  * or nothing: a file with an error, named by file:line:column, leaves the
  * keys in force), and stops cleanly on SIGTERM.
  *
+ * TLS: --tls-key without --tls-cert (and the like) exits 2; a certificate
+ * or key it cannot use, or a key that is not the certificate's, exits 1
+ * naming the file; with --client-ca, a client without a certificate that
+ * CA signed is refused in the handshake (and plain HTTP closed), under the
+ * seccomp filter, while one with such a certificate is served.
+ *
  * As systemd runs it: --config takes the port, the lake and the keys from
  * tracer.conf, --set and explicit options win over the file, a bad file is
  * named by FILE:LINE; READY=1 reaches $NOTIFY_SOCKET only once the port
@@ -253,7 +259,24 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-static long post_batch(unsigned port, const struct batch_secret_key *k, uint8_t host_n, uint64_t first)
+/* The files of make_pki's PKI (pki: its directory) that a client uses, name "client", "rogue" or NULL (none). */
+static void tls_client(CURL *c, const char *pki, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/ca.pem", pki);
+	curl_easy_setopt(c, CURLOPT_CAINFO, path); /* libcurl copies the strings it is given */
+	if (!name)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.pem", pki, name);
+	curl_easy_setopt(c, CURLOPT_SSLCERT, path);
+	snprintf(path, sizeof(path), "%s/%s.key", pki, name);
+	curl_easy_setopt(c, CURLOPT_SSLKEY, path);
+}
+
+/* POST a batch of three samples; over HTTPS with make_pki's client certificate when pki is not NULL. */
+static long post_batch_to(unsigned port, const char *pki, const struct batch_secret_key *k, uint8_t host_n,
+			  uint64_t first)
 {
 	uint8_t host[BATCH_HOST_ID_LEN];
 	struct frames f = { 0 };
@@ -269,8 +292,10 @@ static long post_batch(unsigned port, const struct batch_secret_key *k, uint8_t 
 		assert_true(frames_add(&f, first + i, TR_SAMPLE, &smp, sizeof(smp)));
 	}
 	assert_int_equal(seal_frames(k, host, 1, NULL, BATCH_COMP_ZLIB, &f, &s), 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/batches", port);
+	snprintf(url, sizeof(url), "%s://127.0.0.1:%u/v1/batches", pki ? "https" : "http", port);
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (pki)
+		tls_client(c, pki, "client");
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, s.wire);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s.len);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
@@ -281,6 +306,11 @@ static long post_batch(unsigned port, const struct batch_secret_key *k, uint8_t 
 	free(s.wire);
 	frames_free(&f);
 	return status;
+}
+
+static long post_batch(unsigned port, const struct batch_secret_key *k, uint8_t host_n, uint64_t first)
+{
+	return post_batch_to(port, NULL, k, host_n, first);
 }
 
 /* Start with args (which must hold "--ready-fd 3"); fx->port from --ready-fd, and the same port in the log line. */
@@ -846,6 +876,170 @@ static void refuses_to_run_without_its_filter(void **state)
 	assert_null(strstr(log, "listening on"));
 }
 
+/* ---- TLS ------------------------------------------------------------------- */
+
+/*
+ * A throwaway PKI in DIR/pki (openssl, P-256 keys: quick): ca.pem;
+ * server.pem (for 127.0.0.1) and server.key, root's alone; client.pem and
+ * client.key, signed by ca; rogue.pem and rogue.key, signed by another CA;
+ * other.key, a key of no certificate here.
+ */
+static void make_pki(const struct fixture *fx, char *pki, size_t cap)
+{
+	static const char script[] =
+		"set -e; mkdir pki; cd pki; k='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'\n"
+		"openssl req -x509 $k -keyout ca.key -out ca.pem -days 2 -subj '/CN=test CA'\n"
+		"openssl req -x509 $k -keyout other-ca.key -out other-ca.pem -days 2 -subj '/CN=another CA'\n"
+		"printf 'subjectAltName=IP:127.0.0.1\\n' > server.ext\n"
+		"for n in server:ca client:ca rogue:other-ca; do\n"
+		"  openssl req $k -keyout ${n%:*}.key -out ${n%:*}.csr -subj /CN=${n%:*}\n"
+		"  openssl x509 -req -in ${n%:*}.csr -CA ${n#*:}.pem -CAkey ${n#*:}.key -CAcreateserial -days 2 "
+		"$([ ${n%:*} = server ] && echo -extfile server.ext) -out ${n%:*}.pem\n"
+		"done\n"
+		"openssl genpkey -algorithm ec -pkeyopt ec_paramgen_curve:prime256v1 -out other.key\n"
+		"chmod 600 server.key; chmod 644 *.pem client.key rogue.key\n";
+	char cmd[sizeof(script) + 128];
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { %s} > pki.log 2>&1", fx->dir, script);
+	if (system(cmd) != 0)
+		fail_msg("openssl could not make the test certificates (make deps installs it): see %s/pki.log", fx->dir);
+	snprintf(pki, cap, "%s/pki", fx->dir);
+}
+
+static void tls_options_without_their_pair_say_so_and_exit_2(void **state)
+{
+	struct fixture *fx = *state;
+	const char *key_alone[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys,
+				    "--tls-key", "/k.pem", NULL };
+	const char *cert_alone[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys,
+				     "--tls-cert", "/c.pem", NULL };
+	const char *ca_alone[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys,
+				   "--client-ca", "/ca.pem", NULL };
+	const char *from_file[] = { "--config", fx->conf, NULL };
+	char log[4096], conf[512];
+
+	keys_file(fx, &fx->a, NULL);
+	assert_int_equal(run_to_end(fx, key_alone, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, "--tls-key without --tls-cert: give both"));
+	assert_int_equal(run_to_end(fx, cert_alone, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, "--tls-cert without --tls-key: give both"));
+	assert_int_equal(run_to_end(fx, ca_alone, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, "--client-ca without --tls-cert: client certificates are checked in the TLS "
+				    "handshake: give --tls-cert and --tls-key too"));
+	snprintf(conf, sizeof(conf), "ingest_listen = 127.0.0.1:0\ningest_db = %s\ningest_keys = %s\n"
+		 "ingest_client_ca = /ca.pem\n", fx->db, fx->keys);
+	config_file(fx, conf);
+	assert_int_equal(run_to_end(fx, from_file, log, sizeof(log)), 2);
+	assert_non_null(strstr(log, ":4:1: key 'ingest_client_ca': set without ingest_tls_cert"));
+	assert_int_equal(access(fx->db, F_OK), -1); /* nothing was started */
+}
+
+/* tracer-ingest with --tls-cert DIR/cert, --tls-key DIR/key and, unless NULL, --client-ca DIR/ca: its exit status. */
+static int run_tls(struct fixture *fx, const char *pki, const char *cert, const char *key, const char *ca, char *log,
+		   size_t cap)
+{
+	char c[256], k[256], a[256];
+	const char *args[] = { "--listen", "127.0.0.1:0", "--db", fx->db, "--keys", fx->keys, "--tls-cert", c,
+			       "--tls-key", k, ca ? "--client-ca" : NULL, a, NULL };
+
+	snprintf(c, sizeof(c), "%s/%s", pki, cert);
+	snprintf(k, sizeof(k), "%s/%s", pki, key);
+	snprintf(a, sizeof(a), "%s/%s", pki, ca ? ca : "");
+	return run_to_end(fx, args, log, cap);
+}
+
+static void unusable_tls_files_are_named_and_exit_1(void **state)
+{
+	struct fixture *fx = *state;
+	char pki[128], log[4096], want[512];
+
+	keys_file(fx, &fx->a, NULL);
+	make_pki(fx, pki, sizeof(pki));
+	assert_int_equal(run_tls(fx, pki, "none.pem", "server.key", NULL, log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "--tls-cert %s/none.pem: cannot open: No such file or directory (give a PEM file", pki);
+	assert_non_null(strstr(log, want));
+	assert_int_equal(run_tls(fx, pki, "server.pem", "other.key", NULL, log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "--tls-key %s/other.key does not match the certificate in --tls-cert %s/server.pem: "
+		 "give the private key that certificate was issued for", pki, pki);
+	assert_non_null(strstr(log, want));
+	assert_int_equal(run_tls(fx, pki, "server.key", "server.key", NULL, log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "--tls-cert %s/server.key: no PEM certificate in it", pki);
+	assert_non_null(strstr(log, want));
+	assert_int_equal(run_tls(fx, pki, "server.pem", "server.pem", NULL, log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "--tls-key %s/server.pem: no unencrypted PEM private key in it", pki);
+	assert_non_null(strstr(log, want));
+	assert_int_equal(run_tls(fx, pki, "server.pem", "server.key", "client.key", log, sizeof(log)), 1);
+	snprintf(want, sizeof(want), "--client-ca %s/client.key: no PEM certificate in it", pki);
+	assert_non_null(strstr(log, want));
+	assert_null(strstr(log, "listening on"));
+}
+
+/* GET /v1/health over HTTPS with make_pki's certificate name (NULL: none): the HTTP status, 0 for none. */
+static long https_health(unsigned port, const char *pki, const char *name, CURLcode *res)
+{
+	char url[64];
+	long status = 0;
+	CURL *c = curl_easy_init();
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/v1/health", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	tls_client(c, pki, name);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	*res = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+/* Plain HTTP to the TLS port: curl's result (the handshake fails on it; no answer). */
+static CURLcode plain_health(unsigned port)
+{
+	char url[64];
+	CURLcode res;
+	CURL *c = curl_easy_init();
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/health", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	res = curl_easy_perform(c);
+	curl_easy_cleanup(c);
+	return res;
+}
+
+static void client_ca_refuses_clients_in_the_handshake_under_the_filter(void **state)
+{
+	struct fixture *fx = *state;
+	const char *args[] = { "--config", fx->conf, "--ready-fd", "3", as_root() ? "--user" : NULL, "nobody", NULL };
+	char pki[128], conf[1024], log[8192];
+	CURLcode res;
+
+	keys_file(fx, &fx->a, NULL);
+	make_pki(fx, pki, sizeof(pki));
+	snprintf(conf, sizeof(conf), "ingest_listen = 127.0.0.1:0\ningest_db = %s\ningest_keys = %s\n"
+		 "ingest_tls_cert = %s/server.pem\ningest_tls_key = %s/server.key\ningest_client_ca = %s/ca.pem\n",
+		 fx->db, fx->keys, pki, pki, pki);
+	config_file(fx, conf);
+	start_args(fx, args);
+
+	assert_int_equal(https_health(fx->port, pki, NULL, &res), 0);
+	assert_int_not_equal(res, CURLE_OK);
+	assert_int_equal(https_health(fx->port, pki, "rogue", &res), 0);
+	assert_int_not_equal(res, CURLE_OK);
+	assert_int_not_equal(plain_health(fx->port), CURLE_OK);
+	assert_int_equal(https_health(fx->port, pki, "client", &res), 200);
+	assert_int_equal(post_batch_to(fx->port, pki, &fx->a, 1, 1), 200);
+	stop_cleanly(fx);
+	daemon_read_file(fx->log, log, sizeof(log));
+	assert_non_null(strstr(log, "<5>refused the TLS client 127.0.0.1: no client certificate (--client-ca: one it "
+				    "signed is required)\n"));
+	assert_non_null(strstr(log, "<5>refused the TLS client 127.0.0.1: its certificate does not verify against "
+				    "--client-ca: "));
+	assert_non_null(strstr(log, "TLS clients refused 2\n"));
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -865,6 +1059,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(restarted_on_its_lake_stores_under_the_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_busy_lake_is_waited_for_under_the_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_to_run_without_its_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(tls_options_without_their_pair_say_so_and_exit_2, setup, teardown),
+		cmocka_unit_test_setup_teardown(unusable_tls_files_are_named_and_exit_1, setup, teardown),
+		cmocka_unit_test_setup_teardown(client_ca_refuses_clients_in_the_handshake_under_the_filter, setup,
+						teardown),
 	};
 	int rc;
 
