@@ -3,9 +3,9 @@
  * tracer status: how delivery stands, from the status file the processor
  * rewrites every second in its state directory (STATE_DIR/status.json,
  * schema tracer.status.v1, read by status/status.c): the spool (records
- * waiting, evicted, corrupt, quarantined), the upload (acknowledged,
- * retries, the last error). A file it cannot read as tracer.status.v1 is
- * refused, with the key at fault.
+ * waiting, evicted, corrupt, quarantined), the upload (where to,
+ * acknowledged, retries, failovers, the last error). A file it cannot read
+ * as tracer.status.v1 is refused, with the key at fault.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +72,7 @@ static void print_human(const char *path, const struct status *s, time_t mtime)
 {
 	char text[6 * STATUS_URL_MAX];
 	long age = (long)(time(NULL) - mtime);
+	const char *to = s->upload.url_in_use[0] ? s->upload.url_in_use : s->upload.url; /* older: no url_in_use */
 
 	printf("status of %s (written %ld s ago%s)\n", path, age,
 	       age > STALE_S ? ": the processor is not running, or is stuck" : "");
@@ -88,10 +89,19 @@ static void print_human(const char *path, const struct status *s, time_t mtime)
 		printf("upload:  off (no upload_url): records stay in the spool\n");
 		return;
 	}
-	status_shown(s->upload.url, text, sizeof(text));
+	status_shown(to, text, sizeof(text));
 	printf("upload:  to %s: %llu batches (%llu records) acknowledged, %llu waiting; %llu retries\n", text,
 	       (unsigned long long)s->upload.batches_acked, (unsigned long long)s->upload.records_acked,
 	       (unsigned long long)s->upload.pending_records, (unsigned long long)s->upload.retries);
+	if (strcmp(to, s->upload.url)) { /* one of several */
+		status_shown(s->upload.url, text, sizeof(text));
+		printf("         of upload_url %s: %llu failovers", text, (unsigned long long)s->upload.failovers);
+		if (s->upload.failed_url[0]) {
+			status_shown(s->upload.failed_url, text, sizeof(text));
+			printf(", the last failure at %s", text);
+		}
+		putchar('\n');
+	}
 	if (s->upload.last_error[0]) {
 		status_shown(s->upload.last_error, text, sizeof(text));
 		printf("         last error: %s\n", text);

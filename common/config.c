@@ -23,11 +23,11 @@
 #include "batch_format.h"
 #include "parse.h"
 
-enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URL, CT_PRICE };
+enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URLS, CT_PRICE };
 
 static const char *const type_names[] = {
 	[CT_PATH] = "path", [CT_STRING] = "string", [CT_BOOL] = "bool", [CT_UINT] = "integer",
-	[CT_BYTES] = "size", [CT_DURATION] = "duration", [CT_LISTEN] = "host:port", [CT_URL] = "URL",
+	[CT_BYTES] = "size", [CT_DURATION] = "duration", [CT_LISTEN] = "host:port", [CT_URLS] = "URLs",
 	[CT_PRICE] = "price",
 };
 
@@ -75,7 +75,7 @@ struct config_key {
 #define BYTES(k, f, fl, lo, hi, d, u, doc) { k, CT_BYTES, fl, FIELD(f, uint64_t), lo, hi, d, u, doc }
 #define DURATION(k, f, lo, hi, d, u, doc) { k, CT_DURATION, 0, FIELD(f, uint64_t), lo, hi, d, u, doc }
 #define LISTEN(k, f, d, u, doc) { k, CT_LISTEN, 0, FIELD(f, struct config_listen), 0, 0, d, u, doc }
-#define URL(k, f, fl, d, u, doc) { k, CT_URL, fl, FIELD(f, char *), 0, 0, d, u, doc }
+#define URLS(k, f, fl, d, u, doc) { k, CT_URLS, fl, FIELD(f, char *), 0, 0, d, u, doc }
 #define PRICE(k, f, fl, hi, d, u, doc) { k, CT_PRICE, fl, FIELD(f, struct config_price), 0, hi, d, u, doc }
 
 /*
@@ -120,8 +120,9 @@ static const struct config_key keys[] = {
 	PRICE("price_per_hour", price_per_hour, CK_EMPTY_OK, 100000 * CONFIG_MICRO, "", "processor",
 	      "what this host costs per hour in US dollars, e.g. 0.192; overrides any price table; empty: unknown"),
 
-	URL("upload_url", upload_url, CK_EMPTY_OK, "", "processor",
-	    "where batches are uploaded (http or https); empty: keep them in the spool"),
+	URLS("upload_url", upload_url, CK_EMPTY_OK, "", "processor",
+	     "where batches are uploaded (http or https); several: the next takes over when one fails; empty: keep "
+	     "them in the spool"),
 	PATH("signing_key", signing_key, 0, "/etc/tracer/signing.key", "processor, cli",
 	     "the secret key batches are signed with"),
 	PATH("signing_key_next", signing_key_next, CK_EMPTY_OK, "", "processor",
@@ -337,7 +338,7 @@ static void format_value(const struct config_key *k, const struct tracer_config 
 	switch (k->type) {
 	case CT_PATH:
 	case CT_STRING:
-	case CT_URL: snprintf(buf, len, "%s", field); return;
+	case CT_URLS: snprintf(buf, len, "%s", field); return;
 	case CT_BOOL: snprintf(buf, len, "%s", *(const bool *)(const void *)field ? "true" : "false"); return;
 	case CT_UINT:
 		memcpy(&u32, field, sizeof(u32));
@@ -409,9 +410,9 @@ static void expected(const struct config_key *k, char *buf, size_t len)
 		snprintf(buf, len, "a duration from %s to %s: a number with ms, s, m or h; no unit: seconds", lo, hi);
 		return;
 	case CT_LISTEN: snprintf(buf, len, "host:port, e.g. 127.0.0.1:8750, [::1]:8750 or localhost:8750"); return;
-	case CT_URL:
-		snprintf(buf, len, "an http:// or https:// URL of at most %zu bytes%s", k->size - 1,
-			 k->flags & CK_EMPTY_OK ? ", or empty for none" : "");
+	case CT_URLS:
+		snprintf(buf, len, "up to %u http:// or https:// URLs separated by commas or blanks, at most %zu bytes "
+				   "in all%s", CONFIG_URLS_MAX, k->size - 1, k->flags & CK_EMPTY_OK ? ", or empty for none" : "");
 		return;
 	case CT_PRICE:
 		config_format_price(k->max, hi, sizeof(hi));
@@ -778,7 +779,8 @@ static int check_url(const struct config_key *k, const char *v, char *w, size_t 
 		return not_valid(k, v, "is not an http:// or https:// URL", w, wlen);
 	for (const char *c = v; *c; c++)
 		if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
-			return not_valid(k, v, "has a space or a byte that is not ASCII (percent-encode it)", w, wlen);
+			return not_valid(k, v, "has a control character or a byte that is not ASCII (percent-encode it)", w,
+					 wlen);
 	if (memchr(auth, '@', alen))
 		return not_valid(k, v, "has credentials (use client_cert and client_key)", w, wlen);
 	if (auth[0] == '[') {
@@ -819,6 +821,59 @@ static int check_url(const struct config_key *k, const char *v, char *w, size_t 
 			return not_valid(k, v, "has a port that is not 1..65535", w, wlen);
 	}
 	return 0;
+}
+
+#define URL_SEPARATORS ", \t"
+
+/* Cut buf into its URLs at the separators; the first max in url[]. How many there are, beyond max too. */
+static unsigned split_urls(char *buf, const char **url, unsigned max)
+{
+	unsigned n = 0;
+
+	for (char *p = buf + strspn(buf, URL_SEPARATORS); *p; p += strspn(p, URL_SEPARATORS)) {
+		if (n < max)
+			url[n] = p;
+		n++;
+		p += strcspn(p, URL_SEPARATORS);
+		if (*p)
+			*p++ = 0;
+	}
+	return n;
+}
+
+/* Each URL as check_url wants it, at most CONFIG_URLS_MAX, none twice; a message names the one at fault. */
+static int check_url_list(const struct config_key *k, const char *v, char *w, size_t wlen)
+{
+	char buf[CONFIG_URL_MAX], one[WHY_MAX], ex[WHY_MAX], b[48];
+	const char *url[CONFIG_URLS_MAX];
+	unsigned n;
+
+	snprintf(buf, sizeof(buf), "%s", v); /* fits: check_string checked the length */
+	n = split_urls(buf, url, CONFIG_URLS_MAX);
+	if (n == 0)
+		return not_valid(k, v, "has separators and no URL", w, wlen);
+	if (n > CONFIG_URLS_MAX) {
+		expected(k, ex, sizeof(ex));
+		return why(w, wlen, "'%s' names %u URLs (%s)", shown(v, strlen(v), b), n, ex);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (check_url(k, url[i], one, sizeof(one)))
+			return n == 1 ? why(w, wlen, "%s", one) : why(w, wlen, "URL %u of %u: %s", i + 1, n, one);
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(url[j], url[i]))
+				return why(w, wlen, "URL %u of %u: '%s' is URL %u too (name each ingest once)", i + 1, n,
+					   shown(url[i], strlen(url[i]), b), j + 1);
+	}
+	return 0;
+}
+
+unsigned config_url_split(const char *list, char buf[CONFIG_URL_MAX], const char *url[CONFIG_URLS_MAX])
+{
+	unsigned n;
+
+	snprintf(buf, CONFIG_URL_MAX, "%s", list);
+	n = split_urls(buf, url, CONFIG_URLS_MAX);
+	return n < CONFIG_URLS_MAX ? n : CONFIG_URLS_MAX;
 }
 
 /* A user name as useradd takes it (or a uid); not root, since the daemons run as it to give root up. */
@@ -881,8 +936,8 @@ static int check_string(const struct config_key *k, const char *v, char *w, size
 	}
 	if (k->type == CT_PATH && v[0] != '/')
 		return not_valid(k, v, "is not an absolute path", w, wlen);
-	if (k->type == CT_URL)
-		return check_url(k, v, w, wlen);
+	if (k->type == CT_URLS)
+		return check_url_list(k, v, w, wlen);
 	if (k->flags & CK_USER)
 		return check_user(k, v, w, wlen);
 	if (k->flags & CK_HOST_ID)
@@ -908,7 +963,7 @@ static int set_value(const struct config_key *k, struct tracer_config *cfg, cons
 	switch (k->type) {
 	case CT_PATH:
 	case CT_STRING:
-	case CT_URL:
+	case CT_URLS:
 		rc = check_string(k, v, w, wlen);
 		if (rc)
 			return rc;
@@ -1124,7 +1179,7 @@ static int parse_value(struct parser *ps, const struct config_key *k, const char
 	}
 	if (vlen >= sizeof(ps->value))
 		return fail(ps, start, "key '%s': value of %zu bytes is too long (at most %zu bytes)", k->name, vlen,
-			    (k->type == CT_PATH || k->type == CT_STRING || k->type == CT_URL ? k->size : sizeof(ps->value)) -
+			    (k->type == CT_PATH || k->type == CT_STRING || k->type == CT_URLS ? k->size : sizeof(ps->value)) -
 				    1);
 	ps->value[vlen] = 0;
 	return 0;
@@ -1426,8 +1481,11 @@ static void describe_bounds(const struct config_key *k, char *buf, size_t len)
 		format_duration(k->max, hi, sizeof(hi));
 		snprintf(buf, len, ", %s..%s", lo, hi);
 		return;
-	case CT_PATH:
-	case CT_URL: snprintf(buf, len, "%s", k->flags & CK_EMPTY_OK ? ", may be empty" : ""); return;
+	case CT_PATH: snprintf(buf, len, "%s", k->flags & CK_EMPTY_OK ? ", may be empty" : ""); return;
+	case CT_URLS:
+		snprintf(buf, len, ", up to %u (commas or blanks between)%s", CONFIG_URLS_MAX,
+			 k->flags & CK_EMPTY_OK ? ", may be empty" : "");
+		return;
 	case CT_STRING:
 		snprintf(buf, len, "%s", k->flags & CK_USER ? ", user name or uid" : k->flags & CK_HOST_ID ? ", 32 hex digits or empty"
 					 : k->flags & (CK_LOWER_NAME | CK_INSTANCE_TYPE) ? ", may be empty" : "");

@@ -6,7 +6,7 @@
  *   # a comment
  *   state_dir = /var/lib/tracer
  *   kernel_buffer = 32MiB        # a comment after a value
- *   upload_url = "https://ingest.example:8750/v1/batches#a"
+ *   upload_url = https://ingest-a.example:8750/v1/batches, https://ingest-b.example:8750/v1/batches
  *
  * Every key is in one table in config.c (type, bounds, default, the daemons
  * that use it, a line of documentation); config_describe() prints it.
@@ -36,7 +36,8 @@
 #define CONFIG_FILE_MAX (1u << 20) /* bytes of config file accepted */
 #define CONFIG_USER_MAX 33u        /* a user name or uid, 32 bytes at most, and its NUL */
 #define CONFIG_HOST_ID_HEX 32u     /* host_id: 32 hex digits (16 bytes, as /etc/machine-id) */
-#define CONFIG_URL_MAX 2048u       /* a URL and its NUL */
+#define CONFIG_URL_MAX 2048u       /* a URL list (upload_url) and its NUL */
+#define CONFIG_URLS_MAX 8u         /* URLs in upload_url, at most */
 #define CONFIG_LISTEN_HOST_MAX 46u /* INET6_ADDRSTRLEN: the longest IPv6 text and its NUL */
 #define CONFIG_ERR_MIN 160u        /* an error buffer this size holds any message but a long file name */
 #define CONFIG_CLOUD_MAX 16u       /* cloud: at most 15 bytes and its NUL */
@@ -92,7 +93,7 @@ struct tracer_config {
 	struct config_price price_per_hour;
 
 	/* delivery: spool, batches, upload */
-	char upload_url[CONFIG_URL_MAX];
+	char upload_url[CONFIG_URL_MAX];  /* URLs separated by commas or blanks: config_url_split */
 	char signing_key[PATH_MAX];
 	char signing_key_next[PATH_MAX]; /* empty: no rotation under way */
 	char ca_file[PATH_MAX];
@@ -201,11 +202,18 @@ int config_from_options(struct tracer_config *cfg, const char *path, bool requir
 			const char *const *sets, unsigned nsets);
 
 /*
+ * upload_url's URLs (as its setter checked them: separated by commas or
+ * blanks, none twice), each NUL-terminated in buf and pointed at by url[]
+ * in order. How many: 0 when the list is empty, at most CONFIG_URLS_MAX.
+ */
+unsigned config_url_split(const char *list, char buf[CONFIG_URL_MAX], const char *url[CONFIG_URLS_MAX]);
+
+/*
  * The TCP port a URL leads to: its explicit port, else 443 for https://, 80
  * for http://, dflt for any other scheme (a proxy URL: socks5://...); 0
  * when there is no "://" or the port is not 1..65535. For Landlock's rules:
- * upload_url (checked by its setter) and the proxy libcurl takes from the
- * environment (not checked by anyone).
+ * each URL of upload_url (checked by its setter) and the proxy libcurl takes
+ * from the environment (not checked by anyone).
  */
 uint16_t config_url_port(const char *url, uint16_t dflt);
 

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define LANDLOCK_MAX_PATHS 24
-#define LANDLOCK_MAX_PORTS 4
+#define LANDLOCK_MAX_PORTS 16 /* the processor: upload_url's 8 URLs, the environment's 6 proxy variables */
 
 struct landlock_spec {
 	const char *rw_dirs[LANDLOCK_MAX_PATHS];   /* read, create, write, rename, remove beneath */

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Upload: see upload.h. One easy handle, reused so that the connection to
- * the ingest is kept alive; one batch in flight.
+ * Upload: see upload.h. One easy handle, reused so that the connections to
+ * the ingests are kept alive; one batch in flight, to one URL at a time.
  *
  * States of the batch in hand:
  *   none       -> sealed    durable records waited long enough, or enough of them
  *   sealed     -> sending   the transfer is added to the multi handle
  *   sending    -> none      acknowledged (2xx) or quarantined (permanent 4xx)
- *   sending    -> waiting   retryable failure: next_attempt_ns set
- *   waiting    -> sending   the backoff passed (same bytes, same hash)
+ *   sending    -> waiting   retryable failure: that URL rests; the next one
+ *                           (or the first rested) chosen, next_attempt_ns set
+ *   waiting    -> sending   next_attempt_ns passed (same bytes, same hash)
  */
 #include "upload.h"
 
@@ -34,6 +35,13 @@
 
 enum batch_state { B_NONE, B_SEALED, B_SENDING, B_WAITING };
 
+/* One of upload_url's URLs, and whether it may be tried now. */
+struct target {
+	const char *url;
+	unsigned fails;               /* in a row: the exponent of its backoff */
+	uint64_t rest_until_ns;       /* not tried before this (CLOCK_MONOTONIC) */
+};
+
 /* A sealed batch: the frames read for it, its bytes on the wire, its header's numbers, its hash. */
 struct slot {
 	uint8_t *raw, *wire;
@@ -57,8 +65,10 @@ struct uploader {
 	struct slot slots[2];
 	struct slot *cur, *next;
 	bool has_next;
-	unsigned attempt;
 	uint64_t retry_after_ns;      /* from the last reply's Retry-After */
+	/* where batches go: targets[in_use]; acked_by took the last (UPLOAD_URLS_MAX: none yet) */
+	struct target targets[UPLOAD_URLS_MAX];
+	unsigned ntargets, in_use, acked_by;
 	char reply[REPLY_KEEP];
 	size_t reply_len;
 	/* the chain and progress */
@@ -173,7 +183,6 @@ static int set_options(struct uploader *u)
 	CURL *e = u->easy;
 	int bad = 0;
 
-	bad |= curl_easy_setopt(e, CURLOPT_URL, c->url) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
@@ -199,12 +208,19 @@ static int set_options(struct uploader *u)
 int upload_open(struct uploader **out, const struct upload_config *c, struct spool *s,
 		const struct batch_secret_key *k, const struct batch_identity *id, uint64_t seed)
 {
-	struct uploader *u = calloc(1, sizeof(*u));
+	struct uploader *u;
 	struct spool_stats ss;
 
+	if (c->nurls == 0 || c->nurls > UPLOAD_URLS_MAX)
+		return -EINVAL;
+	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	u->c = *c;
+	for (unsigned i = 0; i < c->nurls; i++)
+		u->targets[i].url = c->urls[i];
+	u->ntargets = c->nurls;
+	u->acked_by = UPLOAD_URLS_MAX;
 	if (!u->c.retry_base_ns)
 		u->c.retry_base_ns = DEFAULT_RETRY_BASE_NS;
 	if (u->c.retry_max_ns < u->c.retry_base_ns)
@@ -236,7 +252,7 @@ int upload_open(struct uploader **out, const struct upload_config *c, struct spo
 		return -ENOMEM;
 	}
 	if (set_options(u)) {
-		fprintf(stderr, "<3>upload: libcurl refused the options for %s (is this libcurl built with TLS?)\n", c->url);
+		fprintf(stderr, "<3>upload: libcurl refused the upload's options (is this libcurl built with TLS?)\n");
 		upload_close(u);
 		return -EINVAL;
 	}
@@ -345,10 +361,8 @@ static int seal_next(struct uploader *u)
 	} else {
 		rc = seal_into(u, u->cur, u->acked_seq, batch_size(u, u->acked_seq), u->batch_seq + 1, u->prev_hash);
 	}
-	if (rc == 1) {
+	if (rc == 1)
 		u->state = B_SEALED;
-		u->attempt = 0;
-	}
 	return rc;
 }
 
@@ -391,7 +405,8 @@ static int start_transfer(struct uploader *u)
 	u->reply[0] = 0;
 	u->retry_after_ns = 0;
 	u->errbuf[0] = 0;
-	if (curl_easy_setopt(u->easy, CURLOPT_HTTPHEADER, u->headers) != CURLE_OK ||
+	if (curl_easy_setopt(u->easy, CURLOPT_URL, u->targets[u->in_use].url) != CURLE_OK ||
+	    curl_easy_setopt(u->easy, CURLOPT_HTTPHEADER, u->headers) != CURLE_OK ||
 	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDS, u->cur->wire) != CURLE_OK ||
 	    curl_easy_setopt(u->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)u->cur->wire_len) != CURLE_OK ||
 	    curl_multi_add_handle(u->multi, u->easy) != CURLM_OK)
@@ -403,17 +418,62 @@ static int start_transfer(struct uploader *u)
 	return 0;
 }
 
-static void schedule_retry(struct uploader *u, uint64_t now_ns)
+/*
+ * The URL in use did not take the batch: it rests for its backoff (at
+ * least Retry-After), and the batch goes at once to the next URL whose
+ * rest is over, in the list's order, or else waits for the one whose rest
+ * ends first. With one URL this is a retry of it after its backoff.
+ */
+static void fail_over(struct uploader *u, uint64_t now_ns)
 {
-	uint64_t ceiling = upload_backoff_ceiling(u->c.retry_base_ns, u->c.retry_max_ns, u->attempt);
+	struct target *t = &u->targets[u->in_use];
+	uint64_t ceiling = upload_backoff_ceiling(u->c.retry_base_ns, u->c.retry_max_ns, t->fails);
 	uint64_t delay = next_random(u) % (ceiling + 1); /* full jitter */
+	unsigned next = u->in_use;
 
 	if (delay < u->retry_after_ns)
 		delay = u->retry_after_ns;
-	u->attempt++;
+	t->fails++;
+	t->rest_until_ns = now_ns + delay;
+	u->st.failed_url = t->url;
+	for (unsigned i = 1; i <= u->ntargets; i++) {
+		unsigned j = (u->in_use + i) % u->ntargets;
+
+		if (u->targets[j].rest_until_ns <= now_ns) {
+			next = j;
+			break;
+		}
+		if (u->targets[j].rest_until_ns < u->targets[next].rest_until_ns)
+			next = j;
+	}
+	u->st.failovers += next != u->in_use;
+	u->in_use = next;
 	u->st.retries++;
-	u->st.next_attempt_ns = now_ns + delay;
+	u->st.next_attempt_ns = u->targets[next].rest_until_ns > now_ns ? u->targets[next].rest_until_ns : now_ns;
 	u->state = B_WAITING;
+}
+
+/*
+ * A retryable failure at the URL in use, logged the first time and every
+ * 16th in a row (a URL down for hours would fill the log), then failed over.
+ * why: a hint for the log, or "".
+ */
+static void retry(struct uploader *u, uint64_t now_ns, const char *why)
+{
+	const struct target *from = &u->targets[u->in_use];
+	bool say = (from->fails & 15) == 0;
+
+	fail_over(u, now_ns);
+	if (!say)
+		return;
+	if (&u->targets[u->in_use] == from)
+		fprintf(stderr, "<4>upload: records %llu..%llu to %s: %s%s (retrying)\n",
+			(unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq, from->url,
+			u->st.last_error, why);
+	else
+		fprintf(stderr, "<4>upload: records %llu..%llu to %s: %s%s (trying %s)\n",
+			(unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq, from->url,
+			u->st.last_error, why, u->targets[u->in_use].url);
 }
 
 void upload_rotate(struct uploader *u, const struct batch_secret_key *next, uint64_t announce_seq,
@@ -439,6 +499,13 @@ static void maybe_switch_key(struct uploader *u)
 
 static void done_batch(struct uploader *u, uint64_t now_ns)
 {
+	struct target *t = &u->targets[u->in_use];
+
+	t->fails = 0;
+	if (u->ntargets > 1 && u->acked_by != u->in_use)
+		fprintf(stderr, "<5>upload: %s took records %llu..%llu: batches go there from now on\n", t->url,
+			(unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq);
+	u->acked_by = u->in_use;
 	maybe_switch_key(u);
 	u->acked_seq = u->cur->b.last_seq;
 	u->batch_seq = u->cur->b.batch_seq;
@@ -462,11 +529,7 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 		u->st.net_errors++;
 		u->st.last_http_status = 0;
 		snprintf(u->st.last_error, sizeof(u->st.last_error), "%.120s", u->errbuf[0] ? u->errbuf : curl_easy_strerror(res));
-		if (u->attempt == 0 || (u->attempt & 15) == 0)
-			fprintf(stderr, "<4>upload: records %llu..%llu to %s: %s (retrying)\n",
-				(unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq, u->c.url,
-				u->st.last_error);
-		schedule_retry(u, now_ns);
+		retry(u, now_ns, "");
 		return 0;
 	}
 	curl_easy_getinfo(u->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -485,9 +548,10 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 	snprintf(u->st.last_error, sizeof(u->st.last_error), "HTTP %ld: %.100s", status, u->reply);
 	if (status >= 400 && status < 500 && status != 408 && status != 425 && status != 429) {
 		u->st.http_4xx++;
-		fprintf(stderr, "<3>upload: the ingest refused records %llu..%llu for good (%s): quarantined in the "
-				"spool, counted\n", (unsigned long long)u->cur->b.first_seq, (unsigned long long)u->cur->b.last_seq,
-			u->st.last_error);
+		u->targets[u->in_use].fails = 0; /* it answered: the batch is at fault, not the URL */
+		fprintf(stderr, "<3>upload: %s refused records %llu..%llu for good (%s): quarantined in the spool, "
+				"counted\n", u->targets[u->in_use].url, (unsigned long long)u->cur->b.first_seq,
+			(unsigned long long)u->cur->b.last_seq, u->st.last_error);
 		rc = spool_quarantine(u->spool, u->cur->wire, u->cur->wire_len, u->cur->b.batch_seq, u->cur->b.first_seq, u->cur->b.last_seq,
 				      u->cur->b.nrecords);
 		if (rc)
@@ -510,11 +574,7 @@ static int finish_transfer(struct uploader *u, CURLcode res, uint64_t now_ns)
 		u->st.http_5xx++;
 	else
 		u->st.http_4xx += status >= 400;
-	if (u->attempt == 0 || (u->attempt & 15) == 0)
-		fprintf(stderr, "<4>upload: records %llu..%llu: %s%s (retrying)\n", (unsigned long long)u->cur->b.first_seq,
-			(unsigned long long)u->cur->b.last_seq, u->st.last_error,
-			status < 400 ? " - is upload_url the ingest's /v1/batches?" : "");
-	schedule_retry(u, now_ns);
+	retry(u, now_ns, status < 400 ? " - is upload_url the ingest's /v1/batches?" : "");
 	return 0;
 }
 
@@ -547,7 +607,7 @@ static int poll_once(struct uploader *u, uint64_t now_ns)
 		rc = start_transfer(u);
 		if (rc) {
 			fprintf(stderr, "<3>upload: cannot start a transfer: %s\n", strerror(-rc));
-			schedule_retry(u, now_ns);
+			fail_over(u, now_ns);
 		}
 	}
 	if (u->state != B_SENDING)
@@ -568,12 +628,16 @@ static int poll_once(struct uploader *u, uint64_t now_ns)
 
 int upload_poll(struct uploader *u, uint64_t now_ns)
 {
-	/* An acknowledgement frees the way for the next batch: send it now, not at the next loop turn. */
+	/*
+	 * An acknowledgement frees the way for the next batch, a failure sends
+	 * the batch to the next URL: now, not at the next loop turn.
+	 */
 	for (int round = 0; round < 4; round++) {
 		uint64_t acked = u->st.batches_acked + u->st.batches_quarantined;
 		int rc = poll_once(u, now_ns);
 
-		if (rc || u->st.batches_acked + u->st.batches_quarantined == acked)
+		if (rc || (u->st.batches_acked + u->st.batches_quarantined == acked &&
+			   !(u->state == B_WAITING && u->st.next_attempt_ns <= now_ns)))
 			return rc;
 	}
 	return 0;
@@ -595,4 +659,5 @@ void upload_get_stats(const struct uploader *u, struct upload_stats *st)
 {
 	*st = u->st;
 	st->acked_seq = u->acked_seq;
+	st->url_in_use = u->targets[u->in_use].url;
 }

@@ -6,13 +6,22 @@
  *
  * One batch is in flight at a time (the chain of prev_hash is in order).
  * It is retried with the same bytes - the same hash, which is also its
- * Idempotency-Key - until the ingest takes it:
+ * Idempotency-Key - until an ingest takes it:
  *   2xx                 acknowledged: spool_ack, the next batch
  *   408, 425, 429, 5xx,
- *   network errors      retried forever, exponential backoff with full
- *                       jitter, at least Retry-After when the ingest sends it
- *   other 4xx           refused for good: quarantined (spool_quarantine) and counted
- *   1xx, 3xx            retried, with an error (a misconfigured URL should not lose data)
+ *   network errors      that URL rests (exponential backoff with full jitter,
+ *                       at least Retry-After when the ingest sends it) and
+ *                       the batch goes at once to the next URL not resting,
+ *                       or waits for the first whose rest ends; forever
+ *   other 4xx           refused for good: quarantined (spool_quarantine) and
+ *                       counted; not sent elsewhere (the ingests of a lake
+ *                       check the same keys: it would be refused again)
+ *   1xx, 3xx            as a network error, logged (a misconfigured URL should not lose data)
+ * With several URLs, batches keep going to the one that took the last; one
+ * that failed is tried again only once the one in use fails and its own
+ * rest is over. The lake stores a batch once whichever of its ingests it
+ * came through (by its hash, then by (host, seq)), so a batch that reached
+ * two (a reply lost, an ingest killed after its commit) is stored once.
  * A batch is sealed once batch_records durable records wait, or the
  * oldest has waited batch_interval; with twice batch_records or more
  * waiting it takes up to four times as many (within an 8 MiB read), and
@@ -27,8 +36,11 @@
 #include "batch.h"
 #include "spool.h"
 
+#define UPLOAD_URLS_MAX 8 /* ingests of one lake, tried in turn */
+
 struct upload_config {
-	const char *url;                 /* http:// or https:// */
+	const char *urls[UPLOAD_URLS_MAX]; /* http:// or https://, in the order they are tried */
+	unsigned nurls;                  /* 1..UPLOAD_URLS_MAX */
 	const char *ca_file;             /* NULL: the system's CAs */
 	const char *client_cert, *client_key; /* NULL: none */
 	bool tls_verify;                 /* verify the peer and its name (default: true) */
@@ -46,6 +58,9 @@ struct upload_stats {
 	uint64_t batches_acked, records_acked, bytes_sent;
 	uint64_t batches_quarantined, records_quarantined;
 	uint64_t attempts, retries, http_4xx, http_5xx, net_errors;
+	uint64_t failovers;              /* a batch sent on to another URL after a failure */
+	const char *url_in_use;          /* where batches go: the URL that took the last, or is tried next */
+	const char *failed_url;          /* the last URL that failed (NULL: none since start) */
 	uint64_t acked_seq;              /* everything <= this is in the lake */
 	uint64_t in_flight_first, in_flight_last; /* 0, 0: none */
 	long last_http_status;           /* 0: none yet, or a network error */
@@ -60,9 +75,9 @@ struct uploader;
 int upload_global_init(void);
 
 /*
- * 0, or -errno with a message. s, k and id must outlive the uploader; the
- * chain (last batch number and hash) and the acknowledged position come
- * from the spool's ledger.
+ * 0, or -errno with a message. s, k, id and the URLs must outlive the
+ * uploader; the chain (last batch number and hash) and the acknowledged
+ * position come from the spool's ledger.
  */
 int upload_open(struct uploader **out, const struct upload_config *c, struct spool *s,
 		const struct batch_secret_key *k, const struct batch_identity *id, uint64_t seed);

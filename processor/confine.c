@@ -118,8 +118,9 @@ int confine_user(const struct options *o)
  * Landlock: which files the processor may open from now on, and where TCP
  * may go. Delivery: its state directory (read, write, create, remove), the
  * directories of the rules files and TLS files it names (read), the CA
- * store and the resolver's files (read); TCP only to the upload's port (and
- * an environment proxy's). Run mode: the rules files' directories, no TCP.
+ * store and the resolver's files (read); TCP only to the ports of
+ * upload_url's URLs (and an environment proxy's). Run mode: the rules
+ * files' directories, no TCP.
  */
 static int sandbox_files(const struct options *o)
 {
@@ -137,7 +138,10 @@ static int sandbox_files(const struct options *o)
 
 	if (o->delivery) {
 		const struct tracer_config *c = &o->cfg;
-		uint16_t port = config_url_port(c->upload_url, 0);
+		char urls[CONFIG_URL_MAX];
+		const char *url[CONFIG_URLS_MAX];
+		unsigned nurls = config_url_split(c->upload_url, urls, url);
+		uint16_t port;
 
 		ok = ok && landlock_add_rw(&s, c->state_dir) && landlock_add_ro(&s, c->ca_file, true) &&
 		     landlock_add_ro(&s, c->client_cert, true) && landlock_add_ro(&s, c->client_key, true);
@@ -146,9 +150,10 @@ static int sandbox_files(const struct options *o)
 		/* resolv.conf is often a link (systemd-resolved): its target's directory too. */
 		if (ok && realpath("/etc/resolv.conf", resolv) && strncmp(resolv, "/etc/", 5) != 0)
 			ok = landlock_add_ro(&s, resolv, true);
-		if (ok && port)
-			ok = landlock_add_port(&s, port);
-		for (unsigned i = 0; ok && c->upload_url[0] && proxy_vars[i]; i++)
+		for (unsigned i = 0; ok && i < nurls; i++)
+			if ((port = config_url_port(url[i], 0)) != 0)
+				ok = landlock_add_port(&s, port);
+		for (unsigned i = 0; ok && nurls && proxy_vars[i]; i++)
 			if (getenv(proxy_vars[i]) && (port = config_url_port(getenv(proxy_vars[i]), 1080)) != 0)
 				ok = landlock_add_port(&s, port);
 	}

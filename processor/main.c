@@ -865,6 +865,9 @@ static void write_status(struct loop *l, uint64_t now)
 	st.spool.recovery_ns = ss.recovery_ns;
 	st.upload.enabled = l->o->cfg.upload_url[0] != 0;
 	snprintf(st.upload.url, sizeof(st.upload.url), "%s", l->o->cfg.upload_url);
+	snprintf(st.upload.url_in_use, sizeof(st.upload.url_in_use), "%s", us.url_in_use ? us.url_in_use : "");
+	snprintf(st.upload.failed_url, sizeof(st.upload.failed_url), "%s", us.failed_url ? us.failed_url : "");
+	st.upload.failovers = us.failovers;
 	st.upload.batches_acked = us.batches_acked;
 	st.upload.records_acked = us.records_acked;
 	st.upload.bytes_sent = us.bytes_sent;
@@ -1331,6 +1334,8 @@ static int finish(struct loop *l)
 	return err ? 1 : 0;
 }
 
+_Static_assert(CONFIG_URLS_MAX == UPLOAD_URLS_MAX, "the uploader takes every URL upload_url may name");
+
 /*
  * Before dropping privileges: libcurl's global set-up, this host's and
  * this boot's ids (the batch header names them), the spool's place.
@@ -1338,6 +1343,7 @@ static int finish(struct loop *l)
 static int delivery_prepare(struct options *o, struct deliver_options *d)
 {
 	static char spool_dir[PATH_MAX + 16];
+	static char urls[CONFIG_URL_MAX];
 	const struct tracer_config *c = &o->cfg;
 	int rc;
 
@@ -1371,11 +1377,9 @@ static int delivery_prepare(struct options *o, struct deliver_options *d)
 		.quota_bytes = c->spool_quota,
 	};
 	memcpy(d->spool.host_id, d->id.host_id, sizeof(d->spool.host_id));
-	d->upload = c->upload_url[0] != 0;
 	d->key_path = c->signing_key;
 	d->next_key_path = c->signing_key_next;
 	d->up = (struct upload_config){
-		.url = c->upload_url,
 		.ca_file = c->ca_file[0] ? c->ca_file : NULL,
 		.client_cert = c->client_cert[0] ? c->client_cert : NULL,
 		.client_key = c->client_key[0] ? c->client_key : NULL,
@@ -1387,6 +1391,8 @@ static int delivery_prepare(struct options *o, struct deliver_options *d)
 		.batch_interval_ns = c->batch_interval_ns,
 		.compression = BATCH_COMP_ZLIB,
 	};
+	d->up.nurls = config_url_split(c->upload_url, urls, d->up.urls);
+	d->upload = d->up.nurls != 0;
 	return 0;
 }
 

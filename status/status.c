@@ -16,7 +16,7 @@
 #include "json.h"
 #include "json_parse.h"
 
-#define STATUS_MAX_NODES 512u /* values in a status file read, at most (v1 has 42) */
+#define STATUS_MAX_NODES 512u /* values in a status file read, at most (v1 has 45) */
 
 enum field_type { F_U64, F_BOOL, F_STRING };
 
@@ -25,6 +25,7 @@ struct field {
 	const char *key;
 	enum field_type type;
 	size_t offset, size; /* of the field in struct status */
+	bool added;          /* added to v1 later: a file of an older processor lacks it (read as 0 or "") */
 };
 
 /* The field f of struct status, which must have type T: a table entry naming the wrong field fails to compile. */
@@ -34,6 +35,8 @@ struct field {
 #define U64(sec, k, f) { sec, k, F_U64, FIELD(f, uint64_t) }
 #define BOOL(sec, k, f) { sec, k, F_BOOL, FIELD(f, bool) }
 #define STRING(sec, k, f) { sec, k, F_STRING, FIELD(f, char *) }
+#define U64_ADDED(sec, k, f) { sec, k, F_U64, FIELD(f, uint64_t), true }
+#define STRING_ADDED(sec, k, f) { sec, k, F_STRING, FIELD(f, char *), true }
 
 /* Every key but "schema", in the order the file has them; a section's keys together. */
 static const struct field fields[] = {
@@ -66,6 +69,7 @@ static const struct field fields[] = {
 
 	BOOL("upload", "enabled", upload.enabled),
 	STRING("upload", "url", upload.url),
+	STRING_ADDED("upload", "url_in_use", upload.url_in_use),
 	U64("upload", "batches_acked", upload.batches_acked),
 	U64("upload", "records_acked", upload.records_acked),
 	U64("upload", "bytes_sent", upload.bytes_sent),
@@ -74,6 +78,8 @@ static const struct field fields[] = {
 	U64("upload", "http_4xx", upload.http_4xx),
 	U64("upload", "http_5xx", upload.http_5xx),
 	U64("upload", "net_errors", upload.net_errors),
+	U64_ADDED("upload", "failovers", upload.failovers),
+	STRING_ADDED("upload", "failed_url", upload.failed_url),
 	U64("upload", "last_http_status", upload.last_http_status),
 	STRING("upload", "last_error", upload.last_error),
 	U64("upload", "pending_records", upload.pending_records),
@@ -266,6 +272,8 @@ static enum status_error read_field(const struct json_doc *d, const struct json_
 	int rc;
 
 	snprintf(name, sizeof(name), "%s%s%s", f->section ? f->section : "", f->section ? "." : "", f->key);
+	if (!n && f->added)
+		return STATUS_OK;
 	if (!n)
 		return say(err, errlen, STATUS_E_MISSING, "key \"%s\" is missing", name);
 	switch (f->type) {

@@ -14,8 +14,9 @@
  * The reader treats the file as less trusted than itself (the processor
  * runs unprivileged): a strict JSON parse (json_parse.h) of at most
  * STATUS_FILE_MAX bytes, then every key of the schema must be there with
- * its type; keys it does not know are ignored, so a later processor may
- * add some without a new schema.
+ * its type (but those added to it later, which an older processor's file
+ * lacks); keys it does not know are ignored, so a later processor may add
+ * some without a new schema.
  */
 #ifndef TRACER_STATUS_STATUS_H
 #define TRACER_STATUS_STATUS_H
@@ -55,9 +56,12 @@ struct status {
 	} spool;
 	struct {
 		bool enabled;                  /* upload_url is set */
-		char url[STATUS_URL_MAX];
+		char url[STATUS_URL_MAX];      /* upload_url: one URL or several */
+		char url_in_use[STATUS_URL_MAX]; /* the one batches go to */
 		uint64_t batches_acked, records_acked, bytes_sent;
 		uint64_t attempts, retries, http_4xx, http_5xx, net_errors;
+		uint64_t failovers;            /* batches sent on to another URL after a failure */
+		char failed_url[STATUS_URL_MAX]; /* the last URL that failed (empty: none since start) */
 		uint64_t last_http_status;     /* 0: none yet, or a network error */
 		char last_error[STATUS_ERROR_MAX]; /* empty: none */
 		uint64_t pending_records;      /* durable, not yet acknowledged */

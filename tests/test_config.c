@@ -717,8 +717,50 @@ static void urls_are_http_or_https_with_a_host(void **state)
 	value_bad("upload_url", "https://host:/", "has a port that is not 1..65535");
 	value_bad("upload_url", "https://ho_st/", "has a host name with a character");
 	value_bad("upload_url", "https://[::1/", "has a bad IPv6 host");
-	value_bad("upload_url", "https://host/a b", "has a space");
-	value_bad("upload_url", "https://h\xc3\xa9st/", "has a space or a byte that is not ASCII");
+	value_bad("upload_url", "https://h\xc3\xa9st/", "has a control character or a byte that is not ASCII");
+}
+
+/* upload_url may name several ingests: each URL checked as one, the one at fault named. */
+static void url_lists_are_split_at_commas_and_blanks_and_checked_one_by_one(void **state)
+{
+	struct tracer_config *c;
+	char buf[CONFIG_URL_MAX], list[CONFIG_URL_MAX + 64];
+	const char *url[CONFIG_URLS_MAX];
+
+	(void)state;
+	c = value_ok("upload_url", "https://a.example:8750/v1/batches,https://b.example:8750/v1/batches");
+	assert_int_equal(config_url_split(c->upload_url, buf, url), 2);
+	assert_string_equal(url[0], "https://a.example:8750/v1/batches");
+	assert_string_equal(url[1], "https://b.example:8750/v1/batches");
+	free(c);
+	c = value_ok("upload_url", "http://a/v1 , \thttp://b/v1   http://[::1]:9/v1,");
+	assert_int_equal(config_url_split(c->upload_url, buf, url), 3);
+	assert_string_equal(url[0], "http://a/v1");
+	assert_string_equal(url[1], "http://b/v1");
+	assert_string_equal(url[2], "http://[::1]:9/v1");
+	free(c);
+	c = value_ok("upload_url", "https://one.example/v1/batches"); /* one URL, as ever */
+	assert_int_equal(config_url_split(c->upload_url, buf, url), 1);
+	assert_string_equal(url[0], "https://one.example/v1/batches");
+	free(c);
+	assert_int_equal(config_url_split("", buf, url), 0);
+	free(value_ok("upload_url", "http://1/,http://2/,http://3/,http://4/,http://5/,http://6/,http://7/,http://8/"));
+
+	value_bad("upload_url", "http://1/,http://2/,http://3/,http://4/,http://5/,http://6/,http://7/,http://8/,http://9/",
+		  "names 9 URLs (up to 8 http:// or https:// URLs");
+	value_bad("upload_url", "https://a/v1,ftp://b/v1", "URL 2 of 2: 'ftp://b/v1' is not an http:// or https:// URL "
+							  "(up to 8 http:// or https:// URLs separated by commas or blanks");
+	value_bad("upload_url", "https://a:0/v1 https://b/v1", "URL 1 of 2: 'https://a:0/v1' has a port that is not 1..65535");
+	value_bad("upload_url", "https://a/v1, https://a/v1", "URL 2 of 2: 'https://a/v1' is URL 1 too (name each ingest once)");
+	value_bad("upload_url", ", ,", "', ,' has separators and no URL");
+	/* A URL cannot hold a comma or a blank: they separate URLs (percent-encode them: %2C, %20). */
+	value_bad("upload_url", "https://host/a b", "URL 2 of 2: 'b' is not an http:// or https:// URL");
+	value_bad("upload_url", "https://host/x?a=1,2", "URL 2 of 2: '2' is not an http:// or https:// URL");
+	/* The whole list is one value of at most 2047 bytes. */
+	memset(list, 0, sizeof(list));
+	snprintf(list, sizeof(list), "https://a/");
+	memset(list + strlen(list), 'x', CONFIG_URL_MAX - strlen(list));
+	value_bad("upload_url", list, "too long");
 }
 
 /* ---- syntax ---------------------------------------------------------- */
@@ -843,8 +885,8 @@ static void errors_name_file_line_and_value_column(void **state)
 	parse_error_is("# c\nstate_dir = /a\n  ring_order =   40   # too big\n",
 		       "t.conf:3:18: key 'ring_order': '40' is out of range (an integer from 16 to 30)");
 	parse_error_is("upload_url = ftp://x\n", "t.conf:1:14: key 'upload_url': 'ftp://x' is not an http:// or "
-						  "https:// URL (an http:// or https:// URL of at most 2047 bytes, or "
-						  "empty for none)");
+						  "https:// URL (up to 8 http:// or https:// URLs separated by commas or "
+						  "blanks, at most 2047 bytes in all, or empty for none)");
 }
 
 static void a_bad_line_leaves_the_config_untouched(void **state)
@@ -1258,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(durations_are_bounded_and_refuse_other_forms),
 		cmocka_unit_test(listen_addresses_are_ipv4_bracketed_ipv6_or_localhost),
 		cmocka_unit_test(urls_are_http_or_https_with_a_host),
+		cmocka_unit_test(url_lists_are_split_at_commas_and_blanks_and_checked_one_by_one),
 		cmocka_unit_test(quoted_values_keep_hash_blanks_and_escapes),
 		cmocka_unit_test(bad_escapes_and_unclosed_quotes_are_errors),
 		cmocka_unit_test(bare_values_end_at_a_comment_and_lose_trailing_blanks),

@@ -22,7 +22,8 @@
  * that user), and a batch, a reload, a restart on its own lake, a lake
  * another process holds and a clean stop all work under the filter (a
  * syscall it does not allow would kill the process: SIGSYS); where it
- * cannot install its filter, it does not run.
+ * cannot install its filter, it does not run. Two ingests on one lake
+ * (upload_url's failover) store every batch sent to both at once, once.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,7 +63,7 @@ static char ingest_bin[PATH_MAX];
 struct fixture {
 	char dir[64], db[96], keys[96], log[96], conf[96];
 	struct batch_secret_key a, b;
-	pid_t pid;
+	pid_t pid, other_pid;      /* other_pid: a second ingest on the same lake, or 0 */
 	unsigned port;
 	const char *notify_socket; /* NOTIFY_SOCKET for the ingest, or NULL */
 	const char *watchdog_usec; /* WATCHDOG_USEC for the ingest, or NULL */
@@ -180,6 +181,10 @@ static int teardown(void **state)
 	if (fx->pid > 0) {
 		kill(fx->pid, SIGKILL);
 		waitpid(fx->pid, NULL, 0);
+	}
+	if (fx->other_pid > 0) {
+		kill(fx->other_pid, SIGKILL);
+		waitpid(fx->other_pid, NULL, 0);
 	}
 	rm_tree(fx->dir);
 	free(fx);
@@ -831,6 +836,98 @@ static void a_busy_lake_is_waited_for_under_the_filter(void **state)
 	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), 3);
 }
 
+/* A POST of s to port, added to m; its handle. */
+static CURL *post_async(CURLM *m, unsigned port, const struct sealed *s)
+{
+	CURL *c = curl_easy_init();
+	char url[64];
+
+	assert_non_null(c);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/batches", port);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, s->wire);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->len);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+	assert_int_equal(curl_multi_add_handle(m, c), CURLM_OK);
+	return c;
+}
+
+/*
+ * Two ingests on one lake, as upload_url's failover uses them, each batch
+ * of four hosts' chains posted to both at the same moment (a batch that
+ * reached two ingests: its reply lost, or an ingest killed after its
+ * commit). SQLite's WAL and busy timeout make one ingest wait for the
+ * other's commit, under the filter; both answer 200 (stored, or
+ * duplicate), and the lake has each batch once, each record once, every
+ * chain linked.
+ */
+static void two_ingests_on_one_lake_store_a_batch_sent_to_both_once(void **state)
+{
+	enum { HOSTS = 4, BATCHES = 25, RECORDS = 3 };
+	struct fixture *fx = *state;
+	uint8_t prev[HOSTS][BATCH_HASH_LEN];
+	unsigned ports[2];
+	CURLM *m = curl_multi_init();
+
+	assert_non_null(m);
+	keys_file(fx, &fx->a, NULL);
+	start_server(fx);
+	fx->other_pid = fx->pid;
+	ports[0] = fx->port;
+	start_server(fx);
+	ports[1] = fx->port;
+	for (unsigned b = 0; b < BATCHES; b++) {
+		struct sealed s[HOSTS];
+		CURL *c[HOSTS][2];
+		int running = 1;
+
+		for (unsigned h = 0; h < HOSTS; h++) {
+			uint8_t host[BATCH_HOST_ID_LEN];
+			struct frames f = { 0 };
+
+			host_id_of(host, (uint8_t)(h + 1));
+			for (uint64_t i = 1; i <= RECORDS; i++) {
+				uint64_t seq = b * RECORDS + i;
+				struct tr_sample smp = encode_sample(seq, 9, 1, 1, seq, 1, seq);
+
+				assert_true(frames_add(&f, seq, TR_SAMPLE, &smp, sizeof(smp)));
+			}
+			assert_int_equal(seal_frames(&fx->a, host, b + 1, b ? prev[h] : NULL, BATCH_COMP_ZLIB, &f, &s[h]), 0);
+			memcpy(prev[h], s[h].hash, sizeof(prev[h]));
+			frames_free(&f);
+			for (unsigned i = 0; i < 2; i++)
+				c[h][i] = post_async(m, ports[(h + i) % 2], &s[h]);
+		}
+		while (running) {
+			assert_int_equal(curl_multi_perform(m, &running), CURLM_OK);
+			if (running)
+				assert_int_equal(curl_multi_poll(m, NULL, 0, 1000, NULL), CURLM_OK);
+		}
+		for (unsigned h = 0; h < HOSTS; h++) {
+			for (unsigned i = 0; i < 2; i++) {
+				long status = 0;
+
+				curl_easy_getinfo(c[h][i], CURLINFO_RESPONSE_CODE, &status);
+				assert_int_equal(status, 200);
+				curl_multi_remove_handle(m, c[h][i]);
+				curl_easy_cleanup(c[h][i]);
+			}
+			free(s[h].wire);
+		}
+	}
+	curl_multi_cleanup(m);
+	stop_cleanly(fx);
+	fx->pid = fx->other_pid;
+	fx->other_pid = 0;
+	stop_cleanly(fx);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM batches"), HOSTS * BATCHES);
+	assert_int_equal(sql_int(fx->db, "SELECT count(DISTINCT hash) FROM batches"), HOSTS * BATCHES);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM batches WHERE chain = 'broken'"), 0);
+	assert_int_equal(sql_int(fx->db, "SELECT count(*) FROM records"), HOSTS * BATCHES * RECORDS);
+	assert_int_equal(sql_int(fx->db, "SELECT sum(records_duplicate) FROM batches"), 0);
+}
+
 /* In the child: what SystemCallFilter= without seccomp does to the service: seccomp() fails EPERM. */
 static int without_seccomp(void *arg)
 {
@@ -1058,6 +1155,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runs_confined_and_still_serves_reloads_and_stops, setup, teardown),
 		cmocka_unit_test_setup_teardown(restarted_on_its_lake_stores_under_the_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_busy_lake_is_waited_for_under_the_filter, setup, teardown),
+		cmocka_unit_test_setup_teardown(two_ingests_on_one_lake_store_a_batch_sent_to_both_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_to_run_without_its_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(tls_options_without_their_pair_say_so_and_exit_2, setup, teardown),
 		cmocka_unit_test_setup_teardown(unusable_tls_files_are_named_and_exit_1, setup, teardown),

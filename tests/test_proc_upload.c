@@ -7,7 +7,10 @@
  * quarantines the batch and the next one follows; a refused connection is
  * a network error, retried; the same batch is retried with the same bytes
  * and Idempotency-Key; the ingest's reply is logged printable; the backoff ceiling doubles up to its maximum and
- * Retry-After is read as seconds or as an HTTP date.
+ * Retry-After is read as seconds or as an HTTP date. With several URLs (the
+ * server's paths stand for ingests): a refused connection or a 503 sends
+ * the same bytes to the next URL at once, which then keeps the batches; a
+ * 400 is not sent elsewhere; with every URL failing each rests in turn.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -40,7 +43,9 @@ static struct {
 	unsigned status;           /* to answer */
 	const char *retry_after;   /* header to add, or NULL */
 	const char *reply;         /* body to answer with, or NULL: "{}" */
+	const char *down_path;     /* requests to this path get 503 and Retry-After: 60, whatever status says */
 	unsigned requests;
+	unsigned to_a, to_b;       /* requests to /a and to /b */
 	char last_key[128];        /* Idempotency-Key of the last request */
 	size_t last_len;
 } srv;
@@ -57,7 +62,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	const char *key;
 	enum MHD_Result rc;
 
-	(void)cls, (void)url, (void)method, (void)version, (void)data;
+	(void)cls, (void)method, (void)version, (void)data;
 	if (!b) {
 		*state = calloc(1, sizeof(struct body));
 		return *state ? MHD_YES : MHD_NO;
@@ -68,15 +73,19 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	srv.requests++;
+	srv.to_a += !strcmp(url, "/a");
+	srv.to_b += !strcmp(url, "/b");
 	srv.last_len = b->len;
 	key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
 	snprintf(srv.last_key, sizeof(srv.last_key), "%s", key ? key : "");
 	const char *reply = srv.reply ? srv.reply : "{}";
 
+	bool down = srv.down_path && !strcmp(url, srv.down_path);
+
 	r = MHD_create_response_from_buffer(strlen(reply), (void *)(uintptr_t)reply, MHD_RESPMEM_MUST_COPY);
-	if (srv.retry_after)
-		MHD_add_response_header(r, "Retry-After", srv.retry_after);
-	rc = MHD_queue_response(c, srv.status, r);
+	if (srv.retry_after || down)
+		MHD_add_response_header(r, "Retry-After", down ? "60" : srv.retry_after);
+	rc = MHD_queue_response(c, down ? 503 : srv.status, r);
 	MHD_destroy_response(r);
 	return rc;
 }
@@ -116,7 +125,8 @@ static int setup(void **state)
 	sc.dir = f->spool_dir;
 	sc.fsync_interval_ns = 1000000ULL;
 	batch_key_generate(&f->key);
-	uc.url = f->url;
+	uc.urls[0] = f->url;
+	uc.nurls = 1;
 	if (spool_open(&f->s, &sc) || upload_open(&f->u, &uc, f->s, &f->key, &f->id, 42)) {
 		spool_close(f->s);
 		free(f);
@@ -125,7 +135,8 @@ static int setup(void **state)
 	srv.status = 200;
 	srv.retry_after = NULL;
 	srv.reply = NULL;
-	srv.requests = 0;
+	srv.down_path = NULL;
+	srv.requests = srv.to_a = srv.to_b = 0;
 	*state = f;
 	return 0;
 }
@@ -256,7 +267,7 @@ static void refusal_text_is_kept_printable(void **state)
 static void refused_connection_is_a_network_error_retried_with_backoff(void **state)
 {
 	struct fix *f = *state;
-	struct upload_config uc = { .url = "http://127.0.0.1:1/v1/batches", .tls_verify = true,
+	struct upload_config uc = { .urls = { "http://127.0.0.1:1/v1/batches" }, .nurls = 1, .tls_verify = true,
 				    .connect_timeout_ns = SEC, .transfer_timeout_ns = SEC, .retry_base_ns = 50000000ULL,
 				    .retry_max_ns = 200000000ULL, .batch_records = 10, .compression = BATCH_COMP_ZLIB };
 
@@ -269,6 +280,125 @@ static void refused_connection_is_a_network_error_retried_with_backoff(void **st
 	assert_int_equal(stats(f).acked_seq, 0);
 	assert_int_equal(stats(f).last_http_status, 0);
 	assert_true(stats(f).last_error[0] != 0);
+}
+
+/* The uploader reopened on the spool with urls (a base of 50 ms, at most 200 ms, between tries of one URL). */
+static void reopen(struct fix *f, const char *const *urls, unsigned n)
+{
+	struct upload_config uc = { .nurls = n, .tls_verify = true, .connect_timeout_ns = SEC,
+				    .transfer_timeout_ns = SEC, .retry_base_ns = 50000000ULL, .retry_max_ns = 200000000ULL,
+				    .batch_records = 10, .compression = BATCH_COMP_ZLIB };
+
+	for (unsigned i = 0; i < n; i++)
+		uc.urls[i] = urls[i];
+	upload_close(f->u);
+	assert_int_equal(upload_open(&f->u, &uc, f->s, &f->key, &f->id, 7), 0);
+}
+
+static void a_refused_connection_sends_the_batch_to_the_next_url_which_keeps_the_batches(void **state)
+{
+	struct fix *f = *state;
+	char b[96];
+	const char *urls[] = { "http://127.0.0.1:1/v1/batches", b };
+
+	snprintf(b, sizeof(b), "http://127.0.0.1:%u/b", srv.port);
+	reopen(f, urls, 2);
+	assert_string_equal(stats(f).url_in_use, urls[0]);
+	append(f, 5);
+	POLL_UNTIL(f, stats(f).acked_seq == 5, 5 * SEC);
+	assert_int_equal(stats(f).acked_seq, 5);
+	assert_int_equal(stats(f).net_errors, 1);
+	assert_int_equal(stats(f).failovers, 1);
+	assert_string_equal(stats(f).failed_url, urls[0]);
+	assert_string_equal(stats(f).url_in_use, b);
+	/* The URL that works keeps the batches: the one that failed is not tried again. */
+	for (unsigned i = 0; i < 3; i++) {
+		append(f, 5);
+		POLL_UNTIL(f, stats(f).acked_seq == 10 + 5 * i, 5 * SEC);
+	}
+	assert_int_equal(stats(f).acked_seq, 20);
+	assert_int_equal(stats(f).batches_acked, 4);
+	assert_int_equal(srv.to_b, 4);
+	assert_int_equal(stats(f).net_errors, 1);
+	assert_int_equal(stats(f).attempts, 5);
+}
+
+static void a_503_sends_the_same_bytes_to_the_next_url_at_once(void **state)
+{
+	struct fix *f = *state;
+	char a[96], b[96];
+	const char *urls[] = { a, b };
+	uint64_t t0;
+
+	snprintf(a, sizeof(a), "http://127.0.0.1:%u/a", srv.port);
+	snprintf(b, sizeof(b), "http://127.0.0.1:%u/b", srv.port);
+	reopen(f, urls, 2);
+	srv.down_path = "/a"; /* Retry-After: 60 */
+	append(f, 5);
+	t0 = ring_now_ns();
+	POLL_UNTIL(f, stats(f).acked_seq == 5, 5 * SEC);
+	assert_int_equal(stats(f).acked_seq, 5);
+	assert_true(ring_now_ns() - t0 < 10 * SEC); /* not after /a's Retry-After: at once, at /b */
+	assert_int_equal(srv.to_a, 1);
+	assert_int_equal(srv.to_b, 1);
+	assert_int_equal(stats(f).http_5xx, 1);
+	assert_int_equal(stats(f).failovers, 1);
+	assert_int_equal(stats(f).batches_acked, 1);
+	assert_string_equal(stats(f).url_in_use, b);
+}
+
+/* A batch refused for good is refused by every ingest of the lake: quarantined, not sent to the next URL. */
+static void a_permanent_refusal_is_not_sent_to_the_next_url(void **state)
+{
+	struct fix *f = *state;
+	char a[96], b[96];
+	const char *urls[] = { a, b };
+
+	snprintf(a, sizeof(a), "http://127.0.0.1:%u/a", srv.port);
+	snprintf(b, sizeof(b), "http://127.0.0.1:%u/b", srv.port);
+	reopen(f, urls, 2);
+	srv.status = 403;
+	append(f, 5);
+	POLL_UNTIL(f, stats(f).batches_quarantined == 1, 5 * SEC);
+	assert_int_equal(stats(f).batches_quarantined, 1);
+	assert_int_equal(srv.to_a, 1);
+	assert_int_equal(srv.to_b, 0);
+	assert_int_equal(stats(f).failovers, 0);
+	assert_string_equal(stats(f).url_in_use, a);
+}
+
+/* Every URL failing: each rests for its own backoff, and the batch goes round them; none is abandoned. */
+static void with_every_url_down_each_is_retried_in_turn(void **state)
+{
+	struct fix *f = *state;
+	char a[96], b[96];
+	const char *urls[] = { a, b };
+
+	snprintf(a, sizeof(a), "http://127.0.0.1:%u/a", srv.port);
+	snprintf(b, sizeof(b), "http://127.0.0.1:%u/b", srv.port);
+	reopen(f, urls, 2);
+	srv.status = 503;
+	append(f, 3);
+	POLL_UNTIL(f, srv.to_a >= 3 && srv.to_b >= 3, 5 * SEC);
+	assert_true(srv.to_a >= 3 && srv.to_b >= 3);
+	assert_true(stats(f).failovers >= 1);
+	assert_int_equal(stats(f).acked_seq, 0);
+	srv.status = 200;
+	POLL_UNTIL(f, stats(f).acked_seq == 3, 5 * SEC);
+	assert_int_equal(stats(f).acked_seq, 3);
+	assert_int_equal(stats(f).batches_acked, 1);
+}
+
+static void urls_are_one_to_eight(void **state)
+{
+	struct fix *f = *state;
+	struct uploader *u = NULL;
+	struct upload_config uc = { .nurls = 0, .batch_records = 10, .compression = BATCH_COMP_ZLIB };
+
+	assert_int_equal(upload_open(&u, &uc, f->s, &f->key, &f->id, 7), -EINVAL);
+	uc.nurls = UPLOAD_URLS_MAX + 1;
+	assert_int_equal(upload_open(&u, &uc, f->s, &f->key, &f->id, 7), -EINVAL);
+	assert_null(u);
 }
 
 static void backoff_ceiling_doubles_up_to_its_maximum(void **state)
@@ -306,6 +436,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(refusal_text_is_kept_printable, setup, teardown),
 		cmocka_unit_test_setup_teardown(refused_connection_is_a_network_error_retried_with_backoff, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(a_refused_connection_sends_the_batch_to_the_next_url_which_keeps_the_batches,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(a_503_sends_the_same_bytes_to_the_next_url_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_permanent_refusal_is_not_sent_to_the_next_url, setup, teardown),
+		cmocka_unit_test_setup_teardown(with_every_url_down_each_is_retried_in_turn, setup, teardown),
+		cmocka_unit_test_setup_teardown(urls_are_one_to_eight, setup, teardown),
 		cmocka_unit_test(backoff_ceiling_doubles_up_to_its_maximum),
 		cmocka_unit_test(retry_after_reads_seconds_and_http_dates),
 	};

@@ -11,7 +11,7 @@
 #   $TRACER_TEST_TRIGGER names. A forbidden system call kills the process
 #   (SIGSYS); the collector cannot open a socket of any family; neither can
 #   open a file outside its directories though the file modes allow it
-#   (Landlock); the processor reaches TCP only on the upload's port, cannot
+#   (Landlock); the processor reaches TCP only on the upload's ports, cannot
 #   make an io_uring ring, fork, exec, ptrace or map executable memory.
 # - the installed binaries carry no trigger.
 . "$(dirname "$0")/lib.sh"
@@ -101,7 +101,7 @@ trigger_collector() {
 # trigger_processor TRIGGER: the same for the test processor, attached to the running collector.
 trigger_processor() {
 	TRACER_TEST_TRIGGER=$1 timeout 30 "$TB/tracer-processor" --set "state_dir=$D/state" \
-		--set "runtime_dir=$D/run" --set processor_user=nobody --set "upload_url=$DLV_URL" \
+		--set "runtime_dir=$D/run" --set processor_user=nobody --set "upload_url=${TRIG_URLS:-$DLV_URL}" \
 		--set "signing_key=$D/signing.key" 2>"$TMP/trig.err"
 }
 # expect_killed WHO TRIGGER: the forbidden system call killed it.
@@ -141,7 +141,7 @@ expect_result collector "open:$rulesdir/collector.rules" 0
 expect_result collector "syscall:getpid" "[0-9]* (Success): it came back"
 
 # The processor: files only in its state directory (and read-only the CA store, resolver, rules); TCP
-# only to the upload's port; no new io_uring ring, no process, no exec, no executable memory.
+# only to the upload's ports; no new io_uring ring, no process, no exec, no executable memory.
 ingest_port=${DLV_URL#http://127.0.0.1:}
 ingest_port=${ingest_port%%/*}
 expect_result processor "open:/etc/passwd" -13
@@ -151,6 +151,9 @@ expect_result processor "create:$D/state/trigger-file" 0
 expect_result processor "open:/etc/hosts" 0
 expect_result processor "connect:127.0.0.1:$ingest_port" 0
 expect_result processor "connect:127.0.0.1:1" -13
+# upload_url naming several ingests: the port of each (nothing listens on 9: refused, not -13), no other.
+TRIG_URLS="$DLV_URL, http://127.0.0.1:9/v1/batches" expect_result processor "connect:127.0.0.1:9" -111
+TRIG_URLS="$DLV_URL, http://127.0.0.1:9/v1/batches" expect_result processor "connect:127.0.0.1:1" -13
 expect_result processor "syscall:mmap:0:4096:4" "-1 (Operation not permitted): it came back"
 expect_killed processor "syscall:io_uring_setup:4:0"
 expect_killed processor "syscall:socket:16:3:0" # AF_NETLINK

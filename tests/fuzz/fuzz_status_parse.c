@@ -153,6 +153,8 @@ static void fuzz_status(const char *text, size_t size)
 		return;
 	}
 	CHECK(memchr(s.upload.url, 0, sizeof(s.upload.url)) && memchr(s.upload.last_error, 0, sizeof(s.upload.last_error)));
+	CHECK(memchr(s.upload.url_in_use, 0, sizeof(s.upload.url_in_use)) &&
+	      memchr(s.upload.failed_url, 0, sizeof(s.upload.failed_url)));
 	CHECK(status_format(&s, scratch, sizeof(scratch), &len) == 0);
 	CHECK(status_parse(scratch, len, &again, err, sizeof(err)) == STATUS_OK);
 	/* Equal field by field: the padding of the two copies may differ. */
@@ -161,6 +163,8 @@ static void fuzz_status(const char *text, size_t size)
 	CHECK(!memcmp(&s.spool, &again.spool, sizeof(s.spool)));
 	CHECK(s.upload.enabled == again.upload.enabled && !strcmp(s.upload.url, again.upload.url));
 	CHECK(!strcmp(s.upload.last_error, again.upload.last_error));
+	CHECK(!strcmp(s.upload.url_in_use, again.upload.url_in_use) && !strcmp(s.upload.failed_url, again.upload.failed_url));
+	CHECK(s.upload.failovers == again.upload.failovers);
 	CHECK(s.upload.batches_acked == again.upload.batches_acked && s.upload.net_errors == again.upload.net_errors);
 	CHECK(s.upload.last_http_status == again.upload.last_http_status);
 	CHECK(s.upload.pending_records == again.upload.pending_records);
