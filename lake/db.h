@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
+#include "sql.h"
 
 #include "decode.h"
 #include "json.h"
@@ -89,9 +89,9 @@ enum stmt_id {
 };
 
 struct store {
-	sqlite3 *db;
+	struct sql *db;
 	bool read_only;
-	sqlite3_stmt *st[ST_COUNT];
+	struct sql_stmt *st[ST_COUNT];
 	char errmsg[256];
 	struct decoded *dec;     /* the decoder's private copy of one record */
 	struct obuf argv_json;   /* an exec's argv as a JSON array (reused) */
@@ -102,13 +102,13 @@ struct store {
 	struct json_doc jdoc;
 	struct json_node *jnodes;
 	uint32_t jcap;
-	char *jarena;            /* strings decoded for one statement's binds (SQLITE_STATIC until its step) */
+	char *jarena;            /* strings decoded for one statement's binds (not copied: sql.h, until its step) */
 	size_t jarena_cap, jarena_used;
 };
 
 struct bind {
 	struct store *s;
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int n;  /* parameters bound */
 	int rc; /* SQLite's first failure */
 };
@@ -125,26 +125,26 @@ int lake_bind_check(struct bind *b);
 
 /* The reads' cursor over a row: its columns taken in order (read_tune.c, read_sweep.c). */
 struct col {
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int i;
 };
 
 static inline const char *col_text(struct col *c)
 {
-	return (const char *)sqlite3_column_text(c->st, c->i++);
+	return sql_col_text(c->st, c->i++);
 }
 
 static inline int64_t col_i64(struct col *c)
 {
-	return sqlite3_column_int64(c->st, c->i++);
+	return sql_col_i64(c->st, c->i++);
 }
 
 /* An integer, or unknown: NULL, or a value of another type (a host's, or a REAL from an overflowed sum). */
 static inline struct store_int col_int(struct col *c)
 {
-	struct store_int v = { .known = sqlite3_column_type(c->st, c->i) == SQLITE_INTEGER };
+	struct store_int v = { .known = sql_col_type(c->st, c->i) == SQL_INTEGER };
 
-	v.v = v.known ? sqlite3_column_int64(c->st, c->i) : 0;
+	v.v = v.known ? sql_col_i64(c->st, c->i) : 0;
 	c->i++;
 	return v;
 }

@@ -15,35 +15,35 @@
 
 /* Columns are read in order: a cursor over the current row. */
 struct row {
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int i;
 };
 
 static const char *next_text(struct row *r)
 {
-	return (const char *)sqlite3_column_text(r->st, r->i++);
+	return sql_col_text(r->st, r->i++);
 }
 
 static int64_t next_i64(struct row *r)
 {
-	return sqlite3_column_int64(r->st, r->i++);
+	return sql_col_i64(r->st, r->i++);
 }
 
 static struct store_int next_int(struct row *r)
 {
-	struct store_int v = { .known = sqlite3_column_type(r->st, r->i) == SQLITE_INTEGER };
+	struct store_int v = { .known = sql_col_type(r->st, r->i) == SQL_INTEGER };
 
-	v.v = sqlite3_column_int64(r->st, r->i++);
+	v.v = sql_col_i64(r->st, r->i++);
 	return v;
 }
 
 /* A REAL column (an integer is taken too); false when NULL or of another type. */
 static bool next_real(struct row *r, double *v)
 {
-	int type = sqlite3_column_type(r->st, r->i);
+	int type = sql_col_type(r->st, r->i);
 
-	*v = sqlite3_column_double(r->st, r->i++);
-	return type == SQLITE_FLOAT || type == SQLITE_INTEGER;
+	*v = sql_col_double(r->st, r->i++);
+	return type == SQL_FLOAT || type == SQL_INTEGER;
 }
 
 static void next_live(struct row *r, struct store_live *l)
@@ -57,7 +57,7 @@ static void next_live(struct row *r, struct store_live *l)
 }
 
 /* RUN_COLUMNS */
-static void row_to_run(sqlite3_stmt *st, struct store_run *r)
+static void row_to_run(struct sql_stmt *st, struct store_run *r)
 {
 	struct row c = { st, 0 };
 	const char *host;
@@ -112,7 +112,7 @@ static void row_to_run(sqlite3_stmt *st, struct store_run *r)
 }
 
 /* ST_RUN_STEPS_LIST */
-static void row_to_step(sqlite3_stmt *st, struct store_step *s)
+static void row_to_step(struct sql_stmt *st, struct store_step *s)
 {
 	struct row c = { st, 0 };
 
@@ -193,7 +193,7 @@ static void process_io(struct store_process *p, bool exited, struct store_int ex
 }
 
 /* ST_RUN_PROCS_LIST */
-static void row_to_process(sqlite3_stmt *st, struct store_process *p)
+static void row_to_process(struct sql_stmt *st, struct store_process *p)
 {
 	struct row c = { st, 0 };
 	struct store_int own, maxrss, sampled, exit_flags, state_flags, tx, rx;
@@ -243,7 +243,7 @@ static void row_to_process(sqlite3_stmt *st, struct store_process *p)
 }
 
 /* ST_RUN_SIGNALS_LIST */
-static void row_to_signal(sqlite3_stmt *st, struct store_signal *sig)
+static void row_to_signal(struct sql_stmt *st, struct store_signal *sig)
 {
 	struct row c = { st, 0 };
 	struct store_int pid;
@@ -265,7 +265,7 @@ static void row_to_signal(sqlite3_stmt *st, struct store_signal *sig)
 /* ---- walking a query's rows ---------------------------------------------- */
 
 /* One row to the caller's callback (through the row function of its type); non-zero stops the walk. */
-typedef int (*visit_fn)(sqlite3_stmt *st, void *arg);
+typedef int (*visit_fn)(struct sql_stmt *st, void *arg);
 
 /* Every row of a bound query to visit; *rows counts them. The visitor's non-zero return, or a store_err. */
 static int each_row(struct bind *b, visit_fn visit, void *arg, int *rows)
@@ -274,14 +274,13 @@ static int each_row(struct bind *b, visit_fn visit, void *arg, int *rows)
 
 	if (rc)
 		return rc;
-	while (!stop && (rc = sqlite3_step(b->st)) == SQLITE_ROW) {
+	while (!stop && (rc = sql_step(b->st)) == SQL_ROW) {
 		(*rows)++;
 		stop = visit(b->st, arg);
 	}
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(b->s, rc);
-	sqlite3_reset(b->st);
-	sqlite3_clear_bindings(b->st);
+	sql_reset(b->st);
 	return stop;
 }
 
@@ -290,7 +289,7 @@ struct run_visit {
 	void *ctx;
 };
 
-static int visit_run(sqlite3_stmt *st, void *arg)
+static int visit_run(struct sql_stmt *st, void *arg)
 {
 	struct run_visit *v = arg;
 	struct store_run r;
@@ -304,7 +303,7 @@ struct step_visit {
 	void *ctx;
 };
 
-static int visit_step(sqlite3_stmt *st, void *arg)
+static int visit_step(struct sql_stmt *st, void *arg)
 {
 	struct step_visit *v = arg;
 	struct store_step s;
@@ -318,7 +317,7 @@ struct process_visit {
 	void *ctx;
 };
 
-static int visit_process(sqlite3_stmt *st, void *arg)
+static int visit_process(struct sql_stmt *st, void *arg)
 {
 	struct process_visit *v = arg;
 	struct store_process p;
@@ -332,12 +331,12 @@ struct file_visit {
 	void *ctx;
 };
 
-static int visit_file(sqlite3_stmt *st, void *arg)
+static int visit_file(struct sql_stmt *st, void *arg)
 {
 	struct file_visit *v = arg;
 	struct store_file f = {
-		.path = (const char *)sqlite3_column_text(st, 0),
-		.mode = (const char *)sqlite3_column_text(st, 1),
+		.path = sql_col_text(st, 0),
+		.mode = sql_col_text(st, 1),
 	};
 
 	if (!f.path)
@@ -350,7 +349,7 @@ struct signal_visit {
 	void *ctx;
 };
 
-static int visit_signal(sqlite3_stmt *st, void *arg)
+static int visit_signal(struct sql_stmt *st, void *arg)
 {
 	struct signal_visit *v = arg;
 	struct store_signal sig;
@@ -457,15 +456,15 @@ struct text_visit {
 	void *ctx;
 };
 
-static int visit_text(sqlite3_stmt *st, void *arg)
+static int visit_text(struct sql_stmt *st, void *arg)
 {
 	struct text_visit *v = arg;
-	const char *t = (const char *)sqlite3_column_text(st, 0);
+	const char *t = sql_col_text(st, 0);
 
 	/* A NULL here is a report that is no longer an object: the lake was changed by hand. */
 	if (!t)
 		return STORE_E_NOT_FOUND;
-	return v->fn(v->ctx, t, (size_t)sqlite3_column_bytes(st, 0));
+	return v->fn(v->ctx, t, (size_t)sql_col_bytes(st, 0));
 }
 
 int store_run_report(struct store *s, int64_t run_id, const char *signals_json, const char *tune_json,

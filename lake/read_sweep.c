@@ -68,7 +68,7 @@ static const char newest_sql[] =
 
 /* ---- rows ------------------------------------------------------------------ */
 
-static void row_to_beat(sqlite3_stmt *st, struct store_beat *b)
+static void row_to_beat(struct sql_stmt *st, struct store_beat *b)
 {
 	struct col c = { st, 0 };
 	int type;
@@ -96,14 +96,14 @@ static void row_to_beat(sqlite3_stmt *st, struct store_beat *b)
 	b->region = col_text(&c);
 	b->host_cpus = col_int(&c);
 	b->host_memory_bytes = col_int(&c);
-	type = sqlite3_column_type(st, c.i);
-	if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) {
-		b->price_per_hour = sqlite3_column_double(st, c.i);
+	type = sql_col_type(st, c.i);
+	if (type == SQL_FLOAT || type == SQL_INTEGER) {
+		b->price_per_hour = sql_col_double(st, c.i);
 		b->price_known = isfinite(b->price_per_hour);
 	}
 }
 
-static void row_to_process(sqlite3_stmt *st, struct store_sweep_process *p)
+static void row_to_process(struct sql_stmt *st, struct store_sweep_process *p)
 {
 	struct col c = { st, 0 };
 
@@ -129,14 +129,14 @@ static void row_to_process(sqlite3_stmt *st, struct store_sweep_process *p)
 
 /* ---- walking one statement -------------------------------------------------- */
 
-static int sweep_prepare(struct store *s, const char *sql, sqlite3_stmt **out)
+static int sweep_prepare(struct store *s, const char *sql, struct sql_stmt **out)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	struct sql_stmt *st = NULL;
+	int rc = sql_prepare(s->db, sql, false, &st);
 
-	if (rc != SQLITE_OK) {
+	if (rc != SQL_OK) {
 		rc = lake_sql_fail(s, rc);
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		return rc;
 	}
 	*out = st;
@@ -150,32 +150,32 @@ struct sweep_cb {
 	void *ctx;
 };
 
-typedef int (*sweep_visit_fn)(sqlite3_stmt *st, const struct sweep_cb *cb);
+typedef int (*sweep_visit_fn)(struct sql_stmt *st, const struct sweep_cb *cb);
 
 /* Every row of sql with ?1 = since_ns to visit; a non-zero return of the callback stops the walk and is returned. */
 static int sweep_walk(struct store *s, const char *sql, int64_t since_ns, sweep_visit_fn visit,
 		      const struct sweep_cb *cb)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int rc = sweep_prepare(s, sql, &st), stop = STORE_OK;
 
 	if (rc)
 		return rc;
-	rc = sqlite3_bind_int64(st, 1, since_ns);
-	if (rc != SQLITE_OK) {
+	rc = sql_bind_i64(st, 1, since_ns);
+	if (rc != SQL_OK) {
 		stop = lake_sql_fail(s, rc);
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		return stop;
 	}
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+	while (!stop && (rc = sql_step(st)) == SQL_ROW)
 		stop = visit(st, cb);
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return stop;
 }
 
-static int visit_beat(sqlite3_stmt *st, const struct sweep_cb *cb)
+static int visit_beat(struct sql_stmt *st, const struct sweep_cb *cb)
 {
 	struct store_beat b;
 
@@ -183,7 +183,7 @@ static int visit_beat(sqlite3_stmt *st, const struct sweep_cb *cb)
 	return cb->beat(cb->ctx, &b);
 }
 
-static int visit_process(sqlite3_stmt *st, const struct sweep_cb *cb)
+static int visit_process(struct sql_stmt *st, const struct sweep_cb *cb)
 {
 	struct store_sweep_process p;
 
@@ -207,20 +207,20 @@ int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process
 
 int store_sweep_newest(struct store *s, int64_t *now_ns)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int rc = sweep_prepare(s, newest_sql, &st);
 
 	if (rc)
 		return rc;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
-		*now_ns = sqlite3_column_int64(st, 0);
+	rc = sql_step(st);
+	if (rc == SQL_ROW && sql_col_type(st, 0) == SQL_INTEGER) {
+		*now_ns = sql_col_i64(st, 0);
 		rc = STORE_OK;
-	} else if (rc == SQLITE_ROW) {
+	} else if (rc == SQL_ROW) {
 		rc = STORE_E_NOT_FOUND;
 	} else {
-		rc = lake_sql_fail(s, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+		rc = lake_sql_fail(s, rc == SQL_DONE ? SQL_E : rc);
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return rc;
 }

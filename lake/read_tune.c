@@ -153,7 +153,7 @@ static const char files_sql[] =
 
 /* ---- rows ------------------------------------------------------------------ */
 
-static void row_to_tune_run(sqlite3_stmt *st, struct store_tune_run *r)
+static void row_to_tune_run(struct sql_stmt *st, struct store_tune_run *r)
 {
 	struct col c = { st, 0 };
 	int type;
@@ -177,9 +177,9 @@ static void row_to_tune_run(sqlite3_stmt *st, struct store_tune_run *r)
 	r->host_region = col_text(&c);
 	r->host_cpus = col_int(&c);
 	r->host_memory_bytes = col_int(&c);
-	type = sqlite3_column_type(st, c.i);
-	if (type == SQLITE_FLOAT || type == SQLITE_INTEGER) {
-		r->host_price_per_hour = sqlite3_column_double(st, c.i);
+	type = sql_col_type(st, c.i);
+	if (type == SQL_FLOAT || type == SQL_INTEGER) {
+		r->host_price_per_hour = sql_col_double(st, c.i);
 		r->host_price_known = isfinite(r->host_price_per_hour);
 	}
 }
@@ -289,7 +289,7 @@ static void task_figures(struct store_tune_task *t, const struct step_own *own, 
 		t->end_ns = or_else(t->end_ns, from->last_end);
 }
 
-static void row_to_tune_task(sqlite3_stmt *st, const struct sums *live, struct store_tune_task *t)
+static void row_to_tune_task(struct sql_stmt *st, const struct sums *live, struct store_tune_task *t)
 {
 	struct col c = { st, 0 };
 	struct store_int failed, running;
@@ -394,8 +394,8 @@ struct step_sums {
 
 /* live_sql walked along the steps: the processes of the run the steps are at, summed per step. */
 struct run_steps {
-	sqlite3_stmt *live;
-	int rc;                     /* live's last sqlite3_step() */
+	struct sql_stmt *live;
+	int rc;                     /* live's last sql_step() */
 	int64_t run_id;             /* whose steps v holds */
 	struct step_sums *v;
 	size_t n, cap;
@@ -412,7 +412,7 @@ static int keep_process(struct run_steps *r)
 {
 	struct col c = { r->live, 1 };
 	const char *step = col_text(&c);
-	size_t len = (size_t)sqlite3_column_bytes(r->live, 1) + 1;
+	size_t len = (size_t)sql_col_bytes(r->live, 1) + 1;
 	struct step_sums *e;
 
 	if (!step)
@@ -444,7 +444,7 @@ static int keep_process(struct run_steps *r)
 	r->len += len;
 	row_sums(&c, &e->s);
 	e->s.reclaim = col_int(&c);
-	c.i = sqlite3_column_count(r->live) - TREE_NCOLS;
+	c.i = sql_col_count(r->live) - TREE_NCOLS;
 	e->tgid = col_int(&c);
 	e->start = col_int(&c);
 	e->ppid = col_int(&c);
@@ -591,15 +591,15 @@ static int load_run_steps(struct store *s, struct run_steps *r, int64_t run_id)
 
 	r->n = r->len = 0;
 	r->run_id = run_id;
-	for (; r->rc == SQLITE_ROW; r->rc = sqlite3_step(r->live)) {
-		int64_t id = sqlite3_column_int64(r->live, 0);
+	for (; r->rc == SQL_ROW; r->rc = sql_step(r->live)) {
+		int64_t id = sql_col_i64(r->live, 0);
 
 		if (id > run_id)
 			break;
 		if (id == run_id && (rc = keep_process(r)))
 			return rc;
 	}
-	if (r->rc != SQLITE_ROW && r->rc != SQLITE_DONE)
+	if (r->rc != SQL_ROW && r->rc != SQL_DONE)
 		return lake_sql_fail(s, r->rc);
 	if ((rc = run_idle(r)))
 		return rc;
@@ -630,7 +630,7 @@ static const struct sums *step_sums_of(const struct run_steps *r, const char *st
 	return f ? &f->s : &no_sums;
 }
 
-static void row_to_tune_sample(sqlite3_stmt *st, struct store_tune_sample *s)
+static void row_to_tune_sample(struct sql_stmt *st, struct store_tune_sample *s)
 {
 	struct col c = { st, 0 };
 
@@ -644,22 +644,22 @@ static void row_to_tune_sample(sqlite3_stmt *st, struct store_tune_sample *s)
 
 /* ---- walking one statement -------------------------------------------------- */
 
-typedef int (*tune_visit_fn)(sqlite3_stmt *st, void *arg);
+typedef int (*tune_visit_fn)(struct sql_stmt *st, void *arg);
 
 /* Prepare sql with ?1, if it has one, bound to the pipeline (NULL: every run), ?2 to the newest runs kept. */
-static int tune_prepare(struct store *s, const char *sql, const char *pipeline, sqlite3_stmt **out)
+static int tune_prepare(struct store *s, const char *sql, const char *pipeline, struct sql_stmt **out)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int rc;
 
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) > 0)
-		rc = pipeline ? sqlite3_bind_text(st, 1, pipeline, -1, SQLITE_STATIC) : sqlite3_bind_null(st, 1);
-	if (rc == SQLITE_OK && sqlite3_bind_parameter_count(st) > 1)
-		rc = s->tune_newest ? sqlite3_bind_int64(st, 2, s->tune_newest) : sqlite3_bind_null(st, 2);
-	if (rc != SQLITE_OK) {
+	rc = sql_prepare(s->db, sql, false, &st);
+	if (rc == SQL_OK && sql_param_count(st) > 0)
+		rc = pipeline ? sql_bind_text(st, 1, pipeline, strlen(pipeline)) : sql_bind_null(st, 1);
+	if (rc == SQL_OK && sql_param_count(st) > 1)
+		rc = s->tune_newest ? sql_bind_i64(st, 2, s->tune_newest) : sql_bind_null(st, 2);
+	if (rc != SQL_OK) {
 		rc = lake_sql_fail(s, rc);
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		return rc;
 	}
 	*out = st;
@@ -669,16 +669,16 @@ static int tune_prepare(struct store *s, const char *sql, const char *pipeline, 
 /* Hand each row of sql (?1 the pipeline) to visit. */
 static int tune_walk(struct store *s, const char *sql, const char *pipeline, tune_visit_fn visit, void *arg)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int rc, stop = tune_prepare(s, sql, pipeline, &st);
 
 	if (stop)
 		return stop;
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+	while (!stop && (rc = sql_step(st)) == SQL_ROW)
 		stop = visit(st, arg);
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return stop;
 }
 
@@ -694,7 +694,7 @@ struct tune_visit {
 	struct run_steps *runs;     /* store_tune_tasks' */
 };
 
-static int visit_tune_run(sqlite3_stmt *st, void *arg)
+static int visit_tune_run(struct sql_stmt *st, void *arg)
 {
 	struct tune_visit *v = arg;
 	struct store_tune_run r;
@@ -703,21 +703,21 @@ static int visit_tune_run(sqlite3_stmt *st, void *arg)
 	return v->fn.run(v->ctx, &r);
 }
 
-static int visit_tune_task(sqlite3_stmt *st, void *arg)
+static int visit_tune_task(struct sql_stmt *st, void *arg)
 {
 	struct tune_visit *v = arg;
 	struct run_steps *r = v->runs;
-	int64_t run_id = sqlite3_column_int64(st, 0);
+	int64_t run_id = sql_col_i64(st, 0);
 	struct store_tune_task t;
 	int rc;
 
 	if (run_id != r->run_id && (rc = load_run_steps(v->s, r, run_id)))
 		return rc;
-	row_to_tune_task(st, step_sums_of(r, (const char *)sqlite3_column_text(st, 2)), &t);
+	row_to_tune_task(st, step_sums_of(r, sql_col_text(st, 2)), &t);
 	return v->fn.task(v->ctx, &t);
 }
 
-static int visit_tune_sample(sqlite3_stmt *st, void *arg)
+static int visit_tune_sample(struct sql_stmt *st, void *arg)
 {
 	struct tune_visit *v = arg;
 	struct store_tune_sample s;
@@ -726,7 +726,7 @@ static int visit_tune_sample(sqlite3_stmt *st, void *arg)
 	return v->fn.sample(v->ctx, &s);
 }
 
-static int visit_tune_file(sqlite3_stmt *st, void *arg)
+static int visit_tune_file(struct sql_stmt *st, void *arg)
 {
 	struct tune_visit *v = arg;
 	struct col c = { st, 0 };
@@ -761,10 +761,10 @@ int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn f
 	rc = tune_prepare(s, live_sql, pipeline, &r.live);
 	if (rc)
 		return rc;
-	r.rc = sqlite3_step(r.live);
+	r.rc = sql_step(r.live);
 	v.runs = &r;
 	rc = tune_walk(s, tasks_sql, pipeline, visit_tune_task, &v);
-	sqlite3_finalize(r.live);
+	sql_finalize(r.live);
 	free(r.v);
 	free(r.text);
 	return rc;
@@ -895,7 +895,7 @@ static uint32_t scan_find(const struct scan *sc, uint32_t boot, int64_t tgid, in
 	}
 }
 
-static int scan_add_proc(struct scan *sc, sqlite3_stmt *st)
+static int scan_add_proc(struct scan *sc, struct sql_stmt *st)
 {
 	struct col c = { st, 0 };
 	const char *host = col_text(&c), *boot = col_text(&c), *step;
@@ -948,16 +948,16 @@ static int scan_add_proc(struct scan *sc, sqlite3_stmt *st)
 /* The runs' processes, and the hash table over them. */
 static int scan_load(struct store *s, const char *pipeline, struct scan *sc)
 {
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int rc = tune_prepare(s, procs_sql, pipeline, &st), stop = 0;
 
 	if (rc)
 		return rc;
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+	while (!stop && (rc = sql_step(st)) == SQL_ROW)
 		stop = scan_add_proc(sc, st);
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	if (stop)
 		return stop;
 	for (sc->nslots = 1024; sc->nslots < 2 * sc->nprocs; sc->nslots *= 2)
@@ -966,7 +966,7 @@ static int scan_load(struct store *s, const char *pipeline, struct scan *sc)
 	if (!sc->slots)
 		return STORE_E_NOMEM;
 	memset(sc->slots, 0xff, sc->nslots * sizeof(*sc->slots));
-	sqlite3_randomness(sizeof(sc->seed), &sc->seed);
+	sql_random(s->db, &sc->seed, sizeof(sc->seed));
 	for (size_t i = 0; i < sc->nprocs; i++) {
 		const struct tproc *p = &sc->procs[i];
 		size_t j = scan_hash(sc, p->boot, p->tgid, p->start_ns);
@@ -979,7 +979,7 @@ static int scan_load(struct store *s, const char *pipeline, struct scan *sc)
 }
 
 /* The process of a samples or files row (its first four columns), NO_PROC if not one of the runs'. */
-static uint32_t scan_row_proc(struct scan *sc, sqlite3_stmt *st, int *err)
+static uint32_t scan_row_proc(struct scan *sc, struct sql_stmt *st, int *err)
 {
 	struct col c = { st, 0 };
 	const char *host = col_text(&c), *boot = col_text(&c);
@@ -992,12 +992,12 @@ static uint32_t scan_row_proc(struct scan *sc, sqlite3_stmt *st, int *err)
 /* Hold the runs' samples; STORE_E_NOT_FOUND when there are more than a scan holds. */
 static int scan_samples(struct store *s, struct scan *sc)
 {
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int rc = tune_prepare(s, scan_samples_sql, NULL, &st), stop = 0;
 
 	if (rc)
 		return rc;
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
 		uint32_t k = scan_row_proc(sc, st, &stop);
 		struct col c = { st, 4 };
 		struct store_int cpu, rss;
@@ -1021,9 +1021,9 @@ static int scan_samples(struct store *s, struct scan *sc)
 		rss = col_int(&c);
 		sc->v[sc->n++] = (struct tsample){ k, cpu.known, rss.known, ts, cpu.v, rss.v };
 	}
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return stop;
 }
 
@@ -1073,12 +1073,12 @@ static int scan_hand_samples(struct scan *sc, store_tune_sample_fn fn, void *ctx
 
 static int scan_files(struct store *s, struct scan *sc, store_tune_file_fn fn, void *ctx)
 {
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int rc = tune_prepare(s, scan_files_sql, NULL, &st), stop = 0;
 
 	if (rc)
 		return rc;
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
 		uint32_t k = scan_row_proc(sc, st, &stop);
 		struct col c = { st, 4 };
 		struct store_tune_file f;
@@ -1087,15 +1087,15 @@ static int scan_files(struct store *s, struct scan *sc, store_tune_file_fn fn, v
 			continue;
 		f.run_id = sc->procs[k].run_id;
 		f.step = sc->text + sc->procs[k].step - 1;
-		f.host_id = (const char *)sqlite3_column_text(st, 0);
+		f.host_id = sql_col_text(st, 0);
 		f.path = col_text(&c);
 		f.mode = col_text(&c);
 		if (f.path && f.mode)
 			stop = fn(ctx, &f);
 	}
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return stop;
 }
 
@@ -1114,18 +1114,18 @@ static void scan_free(struct scan *sc)
 /* 1: scan, 0: by index, or a store_err. */
 static int scan_or_index(struct store *s, const char *pipeline)
 {
-	sqlite3_stmt *st;
+	struct sql_stmt *st;
 	int rc = tune_prepare(s, share_sql, pipeline, &st), scan = 0;
 
 	if (rc)
 		return rc;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		scan = sqlite3_column_int64(st, 0) > 0 &&
-		       sqlite3_column_int64(st, 0) * TUNE_SCAN_SHARE >= sqlite3_column_int64(st, 1);
+	rc = sql_step(st);
+	if (rc == SQL_ROW)
+		scan = sql_col_i64(st, 0) > 0 &&
+		       sql_col_i64(st, 0) * TUNE_SCAN_SHARE >= sql_col_i64(st, 1);
 	else
 		scan = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return scan;
 }
 
@@ -1161,15 +1161,15 @@ int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample
 
 int store_tune_begin(struct store *s, uint32_t newest)
 {
-	int rc = sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL);
+	int rc = sql_exec(s->db, "BEGIN DEFERRED");
 
 	s->tune_newest = newest;
-	return rc == SQLITE_OK ? STORE_OK : lake_sql_fail(s, rc);
+	return rc == SQL_OK ? STORE_OK : lake_sql_fail(s, rc);
 }
 
 void store_tune_end(struct store *s)
 {
 	/* Nothing was written: ending the read transaction cannot lose anything. */
-	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	sql_exec(s->db, "COMMIT");
 	s->tune_newest = 0;
 }

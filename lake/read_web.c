@@ -32,19 +32,19 @@ static const char counts_sql[] =
 	"  (SELECT count(*) FROM runs WHERE state = 'failed'), (SELECT count(*) FROM processes),\n"
 	"  (SELECT count(*) FROM signals)";
 
-static int prepare(struct store *s, const char *sql, sqlite3_stmt **st)
+static int prepare(struct store *s, const char *sql, struct sql_stmt **st)
 {
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+	int rc = sql_prepare(s->db, sql, false, st);
 
-	if (rc != SQLITE_OK) {
+	if (rc != SQL_OK) {
 		rc = lake_sql_fail(s, rc);
-		sqlite3_finalize(*st);
+		sql_finalize(*st);
 		*st = NULL;
 	}
 	return rc;
 }
 
-static void row_to_host(sqlite3_stmt *st, struct store_host *h)
+static void row_to_host(struct sql_stmt *st, struct store_host *h)
 {
 	struct col c = { st, 0 };
 
@@ -73,32 +73,32 @@ static void row_to_host(sqlite3_stmt *st, struct store_host *h)
 
 int store_hosts(struct store *s, store_host_fn fn, void *ctx)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int rc, stop = prepare(s, hosts_sql, &st);
 
 	if (stop)
 		return stop;
-	while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
 		struct store_host h;
 
 		row_to_host(st, &h);
 		stop = fn(ctx, &h);
 	}
-	if (!stop && rc != SQLITE_DONE)
+	if (!stop && rc != SQL_DONE)
 		stop = lake_sql_fail(s, rc);
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return stop;
 }
 
 int store_counts(struct store *s, struct store_counts *c)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int rc = prepare(s, counts_sql, &st);
 
 	if (rc)
 		return rc;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	rc = sql_step(st);
+	if (rc == SQL_ROW) {
 		struct col k = { st, 0 };
 
 		c->hosts = col_i64(&k);
@@ -112,8 +112,8 @@ int store_counts(struct store *s, struct store_counts *c)
 		c->signals = col_i64(&k);
 		rc = STORE_OK;
 	} else {
-		rc = lake_sql_fail(s, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+		rc = lake_sql_fail(s, rc == SQL_DONE ? SQL_E : rc);
 	}
-	sqlite3_finalize(st);
+	sql_finalize(st);
 	return rc;
 }

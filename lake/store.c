@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include <sodium.h>
-#include <sqlite3.h>
+#include "sql.h"
 
 #include "batch.h"
 #include "decode.h"
@@ -217,7 +217,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			     "WHERE host_id = ?1 AND stream = ?2",
 	[ST_BATCH_INSERT] = "INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, "
 			    "nrecords, compression, body_len, raw_len, wire_len, created_ns, mono_to_real_ns, "
-			    "prev_hash, chain, received_ns, stream) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			    "prev_hash, chain, received_ns, stream) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+			    "RETURNING batch_id",
 	[ST_BATCH_COUNTS] = "UPDATE batches SET records_new = ?2, records_duplicate = ?3, records_conflicting = ?4, "
 			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8, "
 			    "bad_live_records = ?9 WHERE batch_id = ?1",
@@ -319,7 +320,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   J_TEXT("?1", "$.report.run.key") " END), "
 			   "(SELECT count(*)" J_OBJECTS("$.report.steps") ")",
 	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", "
-		   HOST_COLUMNS ") VALUES (?2, ?3, ?4, ?5, ?7, " REPORT_RUN_VALUES ", " HOST_VALUES("$.report") ")",
+		   HOST_COLUMNS ") VALUES (?2, ?3, ?4, ?5, ?7, " REPORT_RUN_VALUES ", " HOST_VALUES("$.report") ") "
+		   "RETURNING run_id",
 	/*
 	 * The run was streamed live (or reported before): the report takes over its row and its record; the
 	 * host and uid the live records gave stay where the report has none.
@@ -400,7 +402,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 "coalesce(json_array_length(?1, '$.signals'), 0)",
 	/* A live run's header: LIVE_RUN_COLUMNS' and HOST_COLUMNS' values typed, in order (bind_live_run()). */
 	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, stream, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
-			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+			   "RETURNING run_id",
 	/*
 	 * Only a newer record (a higher update) changes the header: a restarted processor may repeat itself.
 	 * A record without the host or the uid keeps what the row has. ?43 the run, ?44 the record's update.
@@ -558,21 +561,19 @@ const char *store_last_error(const struct store *s)
 /* Map SQLite's result to ours, keeping its message. */
 int lake_sql_fail(struct store *s, int rc)
 {
-	snprintf(s->errmsg, sizeof(s->errmsg), "%s", sqlite3_errmsg(s->db));
-	switch (rc & 0xff) {
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED: return STORE_E_BUSY;
-	case SQLITE_NOMEM: return STORE_E_NOMEM;
-	case SQLITE_READONLY: return STORE_E_READONLY;
+	snprintf(s->errmsg, sizeof(s->errmsg), "%s", sql_errmsg(s->db));
+	switch (rc) {
+	case SQL_E_BUSY: return STORE_E_BUSY;
+	case SQL_E_NOMEM: return STORE_E_NOMEM;
+	case SQL_E_READONLY: return STORE_E_READONLY;
 	default: return STORE_E_SQL;
 	}
 }
 
-static sqlite3_stmt *stmt(struct store *s, enum stmt_id id)
+static struct sql_stmt *stmt(struct store *s, enum stmt_id id)
 {
-	if (!s->st[id] && sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->st[id], NULL) !=
-				  SQLITE_OK) {
-		snprintf(s->errmsg, sizeof(s->errmsg), "preparing statement %d: %s", (int)id, sqlite3_errmsg(s->db));
+	if (!s->st[id] && sql_prepare(s->db, stmt_sql[id], true, &s->st[id]) != SQL_OK) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "preparing statement %d: %s", (int)id, sql_errmsg(s->db));
 		s->st[id] = NULL;
 	}
 	return s->st[id];
@@ -585,14 +586,14 @@ struct bind lake_bind_start(struct store *s, enum stmt_id id)
 {
 	struct bind b = { .s = s, .st = stmt(s, id) };
 
-	b.rc = b.st ? SQLITE_OK : SQLITE_ERROR;
+	b.rc = b.st ? SQL_OK : SQL_E;
 	return b;
 }
 
 void lake_b_i64(struct bind *b, int64_t v)
 {
-	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_int64(b->st, ++b->n, v);
+	if (b->rc == SQL_OK)
+		b->rc = sql_bind_i64(b->st, ++b->n, v);
 }
 
 /* Counters are unsigned 64-bit; SQLite keeps signed: values above 2^63 read back negative (never in practice). */
@@ -603,19 +604,19 @@ static void b_u64(struct bind *b, uint64_t v)
 
 static void b_null(struct bind *b)
 {
-	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_null(b->st, ++b->n);
+	if (b->rc == SQL_OK)
+		b->rc = sql_bind_null(b->st, ++b->n);
 }
 
-/* Text that outlives the statement's step (SQLITE_STATIC). NULL binds NULL. */
+/* Text that outlives the statement's step (not copied: sql.h). NULL binds NULL. */
 static void b_text(struct bind *b, const char *t, size_t len)
 {
 	if (!t) {
 		b_null(b);
 		return;
 	}
-	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_text64(b->st, ++b->n, t, len, SQLITE_STATIC, SQLITE_UTF8);
+	if (b->rc == SQL_OK)
+		b->rc = sql_bind_text(b->st, ++b->n, t, len);
 }
 
 void lake_b_str(struct bind *b, const char *t)
@@ -625,21 +626,21 @@ void lake_b_str(struct bind *b, const char *t)
 
 static void b_blob(struct bind *b, const void *p, size_t len)
 {
-	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_blob64(b->st, ++b->n, len ? p : "", len, SQLITE_STATIC);
+	if (b->rc == SQL_OK)
+		b->rc = sql_bind_blob(b->st, ++b->n, p, len);
 }
 
 int lake_bind_check(struct bind *b)
 {
-	if (b->rc != SQLITE_OK) {
+	if (b->rc != SQL_OK) {
 		if (b->st)
-			sqlite3_clear_bindings(b->st);
+			sql_reset(b->st);
 		return b->st ? lake_sql_fail(b->s, b->rc) : STORE_E_SQL;
 	}
-	if (b->n != sqlite3_bind_parameter_count(b->st)) {
+	if (b->n != sql_param_count(b->st)) {
 		snprintf(b->s->errmsg, sizeof(b->s->errmsg), "bound %d of %d parameters: %.80s", b->n,
-			 sqlite3_bind_parameter_count(b->st), sqlite3_sql(b->st));
-		sqlite3_clear_bindings(b->st);
+			 sql_param_count(b->st), sql_text(b->st));
+		sql_reset(b->st);
 		return STORE_E_SQL;
 	}
 	return STORE_OK;
@@ -652,11 +653,10 @@ static int exec_bound(struct bind *b)
 
 	if (rc)
 		return rc;
-	while ((rc = sqlite3_step(b->st)) == SQLITE_ROW)
+	while ((rc = sql_step(b->st)) == SQL_ROW)
 		;
-	sqlite3_reset(b->st);
-	sqlite3_clear_bindings(b->st);
-	return rc == SQLITE_DONE ? STORE_OK : lake_sql_fail(b->s, rc);
+	sql_reset(b->st);
+	return rc == SQL_DONE ? STORE_OK : lake_sql_fail(b->s, rc);
 }
 
 /* Run a statement for its first row's first column as an integer: STORE_OK, STORE_E_NOT_FOUND or an error. */
@@ -666,14 +666,13 @@ static int query_i64(struct bind *b, int64_t *out)
 
 	if (rc)
 		return rc;
-	rc = sqlite3_step(b->st);
-	if (rc == SQLITE_ROW)
-		*out = sqlite3_column_int64(b->st, 0);
-	sqlite3_reset(b->st);
-	sqlite3_clear_bindings(b->st);
-	if (rc == SQLITE_ROW)
+	rc = sql_step(b->st);
+	if (rc == SQL_ROW)
+		*out = sql_col_i64(b->st, 0);
+	sql_reset(b->st);
+	if (rc == SQL_ROW)
 		return STORE_OK;
-	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(b->s, rc);
+	return rc == SQL_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(b->s, rc);
 }
 
 static int exec_simple(struct store *s, enum stmt_id id)
@@ -706,19 +705,19 @@ static int apply_schema(struct store *s, int64_t from)
 	int rc;
 
 	obuf_init_mem(&sql, 1u << 20);
-	rc = lake_schema_sqlite((int)from, LAKE_SCHEMA_VERSION, &sql) ? SQLITE_MISUSE : SQLITE_OK;
+	rc = lake_schema_sqlite((int)from, LAKE_SCHEMA_VERSION, &sql) ? SQL_E : SQL_OK;
 	obuf_putc(&sql, '\0');
-	if (rc == SQLITE_OK && (sql.err || !sql.buf))
-		rc = SQLITE_NOMEM;
-	if (rc != SQLITE_OK) {
+	if (rc == SQL_OK && (sql.err || !sql.buf))
+		rc = SQL_E_NOMEM;
+	if (rc != SQL_OK) {
 		obuf_free(&sql);
 		return rc;
 	}
-	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, sql.buf, NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	rc = sql_exec(s->db, "BEGIN IMMEDIATE");
+	if (rc == SQL_OK)
+		rc = sql_exec(s->db, sql.buf);
+	if (rc == SQL_OK)
+		rc = sql_exec(s->db, "COMMIT");
 	obuf_free(&sql);
 	return rc;
 }
@@ -727,31 +726,31 @@ static int create_schema(struct store *s, const char *path, char *err, size_t er
 {
 	int rc = apply_schema(s, 0);
 
-	if (rc == SQLITE_OK)
+	if (rc == SQL_OK)
 		return STORE_OK;
-	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, sqlite3_errmsg(s->db));
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, sql_errmsg(s->db));
+	sql_exec(s->db, "ROLLBACK");
 	return lake_sql_fail(s, rc);
 }
 
 /* -1: no schema_version table (a new file); else the version, or a store_err below -1. */
 static int64_t schema_version(struct store *s)
 {
-	sqlite3_stmt *st = NULL;
+	struct sql_stmt *st = NULL;
 	int64_t v = -1;
 	int rc;
 
-	rc = sqlite3_prepare_v2(s->db, "SELECT version FROM schema_version", -1, &st, NULL);
-	if (rc != SQLITE_OK) {
+	rc = sql_prepare(s->db, "SELECT version FROM schema_version", false, &st);
+	if (rc != SQL_OK) {
 		/* "no such table" is a new database; anything else (not a database at all) is an error. */
-		bool missing = strstr(sqlite3_errmsg(s->db), "no such table") != NULL;
+		bool missing = strstr(sql_errmsg(s->db), "no such table") != NULL;
 
-		sqlite3_finalize(st);
+		sql_finalize(st);
 		return missing ? -1 : (lake_sql_fail(s, rc), -2);
 	}
-	rc = sqlite3_step(st);
-	v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
+	rc = sql_step(st);
+	v = rc == SQL_ROW ? sql_col_i64(st, 0) : 0;
+	sql_finalize(st);
 	return v;
 }
 
@@ -761,11 +760,11 @@ static int64_t schema_version(struct store *s)
  */
 static int migrate_schema(struct store *s, int64_t from, const char *path, char *err, size_t errlen)
 {
-	if (apply_schema(s, from) == SQLITE_OK)
+	if (apply_schema(s, from) == SQL_OK)
 		return STORE_OK;
 	open_fail(err, errlen, STORE_E_SCHEMA, "%s: cannot upgrade the lake from schema version %lld: %s", path,
-		  (long long)from, sqlite3_errmsg(s->db));
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		  (long long)from, sql_errmsg(s->db));
+	sql_exec(s->db, "ROLLBACK");
 	return STORE_E_SCHEMA;
 }
 
@@ -807,14 +806,12 @@ static int configure(struct store *s, const char *path, char *err, size_t errlen
 				      "PRAGMA temp_store=MEMORY;";
 	int rc;
 
-	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
-	sqlite3_extended_result_codes(s->db, 1);
 	if (s->read_only)
 		return STORE_OK;
-	rc = sqlite3_exec(s->db, pragmas, NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
+	rc = sql_exec(s->db, pragmas);
+	if (rc != SQL_OK)
 		return open_fail(err, errlen, lake_sql_fail(s, rc), "%s: cannot set up the database: %s", path,
-				 sqlite3_errmsg(s->db));
+				 sql_errmsg(s->db));
 	return STORE_OK;
 }
 
@@ -831,8 +828,8 @@ static int alloc_buffers(struct store *s)
 
 int store_open(struct store **out, const char *path, bool read_only, char *err, size_t errlen)
 {
-	int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	struct store *s = calloc(1, sizeof(*s));
+	char why[256];
 	int rc;
 
 	if (!s || alloc_buffers(s)) {
@@ -845,9 +842,9 @@ int store_open(struct store **out, const char *path, bool read_only, char *err, 
 		store_close(s);
 		return STORE_E_OPEN;
 	}
-	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		open_fail(err, errlen, 0, "%s: cannot open: %s (%s)", path, s->db ? sqlite3_errmsg(s->db) : "no memory",
+	rc = sql_open_sqlite(&s->db, path, read_only, STORE_BUSY_TIMEOUT_MS, why, sizeof(why));
+	if (rc != SQL_OK) {
+		open_fail(err, errlen, 0, "%s: cannot open: %s (%s)", path, why,
 			  read_only ? "is it the --db file tracer-ingest writes?" :
 				      "check that its directory exists and is writable");
 		store_close(s);
@@ -856,12 +853,6 @@ int store_open(struct store **out, const char *path, bool read_only, char *err, 
 	rc = configure(s, path, err, errlen);
 	if (!rc)
 		rc = check_schema(s, path, err, errlen);
-	if (!rc) {
-		/* SQLite seeds its PRNG (WAL salts) from /dev/urandom at first use: now, not in the ingest's sandbox. */
-		unsigned char seed;
-
-		sqlite3_randomness(1, &seed);
-	}
 	if (rc) {
 		store_close(s);
 		return rc;
@@ -875,8 +866,8 @@ void store_close(struct store *s)
 	if (!s)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(s->st[i]);
-	sqlite3_close(s->db);
+		sql_finalize(s->st[i]);
+	sql_close(s->db);
 	obuf_free(&s->argv_json);
 	obuf_free(&s->env_json);
 	obuf_free(&s->drops_json);
@@ -1292,26 +1283,25 @@ static int key_row(struct store *s, const char *key_hex, uint8_t pk[BATCH_PUBKEY
 	rc = lake_bind_check(&b);
 	if (rc)
 		return rc;
-	rc = sqlite3_step(b.st);
-	if (rc == SQLITE_ROW) {
-		b64 = (const char *)sqlite3_column_text(b.st, 0);
-		h = (const char *)sqlite3_column_text(b.st, 1);
-		src = (const char *)sqlite3_column_text(b.st, 2);
+	rc = sql_step(b.st);
+	if (rc == SQL_ROW) {
+		b64 = sql_col_text(b.st, 0);
+		h = sql_col_text(b.st, 1);
+		src = sql_col_text(b.st, 2);
 		if (!b64 || sodium_base642bin(pk, BATCH_PUBKEY_LEN, b64, strlen(b64), NULL, &n, NULL,
 					      sodium_base64_VARIANT_ORIGINAL) || n != BATCH_PUBKEY_LEN)
-			rc = SQLITE_CORRUPT;
+			rc = SQL_E; /* not the key the lake wrote */
 		snprintf(host, HEX_HOST, "%s", h ? h : "");
 		*rotation = src && !strcmp(src, "rotation");
 	}
-	sqlite3_reset(b.st);
-	sqlite3_clear_bindings(b.st);
-	if (rc == SQLITE_ROW)
+	sql_reset(b.st);
+	if (rc == SQL_ROW)
 		return STORE_OK;
-	if (rc == SQLITE_CORRUPT) {
+	if (rc == SQL_E) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "keys row %s: public key is not base64 of 32 bytes", key_hex);
 		return STORE_E_SQL;
 	}
-	return rc == SQLITE_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(s, rc);
+	return rc == SQL_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(s, rc);
 }
 
 /*
@@ -1435,19 +1425,17 @@ static int query_first(struct bind *b)
 
 	if (rc)
 		return rc;
-	rc = sqlite3_step(b->st);
-	if (rc == SQLITE_ROW)
+	rc = sql_step(b->st);
+	if (rc == SQL_ROW)
 		return STORE_OK;
-	rc = rc == SQLITE_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(b->s, rc);
-	sqlite3_reset(b->st);
-	sqlite3_clear_bindings(b->st);
+	rc = rc == SQL_DONE ? STORE_E_NOT_FOUND : lake_sql_fail(b->s, rc);
+	sql_reset(b->st);
 	return rc;
 }
 
 static void query_end(struct bind *b)
 {
-	sqlite3_reset(b->st);
-	sqlite3_clear_bindings(b->st);
+	sql_reset(b->st);
 }
 
 /*
@@ -1455,10 +1443,10 @@ static void query_end(struct bind *b)
  * NULL, too long, or holding a NUL ("a\u0000b" in JSON), which C would
  * cut into another key of the host.
  */
-static bool col_key(sqlite3_stmt *st, int i, char out[STORE_RUN_KEY_MAX + 1])
+static bool col_key(struct sql_stmt *st, int i, char out[STORE_RUN_KEY_MAX + 1])
 {
-	const char *t = (const char *)sqlite3_column_text(st, i);
-	int n = sqlite3_column_bytes(st, i);
+	const char *t = sql_col_text(st, i);
+	int n = sql_col_bytes(st, i);
 
 	out[0] = 0;
 	if (!t || n <= 0 || n > STORE_RUN_KEY_MAX || memchr(t, 0, (size_t)n))
@@ -1508,8 +1496,8 @@ static int run_find(struct batch_ctx *c, const char *key, int64_t *run_id, bool 
 	rc = query_first(&b);
 	if (rc)
 		return rc;
-	*run_id = sqlite3_column_int64(b.st, 0);
-	*has_report = sqlite3_column_int64(b.st, 1) != 0;
+	*run_id = sql_col_i64(b.st, 0);
+	*has_report = sql_col_i64(b.st, 1) != 0;
 	query_end(&b);
 	return STORE_OK;
 }
@@ -1554,7 +1542,7 @@ static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
 	if (rc)
 		return rc;
 	for (int i = 0; i < 3; i++)
-		n[i] = sqlite3_column_int64(b.st, i);
+		n[i] = sql_col_i64(b.st, i);
 	query_end(&b);
 	return STORE_OK;
 }
@@ -1583,9 +1571,9 @@ static int report_head(struct batch_ctx *c, const char *json, size_t len, struct
 	rc = query_first(&b);
 	if (rc)
 		return rc;
-	h->ok = sqlite3_column_int64(b.st, 0) == 1;
+	h->ok = sql_col_i64(b.st, 0) == 1;
 	h->has_key = col_key(b.st, 1, h->key);
-	h->step_objects = sqlite3_column_int64(b.st, 2);
+	h->step_objects = sql_col_i64(b.st, 2);
 	query_end(&b);
 	return STORE_OK;
 }
@@ -1634,7 +1622,7 @@ static int report_steps(struct batch_ctx *c, const char *json, size_t len, int64
 {
 	int64_t expected = objects < STORE_RUN_ROWS_MAX ? objects : STORE_RUN_ROWS_MAX;
 	int rc = run_rows(c, ST_STEPS, json, len, run_id, listed);
-	int64_t stored = sqlite3_changes64(c->s->db);
+	int64_t stored = sql_changes(c->s->db);
 
 	if (!rc && stored < expected)
 		c->res->run_rows_dropped += (uint32_t)(expected - stored);
@@ -1667,8 +1655,7 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 		rc = report_merge(c, json, f->len, &h, run_id);
 	} else {
 		b = bind_report_run(c, ST_RUN, json, f->len, &h);
-		rc = exec_bound(&b);
-		run_id = sqlite3_last_insert_rowid(c->s->db);
+		rc = query_i64(&b, &run_id);
 	}
 	if (!rc)
 		rc = run_counts(c->s, run_id, n);
@@ -1803,8 +1790,8 @@ static void jb_live(struct bind *b, struct store *s, const struct json_node *liv
 
 static void b_real(struct bind *b, double v)
 {
-	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_double(b->st, ++b->n, v);
+	if (b->rc == SQL_OK)
+		b->rc = sql_bind_double(b->st, ++b->n, v);
 }
 
 /* HOST_VALUES: the host a run ran on and its user, from a live record's "host" and "uid". */
@@ -1901,11 +1888,11 @@ static int live_head(struct batch_ctx *c, const char *json, size_t len, struct l
 	if (rc)
 		return rc;
 	h->ok = col_key(b.st, 0, h->key);
-	h->has_update_ns = sqlite3_column_type(b.st, 1) == SQLITE_INTEGER;
-	h->update_ns = sqlite3_column_int64(b.st, 1);
-	h->steps = sqlite3_column_int64(b.st, 2);
-	h->attributed = sqlite3_column_int64(b.st, 3);
-	h->signals = sqlite3_column_int64(b.st, 4);
+	h->has_update_ns = sql_col_type(b.st, 1) == SQL_INTEGER;
+	h->update_ns = sql_col_i64(b.st, 1);
+	h->steps = sql_col_i64(b.st, 2);
+	h->attributed = sql_col_i64(b.st, 3);
+	h->signals = sql_col_i64(b.st, 4);
 	query_end(&b);
 	return STORE_OK;
 }
@@ -1923,8 +1910,7 @@ static int live_insert(struct batch_ctx *c, const char *key, int64_t *run_id)
 	lake_b_str(&b, c->hash);
 	lake_b_str(&b, key);
 	bind_live_run(&b, c->s);
-	rc = exec_bound(&b);
-	*run_id = sqlite3_last_insert_rowid(c->s->db);
+	rc = query_i64(&b, run_id);
 	if (!rc)
 		c->res->runs++;
 	return rc;
@@ -2096,8 +2082,8 @@ static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const voi
 		rc = query_first(&b);
 		if (rc)
 			return rc;
-		ok = sqlite3_column_int64(b.st, 0);
-		listed = sqlite3_column_int64(b.st, 1);
+		ok = sql_col_i64(b.st, 0);
+		listed = sql_col_i64(b.st, 1);
 		query_end(&b);
 	}
 	if (!ok) {
@@ -2253,7 +2239,7 @@ static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const vo
 	lake_b_str(&b, c->hash);
 	lake_b_str(&b, c->note);
 	rc = exec_bound(&b);
-	*inserted = rc == STORE_OK && sqlite3_changes(c->s->db) > 0;
+	*inserted = rc == STORE_OK && sql_changes(c->s->db) > 0;
 	return rc;
 }
 
@@ -2400,8 +2386,7 @@ static int insert_batch(struct batch_ctx *c, size_t wire_len)
 	lake_b_str(&b, chain);
 	b_u64(&b, c->received_ns);
 	lake_b_i64(&b, c->stream);
-	rc = exec_bound(&b);
-	c->batch_id = sqlite3_last_insert_rowid(c->s->db);
+	rc = query_i64(&b, &c->batch_id);
 	return rc;
 }
 
@@ -2497,7 +2482,7 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 		char keep[sizeof(s->errmsg)];
 
 		memcpy(keep, s->errmsg, sizeof(keep));
-		if (!sqlite3_get_autocommit(s->db))
+		if (sql_in_transaction(s->db))
 			exec_simple(s, ST_ROLLBACK);
 		memcpy(s->errmsg, keep, sizeof(keep));
 		memset(res, 0, sizeof(*res));

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The lake's database behind one small interface, so that the lake's code
+ * (store.c, read*.c) says nothing of the engine it runs on: open, run SQL,
+ * prepare, bind in order, step through rows, read columns. SQLite is the
+ * embedded lake (a file); PostgreSQL, the fleet lake (docs/lake.md), comes
+ * behind the same calls.
+ *
+ * Statements are SQLite's dialect with ?N parameters. Text and blobs bound
+ * must outlive the statement's run (they are not copied). Column values
+ * are valid until the next step or reset of their statement. Private to
+ * lake/.
+ */
+#ifndef TRACER_LAKE_SQL_H
+#define TRACER_LAKE_SQL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Results: steps give SQL_ROW or SQL_DONE; failures are negative. */
+enum sql_rc {
+	SQL_OK = 0,
+	SQL_ROW = 1,
+	SQL_DONE = 2,
+	SQL_E_BUSY = -1,     /* another writer holds the lake past the busy timeout */
+	SQL_E_NOMEM = -2,
+	SQL_E_READONLY = -3, /* a write on a lake opened read-only */
+	SQL_E_NOTADB = -4,   /* the file is not a database */
+	SQL_E = -5,          /* anything else: sql_errmsg says what */
+};
+
+/* A column's value's type in this row. */
+enum sql_type { SQL_NULL, SQL_INTEGER, SQL_FLOAT, SQL_TEXT, SQL_BLOB };
+
+struct sql;
+struct sql_stmt;
+
+/*
+ * The SQLite file at path, read-only or read-write (created if missing),
+ * busy_ms the wait for another writer. 0, or an sql_rc with err saying
+ * what happened (its message; the caller adds what to do).
+ */
+int sql_open_sqlite(struct sql **out, const char *path, bool read_only, int busy_ms, char *err, size_t errlen);
+void sql_close(struct sql *db); /* finalizes nothing: close its statements first. NULL is fine. */
+
+/* SQL of one or more statements without parameters, rows ignored. */
+int sql_exec(struct sql *db, const char *text);
+/* The message of the connection's latest failure. */
+const char *sql_errmsg(const struct sql *db);
+/* Whether a transaction is open (a failure may have ended it). */
+bool sql_in_transaction(const struct sql *db);
+/* Rows the latest INSERT, UPDATE or DELETE changed. */
+int64_t sql_changes(const struct sql *db);
+/* n random bytes from the connection's generator (seeded at open, before any sandbox). */
+void sql_random(struct sql *db, void *p, size_t n);
+
+/* Prepare one statement; persistent: kept for the connection's life (a hint). */
+int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_stmt **out);
+void sql_finalize(struct sql_stmt *st); /* NULL is fine */
+const char *sql_text(const struct sql_stmt *st);
+int sql_param_count(const struct sql_stmt *st);
+
+/* Parameters by number, from 1. */
+int sql_bind_i64(struct sql_stmt *st, int i, int64_t v);
+int sql_bind_double(struct sql_stmt *st, int i, double v);
+int sql_bind_null(struct sql_stmt *st, int i);
+int sql_bind_text(struct sql_stmt *st, int i, const char *p, size_t len); /* UTF-8 */
+int sql_bind_blob(struct sql_stmt *st, int i, const void *p, size_t len);
+
+/* The next row (SQL_ROW), the end (SQL_DONE), or a failure. */
+int sql_step(struct sql_stmt *st);
+/* Ready to run again, every parameter cleared. */
+void sql_reset(struct sql_stmt *st);
+
+int sql_col_count(const struct sql_stmt *st);
+enum sql_type sql_col_type(const struct sql_stmt *st, int i);
+int64_t sql_col_i64(const struct sql_stmt *st, int i);     /* 0 for NULL */
+double sql_col_double(const struct sql_stmt *st, int i);
+const char *sql_col_text(const struct sql_stmt *st, int i); /* NUL-terminated; NULL for NULL */
+size_t sql_col_bytes(const struct sql_stmt *st, int i);     /* of the text or blob */
+const void *sql_col_blob(const struct sql_stmt *st, int i);
+
+#endif /* TRACER_LAKE_SQL_H */
