@@ -96,6 +96,11 @@ BTF      ?= /sys/kernel/btf/vmlinux
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lgnutls -lsqlite3 -lseccomp -lm
+# libpq (libpq-dev): only the tests that talk to a PostgreSQL cluster link it (tests/pg_cluster.h); no
+# shipped binary does yet. lake/schema.c only writes PostgreSQL's SQL as text.
+PQ_CFLAGS = $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+PQ_LIBS   = $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
+PG_TESTS  := test_lake_pg_schema
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCHES  := ring overhead agent kernel delivery live tune html real
 
@@ -105,7 +110,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev \
             cppcheck procps util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
-            libbpf-tools stress-ng chromium-headless-shell
+            libbpf-tools stress-ng chromium-headless-shell postgresql-15 libpq-dev
 
 .PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
@@ -299,6 +304,9 @@ $(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/test
 DAEMON_TESTS := test_proc_main test_ingest_main test_ingest_report test_bpf_rules
 $(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o
 $(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o
+# The PostgreSQL tests: libpq's headers and library.
+$(PG_TESTS:%=$(BUILD)/obj/tests/%.o) $(PG_TESTS:%=$(BUILD)/asan/obj/tests/%.o): CPPFLAGS += $(PQ_CFLAGS)
+$(PG_TESTS:%=$(BUILD)/tests/%) $(PG_TESTS:%=$(BUILD)/asan/tests/%): TEST_LDLIBS += $(PQ_LIBS)
 $(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
