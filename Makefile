@@ -97,7 +97,7 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lgnutls -lsqlite3 -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery live tune html real
+BENCHES  := ring overhead agent kernel delivery live tune html real fleet
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -398,6 +398,15 @@ $(BUILD)/bench/html_bench: $(BUILD)/obj/bench/html_bench.o $(HTML_BENCH_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
+# The fleet simulator (issue 26): HOSTS hosts' records sealed and sent to the ingests with libcurl's multi
+# interface; report/'s heartbeat and host writers, delivery/upload.c's backoff and Retry-After (and so its libraries).
+FLEET_SIM_LIBS := $(addprefix $(BUILD)/libtracer_,delivery.a report.a attrib.a model.a naming.a status.a records.a \
+                    common.a) $(BUILD)/libtracer_shm.a
+$(BUILD)/bench/fleet_sim: $(BUILD)/obj/bench/fleet_sim.o $(FLEET_SIM_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
+
 # The kernel benchmark's calibration: empty programs on tracer's hooks (the statistics' own cost per
 # call) and the loader that holds them attached. Built for the benchmarks only, never installed.
 $(BUILD)/bench/calib.bpf.o: bench/calib.bpf.c
@@ -435,6 +444,10 @@ bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
 
 bench-html: $(BUILD)/bench/html_bench
 	bench/html.sh $(BUILD)
+
+# HOSTS simulated hosts into INGESTS tracer-ingests on one lake (issue 26); bench/fleet.sh starts them.
+bench-fleet: all $(BUILD)/bench/fleet_sim
+	bench/fleet.sh $(BUILD)
 
 # The real pipeline (tests/e2e/data/Snakefile.align) plain and under the three daemons (issue 25).
 bench-real: all
