@@ -460,7 +460,7 @@ demo: all
 	@demo/demo.sh $(BUILD)
 
 # End-to-end tests: the real binaries on the real kernel (root and BPF needed; they say why they skip).
-e2e: all $(TESTBINS)
+e2e: all $(TESTBINS) $(BUILD)/bench/fleet_sim
 	@tests/e2e/run.sh $(BUILD)
 
 check: deps
