@@ -102,7 +102,7 @@ PQ_CFLAGS = $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include
 PQ_LIBS   = $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
 PG_TESTS  := test_lake_pg_schema
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery live tune html real
+BENCHES  := ring overhead agent kernel delivery live tune html real fleet
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -406,6 +406,15 @@ $(BUILD)/bench/html_bench: $(BUILD)/obj/bench/html_bench.o $(HTML_BENCH_LIBS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
+# The fleet simulator (issue 26): HOSTS hosts' records sealed and sent to the ingests with libcurl's multi
+# interface; report/'s heartbeat and host writers, delivery/upload.c's backoff and Retry-After (and so its libraries).
+FLEET_SIM_LIBS := $(addprefix $(BUILD)/libtracer_,delivery.a report.a attrib.a model.a naming.a status.a records.a \
+                    common.a) $(BUILD)/libtracer_shm.a
+$(BUILD)/bench/fleet_sim: $(BUILD)/obj/bench/fleet_sim.o $(FLEET_SIM_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(PROC_LDLIBS)
+
 # The kernel benchmark's calibration: empty programs on tracer's hooks (the statistics' own cost per
 # call) and the loader that holds them attached. Built for the benchmarks only, never installed.
 $(BUILD)/bench/calib.bpf.o: bench/calib.bpf.c
@@ -444,6 +453,10 @@ bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
 bench-html: $(BUILD)/bench/html_bench
 	bench/html.sh $(BUILD)
 
+# HOSTS simulated hosts into INGESTS tracer-ingests on one lake (issue 26); bench/fleet.sh starts them.
+bench-fleet: all $(BUILD)/bench/fleet_sim
+	bench/fleet.sh $(BUILD)
+
 # The real pipeline (tests/e2e/data/Snakefile.align) plain and under the three daemons (issue 25).
 bench-real: all
 	bench/real.sh $(BUILD)
@@ -455,7 +468,7 @@ demo: all
 	@demo/demo.sh $(BUILD)
 
 # End-to-end tests: the real binaries on the real kernel (root and BPF needed; they say why they skip).
-e2e: all $(TESTBINS)
+e2e: all $(TESTBINS) $(BUILD)/bench/fleet_sim
 	@tests/e2e/run.sh $(BUILD)
 
 check: deps
