@@ -82,8 +82,12 @@ CLI_SRC  := $(wildcard cli/*.c)
 # Libraries of the delivery path: io_uring (spool), libsodium (signatures), zlib (compression, crc32),
 # libcurl (upload), SQLite and libmicrohttpd with GnuTLS (ingest).
 PROC_LDLIBS := -lseccomp -luring -lsodium -lz -lcurl
-INGEST_LDLIBS := -lmicrohttpd -lgnutls -lsqlite3 -lsodium -lz -lseccomp
-LAKE_LDLIBS := -lsqlite3 -lsodium -lz
+# libpq (libpq-dev): the lake's PostgreSQL backend (lake/sql.c), so whatever links the lake.
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+PQ_LIBS   := $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
+CPPFLAGS  += $(PQ_CFLAGS)
+INGEST_LDLIBS := -lmicrohttpd -lgnutls -lsqlite3 $(PQ_LIBS) -lsodium -lz -lseccomp
+LAKE_LDLIBS := -lsqlite3 $(PQ_LIBS) -lsodium -lz
 # bpf/*.bpf.c are linked into one object (they share maps), one skeleton: tracer.skel.h.
 # shared.bpf.c defines the shared maps and must come first: libbpf 1.1's
 # linker cannot relocate a map used by an earlier object that declares it extern.
@@ -95,12 +99,7 @@ BTF      ?= /sys/kernel/btf/vmlinux
 
 TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
-TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lgnutls -lsqlite3 -lseccomp -lm
-# libpq (libpq-dev): only the tests that talk to a PostgreSQL cluster link it (tests/pg_cluster.h); no
-# shipped binary does yet. lake/schema.c only writes PostgreSQL's SQL as text.
-PQ_CFLAGS = $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
-PQ_LIBS   = $(shell pkg-config --libs libpq 2>/dev/null || echo -lpq)
-PG_TESTS  := test_lake_pg_schema
+TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lgnutls -lsqlite3 $(PQ_LIBS) -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCHES  := ring overhead agent kernel delivery live tune html real fleet
 
@@ -304,9 +303,6 @@ $(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/test
 DAEMON_TESTS := test_proc_main test_ingest_main test_ingest_report test_bpf_rules
 $(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o
 $(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o
-# The PostgreSQL tests: libpq's headers and library.
-$(PG_TESTS:%=$(BUILD)/obj/tests/%.o) $(PG_TESTS:%=$(BUILD)/asan/obj/tests/%.o): CPPFLAGS += $(PQ_CFLAGS)
-$(PG_TESTS:%=$(BUILD)/tests/%) $(PG_TESTS:%=$(BUILD)/asan/tests/%): TEST_LDLIBS += $(PQ_LIBS)
 $(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

@@ -1,22 +1,51 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sql.h over SQLite: a statement is SQLite's own, the results mapped to
- * sql_rc. Extended result codes are on; only the primary code matters here.
+ * sql.h over SQLite and over PostgreSQL (libpq): a connection is one or
+ * the other, and each call goes to its engine. SQLite's results are mapped
+ * to sql_rc (extended result codes on; only the primary code matters).
+ * PostgreSQL's statements are prepared on the server under a name of their
+ * own; parameters go as text (numbers printed) or binary (blobs), results
+ * come back as text and are read as the column's type says.
  */
 #include "sql.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
+
+/* PostgreSQL type oids (pg_type.h, stable since forever) the columns are read by. */
+enum { PG_BOOL = 16, PG_BYTEA = 17, PG_INT8 = 20, PG_INT2 = 21, PG_INT4 = 23, PG_OID = 26, PG_FLOAT4 = 700,
+       PG_FLOAT8 = 701, PG_NUMERIC = 1700 };
 
 struct sql {
 	sqlite3 *lite;
+	PGconn *pg;
+	unsigned next_name;  /* PostgreSQL: the next prepared statement's name */
+	int64_t changes;     /* PostgreSQL: rows the latest command changed */
+	uint64_t rng;        /* PostgreSQL: sql_random's state, seeded at open */
+	char err[256];       /* PostgreSQL: the latest failure */
 };
 
 struct sql_stmt {
 	struct sql *db;
 	sqlite3_stmt *lite;
+	/* PostgreSQL */
+	char *text;          /* as written (?N) */
+	char name[16];
+	int nparams;
+	const char **values; /* per parameter: NULL for NULL */
+	int *lengths, *formats;
+	char (*nums)[32];    /* numbers printed */
+	char **own;          /* text copied, NUL-terminated as libpq wants it */
+	PGresult *res;       /* the run's rows, after the first step */
+	int row, nrows;
+	unsigned char *blob; /* the latest bytea read, unescaped */
 };
 
 static int map_rc(int rc)
@@ -61,38 +90,206 @@ int sql_open_sqlite(struct sql **out, const char *path, bool read_only, int busy
 	return SQL_OK;
 }
 
+bool sql_is_pg_uri(const char *where)
+{
+	return !strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11);
+}
+
+/* libpq's message, its trailing newline gone. */
+static void pg_note(struct sql *db, const char *msg)
+{
+	size_t n;
+
+	snprintf(db->err, sizeof(db->err), "%s", msg && *msg ? msg : "unknown PostgreSQL failure");
+	n = strlen(db->err);
+	while (n && (db->err[n - 1] == '\n' || db->err[n - 1] == ' '))
+		db->err[--n] = 0;
+}
+
+int sql_open_pg(struct sql **out, const char *uri, char *err, size_t errlen)
+{
+	struct sql *db = calloc(1, sizeof(*db));
+
+	*out = NULL;
+	if (!db) {
+		snprintf(err, errlen, "out of memory");
+		return SQL_E_NOMEM;
+	}
+	db->pg = PQconnectdb(uri);
+	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK) {
+		pg_note(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");
+		snprintf(err, errlen, "%s", db->err);
+		sql_close(db);
+		return SQL_E;
+	}
+	if (getrandom(&db->rng, sizeof(db->rng), 0) != sizeof(db->rng) || !db->rng)
+		db->rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)db;
+	*out = db;
+	return SQL_OK;
+}
+
 void sql_close(struct sql *db)
 {
 	if (!db)
 		return;
-	sqlite3_close(db->lite);
+	if (db->pg)
+		PQfinish(db->pg);
+	else
+		sqlite3_close(db->lite);
 	free(db);
+}
+
+/* A failed PostgreSQL result as an sql_rc, by its SQLSTATE (errcodes.h), its message kept. */
+static int pg_fail(struct sql *db, const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	pg_note(db, res ? PQresultErrorMessage(res) : PQerrorMessage(db->pg));
+	if (!state)
+		return PQstatus(db->pg) == CONNECTION_OK ? SQL_E : SQL_E_BUSY; /* the server went away */
+	if (!strcmp(state, "40001") || !strcmp(state, "40P01") || !strcmp(state, "55P03") ||
+	    !strncmp(state, "08", 2) || !strncmp(state, "57P", 3))
+		return SQL_E_BUSY; /* serialization, deadlock, lock timeout; connection gone; shutting down */
+	if (!strcmp(state, "25006"))
+		return SQL_E_READONLY;
+	if (!strcmp(state, "53200"))
+		return SQL_E_NOMEM;
+	return SQL_E;
+}
+
+/* A command's outcome: its rows changed noted, or the failure. Clears res. */
+static int pg_done(struct sql *db, PGresult *res)
+{
+	ExecStatusType t = PQresultStatus(res);
+	int rc = SQL_OK;
+
+	if (t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK)
+		db->changes = strtoll(PQcmdTuples(res), NULL, 10);
+	else
+		rc = pg_fail(db, res);
+	PQclear(res);
+	return rc;
 }
 
 int sql_exec(struct sql *db, const char *text)
 {
+	if (db->pg)
+		return pg_done(db, PQexec(db->pg, text));
 	return map_rc(sqlite3_exec(db->lite, text, NULL, NULL, NULL));
 }
 
 const char *sql_errmsg(const struct sql *db)
 {
-	return sqlite3_errmsg(db->lite);
+	return db->pg ? db->err : sqlite3_errmsg(db->lite);
 }
 
 bool sql_in_transaction(const struct sql *db)
 {
+	if (db->pg)
+		return PQtransactionStatus(db->pg) != PQTRANS_IDLE;
 	return !sqlite3_get_autocommit(db->lite);
 }
 
 int64_t sql_changes(const struct sql *db)
 {
-	return sqlite3_changes64(db->lite);
+	return db->pg ? db->changes : sqlite3_changes64(db->lite);
 }
 
 void sql_random(struct sql *db, void *p, size_t n)
 {
-	(void)db;
-	sqlite3_randomness((int)n, p);
+	unsigned char *b = p;
+
+	if (!db->pg) {
+		sqlite3_randomness((int)n, p);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) { /* xorshift64: a hash seed, not a secret */
+		db->rng ^= db->rng << 13;
+		db->rng ^= db->rng >> 7;
+		db->rng ^= db->rng << 17;
+		b[i] = (unsigned char)db->rng;
+	}
+}
+
+/*
+ * SQLite's parameters (?N, or ? numbered in order) as PostgreSQL's ($N), outside quoted text and
+ * identifiers. Returns the new text (malloc) and the highest number, or NULL.
+ */
+static char *pg_params(const char *text, int *nparams)
+{
+	size_t n = strlen(text);
+	char *out = malloc(n * 2 + 1), *w = out;
+	int next = 0, max = 0;
+	char quote = 0;
+
+	if (!out)
+		return NULL;
+	for (const char *p = text; *p; p++) {
+		if (quote) {
+			*w++ = *p;
+			if (*p == quote)
+				quote = 0; /* a doubled quote closes and opens again: the same */
+			continue;
+		}
+		if (*p == '\'' || *p == '"') {
+			quote = *p;
+			*w++ = *p;
+			continue;
+		}
+		if (*p != '?') {
+			*w++ = *p;
+			continue;
+		}
+		if (p[1] >= '0' && p[1] <= '9') {
+			char *end;
+			long v = strtol(p + 1, &end, 10);
+
+			next = (int)v;
+			p = end - 1;
+		} else {
+			next++;
+		}
+		if (next > max)
+			max = next;
+		w += sprintf(w, "$%d", next);
+	}
+	*w = 0;
+	*nparams = max;
+	return out;
+}
+
+static int pg_prepare(struct sql *db, const char *text, struct sql_stmt *st)
+{
+	PGresult *res;
+	int rc;
+
+	st->text = strdup(text);
+	if (!st->text)
+		return SQL_E_NOMEM;
+	{
+		int n = 0;
+		char *t = pg_params(text, &n);
+
+		if (!t)
+			return SQL_E_NOMEM;
+		st->nparams = n;
+		snprintf(st->name, sizeof(st->name), "s%u", db->next_name++);
+		res = PQprepare(db->pg, st->name, t, 0, NULL);
+		free(t);
+	}
+	rc = pg_done(db, res);
+	if (rc)
+		return rc;
+	if (st->nparams) {
+		st->values = calloc((size_t)st->nparams, sizeof(*st->values));
+		st->lengths = calloc((size_t)st->nparams, sizeof(*st->lengths));
+		st->formats = calloc((size_t)st->nparams, sizeof(*st->formats));
+		st->nums = calloc((size_t)st->nparams, sizeof(*st->nums));
+		st->own = calloc((size_t)st->nparams, sizeof(*st->own));
+		if (!st->values || !st->lengths || !st->formats || !st->nums || !st->own)
+			return SQL_E_NOMEM;
+	}
+	return SQL_OK;
 }
 
 int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_stmt **out)
@@ -104,6 +301,15 @@ int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_st
 	if (!st)
 		return SQL_E_NOMEM;
 	st->db = db;
+	if (db->pg) {
+		rc = pg_prepare(db, text, st);
+		if (rc) {
+			sql_finalize(st);
+			return rc;
+		}
+		*out = st;
+		return SQL_OK;
+	}
 	rc = sqlite3_prepare_v3(db->lite, text, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st->lite, NULL);
 	if (rc != SQLITE_OK || !st->lite) { /* no statement in the text is a failure too */
 		sqlite3_finalize(st->lite);
@@ -114,67 +320,198 @@ int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_st
 	return SQL_OK;
 }
 
+static void pg_clear(struct sql_stmt *st)
+{
+	PQclear(st->res);
+	st->res = NULL;
+	PQfreemem(st->blob);
+	st->blob = NULL;
+	st->row = st->nrows = 0;
+}
+
 void sql_finalize(struct sql_stmt *st)
 {
 	if (!st)
 		return;
-	sqlite3_finalize(st->lite);
+	if (st->db->pg) {
+		char drop[40];
+
+		pg_clear(st);
+		if (st->name[0] && PQstatus(st->db->pg) == CONNECTION_OK) {
+			snprintf(drop, sizeof(drop), "DEALLOCATE %s", st->name);
+			PQclear(PQexec(st->db->pg, drop));
+		}
+		free(st->text);
+		free(st->values);
+		free(st->lengths);
+		free(st->formats);
+		free(st->nums);
+		for (int i = 0; st->own && i < st->nparams; i++)
+			free(st->own[i]);
+		free(st->own);
+	} else {
+		sqlite3_finalize(st->lite);
+	}
 	free(st);
 }
 
 const char *sql_text(const struct sql_stmt *st)
 {
-	return sqlite3_sql(st->lite);
+	return st->db->pg ? st->text : sqlite3_sql(st->lite);
 }
 
 int sql_param_count(const struct sql_stmt *st)
 {
-	return sqlite3_bind_parameter_count(st->lite);
+	return st->db->pg ? st->nparams : sqlite3_bind_parameter_count(st->lite);
+}
+
+/* PostgreSQL: parameter i set (text, or binary for a blob); SQL_E for a number it does not have. */
+static int pg_bind(struct sql_stmt *st, int i, const char *v, size_t len, int format)
+{
+	if (i < 1 || i > st->nparams || len > INT32_MAX) {
+		snprintf(st->db->err, sizeof(st->db->err), "no parameter %d of %d", i, st->nparams);
+		return SQL_E;
+	}
+	st->values[i - 1] = v;
+	st->lengths[i - 1] = (int)len;
+	st->formats[i - 1] = format;
+	return SQL_OK;
 }
 
 int sql_bind_i64(struct sql_stmt *st, int i, int64_t v)
 {
+	if (st->db->pg) {
+		if (i < 1 || i > st->nparams)
+			return pg_bind(st, i, NULL, 0, 0);
+		snprintf(st->nums[i - 1], sizeof(st->nums[0]), "%" PRId64, v);
+		return pg_bind(st, i, st->nums[i - 1], strlen(st->nums[i - 1]), 0);
+	}
 	return map_rc(sqlite3_bind_int64(st->lite, i, v));
 }
 
 int sql_bind_double(struct sql_stmt *st, int i, double v)
 {
+	if (st->db->pg) {
+		if (i < 1 || i > st->nparams)
+			return pg_bind(st, i, NULL, 0, 0);
+		snprintf(st->nums[i - 1], sizeof(st->nums[0]), "%.17g", v);
+		return pg_bind(st, i, st->nums[i - 1], strlen(st->nums[i - 1]), 0);
+	}
 	return map_rc(sqlite3_bind_double(st->lite, i, v));
 }
 
 int sql_bind_null(struct sql_stmt *st, int i)
 {
+	if (st->db->pg)
+		return pg_bind(st, i, NULL, 0, 0);
 	return map_rc(sqlite3_bind_null(st->lite, i));
 }
 
+/* PostgreSQL takes text parameters NUL-terminated (copied so): text with a NUL in it is refused, not cut. */
 int sql_bind_text(struct sql_stmt *st, int i, const char *p, size_t len)
 {
+	if (st->db->pg) {
+		if (i < 1 || i > st->nparams)
+			return pg_bind(st, i, NULL, 0, 0);
+		if (memchr(p, 0, len)) {
+			snprintf(st->db->err, sizeof(st->db->err), "parameter %d: text with a NUL byte", i);
+			return SQL_E;
+		}
+		free(st->own[i - 1]);
+		st->own[i - 1] = strndup(p, len);
+		if (!st->own[i - 1])
+			return SQL_E_NOMEM;
+		return pg_bind(st, i, st->own[i - 1], len, 0);
+	}
 	return map_rc(sqlite3_bind_text64(st->lite, i, p, len, SQLITE_STATIC, SQLITE_UTF8));
 }
 
 int sql_bind_blob(struct sql_stmt *st, int i, const void *p, size_t len)
 {
+	if (st->db->pg)
+		return pg_bind(st, i, len ? p : "", len, 1);
 	return map_rc(sqlite3_bind_blob64(st->lite, i, len ? p : "", len, SQLITE_STATIC));
 }
 
 int sql_step(struct sql_stmt *st)
 {
-	return map_rc(sqlite3_step(st->lite));
+	struct sql *db = st->db;
+
+	if (!db->pg)
+		return map_rc(sqlite3_step(st->lite));
+	if (!st->res) {
+		PGresult *res = PQexecPrepared(db->pg, st->name, st->nparams, st->values, st->lengths, st->formats, 0);
+		ExecStatusType t = PQresultStatus(res);
+
+		if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) {
+			int rc = pg_fail(db, res);
+
+			PQclear(res);
+			return rc;
+		}
+		db->changes = strtoll(PQcmdTuples(res), NULL, 10);
+		st->res = res;
+		st->nrows = PQntuples(res);
+		st->row = -1;
+	}
+	PQfreemem(st->blob);
+	st->blob = NULL;
+	if (st->row + 1 >= st->nrows) {
+		st->row = st->nrows;
+		return SQL_DONE;
+	}
+	st->row++;
+	return SQL_ROW;
 }
 
 void sql_reset(struct sql_stmt *st)
 {
+	if (st->db->pg) {
+		pg_clear(st);
+		for (int i = 0; i < st->nparams; i++)
+			st->values[i] = NULL;
+		return;
+	}
 	sqlite3_reset(st->lite);
 	sqlite3_clear_bindings(st->lite);
 }
 
+/* PostgreSQL: the current row's column i, or NULL (NULL, no such row or column). */
+static const char *pg_value(const struct sql_stmt *st, int i)
+{
+	if (!st->res || st->row < 0 || st->row >= st->nrows || i < 0 || i >= PQnfields(st->res) ||
+	    PQgetisnull(st->res, st->row, i))
+		return NULL;
+	return PQgetvalue(st->res, st->row, i);
+}
+
 int sql_col_count(const struct sql_stmt *st)
 {
+	if (st->db->pg)
+		return st->res ? PQnfields(st->res) : 0;
 	return sqlite3_column_count(st->lite);
 }
 
 enum sql_type sql_col_type(const struct sql_stmt *st, int i)
 {
+	if (st->db->pg) {
+		const char *v = pg_value(st, i);
+
+		if (!v)
+			return SQL_NULL;
+		switch (PQftype(st->res, i)) {
+		case PG_BOOL:
+		case PG_INT2:
+		case PG_INT4:
+		case PG_INT8:
+		case PG_OID: return SQL_INTEGER;
+		case PG_NUMERIC: return strpbrk(v, ".eEN") ? SQL_FLOAT : SQL_INTEGER; /* a sum of integers is one */
+		case PG_FLOAT4:
+		case PG_FLOAT8: return SQL_FLOAT;
+		case PG_BYTEA: return SQL_BLOB;
+		default: return SQL_TEXT;
+		}
+	}
 	switch (sqlite3_column_type(st->lite, i)) {
 	case SQLITE_INTEGER: return SQL_INTEGER;
 	case SQLITE_FLOAT: return SQL_FLOAT;
@@ -186,25 +523,71 @@ enum sql_type sql_col_type(const struct sql_stmt *st, int i)
 
 int64_t sql_col_i64(const struct sql_stmt *st, int i)
 {
+	if (st->db->pg) {
+		const char *v = pg_value(st, i);
+
+		if (!v)
+			return 0;
+		if (PQftype(st->res, i) == PG_BOOL)
+			return *v == 't';
+		return strtoll(v, NULL, 10);
+	}
 	return sqlite3_column_int64(st->lite, i);
 }
 
 double sql_col_double(const struct sql_stmt *st, int i)
 {
+	if (st->db->pg) {
+		const char *v = pg_value(st, i);
+
+		return v ? strtod(v, NULL) : 0;
+	}
 	return sqlite3_column_double(st->lite, i);
+}
+
+/* PostgreSQL: a bytea column's bytes (its text is hex), unescaped into the statement's buffer. */
+static const unsigned char *pg_bytea(const struct sql_stmt *cst, int i, size_t *len)
+{
+	struct sql_stmt *st = (struct sql_stmt *)(uintptr_t)cst; /* the buffer is the statement's own */
+	const char *v = pg_value(st, i);
+
+	*len = 0;
+	if (!v)
+		return NULL;
+	PQfreemem(st->blob);
+	st->blob = PQunescapeBytea((const unsigned char *)v, len);
+	return st->blob;
 }
 
 const char *sql_col_text(const struct sql_stmt *st, int i)
 {
+	if (st->db->pg)
+		return pg_value(st, i);
 	return (const char *)sqlite3_column_text(st->lite, i);
 }
 
 size_t sql_col_bytes(const struct sql_stmt *st, int i)
 {
+	if (st->db->pg) {
+		size_t n = 0;
+
+		if (PQftype(st->res, i) == PG_BYTEA)
+			pg_bytea(st, i, &n);
+		else if (pg_value(st, i))
+			n = (size_t)PQgetlength(st->res, st->row, i);
+		return n;
+	}
 	return (size_t)sqlite3_column_bytes(st->lite, i);
 }
 
 const void *sql_col_blob(const struct sql_stmt *st, int i)
 {
+	if (st->db->pg) {
+		size_t n;
+
+		if (PQftype(st->res, i) != PG_BYTEA)
+			return pg_value(st, i);
+		return pg_bytea(st, i, &n);
+	}
 	return sqlite3_column_blob(st->lite, i);
 }

@@ -3,13 +3,14 @@
  * The lake's database behind one small interface, so that the lake's code
  * (store.c, read*.c) says nothing of the engine it runs on: open, run SQL,
  * prepare, bind in order, step through rows, read columns. SQLite is the
- * embedded lake (a file); PostgreSQL, the fleet lake (docs/lake.md), comes
- * behind the same calls.
+ * embedded lake (a file); PostgreSQL (libpq), the fleet lake (docs/lake.md).
  *
- * Statements are SQLite's dialect with ?N parameters. Text and blobs bound
+ * Parameters are written ?N or ? (numbered in order), as SQLite has them;
+ * for PostgreSQL they become $N outside quoted text. Text and blobs bound
  * must outlive the statement's run (they are not copied). Column values
- * are valid until the next step or reset of their statement. Private to
- * lake/.
+ * are valid until the next step or reset of their statement. A
+ * PostgreSQL statement runs whole at its first step (its rows are then
+ * read one by one). Private to lake/.
  */
 #ifndef TRACER_LAKE_SQL_H
 #define TRACER_LAKE_SQL_H
@@ -42,6 +43,13 @@ struct sql_stmt;
  * what happened (its message; the caller adds what to do).
  */
 int sql_open_sqlite(struct sql **out, const char *path, bool read_only, int busy_ms, char *err, size_t errlen);
+/*
+ * The PostgreSQL database a libpq URI (postgresql://... or postgres://...)
+ * names. 0, or an sql_rc with err holding libpq's reason.
+ */
+int sql_open_pg(struct sql **out, const char *uri, char *err, size_t errlen);
+/* Whether where names a PostgreSQL database rather than an SQLite file. */
+bool sql_is_pg_uri(const char *where);
 void sql_close(struct sql *db); /* finalizes nothing: close its statements first. NULL is fine. */
 
 /* SQL of one or more statements without parameters, rows ignored. */

@@ -104,10 +104,10 @@ check "control: Package tracer, Version $VERSION (debian/changelog), Architectur
 depends=$(field Depends | tr ',' '\n' | sed 's/([^)]*)//g; s/^ *//; s/ *$//')
 has_dep() { printf '%s\n' "$depends" | tr '|' '\n' | sed 's/^ *//; s/ *$//' | grep -qx "$1"; }
 missing=
-for p in libc6 libbpf1 liburing2 libsodium23 libcurl4 libseccomp2 libmicrohttpd12 libgnutls30 libsqlite3-0 zlib1g; do
+for p in libc6 libbpf1 liburing2 libsodium23 libcurl4 libseccomp2 libmicrohttpd12 libgnutls30 libsqlite3-0 libpq5 zlib1g; do
 	has_dep "$p" || missing="$missing $p"
 done
-check "Depends: the runtime libraries (libbpf1 liburing2 libsodium23 libcurl4 libseccomp2 libmicrohttpd12 libgnutls30 libsqlite3-0 zlib1g libc6)${missing:+; missing:$missing}" \
+check "Depends: the runtime libraries (libbpf1 liburing2 libsodium23 libcurl4 libseccomp2 libmicrohttpd12 libgnutls30 libsqlite3-0 libpq5 zlib1g libc6)${missing:+; missing:$missing}" \
 	test -z "$missing"
 check "Depends: a systemd-sysusers provider (postinst runs systemd-sysusers)" \
 	grep -qx "systemd | systemd-standalone-sysusers | systemd-sysusers" <<< "$depends"

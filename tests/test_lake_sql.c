@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lake/sql.h on both engines: every check runs on an SQLite file and on a
+ * database of a throwaway PostgreSQL cluster (tests/pg_cluster.h), and
+ * must come out the same: parameters as SQLite writes them (?N, ?) and
+ * quoted text left alone, text bound by its length, every type bound and read back (the ends of
+ * int64, a double, NULL, UTF-8 text, a blob with NUL bytes), rows one by
+ * one, rows changed, transactions, failures named, and what a wrong URI
+ * or an unreachable server says.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "pg_cluster.h"
+#include "sql.h"
+
+struct engines {
+	struct pg_cluster pc;
+	char dir[64];
+	unsigned n;
+};
+
+struct one {
+	struct engines *e;
+	struct sql *lite, *pg;
+};
+
+static int group_setup(void **state)
+{
+	struct engines *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	strcpy(e->dir, "/tmp/test_lake_sql.XXXXXX");
+	if (!mkdtemp(e->dir) || pg_cluster_start(&e->pc)) {
+		free(e);
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	struct engines *e = *state;
+	char cmd[128];
+	int rc;
+
+	if (!e)
+		return 0;
+	rc = pg_cluster_stop(&e->pc);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", e->dir);
+	if (system(cmd))
+		rc = -1;
+	free(e);
+	return rc;
+}
+
+/* Each test: a new SQLite file and a new PostgreSQL database. */
+static int setup(void **state)
+{
+	struct engines *e = *state;
+	struct one *o = calloc(1, sizeof(*o));
+	char path[96], name[16], uri[256], err[256];
+
+	if (!o)
+		return -1;
+	o->e = e;
+	e->n++;
+	snprintf(path, sizeof(path), "%s/t%u.db", e->dir, e->n);
+	snprintf(name, sizeof(name), "t%u", e->n);
+	if (sql_open_sqlite(&o->lite, path, false, 1000, err, sizeof(err)) ||
+	    pg_cluster_createdb(&e->pc, name, uri, sizeof(uri)) || sql_open_pg(&o->pg, uri, err, sizeof(err))) {
+		fprintf(stderr, "setup: %s\n", err);
+		sql_close(o->lite);
+		free(o);
+		return -1;
+	}
+	*state = o;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct one *o = *state;
+
+	sql_close(o->lite);
+	sql_close(o->pg);
+	*state = o->e;
+	free(o);
+	return 0;
+}
+
+static struct sql_stmt *prep(struct sql *db, const char *text)
+{
+	struct sql_stmt *st = NULL;
+
+	if (sql_prepare(db, text, true, &st) != SQL_OK)
+		fail_msg("prepare %s: %s", text, sql_errmsg(db));
+	return st;
+}
+
+static void exec_ok(struct sql *db, const char *text)
+{
+	if (sql_exec(db, text) != SQL_OK)
+		fail_msg("%s: %s", text, sql_errmsg(db));
+}
+
+/* Every type in and out; ?N used twice, ? numbered in order, a '?' in quotes left alone. */
+static void values_round_trip(struct sql *db)
+{
+	static const unsigned char blob[] = { 0, 1, 0xff, 0, 'x', 0 };
+	static const char text[] = "caf\xc3\xa9 \"?\" 'x'";
+	struct sql_stmt *ins, *sel;
+	size_t n;
+
+	exec_ok(db, "CREATE TABLE t (id BIGINT, i BIGINT, d DOUBLE PRECISION, s TEXT, b BYTEA, z BIGINT)");
+	ins = prep(db, "INSERT INTO t (id, i, d, s, b, z) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+	assert_int_equal(sql_param_count(ins), 6);
+	for (int64_t id = 1; id <= 3; id++) {
+		int64_t v = id == 1 ? INT64_MIN : id == 2 ? INT64_MAX : -1;
+
+		assert_int_equal(sql_bind_i64(ins, 1, id), SQL_OK);
+		assert_int_equal(sql_bind_i64(ins, 2, v), SQL_OK);
+		assert_int_equal(sql_bind_double(ins, 3, 0.1 * (double)id), SQL_OK);
+		assert_int_equal(sql_bind_text(ins, 4, text, strlen(text)), SQL_OK);
+		assert_int_equal(sql_bind_blob(ins, 5, blob, id == 3 ? 0 : sizeof(blob)), SQL_OK);
+		assert_int_equal(sql_bind_null(ins, 6), SQL_OK);
+		assert_int_equal(sql_step(ins), SQL_DONE);
+		assert_int_equal(sql_changes(db), 1);
+		sql_reset(ins);
+	}
+	sql_finalize(ins);
+	sel = prep(db, "SELECT i, d, s, b, z, '?' || s, ?1 * 2 FROM t WHERE id >= ?1 ORDER BY id");
+	assert_int_equal(sql_param_count(sel), 1);
+	assert_int_equal(sql_bind_i64(sel, 1, 2), SQL_OK);
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	assert_int_equal(sql_col_count(sel), 7);
+	assert_int_equal(sql_col_type(sel, 0), SQL_INTEGER);
+	assert_true(sql_col_i64(sel, 0) == INT64_MAX);
+	assert_int_equal(sql_col_type(sel, 1), SQL_FLOAT);
+	assert_true(sql_col_double(sel, 1) == 0.2);
+	assert_int_equal(sql_col_type(sel, 2), SQL_TEXT);
+	assert_string_equal(sql_col_text(sel, 2), text);
+	assert_int_equal(sql_col_bytes(sel, 2), strlen(text));
+	assert_int_equal(sql_col_type(sel, 3), SQL_BLOB);
+	n = sql_col_bytes(sel, 3);
+	assert_int_equal(n, sizeof(blob));
+	assert_memory_equal(sql_col_blob(sel, 3), blob, sizeof(blob));
+	assert_int_equal(sql_col_type(sel, 4), SQL_NULL);
+	assert_null(sql_col_text(sel, 4));
+	assert_int_equal(sql_col_i64(sel, 4), 0);
+	assert_int_equal(strncmp(sql_col_text(sel, 5), "?caf", 4), 0);
+	assert_int_equal(sql_col_i64(sel, 6), 4);
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	assert_true(sql_col_i64(sel, 0) == -1);
+	assert_int_equal(sql_col_bytes(sel, 3), 0);
+	assert_int_equal(sql_step(sel), SQL_DONE);
+	sql_reset(sel);
+	/* run again after a reset, now from id 1 */
+	assert_int_equal(sql_bind_i64(sel, 1, 1), SQL_OK);
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	assert_true(sql_col_i64(sel, 0) == INT64_MIN);
+	sql_reset(sel);
+	sql_finalize(sel);
+	/* bare ? numbered in order */
+	sel = prep(db, "SELECT ?, ?");
+	assert_int_equal(sql_param_count(sel), 2);
+	assert_int_equal(sql_bind_text(sel, 1, "ab", 1), SQL_OK); /* its length, not its NUL */
+	assert_int_equal(sql_bind_text(sel, 2, "b", 1), SQL_OK);
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	assert_string_equal(sql_col_text(sel, 0), "a");
+	assert_string_equal(sql_col_text(sel, 1), "b");
+	sql_finalize(sel);
+}
+
+static void every_type_round_trips_on_both_engines(void **state)
+{
+	struct one *o = *state;
+
+	values_round_trip(o->lite);
+	values_round_trip(o->pg);
+}
+
+/* RETURNING, rows changed by an UPDATE, a transaction rolled back, an aggregate of integers. */
+static void changes_and_transactions(struct sql *db)
+{
+	struct sql_stmt *st;
+
+	exec_ok(db, "CREATE TABLE k (id BIGINT PRIMARY KEY, v BIGINT)");
+	st = prep(db, "INSERT INTO k (id, v) VALUES (?, ?) RETURNING id");
+	for (int i = 1; i <= 4; i++) {
+		sql_bind_i64(st, 1, i * 10);
+		sql_bind_i64(st, 2, i);
+		assert_int_equal(sql_step(st), SQL_ROW);
+		assert_int_equal(sql_col_i64(st, 0), i * 10);
+		sql_reset(st);
+	}
+	sql_finalize(st);
+	assert_false(sql_in_transaction(db));
+	exec_ok(db, "BEGIN");
+	assert_true(sql_in_transaction(db));
+	exec_ok(db, "UPDATE k SET v = v + 1 WHERE id > 15");
+	assert_int_equal(sql_changes(db), 3);
+	exec_ok(db, "ROLLBACK");
+	assert_false(sql_in_transaction(db));
+	st = prep(db, "SELECT sum(v), count(*), max(id) FROM k");
+	assert_int_equal(sql_step(st), SQL_ROW);
+	assert_int_equal(sql_col_type(st, 0), SQL_INTEGER);
+	assert_int_equal(sql_col_i64(st, 0), 10);
+	assert_int_equal(sql_col_i64(st, 1), 4);
+	assert_int_equal(sql_col_i64(st, 2), 40);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_finalize(st);
+	/* the key holds: a second id 10 fails, named, and the connection goes on */
+	assert_int_equal(sql_exec(db, "INSERT INTO k (id, v) VALUES (10, 0)"), SQL_E);
+	assert_non_null(strcasestr(sql_errmsg(db), "unique")); /* SQLite: UNIQUE constraint; PostgreSQL: unique */
+	exec_ok(db, "INSERT INTO k (id, v) VALUES (50, 5) ON CONFLICT (id) DO NOTHING");
+	assert_int_equal(sql_changes(db), 1);
+	exec_ok(db, "INSERT INTO k (id, v) VALUES (50, 5) ON CONFLICT (id) DO NOTHING");
+	assert_int_equal(sql_changes(db), 0);
+}
+
+static void changes_and_transactions_on_both_engines(void **state)
+{
+	struct one *o = *state;
+
+	changes_and_transactions(o->lite);
+	changes_and_transactions(o->pg);
+}
+
+/* Bad SQL fails at prepare, named; a parameter the statement has not is refused. */
+static void failures(struct sql *db)
+{
+	struct sql_stmt *st = NULL;
+
+	assert_int_equal(sql_prepare(db, "SELEKT 1", false, &st), SQL_E);
+	assert_null(st);
+	assert_non_null(strstr(sql_errmsg(db), "SELEKT"));
+	st = prep(db, "SELECT ?1");
+	assert_int_not_equal(sql_bind_i64(st, 2, 1), SQL_OK);
+	sql_finalize(st);
+}
+
+static void failures_are_named_on_both_engines(void **state)
+{
+	struct one *o = *state;
+	unsigned char a[8], b[8];
+
+	failures(o->lite);
+	failures(o->pg);
+	sql_random(o->pg, a, sizeof(a));
+	sql_random(o->pg, b, sizeof(b));
+	assert_memory_not_equal(a, b, sizeof(a));
+}
+
+/* PostgreSQL only: text with a NUL is refused, not cut (SQLite keeps it). */
+static void pg_refuses_text_with_a_nul(void **state)
+{
+	struct one *o = *state;
+	struct sql_stmt *st = prep(o->pg, "SELECT ?1::text");
+	static const char nul[] = "a\0b";
+
+	assert_int_equal(sql_bind_text(st, 1, nul, 3), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "NUL"));
+	sql_finalize(st);
+}
+
+/* A URI: the checks, and what a wrong database or an unreachable server says. */
+static void uris_and_what_a_bad_one_says(void **state)
+{
+	struct one *o = *state;
+	struct sql *db = NULL;
+	char err[256], uri[300];
+
+	assert_true(sql_is_pg_uri("postgresql://h/db"));
+	assert_true(sql_is_pg_uri("postgres:///db?host=/tmp"));
+	assert_false(sql_is_pg_uri("/var/lib/lake.db"));
+	assert_false(sql_is_pg_uri("postgresql:"));
+	snprintf(uri, sizeof(uri), "%s", o->e->pc.uri);
+	*strstr(uri, "/lake?") = 0;
+	strcat(uri, "/no_such_db?");
+	strcat(uri, strchr(o->e->pc.uri, '?') + 1);
+	assert_int_equal(sql_open_pg(&db, uri, err, sizeof(err)), SQL_E);
+	assert_null(db);
+	assert_non_null(strstr(err, "no_such_db"));
+	assert_int_equal(sql_open_pg(&db, "postgresql://127.0.0.1:1/lake?connect_timeout=2", err, sizeof(err)), SQL_E);
+	assert_non_null(strstr(err, "127.0.0.1"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(every_type_round_trips_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(changes_and_transactions_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(failures_are_named_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(pg_refuses_text_with_a_nul, setup, teardown),
+		cmocka_unit_test_setup_teardown(uris_and_what_a_bad_one_says, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
