@@ -84,15 +84,10 @@ else
 		usage "DB=postgresql: this build's tracer-ingest does not support --db postgresql:// (it takes the URI" \
 			"for an SQLite file: \"$(tail -1 <<<"$probe")\"); the PostgreSQL backend (issue 26) is not in it yet"
 	fi
-	# ---- FLEET-PG: where tests/e2e/pg.sh plugs in ----------------------------------------------------
-	# tests/e2e/pg.sh (issue 26, written in parallel) starts a throwaway cluster. Expected of it, once
-	# sourced: pg_start DIR (a cluster in DIR; PG_URI set to a database the ingests may write),
-	# pg_restart (pg_ctl restart -m fast) and pg_stop. Adjust these three calls to it when it lands.
-	[ -f "$repo/tests/e2e/pg.sh" ] ||
-		usage "DB=postgresql needs tests/e2e/pg.sh to start a throwaway PostgreSQL cluster: not in this tree"
+	# A throwaway cluster (tests/e2e/pg.sh): PG_URI names its database "lake" through its socket.
 	# shellcheck source=/dev/null
 	. "$repo/tests/e2e/pg.sh"
-	pg_start "$tmp/pg"
+	pg_start
 	pg_started=1
 	db_arg=$PG_URI
 fi
@@ -141,7 +136,7 @@ if [ "$kill_ingest" = 1 ] || [ "$restart_pg" = 1 ]; then
 		echo "<5>halfway: tracer-ingest 0 (${urls[1]}) killed with -9, not restarted" >&2
 	fi
 	if kill -0 "$sim" 2>/dev/null && [ "$restart_pg" = 1 ]; then
-		pg_restart
+		pg_ctl_owner restart -m fast -w >/dev/null
 		echo "<5>halfway: PostgreSQL restarted (pg_ctl restart -m fast)" >&2
 	fi
 fi
