@@ -107,7 +107,7 @@ BENCHES  := ring overhead agent kernel delivery live tune html real fleet
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev \
-            cppcheck procps util-linux snakemake bwa samtools cwltool sqlite3 openssl \
+            cppcheck procps iproute2 util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
             libbpf-tools stress-ng chromium-headless-shell postgresql-15 libpq-dev
 

@@ -36,6 +36,17 @@ wait_in_use() {
 		"processor: $(tail -3 "$D/processor.err")"
 }
 
+# wait_unread PORT: until a connection to the (stopped) ingest on PORT holds bytes it has not read: a batch
+# sent and waiting for its answer (ss: the socket's Recv-Q, the kernel's own count).
+wait_unread() {
+	local i
+	for ((i = 0; i < 150; i++)); do
+		ss -Htn state established "( sport = :$1 )" | awk '$1 > 0 { found = 1 } END { exit !found }' && return 0
+		sleep 0.1
+	done
+	e2e_fail "no batch reached the stopped ingest on port $1 within 15 s; processor: $(tail -3 "$D/processor.err")"
+}
+
 # (a) The first is down from the start.
 DLV_INGEST=$PID_A
 dlv_ingest_stop
@@ -76,7 +87,7 @@ for ((kills = 1; kills <= 4; kills++)); do
 		victim=$PID_B port=$B_PORT other=$A_URL
 	fi
 	kill -STOP "$victim"
-	sleep 1 # a batch is sent within batch_interval; the ingest never reads it
+	wait_unread "$port" # a batch is sent within batch_interval; the stopped ingest never reads it
 	kill -KILL "$victim"
 	wait "$victim" 2>/dev/null
 	wait_in_use "$other" 15 "kill $kills: the processor carries on with the other ingest"
