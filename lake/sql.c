@@ -27,8 +27,10 @@ struct sql {
 	sqlite3 *lite;
 	PGconn *pg;
 	unsigned next_name;  /* PostgreSQL: the next prepared statement's name */
+	unsigned epoch;      /* PostgreSQL: connections made (statements prepared on an older one are again) */
 	int64_t changes;     /* PostgreSQL: rows the latest command changed */
 	uint64_t rng;        /* PostgreSQL: sql_random's state, seeded at open */
+	char session[96];    /* PostgreSQL: the settings each connection starts with */
 	char err[256];       /* PostgreSQL: the latest failure */
 };
 
@@ -38,6 +40,8 @@ struct sql_stmt {
 	/* PostgreSQL */
 	char *text;          /* as written (?N) */
 	char name[16];
+	char *pg_text;       /* as PostgreSQL takes it ($N) */
+	unsigned epoch;      /* the connection it was prepared on */
 	int nparams;
 	const char **values; /* per parameter: NULL for NULL */
 	int *lengths, *formats;
@@ -47,6 +51,9 @@ struct sql_stmt {
 	int row, nrows;
 	unsigned char *blob; /* the latest bytea read, unescaped */
 };
+
+static const char *pg_dialect(const char *text);
+static int pg_done(struct sql *db, PGresult *res);
 
 static int map_rc(int rc)
 {
@@ -106,8 +113,25 @@ static void pg_note(struct sql *db, const char *msg)
 		db->err[--n] = 0;
 }
 
-int sql_open_pg(struct sql **out, const char *uri, char *err, size_t errlen)
+/* libpq's notices (a NOTICE of IF NOT EXISTS) are not the lake's business: not printed. */
+static void pg_quiet(void *arg, const char *message)
 {
+	(void)arg;
+	(void)message;
+}
+
+/* A new connection's settings: how long to wait for a lock another holds; read-only. */
+static int pg_session(struct sql *db)
+{
+	PQsetNoticeProcessor(db->pg, pg_quiet, NULL);
+	return pg_done(db, PQexec(db->pg, db->session));
+}
+
+int sql_open_pg(struct sql **out, const char *uri, bool read_only, int busy_ms, char *err, size_t errlen)
+{
+	/* The URI's own connect_timeout wins (a later keyword overrides an earlier one). */
+	static const char *const keys[] = { "connect_timeout", "dbname", NULL };
+	const char *values[] = { SQL_PG_CONNECT_TIMEOUT_S, uri, NULL };
 	struct sql *db = calloc(1, sizeof(*db));
 
 	*out = NULL;
@@ -115,9 +139,12 @@ int sql_open_pg(struct sql **out, const char *uri, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return SQL_E_NOMEM;
 	}
-	db->pg = PQconnectdb(uri);
-	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK) {
-		pg_note(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");
+	snprintf(db->session, sizeof(db->session), "SET lock_timeout = %d; SET default_transaction_read_only = %s",
+		 busy_ms, read_only ? "on" : "off");
+	db->pg = PQconnectdbParams(keys, values, 1);
+	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK || pg_session(db)) {
+		if (!db->pg || PQstatus(db->pg) != CONNECTION_OK)
+			pg_note(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");
 		snprintf(err, errlen, "%s", db->err);
 		sql_close(db);
 		return SQL_E;
@@ -125,6 +152,32 @@ int sql_open_pg(struct sql **out, const char *uri, char *err, size_t errlen)
 	if (getrandom(&db->rng, sizeof(db->rng), 0) != sizeof(db->rng) || !db->rng)
 		db->rng = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)db;
 	*out = db;
+	return SQL_OK;
+}
+
+bool sql_is_pg(const struct sql *db)
+{
+	return db->pg != NULL;
+}
+
+/*
+ * PostgreSQL: a connection that went away (the server restarted) is made
+ * again before the next command, outside a transaction only (the one it
+ * was in is gone with it: its caller sees the failure and starts over).
+ * Statements prepared on the old one are prepared again at their next run.
+ */
+static int pg_alive(struct sql *db)
+{
+	if (PQstatus(db->pg) == CONNECTION_OK)
+		return SQL_OK;
+	PQreset(db->pg);
+	if (PQstatus(db->pg) != CONNECTION_OK) {
+		pg_note(db, PQerrorMessage(db->pg));
+		return SQL_E_BUSY;
+	}
+	db->epoch++;
+	if (pg_session(db))
+		return SQL_E_BUSY;
 	return SQL_OK;
 }
 
@@ -173,8 +226,11 @@ static int pg_done(struct sql *db, PGresult *res)
 
 int sql_exec(struct sql *db, const char *text)
 {
-	if (db->pg)
-		return pg_done(db, PQexec(db->pg, text));
+	if (db->pg) {
+		int rc = pg_alive(db);
+
+		return rc ? rc : pg_done(db, PQexec(db->pg, pg_dialect(text)));
+	}
 	return map_rc(sqlite3_exec(db->lite, text, NULL, NULL, NULL));
 }
 
@@ -209,6 +265,15 @@ void sql_random(struct sql *db, void *p, size_t n)
 		db->rng ^= db->rng << 17;
 		b[i] = (unsigned char)db->rng;
 	}
+}
+
+/*
+ * What SQLite says that PostgreSQL says otherwise: BEGIN IMMEDIATE (take
+ * the write lock now) is BEGIN (PostgreSQL locks rows as it writes them).
+ */
+static const char *pg_dialect(const char *text)
+{
+	return strcmp(text, "BEGIN IMMEDIATE") ? text : "BEGIN";
 }
 
 /*
@@ -258,26 +323,25 @@ static char *pg_params(const char *text, int *nparams)
 	return out;
 }
 
+/* (Re)prepare st on the connection: its name, its $N text. */
+static int pg_prepare_on(struct sql *db, struct sql_stmt *st)
+{
+	st->epoch = db->epoch;
+	return pg_done(db, PQprepare(db->pg, st->name, st->pg_text, 0, NULL));
+}
+
 static int pg_prepare(struct sql *db, const char *text, struct sql_stmt *st)
 {
-	PGresult *res;
-	int rc;
+	int rc = pg_alive(db);
 
+	if (rc)
+		return rc;
 	st->text = strdup(text);
-	if (!st->text)
+	st->pg_text = pg_params(pg_dialect(text), &st->nparams);
+	if (!st->text || !st->pg_text)
 		return SQL_E_NOMEM;
-	{
-		int n = 0;
-		char *t = pg_params(text, &n);
-
-		if (!t)
-			return SQL_E_NOMEM;
-		st->nparams = n;
-		snprintf(st->name, sizeof(st->name), "s%u", db->next_name++);
-		res = PQprepare(db->pg, st->name, t, 0, NULL);
-		free(t);
-	}
-	rc = pg_done(db, res);
+	snprintf(st->name, sizeof(st->name), "s%u", db->next_name++);
+	rc = pg_prepare_on(db, st);
 	if (rc)
 		return rc;
 	if (st->nparams) {
@@ -337,11 +401,12 @@ void sql_finalize(struct sql_stmt *st)
 		char drop[40];
 
 		pg_clear(st);
-		if (st->name[0] && PQstatus(st->db->pg) == CONNECTION_OK) {
+		if (st->name[0] && st->epoch == st->db->epoch && PQstatus(st->db->pg) == CONNECTION_OK) {
 			snprintf(drop, sizeof(drop), "DEALLOCATE %s", st->name);
 			PQclear(PQexec(st->db->pg, drop));
 		}
 		free(st->text);
+		free(st->pg_text);
 		free(st->values);
 		free(st->lengths);
 		free(st->formats);
@@ -440,12 +505,18 @@ int sql_step(struct sql_stmt *st)
 	if (!db->pg)
 		return map_rc(sqlite3_step(st->lite));
 	if (!st->res) {
-		PGresult *res = PQexecPrepared(db->pg, st->name, st->nparams, st->values, st->lengths, st->formats, 0);
+		PGresult *res;
+		int rc = pg_alive(db);
+
+		if (!rc && st->epoch != db->epoch)
+			rc = pg_prepare_on(db, st);
+		if (rc)
+			return rc;
+		res = PQexecPrepared(db->pg, st->name, st->nparams, st->values, st->lengths, st->formats, 0);
 		ExecStatusType t = PQresultStatus(res);
 
 		if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK) {
-			int rc = pg_fail(db, res);
-
+			rc = pg_fail(db, res);
 			PQclear(res);
 			return rc;
 		}

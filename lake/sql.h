@@ -10,7 +10,10 @@
  * must outlive the statement's run (they are not copied). Column values
  * are valid until the next step or reset of their statement. A
  * PostgreSQL statement runs whole at its first step (its rows are then
- * read one by one). Private to lake/.
+ * read one by one). A PostgreSQL connection the server dropped (a
+ * restart) fails what it was running with SQL_E_BUSY and is made again
+ * before the next statement, which is prepared again as needed. Private
+ * to lake/.
  */
 #ifndef TRACER_LAKE_SQL_H
 #define TRACER_LAKE_SQL_H
@@ -45,11 +48,19 @@ struct sql_stmt;
 int sql_open_sqlite(struct sql **out, const char *path, bool read_only, int busy_ms, char *err, size_t errlen);
 /*
  * The PostgreSQL database a libpq URI (postgresql://... or postgres://...)
- * names. 0, or an sql_rc with err holding libpq's reason.
+ * names, read-only (every transaction) or not, busy_ms the wait for a lock
+ * another connection holds. 0, or an sql_rc with err holding libpq's reason.
  */
-int sql_open_pg(struct sql **out, const char *uri, char *err, size_t errlen);
+int sql_open_pg(struct sql **out, const char *uri, bool read_only, int busy_ms, char *err, size_t errlen);
 /* Whether where names a PostgreSQL database rather than an SQLite file. */
 bool sql_is_pg_uri(const char *where);
+/* Whether db is PostgreSQL's. */
+bool sql_is_pg(const struct sql *db);
+/*
+ * Seconds a PostgreSQL connection is given to be made, unless the URI says
+ * (connect_timeout=N): an unreachable server is an error, not a hang.
+ */
+#define SQL_PG_CONNECT_TIMEOUT_S "10"
 void sql_close(struct sql *db); /* finalizes nothing: close its statements first. NULL is fine. */
 
 /* SQL of one or more statements without parameters, rows ignored. */

@@ -206,9 +206,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CHAIN] = "SELECT 1 FROM batches WHERE hash = ?1 AND host_id = ?2 AND stream = ?3",
 	[ST_HOST_ENSURE] = "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns) VALUES (?1, ?2, ?2) "
 			   "ON CONFLICT (host_id) DO NOTHING",
-	[ST_STREAM_ENSURE] = "INSERT INTO streams (host_id, stream, first_seen_ns, last_seen_ns) VALUES (?1, ?2, ?3, ?3) "
-			     "ON CONFLICT (host_id, stream) DO NOTHING",
-	[ST_STREAM_MAXSEQ] = "SELECT max_seq FROM streams WHERE host_id = ?1 AND stream = ?2",
+	/* The stream's row, locked to the end of the transaction (batches of one stream are stored one at a time),
+	 * and its highest seq. */
+	[ST_STREAM_LOCK] = "INSERT INTO streams (host_id, stream, first_seen_ns, last_seen_ns) VALUES (?1, ?2, ?3, ?3) "
+			   "ON CONFLICT (host_id, stream) DO UPDATE SET last_seen_ns = streams.last_seen_ns "
+			   "RETURNING max_seq",
 	[ST_HOST_UPDATE] = "UPDATE hosts SET last_seen_ns = ?2, batches = batches + 1, records = records + ?3, "
 			   "last_batch_seq = ?4, last_batch_hash = ?5, last_key_id = ?6, last_boot_id = ?7 "
 			   "WHERE host_id = ?1",
@@ -218,7 +220,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BATCH_INSERT] = "INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, "
 			    "nrecords, compression, body_len, raw_len, wire_len, created_ns, mono_to_real_ns, "
 			    "prev_hash, chain, received_ns, stream) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-			    "RETURNING batch_id",
+			    "ON CONFLICT (hash) DO NOTHING RETURNING batch_id",
 	[ST_BATCH_COUNTS] = "UPDATE batches SET records_new = ?2, records_duplicate = ?3, records_conflicting = ?4, "
 			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8, "
 			    "bad_live_records = ?9 WHERE batch_id = ?1",
@@ -235,16 +237,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "exe, argv, cwd, env, exec_flags, cgroup_id, cgroup_v1_id, mnt_ns, pid_ns, exec_ts_ns, last_pid, "
 		    "execs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
 		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = excluded.ppid, "
-		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), uid = excluded.uid, gid = excluded.gid, comm = excluded.comm, exe = excluded.exe, "
+		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), uid = excluded.uid, gid = excluded.gid, comm = excluded.comm, exe = excluded.exe, "
 		    "argv = excluded.argv, cwd = excluded.cwd, env = excluded.env, exec_flags = excluded.exec_flags, "
 		    "cgroup_id = excluded.cgroup_id, cgroup_v1_id = excluded.cgroup_v1_id, mnt_ns = excluded.mnt_ns, "
 		    "pid_ns = excluded.pid_ns, exec_ts_ns = excluded.exec_ts_ns, last_pid = excluded.last_pid, "
-		    "execs = execs + 1",
+		    "execs = processes.execs + 1",
 	[ST_FORK] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, parent_start_ns, "
 		    "uid, fork_ts_ns) VALUES (?,?,?,?,?,?,?,?,?) "
-		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = coalesce(ppid, excluded.ppid), "
-		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), "
-		    "parent_start_ns = excluded.parent_start_ns, uid = coalesce(uid, excluded.uid), "
+		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = coalesce(processes.ppid, excluded.ppid), "
+		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), "
+		    "parent_start_ns = excluded.parent_start_ns, uid = coalesce(processes.uid, excluded.uid), "
 		    "fork_ts_ns = excluded.fork_ts_ns",
 	[ST_EXIT] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, ppid, comm, "
 		    "cgroup_id, cgroup_v1_id, exit_ts_ns, exit_raw, exit_code, signal, core_dumped, utime_ns, "
@@ -253,10 +255,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "net_tx_bytes, net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, files_dropped, state_flags, "
 		    "last_pid, peak_rss_bytes, memcg_peak_bytes, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
 		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
-		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(ppid, excluded.ppid), "
-		    "start_real_ns = coalesce(start_real_ns, excluded.start_real_ns), "
-		    "comm = excluded.comm, cgroup_id = coalesce(cgroup_id, excluded.cgroup_id), "
-		    "cgroup_v1_id = coalesce(cgroup_v1_id, excluded.cgroup_v1_id), exit_ts_ns = excluded.exit_ts_ns, "
+		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(processes.ppid, excluded.ppid), "
+		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), "
+		    "comm = excluded.comm, cgroup_id = coalesce(processes.cgroup_id, excluded.cgroup_id), "
+		    "cgroup_v1_id = coalesce(processes.cgroup_v1_id, excluded.cgroup_v1_id), exit_ts_ns = excluded.exit_ts_ns, "
 		    "exit_raw = excluded.exit_raw, exit_code = excluded.exit_code, signal = excluded.signal, "
 		    "core_dumped = excluded.core_dumped, utime_ns = excluded.utime_ns, stime_ns = excluded.stime_ns, "
 		    "runtime_ns = excluded.runtime_ns, maxrss_bytes = excluded.maxrss_bytes, "
@@ -274,18 +276,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
 	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
 			   "stream) SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM processes "
-			   "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?5 AND start_ns = ?6 AND oom_killed)",
+			   "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?5 AND start_ns = ?6 AND oom_killed = 1)",
 	/* The OOM record names a pid only: the newest process of that pid started before the kill. */
-	[ST_OOM_MARK] = "UPDATE processes SET oom_killed = 1 WHERE rowid = (SELECT rowid FROM processes "
-			"WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND start_ns <= ?4 "
-			"ORDER BY start_ns DESC LIMIT 1)",
+	[ST_OOM_MARK] = "UPDATE processes SET oom_killed = 1 WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND "
+			"start_ns = (SELECT max(start_ns) FROM processes WHERE host_id = ?1 AND boot_id = ?2 AND "
+			"tgid = ?3 AND start_ns <= ?4)",
 	[ST_OOM_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
 			  "stream) VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
 			  "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?4 AND start_ns <= ?5 "
-			  "ORDER BY start_ns DESC LIMIT 1), ?5, json_object('uid', ?6, 'total_vm_kb', ?7, "
-			  "'anon_rss_kb', ?8, 'file_rss_kb', ?9, 'shmem_rss_kb', ?10, 'pgtables_kb', ?11, "
-			  "'oom_score_adj', ?12, 'trigger_cgroup_id', ?13, 'memcg_id', ?14, 'memcg_v1', ?15, "
-			  "'memcg_limit_bytes', ?16, 'memcg_usage_bytes', ?17), ?18)",
+			  "ORDER BY start_ns DESC LIMIT 1), ?5, ?6, ?7)",
 	[ST_SAMPLE] = "INSERT INTO samples (host_id, stream, seq, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
 		      "stime_ns, rss_bytes, hiwater_rss_bytes, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, "
 		      "net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, run_delay_ns, cgroup_id, uid, nr_threads, "
@@ -698,26 +697,36 @@ static int open_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* Bring the lake from version `from` (0: an empty database) to this one, in one transaction: all or nothing. */
+/*
+ * Bring the lake from version `from` (0: an empty database) to this one, in one transaction: all or nothing.
+ * PostgreSQL's is open already (open_pg_schema()).
+ */
 static int apply_schema(struct store *s, int64_t from)
 {
+	bool pg = sql_is_pg(s->db);
 	struct obuf sql;
 	int rc;
 
 	obuf_init_mem(&sql, 1u << 20);
-	rc = lake_schema_sqlite((int)from, LAKE_SCHEMA_VERSION, &sql) ? SQL_E : SQL_OK;
+	rc = (pg ? lake_schema_pg((int)from, LAKE_SCHEMA_VERSION, &sql) :
+		   lake_schema_sqlite((int)from, LAKE_SCHEMA_VERSION, &sql)) ? SQL_E : SQL_OK;
 	obuf_putc(&sql, '\0');
 	if (rc == SQL_OK && (sql.err || !sql.buf))
 		rc = SQL_E_NOMEM;
 	if (rc != SQL_OK) {
 		obuf_free(&sql);
+		if (rc == SQL_E)
+			snprintf(s->errmsg, sizeof(s->errmsg), "no upgrade from version %lld on this engine", (long long)from);
 		return rc;
 	}
-	rc = sql_exec(s->db, "BEGIN IMMEDIATE");
+	if (!pg)
+		rc = sql_exec(s->db, "BEGIN IMMEDIATE");
 	if (rc == SQL_OK)
 		rc = sql_exec(s->db, sql.buf);
-	if (rc == SQL_OK)
+	if (rc == SQL_OK && !pg)
 		rc = sql_exec(s->db, "COMMIT");
+	if (rc != SQL_OK)
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", sql_errmsg(s->db));
 	obuf_free(&sql);
 	return rc;
 }
@@ -728,30 +737,54 @@ static int create_schema(struct store *s, const char *path, char *err, size_t er
 
 	if (rc == SQL_OK)
 		return STORE_OK;
-	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, sql_errmsg(s->db));
-	sql_exec(s->db, "ROLLBACK");
-	return lake_sql_fail(s, rc);
+	open_fail(err, errlen, 0, "%s: cannot create the lake's tables: %s", path, s->errmsg);
+	if (!sql_is_pg(s->db)) /* PostgreSQL's transaction is open_pg_schema()'s */
+		sql_exec(s->db, "ROLLBACK");
+	return rc == SQL_E_BUSY ? STORE_E_BUSY : rc == SQL_E_READONLY ? STORE_E_READONLY : STORE_E_SCHEMA;
 }
 
-/* -1: no schema_version table (a new file); else the version, or a store_err below -1. */
-static int64_t schema_version(struct store *s)
+/* The first column of a query without parameters as an integer, or INT64_MIN when it failed. */
+static int64_t query_simple(struct store *s, const char *text, int64_t none)
 {
 	struct sql_stmt *st = NULL;
-	int64_t v = -1;
-	int rc;
+	int64_t v = none;
+	int rc = sql_prepare(s->db, text, false, &st);
 
-	rc = sql_prepare(s->db, "SELECT version FROM schema_version", false, &st);
-	if (rc != SQL_OK) {
-		/* "no such table" is a new database; anything else (not a database at all) is an error. */
-		bool missing = strstr(sql_errmsg(s->db), "no such table") != NULL;
-
-		sql_finalize(st);
-		return missing ? -1 : (lake_sql_fail(s, rc), -2);
+	if (rc == SQL_OK) {
+		rc = sql_step(st);
+		if (rc == SQL_ROW)
+			v = sql_col_i64(st, 0);
+		else if (rc != SQL_DONE)
+			v = INT64_MIN;
+	} else {
+		v = INT64_MIN;
 	}
-	rc = sql_step(st);
-	v = rc == SQL_ROW ? sql_col_i64(st, 0) : 0;
+	if (v == INT64_MIN)
+		lake_sql_fail(s, rc);
 	sql_finalize(st);
 	return v;
+}
+
+/* -1: no schema_version table (a new database); else the version, or a store_err below -1. */
+static int64_t schema_version(struct store *s)
+{
+	int64_t v;
+
+	if (sql_is_pg(s->db)) {
+		v = query_simple(s, "SELECT CASE WHEN to_regclass('schema_version') IS NULL THEN -1 ELSE 0 END", -1);
+		if (v < 0)
+			return v == -1 ? -1 : -2;
+	} else {
+		struct sql_stmt *st = NULL;
+		int rc = sql_prepare(s->db, "SELECT 1 FROM schema_version", false, &st);
+
+		sql_finalize(st);
+		/* "no such table" is a new database; anything else (not a database at all) is an error. */
+		if (rc != SQL_OK && strstr(sql_errmsg(s->db), "no such table"))
+			return -1;
+	}
+	v = query_simple(s, "SELECT version FROM schema_version", 0);
+	return v == INT64_MIN ? -2 : v;
 }
 
 /*
@@ -763,8 +796,9 @@ static int migrate_schema(struct store *s, int64_t from, const char *path, char 
 	if (apply_schema(s, from) == SQL_OK)
 		return STORE_OK;
 	open_fail(err, errlen, STORE_E_SCHEMA, "%s: cannot upgrade the lake from schema version %lld: %s", path,
-		  (long long)from, sql_errmsg(s->db));
-	sql_exec(s->db, "ROLLBACK");
+		  (long long)from, s->errmsg);
+	if (!sql_is_pg(s->db))
+		sql_exec(s->db, "ROLLBACK");
 	return STORE_E_SCHEMA;
 }
 
@@ -772,13 +806,15 @@ static int migrate_schema(struct store *s, int64_t from, const char *path, char 
 static int check_schema(struct store *s, const char *path, char *err, size_t errlen)
 {
 	int64_t v = schema_version(s);
+	bool pg = sql_is_pg(s->db);
 
 	if (v == -2)
-		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: not an SQLite database or unreadable (%s)", path,
+		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: %s (%s)", path,
+				 pg ? "cannot read the lake's schema version" : "not an SQLite database or unreadable",
 				 s->errmsg);
 	if (v == -1 && s->read_only)
 		return open_fail(err, errlen, STORE_E_SCHEMA, "%s: not a tracer lake (no schema_version table); "
-				 "give the --db file tracer-ingest writes", path);
+				 "give the --db %s tracer-ingest writes", path, pg ? "database" : "file");
 	if (v == -1)
 		return create_schema(s, path, err, errlen);
 	if (v >= 1 && v < STORE_SCHEMA_VERSION && !s->read_only)
@@ -793,11 +829,40 @@ static int check_schema(struct store *s, const char *path, char *err, size_t err
 }
 
 /*
+ * PostgreSQL: several ingests may start on one new database at once. The
+ * first creates or upgrades the schema under a transaction-scoped
+ * advisory lock; the others wait for it, then find it done.
+ */
+static int open_pg_schema(struct store *s, const char *path, char *err, size_t errlen)
+{
+	int rc;
+
+	if (s->read_only)
+		return check_schema(s, path, err, errlen);
+	rc = sql_exec(s->db, "BEGIN; SELECT pg_advisory_xact_lock(" STORE_PG_SCHEMA_LOCK ")");
+	if (rc != SQL_OK)
+		return open_fail(err, errlen, lake_sql_fail(s, rc), "%s: cannot lock the schema: %s", path,
+				 s->errmsg);
+	rc = check_schema(s, path, err, errlen);
+	if (!rc) {
+		int c = sql_exec(s->db, "COMMIT");
+
+		if (c != SQL_OK)
+			rc = open_fail(err, errlen, lake_sql_fail(s, c), "%s: cannot create the lake's tables: %s",
+				       path, s->errmsg);
+	}
+	if (rc)
+		sql_exec(s->db, "ROLLBACK");
+	return rc;
+}
+
+/*
  * WAL: readers (tracer report, a sqlite3 shell) never block the ingest.
  * synchronous=FULL: a batch the ingest acknowledged is on disk before the
  * reply goes out, because the processor deletes its spool on that reply.
  * temp_store=MEMORY: statement journals and sorts never become temporary
  * files, which the ingest's sandbox could not create (docs/lake.md).
+ * (PostgreSQL: its server's settings; sql_open_pg() sets the session's.)
  */
 static int configure(struct store *s, const char *path, char *err, size_t errlen)
 {
@@ -806,7 +871,7 @@ static int configure(struct store *s, const char *path, char *err, size_t errlen
 				      "PRAGMA temp_store=MEMORY;";
 	int rc;
 
-	if (s->read_only)
+	if (s->read_only || sql_is_pg(s->db))
 		return STORE_OK;
 	rc = sql_exec(s->db, pragmas);
 	if (rc != SQL_OK)
@@ -826,33 +891,77 @@ static int alloc_buffers(struct store *s)
 	return STORE_OK;
 }
 
-int store_open(struct store **out, const char *path, bool read_only, char *err, size_t errlen)
+/* Replace the n bytes at p (inside buf, of size cap) by "***". */
+static void star(char *buf, size_t cap, char *p, size_t n)
 {
-	struct store *s = calloc(1, sizeof(*s));
+	size_t tail = strlen(p + n);
+
+	if ((size_t)(p - buf) + 3 + tail < cap) {
+		memmove(p + 3, p + n, tail + 1);
+		memcpy(p, "***", 3);
+	}
+}
+
+/* A PostgreSQL URI as messages show it: its password (user:PASSWORD@host, password=) starred. */
+void store_display_name(const char *where, char *out, size_t n)
+{
+	char *auth, *at, *colon, *pw;
+
+	snprintf(out, n, "%s", where);
+	if (!sql_is_pg_uri(out))
+		return;
+	auth = strstr(out, "://") + 3;
+	at = strchr(auth, '@');
+	if (at && at < auth + strcspn(auth, "/?")) {
+		colon = memchr(auth, ':', (size_t)(at - auth));
+		if (colon && at > colon + 1)
+			star(out, n, colon + 1, (size_t)(at - colon - 1));
+	}
+	pw = strstr(out, "password=");
+	if (pw)
+		star(out, n, pw + 9, strcspn(pw + 9, "&"));
+}
+
+static int open_db(struct store *s, const char *path, const char *name, bool read_only, char *err, size_t errlen)
+{
 	char why[256];
 	int rc;
 
+	if (sql_is_pg_uri(path)) {
+		rc = sql_open_pg(&s->db, path, read_only, STORE_BUSY_TIMEOUT_MS, why, sizeof(why));
+		if (rc != SQL_OK)
+			return open_fail(err, errlen, STORE_E_OPEN, "%s: cannot connect: %s (check the URI's host, "
+					 "port, database name, user and password, and that the server runs)", name, why);
+		return STORE_OK;
+	}
+	if (read_only && access(path, F_OK) < 0)
+		return open_fail(err, errlen, STORE_E_OPEN, "%s: %s (give the --db file tracer-ingest writes)", path,
+				 strerror(errno));
+	rc = sql_open_sqlite(&s->db, path, read_only, STORE_BUSY_TIMEOUT_MS, why, sizeof(why));
+	if (rc != SQL_OK)
+		return open_fail(err, errlen, STORE_E_OPEN, "%s: cannot open: %s (%s)", path, why,
+				 read_only ? "is it the --db file tracer-ingest writes?" :
+					     "check that its directory exists and is writable");
+	return STORE_OK;
+}
+
+int store_open(struct store **out, const char *path, bool read_only, char *err, size_t errlen)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	char name[512];
+	int rc;
+
+	store_display_name(path, name, sizeof(name));
 	if (!s || alloc_buffers(s)) {
 		store_close(s);
-		return open_fail(err, errlen, STORE_E_NOMEM, "%s: out of memory", path);
+		return open_fail(err, errlen, STORE_E_NOMEM, "%s: out of memory", name);
 	}
 	s->read_only = read_only;
-	if (read_only && access(path, F_OK) < 0) {
-		open_fail(err, errlen, 0, "%s: %s (give the --db file tracer-ingest writes)", path, strerror(errno));
-		store_close(s);
-		return STORE_E_OPEN;
-	}
-	rc = sql_open_sqlite(&s->db, path, read_only, STORE_BUSY_TIMEOUT_MS, why, sizeof(why));
-	if (rc != SQL_OK) {
-		open_fail(err, errlen, 0, "%s: cannot open: %s (%s)", path, why,
-			  read_only ? "is it the --db file tracer-ingest writes?" :
-				      "check that its directory exists and is writable");
-		store_close(s);
-		return STORE_E_OPEN;
-	}
-	rc = configure(s, path, err, errlen);
+	rc = open_db(s, path, name, read_only, err, errlen);
 	if (!rc)
-		rc = check_schema(s, path, err, errlen);
+		rc = configure(s, name, err, errlen);
+	if (!rc)
+		rc = sql_is_pg(s->db) ? open_pg_schema(s, name, err, errlen) : check_schema(s, name, err, errlen);
 	if (rc) {
 		store_close(s);
 		return rc;
@@ -1088,25 +1197,37 @@ static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
-	b = lake_bind_start(c->s, ST_OOM_SIGNAL);
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, c->seq);
-	b_u64(&b, o->pid);
-	b_u64(&b, o->hdr.ts_ns);
-	b_u64(&b, o->uid);
-	b_u64(&b, o->total_vm_kb);
-	b_u64(&b, o->anon_rss_kb);
-	b_u64(&b, o->file_rss_kb);
-	b_u64(&b, o->shmem_rss_kb);
-	b_u64(&b, o->pgtables_kb);
-	lake_b_i64(&b, o->oom_score_adj);
-	b_u64(&b, o->trigger_cgroup_id);
-	b_u64(&b, o->memcg_id);
-	b_u64(&b, o->memcg_v1);
-	b_u64(&b, o->memcg_limit_bytes);
-	b_u64(&b, o->memcg_usage_bytes);
-	lake_b_i64(&b, c->stream);
+	/* The kill's figures as its signal's detail (signed, as the lake keeps integers). */
+	{
+		const char *k[] = { "uid", "total_vm_kb", "anon_rss_kb", "file_rss_kb", "shmem_rss_kb", "pgtables_kb",
+				    "oom_score_adj", "trigger_cgroup_id", "memcg_id", "memcg_v1", "memcg_limit_bytes",
+				    "memcg_usage_bytes" };
+		const int64_t v[] = { (int64_t)o->uid, (int64_t)o->total_vm_kb, (int64_t)o->anon_rss_kb,
+				      (int64_t)o->file_rss_kb, (int64_t)o->shmem_rss_kb, (int64_t)o->pgtables_kb,
+				      o->oom_score_adj, (int64_t)o->trigger_cgroup_id, (int64_t)o->memcg_id,
+				      (int64_t)o->memcg_v1, (int64_t)o->memcg_limit_bytes,
+				      (int64_t)o->memcg_usage_bytes };
+		struct obuf *out = &c->s->drops_json;
+		struct json j;
+
+		json_reset(out, &j);
+		json_object_begin(&j);
+		for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+			json_key(&j, k[i]);
+			json_i64(&j, v[i]);
+		}
+		json_object_end(&j);
+		if (out->err)
+			return STORE_E_NOMEM;
+		b = lake_bind_start(c->s, ST_OOM_SIGNAL);
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
+		b_u64(&b, c->seq);
+		b_u64(&b, o->pid);
+		b_u64(&b, o->hdr.ts_ns);
+		b_text(&b, out->buf, out->len);
+		lake_b_i64(&b, c->stream);
+	}
 	return exec_bound(&b);
 }
 
@@ -2341,16 +2462,10 @@ static int stream_max_seq(struct batch_ctx *c)
 	rc = exec_bound(&b);
 	if (rc)
 		return rc;
-	b = lake_bind_start(c->s, ST_STREAM_ENSURE);
+	b = lake_bind_start(c->s, ST_STREAM_LOCK);
 	lake_b_str(&b, c->host);
 	lake_b_i64(&b, c->stream);
 	b_u64(&b, c->received_ns);
-	rc = exec_bound(&b);
-	if (rc)
-		return rc;
-	b = lake_bind_start(c->s, ST_STREAM_MAXSEQ);
-	lake_b_str(&b, c->host);
-	lake_b_i64(&b, c->stream);
 	rc = query_i64(&b, &max);
 	c->max_seq = (uint64_t)max;
 	return rc;
@@ -2460,16 +2575,18 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 	rc = exec_simple(s, ST_BEGIN);
 	if (rc)
 		return rc;
-	/* Checked again inside the transaction: the caller's check and this store are not atomic. */
-	rc = store_batch_exists(s, hash);
-	if (rc == 1) {
+	/*
+	 * The ledger decides, in this transaction: the batch's row goes in unless its hash is there. Another
+	 * ingest storing the same batch at this moment (PostgreSQL) holds that key until it ends: this waits,
+	 * then finds it stored (a duplicate), or goes on if that one rolled back.
+	 */
+	rc = insert_batch(&c, wire_len);
+	if (rc == STORE_E_NOT_FOUND) {
 		res->duplicate = true;
 		return exec_simple(s, ST_ROLLBACK);
 	}
 	if (!rc)
 		rc = stream_max_seq(&c);
-	if (!rc)
-		rc = insert_batch(&c, wire_len);
 	if (!rc)
 		rc = store_frames(&c, frames, raw_len);
 	if (!rc) /* after the frames: a record of this batch may have said "running" about an earlier boot's run */

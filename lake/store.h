@@ -26,6 +26,8 @@
 
 #define STORE_SCHEMA_VERSION 8
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
+/* PostgreSQL: the advisory lock under which one ingest creates or upgrades the schema ("trace" 1). */
+#define STORE_PG_SCHEMA_LOCK "8390876135276281857"
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
 #define STORE_ARGV_JSON_MAX (64u << 10) /* bytes of an exec's argv or env as JSON (an argument area is 4 KiB) */
@@ -47,11 +49,14 @@ const char *store_strerror(int err);
 struct store;
 
 /*
- * Open (create if missing, with the schema) the lake at path; ":memory:"
- * for a private in-memory lake. read_only: never create or write (the
- * CLI). On error, err says what failed and what to do.
+ * Open (create if missing, with the schema) the lake at path: an SQLite
+ * file, ":memory:" for a private in-memory lake, or a PostgreSQL database
+ * named by a libpq URI (postgresql://...; docs/lake.md). read_only: never
+ * create or write (the CLI). On error, err says what failed and what to do.
  */
 int store_open(struct store **out, const char *path, bool read_only, char *err, size_t errlen);
+/* path (a file, or a PostgreSQL URI) as a message may show it: a URI's password starred. */
+void store_display_name(const char *path, char *out, size_t n);
 void store_close(struct store *s);
 
 /* SQLite's message for the last failure, for logs. */

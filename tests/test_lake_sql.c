@@ -78,7 +78,7 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/t%u.db", e->dir, e->n);
 	snprintf(name, sizeof(name), "t%u", e->n);
 	if (sql_open_sqlite(&o->lite, path, false, 1000, err, sizeof(err)) ||
-	    pg_cluster_createdb(&e->pc, name, uri, sizeof(uri)) || sql_open_pg(&o->pg, uri, err, sizeof(err))) {
+	    pg_cluster_createdb(&e->pc, name, uri, sizeof(uri)) || sql_open_pg(&o->pg, uri, false, 5000, err, sizeof(err))) {
 		fprintf(stderr, "setup: %s\n", err);
 		sql_close(o->lite);
 		free(o);
@@ -289,10 +289,10 @@ static void uris_and_what_a_bad_one_says(void **state)
 	*strstr(uri, "/lake?") = 0;
 	strcat(uri, "/no_such_db?");
 	strcat(uri, strchr(o->e->pc.uri, '?') + 1);
-	assert_int_equal(sql_open_pg(&db, uri, err, sizeof(err)), SQL_E);
+	assert_int_equal(sql_open_pg(&db, uri, false, 5000, err, sizeof(err)), SQL_E);
 	assert_null(db);
 	assert_non_null(strstr(err, "no_such_db"));
-	assert_int_equal(sql_open_pg(&db, "postgresql://127.0.0.1:1/lake?connect_timeout=2", err, sizeof(err)), SQL_E);
+	assert_int_equal(sql_open_pg(&db, "postgresql://127.0.0.1:1/lake?connect_timeout=2", false, 5000, err, sizeof(err)), SQL_E);
 	assert_non_null(strstr(err, "127.0.0.1"));
 }
 
