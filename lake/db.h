@@ -49,8 +49,6 @@ enum stmt_id {
 	ST_KEY_GET,
 	ST_KEY_ROTATION,
 	ST_KEY_FILE,
-	ST_JSON_VALID,
-	ST_REPORT_HEAD,
 	ST_RUN,
 	ST_RUN_MERGE,
 	ST_RUN_FIND,
@@ -62,16 +60,13 @@ enum stmt_id {
 	ST_RUN_PROCS,
 	ST_RUN_SIGNALS,
 	ST_REPORT_ATTRIB,
-	ST_LIVE_HEAD,
 	ST_LIVE_INSERT,
 	ST_LIVE_UPDATE,
 	ST_LIVE_STEP,
 	ST_LIVE_ATTRIB,
-	ST_TOOLS_HEAD,
 	ST_TOOLS,
-	ST_HOST_HEAD,
 	ST_HEARTBEAT,
-	ST_LIVE_SIGNALS,
+	ST_LIVE_SIGNAL_SEEN,
 	ST_LIVE_COUNTS,
 	ST_LOST_STEPS,
 	ST_LOST_RUNS,
@@ -103,6 +98,8 @@ struct store {
 	uint32_t jcap;
 	char *jarena;            /* strings decoded for one statement's binds (not copied: sql.h, until its step) */
 	size_t jarena_cap, jarena_used;
+	char **fixed;            /* texts made UTF-8 for the statement being bound (b_text()) */
+	size_t nfixed, capfixed;
 };
 
 struct bind {

@@ -45,48 +45,7 @@
 
 _Static_assert(STORE_SCHEMA_VERSION == LAKE_SCHEMA_VERSION, "store.h and schema.h: one version");
 
-/* ---- JSON values taken out of a hostile document, each only if of the expected type ---- */
-
-#define J_INT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'integer' THEN json_extract(" src ",'" path "') END)"
-#define J_TEXT(src, path) "(CASE json_type(" src ",'" path "') WHEN 'text' THEN json_extract(" src ",'" path "') END)"
-#define J_BOOL(src, path) "(CASE json_type(" src ",'" path "') WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)"
-#define J_ARRAY(src, path) "(CASE json_type(" src ",'" path "') WHEN 'array' THEN json_extract(" src ",'" path "') END)"
-/* An integer that cannot be negative (a uid, a count of CPUs or bytes): else NULL. */
-#define J_UINT(src, path)                                                                                \
-	"(CASE WHEN json_type(" src ",'" path "') = 'integer' AND json_extract(" src ",'" path "') >= 0 "   \
-	"THEN json_extract(" src ",'" path "') END)"
-/*
- * A price: an integer or a real, as a REAL, from 0 to STORE_PRICE_MAX. A number too large for a double
- * (1e999) is infinite in SQLite and fails the bound; a NaN is NULL and fails it too.
- */
-#define J_REAL_MAX(src, path, max)                                                                       \
-	"(CASE WHEN json_type(" src ",'" path "') IN ('integer', 'real') AND json_extract(" src ",'" path "') " \
-	"BETWEEN 0 AND " max " THEN CAST(json_extract(" src ",'" path "') AS REAL) END)"
-#define J_REAL(src, path) J_REAL_MAX(src, path, STORE_PRICE_MAX_SQL)
-/* CPUs (a number, 0 to 1e6) in thousandths, as an integer: the step's cpu_limit_cores. */
-#define J_MILLICORES(src, path) "CAST(round(1000 * " J_REAL_MAX(src, path, "1e6") ") AS INTEGER)"
-/*
- * A count or a time that must be a non-negative integer SQLite holds as one (json_type says 'integer' for
- * a JSON integer past 2^63 too, which json_extract gives as a REAL): else NULL. J_COUNT32: at most 2^32 - 1.
- */
-#define J_COUNT_BETWEEN(src, path, max)                                                                  \
-	"(CASE WHEN json_type(" src ",'" path "') = 'integer' AND typeof(json_extract(" src ",'" path "')) " \
-	"= 'integer' AND json_extract(" src ",'" path "') BETWEEN 0 AND " max " THEN json_extract(" src ",'" \
-	path "') END)"
-#define J_COUNT(src, path) J_COUNT_BETWEEN(src, path, "9223372036854775807")
-#define J_COUNT32(src, path) J_COUNT_BETWEEN(src, path, "4294967295")
-/* The elements of an array that are objects; nothing when path is not an array. */
-#define J_OBJECTS(path) \
-	" FROM json_each(?1,'" path "') AS e WHERE e.type = 'object' AND json_type(?1,'" path "') = 'array'"
-/* A run's or step's state: one of the four (docs/live.md), else NULL. */
-#define J_STATE(src, path)                                                                               \
-	"(CASE WHEN json_type(" src ",'" path "') = 'text' AND json_extract(" src ",'" path "') IN "         \
-	"('running', 'succeeded', 'failed', 'lost') THEN json_extract(" src ",'" path "') END)"
-/* The six figures of a "live" object (docs/live.md), as the live_* columns. */
-#define J_LIVE(src, path)                                                                                \
-	J_INT(src, path ".cpu_millicores") ", " J_INT(src, path ".rss_bytes") ", "                         \
-	J_INT(src, path ".read_bytes_per_s") ", " J_INT(src, path ".write_bytes_per_s") ", "                \
-	J_INT(src, path ".net_tx_bytes_per_s") ", " J_INT(src, path ".net_rx_bytes_per_s")
+/* The six figures of a "live" object (docs/live.md), as columns. */
 #define LIVE_COLUMNS                                                                                     \
 	"live_cpu_millicores, live_rss_bytes, live_read_bytes_per_s, live_write_bytes_per_s, "              \
 	"live_net_tx_bytes_per_s, live_net_rx_bytes_per_s"
@@ -99,21 +58,11 @@ _Static_assert(STORE_SCHEMA_VERSION == LAKE_SCHEMA_VERSION, "store.h and schema.
 #define HOST_COLUMNS                                                                                     \
 	"host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, host_memory_bytes, "     \
 	"host_price_per_hour, uid"
-#define HOST_VALUES(pre)                                                                                 \
-	J_TEXT("?1", pre ".host.cloud") ", " J_TEXT("?1", pre ".host.instance_type") ", "                  \
-	J_TEXT("?1", pre ".host.instance_id") ", " J_TEXT("?1", pre ".host.region") ", "                    \
-	J_UINT("?1", pre ".host.cpus") ", " J_UINT("?1", pre ".host.memory_bytes") ", "                     \
-	J_REAL("?1", pre ".host.price_per_hour") ", " J_UINT("?1", pre ".uid")
-#define KEEP(value, column) "coalesce(" value ", " column ")"
-#define HOST_KEPT(pre)                                                                                   \
-	KEEP(J_TEXT("?1", pre ".host.cloud"), "host_cloud") ", "                                           \
-	KEEP(J_TEXT("?1", pre ".host.instance_type"), "host_instance_type") ", "                           \
-	KEEP(J_TEXT("?1", pre ".host.instance_id"), "host_instance_id") ", "                               \
-	KEEP(J_TEXT("?1", pre ".host.region"), "host_region") ", "                                         \
-	KEEP(J_UINT("?1", pre ".host.cpus"), "host_cpus") ", "                                             \
-	KEEP(J_UINT("?1", pre ".host.memory_bytes"), "host_memory_bytes") ", "                             \
-	KEEP(J_REAL("?1", pre ".host.price_per_hour"), "host_price_per_hour") ", "                         \
-	KEEP(J_UINT("?1", pre ".uid"), "uid")
+/* HOST_COLUMNS' values for an UPDATE: the column's own where the record has none (NULL). */
+#define HOST_KEPT                                                                                        \
+	"coalesce(?, host_cloud), coalesce(?, host_instance_type), coalesce(?, host_instance_id), "        \
+	"coalesce(?, host_region), coalesce(?, host_cpus), coalesce(?, host_memory_bytes), "               \
+	"coalesce(?, host_price_per_hour), coalesce(?, uid)"
 
 /* ---- statements ------------------------------------------------------- */
 
@@ -136,21 +85,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"schema, command, exit_code, start_ns, end_ns, duration_ns, dropped, pipeline, pipeline_run_id, "   \
 	"engine, run_name, summary, processes, steps, signals, slurm_job_id, aws_batch_job_id, run_key, "    \
 	"detected_by, state, last_update_ns"
-#define REPORT_RUN_VALUES                                                                                \
-	J_TEXT("?1", "$.report.schema") ", " J_ARRAY("?1", "$.report.command") ", "                         \
-	J_INT("?1", "$.report.exit_code") ", " J_INT("?1", "$.report.start_ns") ", "                        \
-	J_INT("?1", "$.report.end_ns") ", "                                                               \
-	J_INT("?1", "$.report.end_ns") " - " J_INT("?1", "$.report.start_ns") ", "                         \
-	J_INT("?1", "$.report.agent.dropped") ", " J_TEXT("?1", "$.report.run.pipeline") ", "              \
-	J_TEXT("?1", "$.report.run.run_id") ", " J_TEXT("?1", "$.report.run.engine") ", "                  \
-	J_TEXT("?1", "$.report.run.run_name") ", " J_TEXT("?1", "$.summary") ", "                          \
-	"json_array_length(?1, '$.report.processes'), json_array_length(?1, '$.report.steps'), "            \
-	"json_array_length(?1, '$.report.signals'), " J_TEXT("?1", "$.report.run.slurm_job_id") ", "        \
-	J_TEXT("?1", "$.report.run.aws_batch_job_id") ", ?6, 'tracer_run', "                              \
-	"(CASE " J_INT("?1", "$.report.exit_code") " WHEN 0 THEN 'succeeded' ELSE "                        \
-	"(CASE WHEN " J_INT("?1", "$.report.exit_code") " IS NULL THEN 'lost' ELSE 'failed' END) END), "   \
-	J_INT("?1", "$.report.end_ns")
-
 /* A live run's header (TL_RUN, ?1 the record's JSON): every run column a record has, and its value. */
 #define LIVE_RUN_COLUMNS                                                                                 \
 	"schema, command, exit_code, signal, start_ns, end_ns, duration_ns, pipeline, pipeline_run_id, "    \
@@ -173,21 +107,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"boot_id, beat, start_ns, end_ns, uptime_s, cpus, cpu_busy_ns, cpu_idle_ns, mem_total_bytes, "      \
 	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes, host_cloud, host_instance_type, " \
 	"host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour"
-#define HEARTBEAT_VALUES                                                                                 \
-	"(CASE WHEN length(" J_TEXT("?1", "$.boot_id") ") = 32 AND length(CAST(" J_TEXT("?1", "$.boot_id")   \
-	" AS BLOB)) = 32 AND " J_TEXT("?1", "$.boot_id") " NOT GLOB '*[^0-9a-f]*' THEN "                    \
-	J_TEXT("?1", "$.boot_id") " END), " J_COUNT("?1", "$.beat") ", " J_COUNT("?1", "$.start_ns") ", "   \
-	J_COUNT("?1", "$.end_ns") ", (CASE WHEN json_type(?1, '$.uptime_s') IN ('integer', 'real') AND "     \
-	"json_extract(?1, '$.uptime_s') BETWEEN 0 AND 1e12 THEN CAST(json_extract(?1, '$.uptime_s') AS REAL) " \
-	"END), " J_COUNT32("?1", "$.cpus") ", " J_COUNT("?1", "$.cpu_busy_ns") ", "                          \
-	J_COUNT("?1", "$.cpu_idle_ns") ", " J_COUNT("?1", "$.mem_total_bytes") ", "                         \
-	J_COUNT("?1", "$.mem_used_bytes") ", " J_COUNT("?1", "$.net_rx_bytes") ", "                         \
-	J_COUNT("?1", "$.net_tx_bytes") ", " J_COUNT32("?1", "$.runs") ", " J_COUNT32("?1", "$.steps") ", "  \
-	J_COUNT32("?1", "$.processes") ", " J_TEXT("?1", "$.host.cloud") ", "                               \
-	J_TEXT("?1", "$.host.instance_type") ", " J_TEXT("?1", "$.host.instance_id") ", "                   \
-	J_TEXT("?1", "$.host.region") ", " J_COUNT("?1", "$.host.cpus") ", "                                \
-	J_COUNT("?1", "$.host.memory_bytes") ", " J_REAL("?1", "$.host.price_per_hour")
-
 /* What read.c's row_to_run() reads, in its order. */
 #define RUN_COLUMNS                                                                                      \
 	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
@@ -305,100 +224,47 @@ static const char *const stmt_sql[ST_COUNT] = {
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
 	[ST_KEY_FILE] = "INSERT INTO keys (key_id, public_key, host_id, source, enrolled_ns) "
 			"VALUES (?, ?, ?, 'file', ?) ON CONFLICT (key_id) DO NOTHING",
-	/* Run in this order: nothing takes a path into text json_valid has not accepted (malformed JSON is an
-	 * error, not a NULL, and SQLite may evaluate a constant expression before the CASE around it). */
-	[ST_JSON_VALID] = "SELECT json_valid(?1)",
-	/*
-	 * A report: an object at $.report; its run key if a usable one; how many of its steps are objects.
-	 * json_extract cuts a string at an escaped NUL: a key whose JSON text has one is no key.
-	 */
-	[ST_REPORT_HEAD] = "SELECT json_type(?1, '$.report') = 'object', "
-			   "(CASE WHEN " J_TEXT("?1", "$.report.run.key") " <> '' AND length(CAST("
-			   J_TEXT("?1", "$.report.run.key") " AS BLOB)) <= ?2 AND "
-			   "instr(?1 -> '$.report.run.key', '\\u0000') = 0 THEN "
-			   J_TEXT("?1", "$.report.run.key") " END), "
-			   "(SELECT count(*)" J_OBJECTS("$.report.steps") ")",
+	/* A report's run (TL_RUN_REPORT): the batch's ids, then REPORT_RUN_COLUMNS' and HOST_COLUMNS' values
+	 * (bind_report_run()). */
 	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", "
-		   HOST_COLUMNS ") VALUES (?2, ?3, ?4, ?5, ?7, " REPORT_RUN_VALUES ", " HOST_VALUES("$.report") ") "
+		   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
 		   "RETURNING run_id",
 	/*
 	 * The run was streamed live (or reported before): the report takes over its row and its record; the
-	 * host and uid the live records gave stay where the report has none.
+	 * host and uid the live records gave stay where the report has none. The same values, then the run.
 	 */
-	[ST_RUN_MERGE] = "UPDATE runs SET (boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", " HOST_COLUMNS
-			 ") = (?3, ?4, ?5, ?7, " REPORT_RUN_VALUES ", " HOST_KEPT("$.report") ") "
-			 "WHERE run_id = ?8 AND host_id = ?2",
+	[ST_RUN_MERGE] = "UPDATE runs SET (host_id, boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", "
+			 HOST_COLUMNS ") = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, " HOST_KEPT ") "
+			 "WHERE run_id = ?",
 	[ST_RUN_FIND] = "SELECT run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key = ?2",
 	[ST_RUN_CLEAR_STEPS] = "DELETE FROM steps WHERE run_id = ?1",
 	[ST_RUN_CLEAR_PROCS] = "DELETE FROM run_processes WHERE run_id = ?1",
 	[ST_RUN_CLEAR_SIGNALS] = "DELETE FROM signals WHERE run_id = ?1 AND source IN ('live', 'run_report')",
 	[ST_RUN_COUNTS] = "SELECT coalesce(processes, 0), coalesce(steps, 0), coalesce(signals, 0) FROM runs "
 			  "WHERE run_id = ?1",
-	/* A step whose id an earlier step of the report has is not stored (the unique index): counted. */
+	/* A report's step (report_steps()): one whose id an earlier step has is not stored (the unique index). */
 	[ST_STEPS] = "INSERT INTO steps (run_id, idx, step_id, name, tools, start_ns, end_ns, exit_code, signal, "
 		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes, "
 		     "rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, state, engine, rule, workdir, "
 		     "running, nonzero_exits, rchar, wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, "
-		     "memory_limit_bytes, last_update_ns) "
-		     "SELECT ?2, e.key, " J_TEXT("e.value", "$.id") ", " J_TEXT("e.value", "$.name") ", "
-		     J_ARRAY("e.value", "$.tools") ", " J_INT("e.value", "$.start_ns") ", "
-		     J_INT("e.value", "$.end_ns") ", " J_INT("e.value", "$.exit_code") ", "
-		     J_INT("e.value", "$.signal") ", " J_BOOL("e.value", "$.failed") ", "
-		     J_INT("e.value", "$.processes") ", " J_INT("e.value", "$.failed_processes") ", "
-		     J_INT("e.value", "$.oom_killed") ", " J_INT("e.value", "$.cpu_ns") ", "
-		     J_INT("e.value", "$.peak_rss_bytes") ", " J_INT("e.value", "$.read_bytes") ", "
-		     J_INT("e.value", "$.write_bytes") ", " J_INT("e.value", "$.rss_sum_of_peaks_bytes") ", "
-		     J_BOOL("e.value", "$.peak_rss_partial") ", " J_INT("e.value", "$.memcg_peak_bytes") ", "
-		     "(CASE WHEN " J_INT("e.value", "$.running") " > 0 THEN 'running' WHEN "
-		     J_BOOL("e.value", "$.failed") " = 1 THEN 'failed' WHEN " J_BOOL("e.value", "$.failed")
-		     " = 0 THEN 'succeeded' END), " J_TEXT("e.value", "$.engine") ", " J_TEXT("e.value", "$.rule") ", "
-		     J_TEXT("e.value", "$.workdir") ", " J_INT("e.value", "$.running") ", "
-		     J_INT("e.value", "$.nonzero_exits") ", " J_INT("e.value", "$.rchar") ", "
-		     J_INT("e.value", "$.wchar") ", " J_INT("e.value", "$.net_tx_bytes") ", "
-		     J_INT("e.value", "$.net_rx_bytes") ", " J_MILLICORES("e.value", "$.cpu_limit_cores") ", "
-		     J_COUNT("e.value", "$.memory_limit_bytes") ", " J_INT("?1", "$.report.end_ns")
-		     J_OBJECTS("$.report.steps") " LIMIT ?3 ON CONFLICT DO NOTHING",
+		     "memory_limit_bytes, last_update_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		     "?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+	/* A report's process (report_procs()). */
 	[ST_RUN_PROCS] = "INSERT INTO run_processes (run_id, idx, pid, ppid, start_ns, end_ns, exe, argv, tool, step, "
 			 "exit_code, signal, core_dumped, oom_killed, cpu_user_ns, cpu_sys_ns, peak_rss_bytes, "
 			 "read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, cgroup, container_id, "
-			 "maxrss_rusage_bytes, peak_rss_source) "
-			 "SELECT ?2, e.key, " J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.ppid") ", "
-			 J_INT("e.value", "$.start_ns") ", " J_INT("e.value", "$.end_ns") ", "
-			 J_TEXT("e.value", "$.exe") ", " J_ARRAY("e.value", "$.argv") ", "
-			 J_TEXT("e.value", "$.tool") ", " J_TEXT("e.value", "$.step") ", "
-			 J_INT("e.value", "$.exit_code") ", " J_INT("e.value", "$.signal") ", "
-			 J_BOOL("e.value", "$.core_dumped") ", " J_BOOL("e.value", "$.oom_killed") ", "
-			 J_INT("e.value", "$.cpu_user_ns") ", " J_INT("e.value", "$.cpu_sys_ns") ", "
-			 J_INT("e.value", "$.peak_rss_bytes") ", " J_INT("e.value", "$.read_bytes") ", "
-			 J_INT("e.value", "$.write_bytes") ", " J_INT("e.value", "$.rchar") ", "
-			 J_INT("e.value", "$.wchar") ", " J_INT("e.value", "$.net_tx_bytes") ", "
-			 J_INT("e.value", "$.net_rx_bytes") ", " J_TEXT("e.value", "$.cgroup") ", "
-			 J_TEXT("e.value", "$.container_id") ", " J_INT("e.value", "$.maxrss_rusage_bytes") ", "
-			 J_TEXT("e.value", "$.peak_rss_source") J_OBJECTS("$.report.processes") " LIMIT ?3",
-	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, stream, run_id, source, kind, pid, step, tool, "
-			   "detail) SELECT ?4, ?5, ?6, ?7, ?2, 'run_report', " J_TEXT("e.value", "$.kind") ", "
-			   J_INT("e.value", "$.pid") ", " J_TEXT("e.value", "$.step") ", "
-			   J_TEXT("e.value", "$.tool") ", e.value" J_OBJECTS("$.report.signals")
-			   " AND json_type(e.value, '$.kind') = 'text' LIMIT ?3",
+			 "maxrss_rusage_bytes, peak_rss_source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+			 "?,?,?,?)",
+	/* A report's or a live record's signal: an object with a text "kind", kept whole as its detail. */
+	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, stream, run_id, source, kind, pid, start_ns, "
+			   "step, tool, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
 	/*
-	 * The report's processes that the lake knows from their kernel records: same host, the report's boot,
-	 * pid, and start within 1 ms (the report and the batches turn the kernel's monotonic start into real
-	 * time with offsets read at other moments: they agree to microseconds unless the clock was stepped).
+	 * A report's process that the lake knows from its kernel records: same host, the report's boot, pid,
+	 * and start within 1 ms (the report and the batches turn the kernel's monotonic start into real time
+	 * with offsets read at other moments: they agree to microseconds unless the clock was stepped).
 	 */
-	[ST_REPORT_ATTRIB] = "UPDATE processes SET run_id = ?2, step = p.step, tool = p.tool FROM (SELECT "
-			     J_INT("e.value", "$.pid") " AS pid, " J_INT("e.value", "$.start_ns") " AS start, "
-			     J_TEXT("e.value", "$.step") " AS step, " J_TEXT("e.value", "$.tool") " AS tool"
-			     J_OBJECTS("$.report.processes") " LIMIT ?3) AS p WHERE processes.host_id = ?4 AND "
-			     "processes.boot_id = ?5 AND processes.tgid = p.pid AND "
-			     "processes.start_real_ns BETWEEN p.start - 1000000 AND p.start + 1000000",
-	/* A live record: a tracer.live.v1 object with a usable key (as above); its update_ns; its arrays' lengths. */
-	[ST_LIVE_HEAD] = "SELECT (CASE WHEN json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema")
-			 " = 'tracer.live.v1' AND " J_TEXT("?1", "$.key") " <> '' AND length(CAST("
-			 J_TEXT("?1", "$.key") " AS BLOB)) <= ?2 AND instr(?1 -> '$.key', '\\u0000') = 0 THEN "
-			 J_TEXT("?1", "$.key") " END), "
-			 J_INT("?1", "$.update_ns") ", coalesce(json_array_length(?1, '$.steps'), 0), "
-			 "coalesce(json_array_length(?1, '$.processes_attributed'), 0), "
-			 "coalesce(json_array_length(?1, '$.signals'), 0)",
+	[ST_REPORT_ATTRIB] = "UPDATE processes SET run_id = ?1, step = ?2, tool = ?3 WHERE host_id = ?4 AND "
+			     "boot_id = ?5 AND tgid = ?6 AND start_real_ns BETWEEN ?7 AND ?8",
 	/* A live run's header: LIVE_RUN_COLUMNS' and HOST_COLUMNS' values typed, in order (bind_live_run()). */
 	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, stream, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
 			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
@@ -408,9 +274,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 * A record without the host or the uid keeps what the row has. ?43 the run, ?44 the record's update.
 	 */
 	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ", " HOST_COLUMNS ") = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
-			   "coalesce(?, host_cloud), coalesce(?, host_instance_type), coalesce(?, host_instance_id), "
-			   "coalesce(?, host_region), coalesce(?, host_cpus), coalesce(?, host_memory_bytes), "
-			   "coalesce(?, host_price_per_hour), coalesce(?, uid)) WHERE run_id = ?43 AND "
+			   HOST_KEPT ") WHERE run_id = ?43 AND "
 			   "?44 > coalesce(update_seq, -9223372036854775807 - 1)",
 	/*
 	 * Steps are deltas: the newest wins, whole. A new one goes after the run's others. ?1 the run, ?2 the
@@ -434,30 +298,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LIVE_ATTRIB] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, run_id, step, tool) "
 			   "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
 			   "run_id = excluded.run_id, step = excluded.step, tool = excluded.tool",
-	/* TL_TOOLS: its shape, and how many processes it lists. */
-	[ST_TOOLS_HEAD] = "SELECT json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema") " = 'tracer.tools.v1' AND "
-			  "json_type(?1, '$.processes') = 'array', coalesce(json_array_length(?1, '$.processes'), 0)",
-	/* The tool of a process in no run; its kernel records fill (or filled) the rest of the row. */
-	[ST_TOOLS] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, tool) "
-		     "SELECT ?3, ?4, json_extract(e.value, '$.pid'), json_extract(e.value, '$.start_mono_ns'), "
-		     J_TEXT("e.value", "$.tool") J_OBJECTS("$.processes")
-		     " AND json_type(e.value, '$.pid') = 'integer' AND "
-		     "json_type(e.value, '$.start_mono_ns') = 'integer' LIMIT ?2 "
+	/* The tool of a process in no run (TL_TOOLS); its kernel records fill (or filled) the rest of the row. */
+	[ST_TOOLS] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, tool) VALUES (?,?,?,?,?) "
 		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
-	/* TL_HOST: a tracer.host.v1 object whose interval is two integer times, start before end. */
-	[ST_HOST_HEAD] = "SELECT json_type(?1) = 'object' AND " J_TEXT("?1", "$.schema") " = 'tracer.host.v1' AND "
-			 J_COUNT("?1", "$.start_ns") " < " J_COUNT("?1", "$.end_ns"),
-	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, " HEARTBEAT_COLUMNS ") VALUES (?2, ?3, ?4, "
-			 HEARTBEAT_VALUES ") ON CONFLICT (host_id, stream, seq) DO NOTHING",
-	[ST_LIVE_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, stream, run_id, source, kind, pid, start_ns, "
-			    "ts_ns, step, tool, detail) SELECT ?4, ?5, ?6, ?7, ?2, 'live', " J_TEXT("e.value", "$.kind") ", "
-			    J_INT("e.value", "$.pid") ", " J_INT("e.value", "$.start_mono_ns") ", NULL, "
-			    J_TEXT("e.value", "$.step") ", " J_TEXT("e.value", "$.tool") ", e.value"
-			    J_OBJECTS("$.signals") " AND json_type(e.value, '$.kind') = 'text' "
-			    /* a restarted processor may repeat what it sent after its checkpoint: once per run, kind, process */
-			    "AND NOT EXISTS (SELECT 1 FROM signals o WHERE o.run_id = ?2 AND o.source = 'live' AND "
-			    "o.kind = json_extract(e.value, '$.kind') AND o.pid IS " J_INT("e.value", "$.pid") " AND "
-			    "o.start_ns IS " J_INT("e.value", "$.start_mono_ns") ") LIMIT ?3",
+	/* A host heartbeat (TL_HOST; derive_host()). */
+	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, " HEARTBEAT_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,"
+			 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, stream, seq) DO NOTHING",
+	/* Whether a live signal is one the run has (a restarted processor may repeat what it sent after its
+	 * checkpoint: once per run, kind, process). */
+	[ST_LIVE_SIGNAL_SEEN] = "SELECT 1 FROM signals WHERE run_id = ?1 AND source = 'live' AND kind = ?2 AND "
+				"pid IS NOT DISTINCT FROM ?3 AND start_ns IS NOT DISTINCT FROM ?4",
 	[ST_LIVE_COUNTS] = "UPDATE runs SET steps = (SELECT count(*) FROM steps WHERE run_id = ?1), "
 			   "signals = (SELECT count(*) FROM signals WHERE run_id = ?1) WHERE run_id = ?1",
 	/* A host cannot still run what it ran in an earlier boot (docs/live.md, "lost"). Steps first. */
@@ -581,10 +431,19 @@ static struct sql_stmt *stmt(struct store *s, enum stmt_id id)
 /* ---- binding: parameters in order, the first failure kept --------------- */
 
 
+/* The texts b_text() made UTF-8 for the previous statement: its run is over. */
+static void fixed_free(struct store *s)
+{
+	for (size_t i = 0; i < s->nfixed; i++)
+		free(s->fixed[i]);
+	s->nfixed = 0;
+}
+
 struct bind lake_bind_start(struct store *s, enum stmt_id id)
 {
 	struct bind b = { .s = s, .st = stmt(s, id) };
 
+	fixed_free(s);
 	b.rc = b.st ? SQL_OK : SQL_E;
 	return b;
 }
@@ -607,12 +466,73 @@ static void b_null(struct bind *b)
 		b->rc = sql_bind_null(b->st, ++b->n);
 }
 
-/* Text that outlives the statement's step (not copied: sql.h). NULL binds NULL. */
+/* Whether t is UTF-8 without a NUL. */
+static bool utf8_clean(const char *t, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)t;
+
+	for (size_t off = 0, k; off < len; off += k) {
+		k = p[off] && p[off] < 0x80 ? 1 : p[off] ? json_utf8_len(p + off, len - off) : 0;
+		if (!k)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * t made UTF-8: each byte that does not start or continue a well-formed sequence, and each NUL, becomes
+ * U+FFFD (as the JSON the lake writes shows them). Kept until the next statement's binding; NULL: no memory.
+ */
+static const char *utf8_fixed(struct store *s, const char *t, size_t len, size_t *out_len)
+{
+	const unsigned char *p = (const unsigned char *)t;
+	char *out, **list;
+	size_t n = 0;
+
+	if (s->nfixed == s->capfixed) {
+		size_t cap = s->capfixed ? 2 * s->capfixed : 8;
+
+		list = realloc(s->fixed, cap * sizeof(*list));
+		if (!list)
+			return NULL;
+		s->fixed = list;
+		s->capfixed = cap;
+	}
+	out = malloc(3 * len + 1);
+	if (!out)
+		return NULL;
+	for (size_t off = 0, k; off < len; off += k) {
+		k = p[off] && p[off] < 0x80 ? 1 : p[off] ? json_utf8_len(p + off, len - off) : 0;
+		if (k) {
+			memcpy(out + n, p + off, k);
+			n += k;
+		} else {
+			memcpy(out + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			k = 1;
+		}
+	}
+	out[n] = 0;
+	s->fixed[s->nfixed++] = out;
+	*out_len = n;
+	return out;
+}
+
+/*
+ * Text that outlives the statement's step (not copied: sql.h). NULL binds NULL. The lake's text columns
+ * hold UTF-8 (PostgreSQL's can hold nothing else): a host's bytes that are not (a path, a comm) are bound
+ * made so (utf8_fixed()); the record keeps them as they were (records.payload).
+ */
 static void b_text(struct bind *b, const char *t, size_t len)
 {
 	if (!t) {
 		b_null(b);
 		return;
+	}
+	if (b->rc == SQL_OK && !utf8_clean(t, len)) {
+		t = utf8_fixed(b->s, t, len, &len);
+		if (!t)
+			b->rc = SQL_E_NOMEM;
 	}
 	if (b->rc == SQL_OK)
 		b->rc = sql_bind_text(b->st, ++b->n, t, len);
@@ -983,6 +903,8 @@ void store_close(struct store *s)
 	free(s->dec);
 	free(s->jnodes);
 	free(s->jarena);
+	fixed_free(s);
+	free(s->fixed);
 	free(s);
 }
 
@@ -1519,26 +1441,6 @@ int store_note_file_key(struct store *s, const uint8_t key_id[BATCH_KEY_ID_LEN],
 
 /* ---- run reports and live runs ------------------------------------------ */
 
-/* Valid UTF-8 without NUL: what RFC 8259 asks of JSON text, and what SQLite's json1 can parse whole. */
-static bool utf8_text(const unsigned char *p, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		size_t k;
-
-		if (p[off] && p[off] < 0x80) {
-			off++;
-			continue;
-		}
-		k = p[off] ? json_utf8_len(p + off, n - off) : 0;
-		if (!k)
-			return false;
-		off += k;
-	}
-	return true;
-}
-
 /* Step a bound statement to its first row, readable until query_end(): STORE_OK, NOT_FOUND or an error. */
 static int query_first(struct bind *b)
 {
@@ -1559,23 +1461,6 @@ static void query_end(struct bind *b)
 	sql_reset(b->st);
 }
 
-/*
- * A run key column into out (STORE_RUN_KEY_MAX + 1 bytes): false when
- * NULL, too long, or holding a NUL ("a\u0000b" in JSON), which C would
- * cut into another key of the host.
- */
-static bool col_key(struct sql_stmt *st, int i, char out[STORE_RUN_KEY_MAX + 1])
-{
-	const char *t = sql_col_text(st, i);
-	int n = sql_col_bytes(st, i);
-
-	out[0] = 0;
-	if (!t || n <= 0 || n > STORE_RUN_KEY_MAX || memchr(t, 0, (size_t)n))
-		return false;
-	memcpy(out, t, (size_t)n + 1);
-	return true;
-}
-
 /* An integer, or NULL when unknown. */
 static void b_opt(struct bind *b, bool known, int64_t v)
 {
@@ -1583,27 +1468,6 @@ static void b_opt(struct bind *b, bool known, int64_t v)
 		lake_b_i64(b, v);
 	else
 		b_null(b);
-}
-
-/*
- * Whether json1 may take paths into the text: UTF-8 without NUL, and
- * json_valid. Every statement below that reads the record runs only
- * after this said yes (json1 fails a statement on malformed JSON).
- */
-static int json_ok(struct batch_ctx *c, const char *json, size_t len, bool *ok)
-{
-	struct bind b;
-	int64_t v = 0;
-	int rc;
-
-	*ok = false;
-	if (!utf8_text((const unsigned char *)json, len))
-		return STORE_OK;
-	b = lake_bind_start(c->s, ST_JSON_VALID);
-	b_text(&b, json, len);
-	rc = query_i64(&b, &v);
-	*ok = rc == STORE_OK && v == 1;
-	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
 }
 
 /* The run a host's key names: STORE_OK with its number and whether its row holds a report, or NOT_FOUND. */
@@ -1623,36 +1487,6 @@ static int run_find(struct batch_ctx *c, const char *key, int64_t *run_id, bool 
 	return STORE_OK;
 }
 
-/*
- * Materialise a record's rows from one of its arrays: at most
- * STORE_RUN_ROWS_MAX, the rest (listed beyond it) counted.
- */
-static int run_rows(struct batch_ctx *c, enum stmt_id id, const char *json, size_t len, int64_t run_id,
-		    int64_t listed)
-{
-	bool signals = id == ST_RUN_SIGNALS || id == ST_LIVE_SIGNALS;
-	bool attrib = id == ST_REPORT_ATTRIB;
-	struct bind b = lake_bind_start(c->s, id);
-	int rc;
-
-	b_text(&b, json, len);
-	lake_b_i64(&b, run_id);
-	lake_b_i64(&b, STORE_RUN_ROWS_MAX);
-	/* Signals name the record they came from; attributions the process's host and boot. */
-	if (signals || attrib) {
-		lake_b_str(&b, c->host);
-		lake_b_str(&b, c->boot);
-	}
-	if (signals) {
-		b_u64(&b, c->seq);
-		lake_b_i64(&b, c->stream);
-	}
-	rc = exec_bound(&b);
-	if (!rc && listed > STORE_RUN_ROWS_MAX)
-		c->res->run_rows_dropped += (uint32_t)(listed - STORE_RUN_ROWS_MAX);
-	return rc;
-}
-
 static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
 {
 	struct bind b = lake_bind_start(s, ST_RUN_COUNTS);
@@ -1668,132 +1502,15 @@ static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
 	return STORE_OK;
 }
 
-/* What a run report's record is: its shape, its run key, how many of its steps are objects. */
-struct report_head {
-	bool ok;      /* a JSON object with an object at "report" */
-	bool has_key; /* report.run.key: a string of 1..STORE_RUN_KEY_MAX bytes, no NUL */
-	char key[STORE_RUN_KEY_MAX + 1];
-	int64_t step_objects;
-};
-
-static int report_head(struct batch_ctx *c, const char *json, size_t len, struct report_head *h)
-{
-	struct bind b;
-	bool valid = false;
-	int rc;
-
-	memset(h, 0, sizeof(*h));
-	rc = json_ok(c, json, len, &valid);
-	if (rc || !valid)
-		return rc;
-	b = lake_bind_start(c->s, ST_REPORT_HEAD);
-	b_text(&b, json, len);
-	lake_b_i64(&b, STORE_RUN_KEY_MAX);
-	rc = query_first(&b);
-	if (rc)
-		return rc;
-	h->ok = sql_col_i64(b.st, 0) == 1;
-	h->has_key = col_key(b.st, 1, h->key);
-	h->step_objects = sql_col_i64(b.st, 2);
-	query_end(&b);
-	return STORE_OK;
-}
-
-/* ST_RUN or ST_RUN_MERGE with the parameters both take: the record, the batch's ids, the key. */
-static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const char *json, size_t len,
-				   const struct report_head *h)
-{
-	struct bind b = lake_bind_start(c->s, id);
-
-	b_text(&b, json, len);
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, c->seq);
-	lake_b_str(&b, c->hash);
-	lake_b_str(&b, h->has_key ? h->key : NULL);
-	lake_b_i64(&b, c->stream);
-	return b;
-}
-
 /*
- * The run was seen before under the report's key (streamed live, or an
- * earlier report): the report takes over that row, and its steps, run
- * processes and signals replace the row's, so that the run appears once.
+ * ---- a lake record's values, read in C (records/json_parse.h) -----------
+ *
+ * A run report, a live record, a tools or a host record is JSON a host
+ * wrote: parsed strictly (a record that is not strict JSON, or names a
+ * member twice, is no record of its kind), and each value taken only if
+ * of its column's type (else NULL), then bound: both engines store the
+ * same values.
  */
-static int report_merge(struct batch_ctx *c, const char *json, size_t len, const struct report_head *h,
-			int64_t run_id)
-{
-	static const enum stmt_id clear[] = { ST_RUN_CLEAR_STEPS, ST_RUN_CLEAR_PROCS, ST_RUN_CLEAR_SIGNALS };
-	struct bind b = bind_report_run(c, ST_RUN_MERGE, json, len, h);
-	int rc;
-
-	lake_b_i64(&b, run_id);
-	rc = exec_bound(&b);
-	for (size_t i = 0; !rc && i < sizeof(clear) / sizeof(clear[0]); i++) {
-		b = lake_bind_start(c->s, clear[i]);
-		lake_b_i64(&b, run_id);
-		rc = exec_bound(&b);
-	}
-	return rc;
-}
-
-/* The report's steps; one whose id an earlier step of the report has is not stored, and is counted. */
-static int report_steps(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, int64_t listed,
-			int64_t objects)
-{
-	int64_t expected = objects < STORE_RUN_ROWS_MAX ? objects : STORE_RUN_ROWS_MAX;
-	int rc = run_rows(c, ST_STEPS, json, len, run_id, listed);
-	int64_t stored = sql_changes(c->s->db);
-
-	if (!rc && stored < expected)
-		c->res->run_rows_dropped += (uint32_t)(expected - stored);
-	return rc;
-}
-
-static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
-{
-	const char *json = payload;
-	struct report_head h;
-	int64_t run_id = 0, n[3] = { 0, 0, 0 };
-	bool merge = false, has_report = false;
-	struct bind b;
-	int rc = report_head(c, json, f->len, &h);
-
-	if (rc)
-		return rc;
-	if (!h.ok) {
-		c->note = "bad_run_report";
-		c->res->bad_reports++;
-		return STORE_OK;
-	}
-	if (h.has_key) {
-		rc = run_find(c, h.key, &run_id, &has_report);
-		merge = rc == STORE_OK;
-		if (rc && rc != STORE_E_NOT_FOUND)
-			return rc;
-	}
-	if (merge) {
-		rc = report_merge(c, json, f->len, &h, run_id);
-	} else {
-		b = bind_report_run(c, ST_RUN, json, f->len, &h);
-		rc = query_i64(&b, &run_id);
-	}
-	if (!rc)
-		rc = run_counts(c->s, run_id, n);
-	if (!rc)
-		rc = run_rows(c, ST_RUN_PROCS, json, f->len, run_id, n[0]);
-	if (!rc)
-		rc = report_steps(c, json, f->len, run_id, n[1], h.step_objects);
-	if (!rc)
-		rc = run_rows(c, ST_RUN_SIGNALS, json, f->len, run_id, n[2]);
-	if (!rc) /* the processes' rows: dropped ones were counted with the run processes */
-		rc = run_rows(c, ST_REPORT_ATTRIB, json, f->len, run_id, 0);
-	if (!rc)
-		c->res->runs++;
-	return rc;
-}
-
-/* ---- a live record's values, read in C (records/json_parse.h), each bound only if of its type ---- */
 
 /* Parse the record into the store's nodes (grown as needed). 0, or -EINVAL (not strict JSON), -ENOMEM. */
 static int jdoc_parse(struct store *s, const char *json, size_t len)
@@ -1819,12 +1536,53 @@ static int jdoc_parse(struct store *s, const char *json, size_t len)
 	return json_parse(&s->jdoc, json, len, s->jnodes, s->jcap);
 }
 
+/* The record parsed, as an object (NULL: it is not one), or STORE_E_NOMEM in *rc. */
+static const struct json_node *jdoc_object(struct store *s, const char *json, size_t len, int *rc)
+{
+	int e = jdoc_parse(s, json, len);
+	const struct json_node *root;
+
+	*rc = e == -ENOMEM ? STORE_E_NOMEM : STORE_OK;
+	if (e)
+		return NULL;
+	root = json_root(&s->jdoc);
+	return root->type == JSON_OBJECT ? root : NULL;
+}
+
 static const struct json_node *jget(struct store *s, const struct json_node *obj, const char *name)
 {
 	return json_member(&s->jdoc, obj, name);
 }
 
-/* J_INT: a whole number in int64's range; else NULL. */
+/* Whether n is the string want. */
+static bool jis(struct store *s, const struct json_node *n, const char *want)
+{
+	char v[32];
+
+	return n && n->type == JSON_STRING && json_get_string(&s->jdoc, n, v, sizeof(v), NULL) == 0 &&
+	       !strcmp(v, want);
+}
+
+/* An array's elements (0 when n is not an array). */
+static int64_t jcount(const struct json_node *n)
+{
+	return n && n->type == JSON_ARRAY ? n->count : 0;
+}
+
+/*
+ * A run key: a string of 1..STORE_RUN_KEY_MAX bytes without a NUL ("a\u0000b", which C would cut into
+ * another key of the host), into out.
+ */
+static bool jkey(struct store *s, const struct json_node *n, char out[STORE_RUN_KEY_MAX + 1])
+{
+	size_t len = 0;
+
+	out[0] = 0;
+	return n && n->type == JSON_STRING && json_get_string(&s->jdoc, n, out, STORE_RUN_KEY_MAX + 1, &len) == 0 &&
+	       len > 0 && !memchr(out, 0, len);
+}
+
+/* An integer: a whole number in int64's range; else NULL. */
 static void jb_int(struct bind *b, const struct json_node *n)
 {
 	int64_t v = 0;
@@ -1833,7 +1591,7 @@ static void jb_int(struct bind *b, const struct json_node *n)
 	b_opt(b, ok, v);
 }
 
-/* J_COUNT_BETWEEN: a whole number from 0 to max; else NULL. */
+/* A count: a whole number from 0 to max; else NULL. */
 static void jb_count(struct bind *b, const struct json_node *n, uint64_t max)
 {
 	uint64_t v = 0;
@@ -1842,7 +1600,7 @@ static void jb_count(struct bind *b, const struct json_node *n, uint64_t max)
 	b_opt(b, ok, (int64_t)v);
 }
 
-/* J_BOOL: true 1, false 0; else NULL. */
+/* A boolean: true 1, false 0; else NULL. */
 static void jb_bool(struct bind *b, const struct json_node *n)
 {
 	bool v = false;
@@ -1851,7 +1609,7 @@ static void jb_bool(struct bind *b, const struct json_node *n)
 	b_opt(b, ok, v);
 }
 
-/* J_TEXT: a string, decoded (an escaped NUL kept, its length bound); else NULL. Its bytes live in the arena. */
+/* A string, decoded; else NULL. Its bytes live in the arena (reset per statement). */
 static void jb_text(struct bind *b, struct store *s, const struct json_node *n)
 {
 	size_t len = 0;
@@ -1866,40 +1624,49 @@ static void jb_text(struct bind *b, struct store *s, const struct json_node *n)
 	b_text(b, out, len);
 }
 
-/* J_STATE: one of the four states (docs/live.md); else NULL. */
+/* A run's or step's state: one of the four (docs/live.md); else NULL. */
 static void jb_state(struct bind *b, struct store *s, const struct json_node *n)
 {
 	static const char *const states[] = { "running", "succeeded", "failed", "lost" };
-	char v[16];
 
-	if (n && n->type == JSON_STRING && json_get_string(&s->jdoc, n, v, sizeof(v), NULL) == 0)
-		for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
-			if (!strcmp(v, states[i])) {
-				lake_b_str(b, states[i]);
-				return;
-			}
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (jis(s, n, states[i])) {
+			lake_b_str(b, states[i]);
+			return;
+		}
 	b_null(b);
 }
 
-/* J_ARRAY: an array, as its JSON text; else NULL. */
-static void jb_array(struct bind *b, struct store *s, const struct json_node *n)
+/* A JSON value of type t, as its text (the record's own bytes); else NULL. */
+static void jb_json(struct bind *b, struct store *s, const struct json_node *n, enum json_type t)
 {
-	if (n && n->type == JSON_ARRAY)
+	if (n && n->type == t)
 		b_text(b, s->jdoc.text + n->start, n->len);
 	else
 		b_null(b);
 }
 
-/* J_MILLICORES: CPUs, a number from 0 to 1e6, in thousandths rounded half away from zero; else NULL. */
+static void jb_array(struct bind *b, struct store *s, const struct json_node *n)
+{
+	jb_json(b, s, n, JSON_ARRAY);
+}
+
+/* An array's length: NULL when missing, 0 when not an array. */
+static void jb_length(struct bind *b, const struct json_node *n)
+{
+	b_opt(b, n != NULL, jcount(n));
+}
+
+/* CPUs, a number from 0 to 1e6, in thousandths rounded half away from zero; else NULL. */
 static void jb_millicores(struct bind *b, struct store *s, const struct json_node *n)
 {
 	double v = 0;
 	bool ok = n && json_get_double(&s->jdoc, n, &v) == 0 && v >= 0 && v <= 1e6;
 
-	b_opt(b, ok, ok ? (int64_t)(1000 * v + 0.5) : 0); /* v >= 0: half away from zero, as SQL's round() */
+	b_opt(b, ok, ok ? (int64_t)(1000 * v + 0.5) : 0);
 }
 
-/* J_LIVE: the six figures of a "live" object. */
+/* The six figures of a "live" object, as the live_* columns. */
 static void jb_live(struct bind *b, struct store *s, const struct json_node *live)
 {
 	static const char *const k[] = { "cpu_millicores", "rss_bytes", "read_bytes_per_s", "write_bytes_per_s",
@@ -1915,10 +1682,23 @@ static void b_real(struct bind *b, double v)
 		b->rc = sql_bind_double(b->st, ++b->n, v);
 }
 
-/* HOST_VALUES: the host a run ran on and its user, from a live record's "host" and "uid". */
-static void jb_host(struct bind *b, struct store *s, const struct json_node *root)
+/* end - start, both integers, when it fits; else NULL. */
+static void jb_duration(struct bind *b, const struct json_node *start, const struct json_node *end)
 {
-	const struct json_node *host = jget(s, root, "host"), *price = jget(s, host, "price_per_hour");
+	int64_t s = 0, e = 0, d = 0;
+	bool known = start && end && json_get_i64(start, &s) == 0 && json_get_i64(end, &e) == 0 &&
+		     !__builtin_sub_overflow(e, s, &d);
+
+	b_opt(b, known, d);
+}
+
+/*
+ * The host a run ran on (docs/processor.md, "Host identity"), from a record's "host" object: HOST_COLUMNS'
+ * first seven. A price is a number from 0 to STORE_PRICE_MAX (a NaN or an infinity cannot be JSON).
+ */
+static void jb_host(struct bind *b, struct store *s, const struct json_node *host)
+{
+	const struct json_node *price = jget(s, host, "price_per_hour");
 	double v = 0;
 
 	jb_text(b, s, jget(s, host, "cloud"));
@@ -1927,13 +1707,378 @@ static void jb_host(struct bind *b, struct store *s, const struct json_node *roo
 	jb_text(b, s, jget(s, host, "region"));
 	jb_count(b, jget(s, host, "cpus"), INT64_MAX);
 	jb_count(b, jget(s, host, "memory_bytes"), INT64_MAX);
-	/* J_REAL: a number from 0 to STORE_PRICE_MAX; a NaN or an infinity cannot be JSON */
-	if (price && json_get_double(&s->jdoc, price, &v) == 0 && v >= 0 && v <= 1e9) /* STORE_PRICE_MAX_SQL */
+	if (price && json_get_double(&s->jdoc, price, &v) == 0 && v >= 0 && v <= STORE_PRICE_MAX)
 		b_real(b, v);
 	else
 		b_null(b);
-	jb_count(b, jget(s, root, "uid"), INT64_MAX);
 }
+
+/* HOST_COLUMNS' values: the host, then the user ("uid") of a record's object. */
+static void jb_host_uid(struct bind *b, struct store *s, const struct json_node *obj)
+{
+	jb_host(b, s, jget(s, obj, "host"));
+	jb_count(b, jget(s, obj, "uid"), INT64_MAX);
+}
+
+/* ---- run reports ---- */
+
+/* What a run report's record is: its report object, its run key, how many of its steps are objects. */
+struct report_head {
+	const struct json_node *root, *report; /* report: NULL when the record is not a report */
+	bool has_key; /* report.run.key: a string of 1..STORE_RUN_KEY_MAX bytes, no NUL */
+	char key[STORE_RUN_KEY_MAX + 1];
+};
+
+static int report_head(struct batch_ctx *c, const char *json, size_t len, struct report_head *h)
+{
+	struct store *s = c->s;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	h->root = jdoc_object(s, json, len, &rc);
+	h->report = jget(s, h->root, "report");
+	if (!h->report || h->report->type != JSON_OBJECT)
+		h->report = NULL;
+	else
+		h->has_key = jkey(s, jget(s, jget(s, h->report, "run"), "key"), h->key);
+	return rc;
+}
+
+/*
+ * ST_RUN or ST_RUN_MERGE: the batch's ids, then REPORT_RUN_COLUMNS' values, then HOST_COLUMNS' (the report's
+ * "host" and "uid").
+ */
+static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const struct report_head *h)
+{
+	static const char *const run_text[] = { "pipeline", "run_id", "engine", "run_name" };
+	struct store *s = c->s;
+	const struct json_node *r = h->report, *run = jget(s, r, "run"), *exit = jget(s, r, "exit_code");
+	struct bind b = lake_bind_start(s, id);
+	int64_t code = 0;
+	bool exited = exit && json_get_i64(exit, &code) == 0;
+
+	s->jarena_used = 0;
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
+	b_u64(&b, c->seq);
+	lake_b_str(&b, c->hash);
+	lake_b_i64(&b, c->stream);
+	jb_text(&b, s, jget(s, r, "schema"));
+	jb_array(&b, s, jget(s, r, "command"));
+	jb_int(&b, exit);
+	jb_int(&b, jget(s, r, "start_ns"));
+	jb_int(&b, jget(s, r, "end_ns"));
+	jb_duration(&b, jget(s, r, "start_ns"), jget(s, r, "end_ns"));
+	jb_int(&b, jget(s, jget(s, r, "agent"), "dropped"));
+	for (size_t i = 0; i < sizeof(run_text) / sizeof(run_text[0]); i++)
+		jb_text(&b, s, jget(s, run, run_text[i]));
+	jb_text(&b, s, jget(s, h->root, "summary"));
+	jb_length(&b, jget(s, r, "processes"));
+	jb_length(&b, jget(s, r, "steps"));
+	jb_length(&b, jget(s, r, "signals"));
+	jb_text(&b, s, jget(s, run, "slurm_job_id"));
+	jb_text(&b, s, jget(s, run, "aws_batch_job_id"));
+	lake_b_str(&b, h->has_key ? h->key : NULL);
+	lake_b_str(&b, "tracer_run");
+	lake_b_str(&b, !exited ? "lost" : code == 0 ? "succeeded" : "failed");
+	jb_int(&b, jget(s, r, "end_ns"));
+	jb_host_uid(&b, s, r);
+	return b;
+}
+
+/*
+ * The run was seen before under the report's key (streamed live, or an
+ * earlier report): the report takes over that row, and its steps, run
+ * processes and signals replace the row's, so that the run appears once.
+ */
+static int report_merge(struct batch_ctx *c, const struct report_head *h, int64_t run_id)
+{
+	static const enum stmt_id clear[] = { ST_RUN_CLEAR_STEPS, ST_RUN_CLEAR_PROCS, ST_RUN_CLEAR_SIGNALS };
+	struct bind b = bind_report_run(c, ST_RUN_MERGE, h);
+	int rc;
+
+	lake_b_i64(&b, run_id);
+	rc = exec_bound(&b);
+	for (size_t i = 0; !rc && i < sizeof(clear) / sizeof(clear[0]); i++) {
+		b = lake_bind_start(c->s, clear[i]);
+		lake_b_i64(&b, run_id);
+		rc = exec_bound(&b);
+	}
+	return rc;
+}
+
+/* Rows from one of a record's arrays: at most STORE_RUN_ROWS_MAX of them, the rest counted as dropped. */
+static void rows_dropped(struct batch_ctx *c, int64_t listed, int64_t stored_max)
+{
+	if (listed > stored_max)
+		c->res->run_rows_dropped += (uint32_t)(listed - stored_max);
+}
+
+/*
+ * The report's steps (objects; each at its index in the array). One whose id an earlier step of the report
+ * has is not stored (the unique index): counted as dropped.
+ */
+static int report_steps(struct batch_ctx *c, const struct report_head *h, int64_t run_id, int64_t listed)
+{
+	static const char *const head[] = { "start_ns", "end_ns", "exit_code", "signal" };
+	static const char *const figures[] = { "processes", "failed_processes", "oom_killed", "cpu_ns",
+					       "peak_rss_bytes", "read_bytes", "write_bytes",
+					       "rss_sum_of_peaks_bytes" };
+	static const char *const tail[] = { "nonzero_exits", "rchar", "wchar", "net_tx_bytes", "net_rx_bytes" };
+	struct store *s = c->s;
+	const struct json_node *steps = jget(s, h->report, "steps");
+	int64_t idx = 0, objects = 0, stored = 0;
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = jcount(steps) ? json_first(&s->jdoc, steps) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e), idx++) {
+		const struct json_node *running = jget(s, e, "running"), *failed = jget(s, e, "failed");
+		int64_t r = 0;
+		bool f = false, has_f = failed && json_get_bool(failed, &f) == 0;
+		const char *state = NULL;
+		struct bind b;
+
+		if (e->type != JSON_OBJECT)
+			continue;
+		if (objects++ == STORE_RUN_ROWS_MAX)
+			break;
+		if (running && json_get_i64(running, &r) == 0 && r > 0)
+			state = "running";
+		else if (has_f)
+			state = f ? "failed" : "succeeded";
+		s->jarena_used = 0;
+		b = lake_bind_start(s, ST_STEPS);
+		lake_b_i64(&b, run_id);
+		lake_b_i64(&b, idx);
+		jb_text(&b, s, jget(s, e, "id"));
+		jb_text(&b, s, jget(s, e, "name"));
+		jb_array(&b, s, jget(s, e, "tools"));
+		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+			jb_int(&b, jget(s, e, head[i]));
+		jb_bool(&b, failed);
+		for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+			jb_int(&b, jget(s, e, figures[i]));
+		jb_bool(&b, jget(s, e, "peak_rss_partial"));
+		jb_int(&b, jget(s, e, "memcg_peak_bytes"));
+		lake_b_str(&b, state);
+		jb_text(&b, s, jget(s, e, "engine"));
+		jb_text(&b, s, jget(s, e, "rule"));
+		jb_text(&b, s, jget(s, e, "workdir"));
+		jb_int(&b, running);
+		for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+			jb_int(&b, jget(s, e, tail[i]));
+		jb_millicores(&b, s, jget(s, e, "cpu_limit_cores"));
+		jb_count(&b, jget(s, e, "memory_limit_bytes"), INT64_MAX);
+		jb_int(&b, jget(s, h->report, "end_ns"));
+		rc = exec_bound(&b);
+		stored += rc ? 0 : sql_changes(s->db);
+	}
+	if (!rc) {
+		int64_t tried = objects < STORE_RUN_ROWS_MAX ? objects : STORE_RUN_ROWS_MAX;
+
+		rows_dropped(c, listed, STORE_RUN_ROWS_MAX);
+		rows_dropped(c, tried, stored);
+	}
+	return rc;
+}
+
+/* The report's processes (objects; each at its index in the array). */
+static int report_procs(struct batch_ctx *c, const struct report_head *h, int64_t run_id, int64_t listed)
+{
+	static const char *const head[] = { "pid", "ppid", "start_ns", "end_ns" };
+	static const char *const figures[] = { "cpu_user_ns", "cpu_sys_ns", "peak_rss_bytes", "read_bytes",
+					       "write_bytes", "rchar", "wchar", "net_tx_bytes", "net_rx_bytes" };
+	struct store *s = c->s;
+	const struct json_node *procs = jget(s, h->report, "processes");
+	int64_t idx = 0, objects = 0;
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = jcount(procs) ? json_first(&s->jdoc, procs) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e), idx++) {
+		struct bind b;
+
+		if (e->type != JSON_OBJECT)
+			continue;
+		if (objects++ == STORE_RUN_ROWS_MAX)
+			break;
+		s->jarena_used = 0;
+		b = lake_bind_start(s, ST_RUN_PROCS);
+		lake_b_i64(&b, run_id);
+		lake_b_i64(&b, idx);
+		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+			jb_int(&b, jget(s, e, head[i]));
+		jb_text(&b, s, jget(s, e, "exe"));
+		jb_array(&b, s, jget(s, e, "argv"));
+		jb_text(&b, s, jget(s, e, "tool"));
+		jb_text(&b, s, jget(s, e, "step"));
+		jb_int(&b, jget(s, e, "exit_code"));
+		jb_int(&b, jget(s, e, "signal"));
+		jb_bool(&b, jget(s, e, "core_dumped"));
+		jb_bool(&b, jget(s, e, "oom_killed"));
+		for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+			jb_int(&b, jget(s, e, figures[i]));
+		jb_text(&b, s, jget(s, e, "cgroup"));
+		jb_text(&b, s, jget(s, e, "container_id"));
+		jb_int(&b, jget(s, e, "maxrss_rusage_bytes"));
+		jb_text(&b, s, jget(s, e, "peak_rss_source"));
+		rc = exec_bound(&b);
+	}
+	if (!rc)
+		rows_dropped(c, listed, STORE_RUN_ROWS_MAX);
+	return rc;
+}
+
+/* Whether the run has this live signal already (the same kind, of the same process). */
+static int live_signal_seen(struct batch_ctx *c, int64_t run_id, const struct json_node *e, bool *seen)
+{
+	struct store *s = c->s;
+	struct bind b = lake_bind_start(s, ST_LIVE_SIGNAL_SEEN);
+	int64_t one = 0;
+	int rc;
+
+	s->jarena_used = 0;
+	lake_b_i64(&b, run_id);
+	jb_text(&b, s, jget(s, e, "kind"));
+	jb_int(&b, jget(s, e, "pid"));
+	jb_int(&b, jget(s, e, "start_mono_ns"));
+	rc = query_i64(&b, &one);
+	*seen = rc == STORE_OK;
+	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
+}
+
+/*
+ * A record's signals (objects with a text "kind"; source "run_report" or "live"), each kept whole as its
+ * detail and naming the record it came from. A live one the run has (by kind and process) is not stored
+ * again: a restarted processor may repeat what it sent after its checkpoint.
+ */
+static int record_signals(struct batch_ctx *c, const struct json_node *list, int64_t run_id, const char *source,
+			  int64_t listed)
+{
+	bool live = !strcmp(source, "live");
+	struct store *s = c->s;
+	int64_t n = 0;
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = jcount(list) ? json_first(&s->jdoc, list) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e)) {
+		const struct json_node *kind = jget(s, e, "kind");
+		bool seen = false;
+		struct bind b;
+
+		if (e->type != JSON_OBJECT || !kind || kind->type != JSON_STRING)
+			continue;
+		if (live && (rc = live_signal_seen(c, run_id, e, &seen)) != STORE_OK)
+			break;
+		if (seen)
+			continue;
+		if (n++ == STORE_RUN_ROWS_MAX)
+			break;
+		s->jarena_used = 0;
+		b = lake_bind_start(s, ST_RUN_SIGNALS);
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
+		b_u64(&b, c->seq);
+		lake_b_i64(&b, c->stream);
+		lake_b_i64(&b, run_id);
+		lake_b_str(&b, source);
+		jb_text(&b, s, kind);
+		jb_int(&b, jget(s, e, "pid"));
+		if (live)
+			jb_int(&b, jget(s, e, "start_mono_ns"));
+		else
+			b_null(&b);
+		jb_text(&b, s, jget(s, e, "step"));
+		jb_text(&b, s, jget(s, e, "tool"));
+		jb_json(&b, s, e, JSON_OBJECT);
+		rc = exec_bound(&b);
+	}
+	if (!rc)
+		rows_dropped(c, listed, STORE_RUN_ROWS_MAX);
+	return rc;
+}
+
+/*
+ * The report's processes that the lake knows from their kernel records (ST_REPORT_ATTRIB): each takes the
+ * run, its step and tool.
+ */
+static int report_attrib(struct batch_ctx *c, const struct report_head *h, int64_t run_id)
+{
+	struct store *s = c->s;
+	const struct json_node *procs = jget(s, h->report, "processes");
+	int64_t objects = 0;
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = jcount(procs) ? json_first(&s->jdoc, procs) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e)) {
+		int64_t pid, start, lo, hi;
+		struct bind b;
+
+		if (e->type != JSON_OBJECT)
+			continue;
+		if (objects++ == STORE_RUN_ROWS_MAX)
+			break;
+		if (json_get_i64(jget(s, e, "pid"), &pid) || json_get_i64(jget(s, e, "start_ns"), &start))
+			continue;
+		lo = start < INT64_MIN + 1000000 ? INT64_MIN : start - 1000000;
+		hi = start > INT64_MAX - 1000000 ? INT64_MAX : start + 1000000;
+		s->jarena_used = 0;
+		b = lake_bind_start(s, ST_REPORT_ATTRIB);
+		lake_b_i64(&b, run_id);
+		jb_text(&b, s, jget(s, e, "step"));
+		jb_text(&b, s, jget(s, e, "tool"));
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
+		lake_b_i64(&b, pid);
+		lake_b_i64(&b, lo);
+		lake_b_i64(&b, hi);
+		rc = exec_bound(&b);
+	}
+	return rc;
+}
+
+static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
+{
+	struct report_head h;
+	int64_t run_id = 0, n[3] = { 0, 0, 0 };
+	bool merge = false, has_report = false;
+	struct bind b;
+	int rc = report_head(c, payload, f->len, &h);
+
+	if (rc)
+		return rc;
+	if (!h.report) {
+		c->note = "bad_run_report";
+		c->res->bad_reports++;
+		return STORE_OK;
+	}
+	if (h.has_key) {
+		rc = run_find(c, h.key, &run_id, &has_report);
+		merge = rc == STORE_OK;
+		if (rc && rc != STORE_E_NOT_FOUND)
+			return rc;
+	}
+	if (merge) {
+		rc = report_merge(c, &h, run_id);
+	} else {
+		b = bind_report_run(c, ST_RUN, &h);
+		rc = query_i64(&b, &run_id);
+	}
+	if (!rc)
+		rc = run_counts(c->s, run_id, n);
+	if (!rc)
+		rc = report_procs(c, &h, run_id, n[0]);
+	if (!rc)
+		rc = report_steps(c, &h, run_id, n[1]);
+	if (!rc)
+		rc = record_signals(c, jget(c->s, h.report, "signals"), run_id, "run_report", n[2]);
+	if (!rc) /* the processes' rows: dropped ones were counted with the run processes */
+		rc = report_attrib(c, &h, run_id);
+	if (!rc)
+		c->res->runs++;
+	return rc;
+}
+
+/* ---- live records ---- */
 
 /* LIVE_RUN_COLUMNS' values (34), then HOST_COLUMNS' (8), from the record's root. */
 static void bind_live_run(struct bind *b, struct store *s)
@@ -1971,7 +2116,7 @@ static void bind_live_run(struct bind *b, struct store *s)
 	for (size_t i = 0; i < sizeof(totals) / sizeof(totals[0]); i++)
 		jb_int(b, jget(s, t, totals[i]));
 	jb_live(b, s, jget(s, root, "live"));
-	jb_host(b, s, root);
+	jb_host_uid(b, s, root);
 }
 
 /* What a live record is: whether it is one, its key, its update_ns, its arrays' lengths. */
@@ -1985,36 +2130,22 @@ struct live_head {
 
 static int live_head(struct batch_ctx *c, const char *json, size_t len, struct live_head *h)
 {
-	struct bind b;
-	bool valid = false;
-	int rc;
+	struct store *s = c->s;
+	const struct json_node *root;
+	int rc = STORE_OK;
 
 	memset(h, 0, sizeof(*h));
 	/* The processor never writes more (lake.h); a record that does is not one of its own. */
 	if (len > TL_RUN_MAX)
 		return STORE_OK;
-	rc = json_ok(c, json, len, &valid);
-	if (rc || !valid)
+	root = jdoc_object(s, json, len, &rc);
+	if (!root || !jis(s, jget(s, root, "schema"), "tracer.live.v1"))
 		return rc;
-	/* json1 and records/json_parse.h (the steps) must both accept it: strict JSON, no member twice */
-	rc = jdoc_parse(c->s, json, len);
-	if (rc == -ENOMEM)
-		return STORE_E_NOMEM;
-	if (rc)
-		return STORE_OK;
-	b = lake_bind_start(c->s, ST_LIVE_HEAD);
-	b_text(&b, json, len);
-	lake_b_i64(&b, STORE_RUN_KEY_MAX);
-	rc = query_first(&b);
-	if (rc)
-		return rc;
-	h->ok = col_key(b.st, 0, h->key);
-	h->has_update_ns = sql_col_type(b.st, 1) == SQL_INTEGER;
-	h->update_ns = sql_col_i64(b.st, 1);
-	h->steps = sql_col_i64(b.st, 2);
-	h->attributed = sql_col_i64(b.st, 3);
-	h->signals = sql_col_i64(b.st, 4);
-	query_end(&b);
+	h->ok = jkey(s, jget(s, root, "key"), h->key);
+	h->has_update_ns = json_get_i64(jget(s, root, "update_ns"), &h->update_ns) == 0;
+	h->steps = jcount(jget(s, root, "steps"));
+	h->attributed = jcount(jget(s, root, "processes_attributed"));
+	h->signals = jcount(jget(s, root, "signals"));
 	return STORE_OK;
 }
 
@@ -2137,22 +2268,24 @@ static int live_attrib(struct batch_ctx *c, int64_t run_id, const struct live_he
 }
 
 /* A run row's header (higher update only), steps, signals and their counts. */
-static int live_apply(struct batch_ctx *c, const char *json, size_t len, int64_t run_id, const struct live_head *h)
+static int live_apply(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
 {
-	struct bind b = lake_bind_start(c->s, ST_LIVE_UPDATE);
+	struct store *s = c->s;
+	const struct json_node *root = json_root(&s->jdoc);
+	struct bind b = lake_bind_start(s, ST_LIVE_UPDATE);
 	int rc;
 
-	bind_live_run(&b, c->s);
+	bind_live_run(&b, s);
 	lake_b_i64(&b, run_id);
-	jb_int(&b, jget(c->s, json_root(&c->s->jdoc), "update"));
+	jb_int(&b, jget(s, root, "update"));
 	rc = exec_bound(&b);
 	if (!rc)
 		rc = live_steps(c, run_id, h);
 	if (!rc)
-		rc = run_rows(c, ST_LIVE_SIGNALS, json, len, run_id, h->signals);
+		rc = record_signals(c, jget(s, root, "signals"), run_id, "live", h->signals);
 	if (rc)
 		return rc;
-	b = lake_bind_start(c->s, ST_LIVE_COUNTS);
+	b = lake_bind_start(s, ST_LIVE_COUNTS);
 	lake_b_i64(&b, run_id);
 	return exec_bound(&b);
 }
@@ -2164,11 +2297,10 @@ static int live_apply(struct batch_ctx *c, const char *json, size_t len, int64_t
  */
 static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
-	const char *json = payload;
 	struct live_head h;
 	int64_t run_id = 0;
 	bool has_report = false;
-	int rc = live_head(c, json, f->len, &h);
+	int rc = live_head(c, payload, f->len, &h);
 
 	if (rc)
 		return rc;
@@ -2181,80 +2313,121 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 	if (rc == STORE_E_NOT_FOUND)
 		rc = live_insert(c, h.key, &run_id);
 	if (!rc && !has_report)
-		rc = live_apply(c, json, f->len, run_id, &h);
+		rc = live_apply(c, run_id, &h);
 	if (!rc)
 		rc = live_attrib(c, run_id, &h);
 	return rc;
 }
 
-/* TL_TOOLS: the tools of processes in no run. A record of another shape is noted, as a bad live record. */
+/*
+ * TL_TOOLS: the tools of processes in no run (objects with integer "pid" and "start_mono_ns"). A record of
+ * another shape is noted, as a bad live record.
+ */
 static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
-	bool valid = false;
-	int64_t ok = 0, listed = 0;
-	struct bind b;
-	int rc = f->len <= TL_RUN_MAX ? json_ok(c, payload, f->len, &valid) : STORE_OK;
+	struct store *s = c->s;
+	const struct json_node *root = NULL, *list = NULL;
+	int64_t n = 0;
+	int rc = STORE_OK;
 
+	if (f->len <= TL_RUN_MAX)
+		root = jdoc_object(s, payload, f->len, &rc);
 	if (rc)
 		return rc;
-	if (valid) {
-		b = lake_bind_start(c->s, ST_TOOLS_HEAD);
-		b_text(&b, payload, f->len);
-		rc = query_first(&b);
-		if (rc)
-			return rc;
-		ok = sql_col_i64(b.st, 0);
-		listed = sql_col_i64(b.st, 1);
-		query_end(&b);
-	}
-	if (!ok) {
+	if (root && jis(s, jget(s, root, "schema"), "tracer.tools.v1"))
+		list = jget(s, root, "processes");
+	if (!list || list->type != JSON_ARRAY) {
 		c->note = "bad_live_record";
 		c->res->bad_live_records++;
 		return STORE_OK;
 	}
-	b = lake_bind_start(c->s, ST_TOOLS);
-	b_text(&b, payload, f->len);
-	lake_b_i64(&b, STORE_RUN_ROWS_MAX);
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	rc = exec_bound(&b);
-	if (!rc && listed > STORE_RUN_ROWS_MAX)
-		c->res->run_rows_dropped += (uint32_t)(listed - STORE_RUN_ROWS_MAX);
+	for (const struct json_node *e = json_first(&s->jdoc, list); e && !rc; e = json_next(&s->jdoc, e)) {
+		int64_t pid, start;
+		struct bind b;
+
+		if (e->type != JSON_OBJECT || json_get_i64(jget(s, e, "pid"), &pid) ||
+		    json_get_i64(jget(s, e, "start_mono_ns"), &start))
+			continue;
+		if (n++ == STORE_RUN_ROWS_MAX)
+			break;
+		s->jarena_used = 0;
+		b = lake_bind_start(s, ST_TOOLS);
+		lake_b_str(&b, c->host);
+		lake_b_str(&b, c->boot);
+		lake_b_i64(&b, pid);
+		lake_b_i64(&b, start);
+		jb_text(&b, s, jget(s, e, "tool"));
+		rc = exec_bound(&b);
+	}
+	if (!rc)
+		rows_dropped(c, list->count, STORE_RUN_ROWS_MAX);
 	return rc;
+}
+
+/* A boot id as the records carry one: 32 lower-case hex digits; else NULL. */
+static void jb_boot_id(struct bind *b, struct store *s, const struct json_node *n)
+{
+	char v[40];
+	size_t len = 0;
+
+	if (n && n->type == JSON_STRING && json_get_string(&s->jdoc, n, v, sizeof(v), &len) == 0 && len == 32 &&
+	    strspn(v, "0123456789abcdef") == 32)
+		b_text(b, memcpy(s->jarena + s->jarena_used, v, 33), 32), s->jarena_used += 33;
+	else
+		b_null(b);
 }
 
 /*
  * TL_HOST: the host's heartbeat, one heartbeats row. A record that is not
  * a tracer.host.v1 object with integer times, start before end, is noted
  * and counted with the bad live records; a number of the wrong type or
- * range in a good one is NULL (HEARTBEAT_VALUES).
+ * range in a good one is NULL: counts are whole numbers from 0 (CPUs,
+ * runs, steps and processes to 2^32 - 1), the uptime a number from 0 to
+ * 1e12 s; the host identity as a live record's, without the uid.
  */
 static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
-	bool valid = false;
-	int64_t ok = 0;
+	static const char *const counts[] = { "cpu_busy_ns", "cpu_idle_ns", "mem_total_bytes", "mem_used_bytes",
+					      "net_rx_bytes", "net_tx_bytes" };
+	static const char *const counts32[] = { "runs", "steps", "processes" };
+	struct store *s = c->s;
+	const struct json_node *root = NULL, *up;
+	uint64_t start = 0, end = 0;
+	double uptime = 0;
 	struct bind b;
-	int rc = f->len <= TL_RUN_MAX ? json_ok(c, payload, f->len, &valid) : STORE_OK;
+	int rc = STORE_OK;
 
+	if (f->len <= TL_RUN_MAX)
+		root = jdoc_object(s, payload, f->len, &rc);
 	if (rc)
 		return rc;
-	if (valid) {
-		b = lake_bind_start(c->s, ST_HOST_HEAD);
-		b_text(&b, payload, f->len);
-		rc = query_i64(&b, &ok);
-		if (rc && rc != STORE_E_NOT_FOUND)
-			return rc;
-	}
-	if (ok != 1) {
+	if (!root || !jis(s, jget(s, root, "schema"), "tracer.host.v1") ||
+	    json_get_u64(jget(s, root, "start_ns"), &start) || json_get_u64(jget(s, root, "end_ns"), &end) ||
+	    start > INT64_MAX || end > INT64_MAX || start >= end) {
 		c->note = "bad_host_record";
 		c->res->bad_live_records++;
 		return STORE_OK;
 	}
-	b = lake_bind_start(c->s, ST_HEARTBEAT);
-	b_text(&b, payload, f->len);
+	s->jarena_used = 0;
+	b = lake_bind_start(s, ST_HEARTBEAT);
 	lake_b_str(&b, c->host);
 	b_u64(&b, c->seq);
 	lake_b_i64(&b, c->stream);
+	jb_boot_id(&b, s, jget(s, root, "boot_id"));
+	jb_count(&b, jget(s, root, "beat"), INT64_MAX);
+	jb_count(&b, jget(s, root, "start_ns"), INT64_MAX);
+	jb_count(&b, jget(s, root, "end_ns"), INT64_MAX);
+	up = jget(s, root, "uptime_s");
+	if (up && json_get_double(&s->jdoc, up, &uptime) == 0 && uptime >= 0 && uptime <= 1e12)
+		b_real(&b, uptime);
+	else
+		b_null(&b);
+	jb_count(&b, jget(s, root, "cpus"), UINT32_MAX);
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		jb_count(&b, jget(s, root, counts[i]), INT64_MAX);
+	for (size_t i = 0; i < sizeof(counts32) / sizeof(counts32[0]); i++)
+		jb_count(&b, jget(s, root, counts32[i]), UINT32_MAX);
+	jb_host(&b, s, jget(s, root, "host"));
 	return exec_bound(&b);
 }
 

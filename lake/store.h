@@ -31,7 +31,7 @@
 #define STORE_RUN_ROWS_MAX 100000   /* processes, steps or signals materialised from one run record, each */
 #define STORE_RUN_KEY_MAX 256       /* bytes of a run key (BOOT-TGID-START is about 60) */
 #define STORE_ARGV_JSON_MAX (64u << 10) /* bytes of an exec's argv or env as JSON (an argument area is 4 KiB) */
-#define STORE_PRICE_MAX_SQL "1e9"   /* a host's price per hour above this (US dollars) is no price: NULL */
+#define STORE_PRICE_MAX 1e9        /* a host's price per hour above this (US dollars) is no price: NULL */
 
 enum store_err {
 	STORE_OK = 0,

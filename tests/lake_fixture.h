@@ -8,6 +8,12 @@
  *
  *   static int setup(void **state) { return lake_fixture_setup(state, "/tmp/test_NAME.XXXXXX"); }
  *   cmocka_unit_test_setup_teardown(a_test, setup, lake_fixture_teardown)
+ *
+ * Built with LAKE_FIXTURE_PG defined (tests/test_ingest_store_pg.c), every
+ * batch also goes into a PostgreSQL database of its own in a throwaway
+ * cluster (tests/pg_cluster.h, one per test program), with the same
+ * outcome; at teardown every table of both lakes must hold the same rows
+ * (lake_mirror_compare): the write path gives both engines one lake.
  */
 #ifndef TRACER_TESTS_LAKE_FIXTURE_H
 #define TRACER_TESTS_LAKE_FIXTURE_H
@@ -22,6 +28,10 @@
 #include <sqlite3.h>
 
 #include "json.h"
+#ifdef LAKE_FIXTURE_PG
+#include "pg_cluster.h"
+#include "sql.h"
+#endif
 #include "schema.h"
 #include "store.h"
 #include "test_ingest_helpers.h"
@@ -33,7 +43,153 @@ struct lake_fixture {
 	struct batch_secret_key key;
 	uint8_t host[BATCH_HOST_ID_LEN];
 	struct frames f;
+#ifdef LAKE_FIXTURE_PG
+	struct store *pg;   /* the mirror */
+	char pg_uri[256];
+	bool pg_diverged;   /* the test changed its SQLite lake by hand: nothing to compare */
+#endif
 };
+
+#ifdef LAKE_FIXTURE_PG
+static struct pg_cluster lake_pg_cluster;
+static unsigned lake_pg_dbs;
+
+static inline void lake_pg_stop(void)
+{
+	pg_cluster_stop(&lake_pg_cluster);
+}
+
+/* A new database in the program's cluster (started at the first), opened as a lake. */
+static inline int lake_pg_open(struct lake_fixture *fx)
+{
+	char name[32], err[512];
+
+	if (!lake_pg_dbs++) {
+		if (pg_cluster_start(&lake_pg_cluster))
+			return -1;
+		atexit(lake_pg_stop);
+	}
+	snprintf(name, sizeof(name), "mirror%u", lake_pg_dbs);
+	if (pg_cluster_createdb(&lake_pg_cluster, name, fx->pg_uri, sizeof(fx->pg_uri)))
+		return -1;
+	if (store_open(&fx->pg, fx->pg_uri, false, err, sizeof(err))) {
+		fprintf(stderr, "store_open %s: %s\n", fx->pg_uri, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* A row of a table as text: each column's type and value. */
+static inline char *lake_row_text(struct sql_stmt *st)
+{
+	struct obuf o;
+
+	obuf_init_mem(&o, 1u << 24);
+	for (int i = 0; i < sql_col_count(st); i++) {
+		switch (sql_col_type(st, i)) {
+		case SQL_NULL: obuf_puts(&o, "|null"); break;
+		case SQL_INTEGER: obuf_printf(&o, "|i%lld", (long long)sql_col_i64(st, i)); break;
+		case SQL_FLOAT: obuf_printf(&o, "|f%.17g", sql_col_double(st, i)); break;
+		case SQL_TEXT:
+			obuf_puts(&o, "|t");
+			json_put_string(&o, sql_col_text(st, i), sql_col_bytes(st, i));
+			break;
+		case SQL_BLOB: {
+			size_t n = sql_col_bytes(st, i);
+			const unsigned char *b = sql_col_blob(st, i);
+
+			obuf_puts(&o, "|b");
+			for (size_t k = 0; k < n; k++)
+				obuf_printf(&o, "%02x", b[k]);
+			break;
+		}
+		}
+	}
+	obuf_putc(&o, 0);
+	assert_int_equal(o.err, 0);
+	return o.buf;
+}
+
+static inline int lake_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every row of a table (its columns of this version), as sorted text. */
+static inline char **lake_table_rows(struct sql *db, const struct lake_table *t, size_t *n)
+{
+	struct obuf q;
+	struct sql_stmt *st = NULL;
+	char **rows = NULL;
+	size_t cap = 0;
+
+	obuf_init_mem(&q, 1u << 16);
+	obuf_puts(&q, "SELECT ");
+	for (unsigned i = 0, k = 0; i < t->ncols; i++) {
+		if (t->cols[i].until || (t->cols[i].type == LK_ID && strcmp(t->name, "runs")))
+			continue;
+		obuf_printf(&q, "%s%s", k++ ? ", " : "", t->cols[i].name);
+	}
+	obuf_printf(&q, " FROM %s", t->name);
+	obuf_putc(&q, 0);
+	if (sql_prepare(db, q.buf, false, &st) != SQL_OK)
+		fail_msg("%s: %s", q.buf, sql_errmsg(db));
+	*n = 0;
+	for (int rc; (rc = sql_step(st)) == SQL_ROW;) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			rows = realloc(rows, cap * sizeof(*rows));
+			assert_non_null(rows);
+		}
+		rows[(*n)++] = lake_row_text(st);
+	}
+	sql_finalize(st);
+	obuf_free(&q);
+	if (*n)
+		qsort(rows, *n, sizeof(*rows), lake_cmp_str);
+	return rows;
+}
+
+/* Both lakes hold the same rows in every table. */
+static inline void lake_mirror_compare(struct lake_fixture *fx)
+{
+	struct sql *lite = NULL, *pg = NULL;
+	char err[256];
+	int differ = 0;
+
+	/* Row ids other than a run's (which people name) only order rows: PostgreSQL's sequences do not reuse a
+	 * deleted row's id as SQLite's rowid does. */
+
+	assert_int_equal(sql_open_sqlite(&lite, fx->db, true, 5000, err, sizeof(err)), SQL_OK);
+	assert_int_equal(sql_open_pg(&pg, fx->pg_uri, true, 5000, err, sizeof(err)), SQL_OK);
+	for (unsigned i = 0; i < lake_ntables; i++) {
+		const struct lake_table *t = &lake_tables[i];
+		size_t na = 0, nb = 0;
+		char **a, **b;
+
+		if (!strcmp(t->name, "schema_version"))
+			continue;
+		a = lake_table_rows(lite, t, &na);
+		b = lake_table_rows(pg, t, &nb);
+		for (size_t k = 0; k < na || k < nb; k++) {
+			const char *x = k < na ? a[k] : "(none)", *y = k < nb ? b[k] : "(none)";
+
+			if (strcmp(x, y) && differ++ < 10)
+				fprintf(stderr, "%s row %zu:\n  sqlite     %.600s\n  postgresql %.600s\n", t->name, k, x,
+					y);
+		}
+		for (size_t k = 0; k < na; k++)
+			free(a[k]);
+		for (size_t k = 0; k < nb; k++)
+			free(b[k]);
+		free(a);
+		free(b);
+	}
+	sql_close(lite);
+	sql_close(pg);
+	assert_int_equal(differ, 0);
+}
+#endif
 
 /* batch_verify's key lookup: the fixture's key, for any host. */
 static inline int lake_lookup_any_host(void *ctx, const uint8_t key_id[BATCH_KEY_ID_LEN],
@@ -72,6 +228,14 @@ static inline int lake_fixture_setup(void **state, const char *template_)
 	}
 	batch_key_generate(&fx->key);
 	host_id_of(fx->host, 1);
+#ifdef LAKE_FIXTURE_PG
+	if (lake_pg_open(fx)) {
+		store_close(fx->st);
+		rm_tree(fx->dir);
+		free(fx);
+		return -1;
+	}
+#endif
 	*state = fx;
 	return 0;
 }
@@ -81,6 +245,11 @@ static inline int lake_fixture_teardown(void **state)
 	struct lake_fixture *fx = *state;
 
 	store_close(fx->st);
+#ifdef LAKE_FIXTURE_PG
+	store_close(fx->pg);
+	if (!fx->pg_diverged)
+		lake_mirror_compare(fx);
+#endif
 	frames_free(&fx->f);
 	rm_tree(fx->dir);
 	free(fx);
@@ -102,6 +271,46 @@ static inline int lake_store_sealed(struct lake_fixture *fx, const uint8_t *host
 	return lake_store_chained(fx, host, batch_seq, NULL, received_ns, res, hash);
 }
 
+/* The test makes its SQLite lake by hand (an old schema's): its mirror stops here. */
+static inline void lake_mirror_off(struct lake_fixture *fx)
+{
+#ifdef LAKE_FIXTURE_PG
+	fx->pg_diverged = true;
+#else
+	(void)fx;
+#endif
+}
+
+/* store_note_file_key on the fixture's lake and its mirror. */
+static inline int lake_note_file_key(struct lake_fixture *fx, uint64_t now_ns)
+{
+	int rc = store_note_file_key(fx->st, fx->key.key_id, fx->key.public_key, fx->host, now_ns);
+#ifdef LAKE_FIXTURE_PG
+	assert_int_equal(store_note_file_key(fx->pg, fx->key.key_id, fx->key.public_key, fx->host, now_ns), rc);
+#endif
+	return rc;
+}
+
+/* store_batch into the fixture's lake (and its mirror, with the same outcome). */
+static inline int lake_store_raw(struct lake_fixture *fx, const struct batch_header *h,
+				 const uint8_t hash[BATCH_HASH_LEN], const uint8_t *raw, size_t raw_len, size_t wire_len,
+				 uint64_t received_ns, struct store_result *res)
+{
+	int rc = store_batch(fx->st, h, hash, raw, raw_len, wire_len, received_ns, res);
+#ifdef LAKE_FIXTURE_PG
+	struct store_result mirror;
+	int mrc;
+
+	if (fx->pg_diverged)
+		return rc;
+	mrc = store_batch(fx->pg, h, hash, raw, raw_len, wire_len, received_ns, &mirror);
+	if (mrc != rc)
+		fail_msg("PostgreSQL stored with %d (%s), SQLite with %d", mrc, store_last_error(fx->pg), rc);
+	assert_memory_equal(&mirror, res, sizeof(mirror));
+#endif
+	return rc;
+}
+
 /* The same, after the batch whose hash is prev_hash (NULL: zeros, a stream's first). */
 static inline int lake_store_chained(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq,
 				     const uint8_t *prev_hash, uint64_t received_ns, struct store_result *res,
@@ -116,7 +325,7 @@ static inline int lake_store_chained(struct lake_fixture *fx, const uint8_t *hos
 	assert_int_equal(seal_frames(&fx->key, host, batch_seq, prev_hash, BATCH_COMP_ZLIB, &fx->f, &s), 0);
 	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, vhash), 0);
 	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
-	rc = store_batch(fx->st, &h, vhash, raw, raw_len, s.len, received_ns, res);
+	rc = lake_store_raw(fx, &h, vhash, raw, raw_len, s.len, received_ns, res);
 	if (hash)
 		memcpy(hash, vhash, BATCH_HASH_LEN);
 	free(raw);
@@ -145,7 +354,7 @@ static inline int64_t lake_q(struct lake_fixture *fx, const char *fmt, ...)
  */
 static inline void lake_schema_text(const char *path, char *out, size_t outlen)
 {
-	sql_text(path,
+	sql_text_of(path,
 		 "SELECT group_concat(item, ';') FROM (SELECT m.name || '(' || (SELECT group_concat(c, ',') FROM "
 		 "(SELECT name || ' ' || type || ' ' || \"notnull\" || ' ' || coalesce(dflt_value, '') || ' ' || pk AS c "
 		 "FROM pragma_table_info(m.name) ORDER BY name)) || ')' AS item FROM sqlite_master m "

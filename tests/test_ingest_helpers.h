@@ -257,7 +257,7 @@ static inline int64_t sql_int(const char *db_path, const char *sql)
 }
 
 /* The first column of the first row as text into out ("" if none or NULL). */
-static inline void sql_text(const char *db_path, const char *sql, char *out, size_t outlen)
+static inline void sql_text_of(const char *db_path, const char *sql, char *out, size_t outlen)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;

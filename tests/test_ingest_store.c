@@ -136,6 +136,28 @@ static void batch_stores_every_record_once_with_its_checksum(void **state)
 	assert_int_equal(lake_q(fx, "SELECT runtime_ns FROM samples WHERE seq = 7"), 7000000);
 }
 
+/*
+ * A path is any bytes but NUL: the lake's text is UTF-8 (PostgreSQL's can be nothing else), so a byte
+ * that is not becomes U+FFFD, as the JSON the lake writes shows it; the record keeps the bytes.
+ */
+static void a_path_that_is_not_utf8_is_stored_with_u_fffd(void **state)
+{
+	struct lake_fixture *fx = *state;
+	static const char *const args[] = { "tool", "caf\xe9", NULL };
+	_Alignas(8) uint8_t buf[DECODE_MAX_LEN];
+	struct store_result res;
+	char text[512];
+	size_t n;
+
+	n = encode_exec(buf, sizeof(buf), 200, 42, 41, 99, "/data/caf\xe9/t\xc3\xa9l\xff", args);
+	assert_true(frames_add(&fx->f, 1, TR_EXEC, buf, (uint32_t)n));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.undecodable, 0);
+	sql_text_of(fx->db, "SELECT exe || '|' || argv FROM processes WHERE tgid = 42", text, sizeof(text));
+	assert_string_equal(text, "/data/caf\xef\xbf\xbd/t\xc3\xa9l\xef\xbf\xbd|[\"tool\",\"caf\xef\xbf\xbd\"]");
+	assert_int_equal(lake_q(fx, "SELECT instr(payload, CAST(X'ff' AS BLOB)) > 0 FROM records WHERE seq = 1"), 1);
+}
+
 static void exec_fork_exit_make_one_process_with_its_exit_figures(void **state)
 {
 	struct lake_fixture *fx = *state;
@@ -157,7 +179,7 @@ static void exec_fork_exit_make_one_process_with_its_exit_figures(void **state)
 	assert_int_equal(res.undecodable, 0);
 
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 2);
-	sql_text(fx->db, "SELECT exe || '|' || argv || '|' || comm FROM processes WHERE tgid = 42", text, sizeof(text));
+	sql_text_of(fx->db, "SELECT exe || '|' || argv || '|' || comm FROM processes WHERE tgid = 42", text, sizeof(text));
 	assert_string_equal(text, "/usr/bin/samtools|[\"samtools\",\"sort\",\"-o\",\"out.bam\",\"in \\\"q\\\".bam\"]|"
 				  "samtools");
 	assert_int_equal(lake_q(fx, "SELECT json_array_length(argv) FROM processes WHERE tgid = 42"), 5);
@@ -294,10 +316,10 @@ static void same_batch_twice_is_a_duplicate_and_stores_nothing(void **state)
 	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
 	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
 	assert_int_equal(store_batch_exists(fx->st, hash), 0);
-	assert_int_equal(store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1, &res), STORE_OK);
+	assert_int_equal(lake_store_raw(fx, &h, hash, raw, raw_len, s.len, 1, &res), STORE_OK);
 	assert_false(res.duplicate);
 	assert_int_equal(store_batch_exists(fx->st, hash), 1);
-	assert_int_equal(store_batch(fx->st, &h, hash, raw, raw_len, s.len, 2, &res), STORE_OK);
+	assert_int_equal(lake_store_raw(fx, &h, hash, raw, raw_len, s.len, 2, &res), STORE_OK);
 	assert_true(res.duplicate);
 	assert_int_equal(res.new_records, 0);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches"), 1);
@@ -468,7 +490,7 @@ static void key_announcement_enrols_the_new_key_for_the_same_host(void **state)
 	assert_memory_equal(pk, next.public_key, sizeof(pk));
 	assert_memory_equal(host, fx->host, sizeof(host));
 	assert_int_equal(store_rotation_key(fx->st, forged.key_id, pk, host), STORE_E_NOT_FOUND);
-	sql_text(fx->db, "SELECT announced_by FROM keys WHERE source = 'rotation'", text, sizeof(text));
+	sql_text_of(fx->db, "SELECT announced_by FROM keys WHERE source = 'rotation'", text, sizeof(text));
 	sodium_bin2hex(expect, sizeof(expect), fx->key.key_id, sizeof(fx->key.key_id));
 	assert_string_equal(text, expect);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE seq = 2 AND note = 'key_id_mismatch'"), 1);
@@ -491,8 +513,8 @@ static void a_file_key_noted_in_the_lake_is_not_a_rotation_key(void **state)
 	struct lake_fixture *fx = *state;
 	uint8_t pk[BATCH_PUBKEY_LEN], host[BATCH_HOST_ID_LEN];
 
-	assert_int_equal(store_note_file_key(fx->st, fx->key.key_id, fx->key.public_key, fx->host, 1), STORE_OK);
-	assert_int_equal(store_note_file_key(fx->st, fx->key.key_id, fx->key.public_key, fx->host, 2), STORE_OK);
+	assert_int_equal(lake_note_file_key(fx, 1), STORE_OK);
+	assert_int_equal(lake_note_file_key(fx, 2), STORE_OK);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM keys WHERE source = 'file' AND enrolled_ns = 1"), 1);
 	/* removing a key from the file must revoke it: the lake's copy does not vouch for it */
 	assert_int_equal(store_rotation_key(fx->st, fx->key.key_id, pk, host), STORE_E_NOT_FOUND);
@@ -541,9 +563,9 @@ static void run_report_fills_runs_steps_processes_and_signals(void **state)
 	assert_int_equal(lake_q(fx, "SELECT exit_code FROM runs"), 1);
 	assert_int_equal(lake_q(fx, "SELECT duration_ns FROM runs"), 2500000000);
 	assert_int_equal(lake_q(fx, "SELECT dropped FROM runs"), 4);
-	sql_text(fx->db, "SELECT command || '|' || pipeline_run_id || '|' || engine FROM runs", text, sizeof(text));
+	sql_text_of(fx->db, "SELECT command || '|' || pipeline_run_id || '|' || engine FROM runs", text, sizeof(text));
 	assert_string_equal(text, "[\"bash\",\"-c\",\"make all\"]|nf-7|nextflow");
-	sql_text(fx->db, "SELECT summary FROM runs", text, sizeof(text));
+	sql_text_of(fx->db, "SELECT summary FROM runs", text, sizeof(text));
 	assert_string_equal(text, "tracer: bash -c make all exited 1\nsignals: 2\n");
 	/* objects only, each value only if of its type */
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM run_processes"), 2);
@@ -672,7 +694,7 @@ static int store_sealed_boot(struct lake_fixture *fx, const uint8_t boot[BATCH_B
 	assert_int_equal(seal_frames_boot(&fx->key, fx->host, boot, batch_seq, NULL, BATCH_COMP_ZLIB, &fx->f, &s), 0);
 	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
 	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
-	rc = store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1700000000000000000ull + batch_seq, res);
+	rc = lake_store_raw(fx, &h, hash, raw, raw_len, s.len, 1700000000000000000ull + batch_seq, res);
 	free(raw);
 	free(s.wire);
 	frames_reset(&fx->f);
@@ -694,7 +716,7 @@ static int keep_run(void *ctx, const struct store_run *r)
 
 static void text_of(struct lake_fixture *fx, const char *sql, char *out, size_t outlen)
 {
-	sql_text(fx->db, sql, out, outlen);
+	sql_text_of(fx->db, sql, out, outlen);
 }
 
 static void live_record_creates_its_run_and_only_a_higher_update_changes_it(void **state)
@@ -1317,7 +1339,7 @@ static void lake_reopens_and_refuses_other_versions_and_other_files(void **state
 	assert_int_equal(store_open(&again, fx->db, false, err, sizeof(err)), STORE_OK);
 	fx->st = again;
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 3);
-	sql_text(fx->db, "PRAGMA journal_mode", err, sizeof(err));
+	sql_text_of(fx->db, "PRAGMA journal_mode", err, sizeof(err));
 	assert_string_equal(err, "wal");
 
 	/* a lake of another version */
@@ -1571,11 +1593,11 @@ static void upgraded(struct lake_fixture *fx, int version)
 	make_old_lake(path, version);
 	lake_assert_upgraded(fx, path, version);
 	/* the rows are kept; the report runs and steps have the states a report stored now would give */
-	sql_text(path, "SELECT group_concat(run_id || ':' || state || ':' || detected_by || ':' || last_update_ns, ',') "
+	sql_text_of(path, "SELECT group_concat(run_id || ':' || state || ':' || detected_by || ':' || last_update_ns, ',') "
 		       "FROM runs", err, sizeof(err));
 	assert_string_equal(err, "1:failed:tracer_run:20,2:succeeded:tracer_run:40");
 	/* two steps of run 1 had the id s (a host may send that): the later one lost it, for the unique index */
-	sql_text(path, "SELECT group_concat(run_id || ':' || coalesce(step_id, '-') || ':' || name || ':' || state, ',') "
+	sql_text_of(path, "SELECT group_concat(run_id || ':' || coalesce(step_id, '-') || ':' || name || ':' || state, ',') "
 		       "FROM (SELECT * FROM steps ORDER BY run_id, idx)", err, sizeof(err));
 	assert_string_equal(err, "1:s:a:failed,1:-:b:succeeded,1:t:c:succeeded,2:s:d:succeeded");
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM processes WHERE exe = '/bin/true' AND run_id IS NULL"), 1);
@@ -1613,12 +1635,14 @@ static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(
 	char path[128], err[512];
 	struct store_result res;
 
+	lake_mirror_off(fx); /* an old lake made by hand */
+
 	snprintf(path, sizeof(path), "%s/v3.db", fx->dir);
 	make_v3_lake(fx, path);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'uid'"), 0);
 	lake_assert_upgraded(fx, path, 3);
 	/* every row kept, as it was; the new columns NULL: unknown */
-	sql_text(path, "SELECT group_concat(run_id || ':' || coalesce(run_key, '-') || ':' || state || ':' || "
+	sql_text_of(path, "SELECT group_concat(run_id || ':' || coalesce(run_key, '-') || ':' || state || ':' || "
 		       "coalesce(update_seq, '-'), ',') FROM runs", err, sizeof(err));
 	assert_string_equal(err, "1:-:failed:-,2:-:succeeded:-,3:b00t-7-70:running:4");
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM runs WHERE coalesce(host_cloud, host_instance_type, "
@@ -1665,6 +1689,8 @@ static void a_version_6_lake_is_upgraded_keeping_its_rows_with_reclaim_unknown(v
 	char path[128], err[512];
 	struct store_result res;
 
+	lake_mirror_off(fx); /* an old lake made by hand */
+
 	snprintf(path, sizeof(path), "%s/v6.db", fx->dir);
 	make_v6_lake(fx, path);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('processes') WHERE name = 'reclaim_ns'"),
@@ -1696,6 +1722,8 @@ static void a_version_7_lake_is_upgraded_its_seqs_stream_0(void **state)
 	struct store *st = NULL, *keep = fx->st;
 	struct store_result res;
 	char path[128], err[512];
+
+	lake_mirror_off(fx); /* an old lake made by hand */
 
 	snprintf(path, sizeof(path), "%s/v7.db", fx->dir);
 	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
@@ -1817,6 +1845,8 @@ static void upgraded_lake_takes_live_records(void **state)
 	struct store_result res;
 	char err[256];
 
+	lake_mirror_off(fx); /* an old lake made by hand */
+
 	store_close(fx->st);
 	fx->st = NULL;
 	unlink(fx->db);
@@ -1860,7 +1890,7 @@ static void ten_thousand_samples_are_stored_in_one_transaction(void **state)
 		assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
 		assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
 		t0 = now_s();
-		assert_int_equal(store_batch(fx->st, &h, hash, raw, raw_len, s.len, 1, &res), STORE_OK);
+		assert_int_equal(lake_store_raw(fx, &h, hash, raw, raw_len, s.len, 1, &res), STORE_OK);
 		if (now_s() - t0 < best)
 			best = now_s() - t0;
 		assert_int_equal(res.new_records, 10000);
@@ -1876,6 +1906,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(batch_stores_every_record_once_with_its_checksum, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(exec_fork_exit_make_one_process_with_its_exit_figures, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_path_that_is_not_utf8_is_stored_with_u_fffd, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(oom_kill_marks_the_victim_and_is_its_only_signal, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(samples_files_cgroups_counters_and_losses_fill_their_tables, setup,
 						lake_fixture_teardown),

@@ -152,7 +152,7 @@ static void heartbeats_are_stored_with_every_figure(void **state)
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE type = 69 AND note IS NULL"), 2);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM heartbeats"), 2);
 	/* the columns no read hands out */
-	sql_text(fx->db, "SELECT group_concat(seq || ':' || beat || ':' || uptime_s || ':' || cpu_idle_ns, ',') "
+	sql_text_of(fx->db, "SELECT group_concat(seq || ':' || beat || ':' || uptime_s || ':' || cpu_idle_ns, ',') "
 			 "FROM (SELECT * FROM heartbeats ORDER BY seq)", text, sizeof(text));
 	assert_string_equal(text, "1:1:1234.5:119000000000,2:2:1234.5:118000000000");
 
@@ -184,7 +184,7 @@ static void heartbeats_are_stored_with_every_figure(void **state)
 		assert_true(x->price_known);
 		assert_true(x->price_per_hour > 0.19199 && x->price_per_hour < 0.19201);
 	}
-	sql_text(fx->db, "SELECT host_instance_type || '|' || host_instance_id || '|' || host_region FROM heartbeats "
+	sql_text_of(fx->db, "SELECT host_instance_type || '|' || host_instance_id || '|' || host_region FROM heartbeats "
 			 "WHERE seq = 2", text, sizeof(text));
 	assert_string_equal(text, "m6i.xlarge|i-0123456789abcdef0|us-east-1");
 }
@@ -290,7 +290,7 @@ static void numbers_of_the_wrong_type_or_range_are_null(void **state)
 	assert_false(b.v[1].price_known);
 	assert_string_equal(b.boot[2], "(null)");
 	assert_false(b.v[2].price_known);
-	sql_text(fx->db, "SELECT group_concat(seq || ':' || coalesce(uptime_s, '-') || ':' || "
+	sql_text_of(fx->db, "SELECT group_concat(seq || ':' || coalesce(uptime_s, '-') || ':' || "
 			 "coalesce(host_instance_type, '-'), ',') FROM (SELECT * FROM heartbeats ORDER BY seq)",
 		 text, sizeof(text));
 	assert_string_equal(text, "1:-:t3.micro,2:-:-,3:7.0:-");
@@ -393,7 +393,7 @@ static void a_version_4_lake_is_upgraded_keeping_its_rows_and_takes_heartbeats(v
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
 				       "name = 'heartbeats_host_start'"), 1);
 	/* its rows kept */
-	sql_text(path, "SELECT run_id || ':' || run_key || ':' || state FROM runs", err, sizeof(err));
+	sql_text_of(path, "SELECT run_id || ':' || run_key || ':' || state FROM runs", err, sizeof(err));
 	assert_string_equal(err, "1:b00t-7-70:running");
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM records"), 1);
 	/* and heartbeats stored in it */
@@ -430,7 +430,7 @@ static void a_version_5_lake_is_upgraded_and_takes_step_allocations(void **state
 	make_old_lake(fx, path, 5);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('steps') WHERE name LIKE '%limit%'"), 0);
 	lake_assert_upgraded(fx, path, 5);
-	sql_text(path, "SELECT step_id || ':' || typeof(cpu_limit_millicores) || ':' || typeof(memory_limit_bytes) "
+	sql_text_of(path, "SELECT step_id || ':' || typeof(cpu_limit_millicores) || ':' || typeof(memory_limit_bytes) "
 		       "FROM steps", err, sizeof(err));
 	assert_string_equal(err, "s1:null:null");
 	store_close(fx->st);
@@ -439,7 +439,7 @@ static void a_version_5_lake_is_upgraded_and_takes_step_allocations(void **state
 	assert_true(frames_add(&fx->f, 2, TL_RUN, update, sizeof(update) - 1));
 	assert_int_equal(store_sealed(fx, 2, &res), STORE_OK);
 	assert_int_equal(res.bad_live_records, 0);
-	sql_text(path, "SELECT group_concat(step_id || ':' || coalesce(cpu_limit_millicores, '-') || ':' || "
+	sql_text_of(path, "SELECT group_concat(step_id || ':' || coalesce(cpu_limit_millicores, '-') || ':' || "
 		       "coalesce(memory_limit_bytes, '-'), ' ') FROM (SELECT * FROM steps ORDER BY idx)", err, sizeof(err));
 	assert_string_equal(err, "s1:1235:536870912 s2:-:- s3:-:-");
 }
