@@ -169,7 +169,12 @@ int landlock_apply(const struct landlock_spec *s, const char *who)
 				"landlock_add_rule landlock_restrict_self); not running unconfined\n", who, strerror(-err));
 		return err;
 	}
-	attr.handled_access_fs = fs_rights(abi);
+	if (s->net_only && abi < 4) {
+		fprintf(stderr, "<4>%s: this kernel's Landlock (ABI %d) cannot confine TCP (ABI 4, Linux 6.7): "
+				"connections are confined by seccomp alone\n", who, abi);
+		return 0;
+	}
+	attr.handled_access_fs = s->net_only ? 0 : fs_rights(abi);
 	if (abi >= 4) {
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 		attr_size = offsetof(struct ll_ruleset_attr, scoped);

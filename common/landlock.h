@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File system and TCP confinement with Landlock (Linux 5.13+), shared by
- * tracer-collector and tracer-processor. seccomp decides which system calls
+ * tracer-collector, tracer-processor and tracer-web (tracer-ingest: TCP
+ * only). seccomp decides which system calls
  * a daemon may make but cannot see paths; Landlock decides which files it
  * may open and which TCP ports it may connect to, whatever the file modes
  * say. Applied after the privilege drop, just before seccomp, to the
@@ -27,6 +28,7 @@ struct landlock_spec {
 	unsigned nro;
 	uint16_t connect_ports[LANDLOCK_MAX_PORTS]; /* the only TCP ports connect() may reach; no bind() */
 	unsigned nports;
+	bool net_only; /* TCP (and scopes) only: the file system left to the caller's other confinement */
 };
 
 /* Add a path; the directory of a file path when dir_of is true. false when full. */

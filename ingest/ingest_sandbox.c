@@ -12,10 +12,12 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "keys.h"
+#include "landlock.h"
 #include "scfilter.h"
 
 /*
@@ -95,21 +97,57 @@ static const struct sc_arg_rule startup_rules[] = {
 	{ NULL, 0, 0, 0, 0 },
 };
 
-/* One filter: kill the process on anything not listed; on every thread of the process (TSYNC). */
-static int install(bool startup)
-{
-	const char *const *names[] = { serving_syscalls, startup ? startup_syscalls : NULL, NULL };
-	const struct sc_arg_rule *rules[] = { serving_rules, startup ? startup_rules : NULL, NULL };
+/*
+ * A PostgreSQL lake's connection, made again after the server dropped it
+ * (lake/sql.c): libpq's socket, its non-blocking connect and the checks
+ * after it, its waits (poll). Sending and receiving are serving's.
+ */
+static const char *const lake_net_syscalls[] = {
+	"connect", "poll", "getsockopt", "getsockname",
+	NULL,
+};
 
+/* One filter: kill the process on anything not listed; on every thread of the process (TSYNC). */
+static int install(bool startup, const struct ingest_lake_net *net)
+{
+	/* libpq's socket: a stream socket of the lake's family (its type's flags as it sets them) */
+	const struct sc_arg_rule lake_net_rules[] = {
+		{ "socket", 0, 0, (uint64_t)net->family, 0 },
+		{ NULL, 0, 0, 0, 0 },
+	};
+	const char *const *names[4] = { serving_syscalls };
+	const struct sc_arg_rule *rules[4] = { serving_rules };
+	unsigned n = 1;
+
+	if (net->family) {
+		names[n] = lake_net_syscalls;
+		rules[n++] = lake_net_rules;
+	}
+	if (startup) {
+		names[n] = startup_syscalls;
+		rules[n] = startup_rules;
+	}
 	return sc_install(names, rules, "tracer-ingest", startup ? "start-up" : "serving");
 }
 
-int sandbox_ingest_startup(void)
+/* TCP: connect() to the lake's port only, bind() nothing (its listening socket is bound already). */
+static int confine_tcp(const struct ingest_lake_net *net)
 {
-	return install(true);
+	struct landlock_spec spec = { .net_only = true };
+
+	if ((net->family == AF_INET || net->family == AF_INET6) && !landlock_add_port(&spec, net->port))
+		return -EINVAL;
+	return landlock_apply(&spec, "tracer-ingest") < 0 ? -EPERM : 0;
 }
 
-int sandbox_ingest_serving(void)
+int sandbox_ingest_startup(const struct ingest_lake_net *net)
 {
-	return install(false);
+	int rc = confine_tcp(net);
+
+	return rc ? rc : install(true, net);
+}
+
+int sandbox_ingest_serving(const struct ingest_lake_net *net)
+{
+	return install(false, net);
 }

@@ -454,7 +454,7 @@ static void create_lake_as(const char *path, const struct identity *id)
  * start-up seccomp filter. Both before libmicrohttpd's thread exists, so
  * that it inherits them (capability sets and no_new_privs are per thread).
  */
-static int confine(const struct options *o, const struct identity *id)
+static int confine(const struct options *o, const struct identity *id, const struct ingest_lake_net *net)
 {
 	if (priv_drop(id->uid, id->gid))
 		return -1;
@@ -463,12 +463,12 @@ static int confine(const struct options *o, const struct identity *id)
 	if (access(o->keys, R_OK))
 		fprintf(stderr, "<4>%s: not readable as uid %u (%s): SIGHUP cannot reload it; make it readable by "
 			"that user (chmod o+r, or its group)\n", o->keys, (unsigned)id->uid, strerror(errno));
-	return sandbox_ingest_startup() ? -1 : 0;
+	return sandbox_ingest_startup(net) ? -1 : 0;
 }
 
 /* Serve until SIGTERM or SIGINT, then stop the server: 0. On failure 1, srv left to the caller to stop. */
 static int serve(struct server *srv, struct ingest *ig, const struct options *o, const sigset_t *set,
-		 struct notify *nt)
+		 struct notify *nt, const struct ingest_lake_net *net)
 {
 	struct server_stats ss;
 	char err[512];
@@ -478,7 +478,7 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 		return 1;
 	}
 	/* libmicrohttpd's thread runs: from here on, serving's syscalls only, on every thread. */
-	if (sandbox_ingest_serving())
+	if (sandbox_ingest_serving(net))
 		return 1;
 	if (o->server.tls_cert)
 		fprintf(stderr, "<6>TLS: certificate %s; %s%s\n", o->server.tls_cert,
@@ -495,26 +495,35 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 }
 
 /* The keys file, the lake, the TLS files and the listening socket, in that order: 0, or the exit status. */
-static int open_all(const struct options *o, const struct identity *id, struct ingest *ig, struct server **srv)
+static int open_all(const struct options *o, const struct identity *id, struct ingest *ig, struct server **srv,
+		    struct ingest_lake_net *net)
 {
 	struct keyring kr = { 0 };
 	struct store *st = NULL;
-	char err[512];
+	char err[512], name[512];
 
 	if (load_keys(o->keys, &kr))
 		return 1;
-	if (geteuid() == 0)
+	if (geteuid() == 0 && !store_is_uri(o->db))
 		create_lake_as(o->db, id);
 	if (store_open(&st, o->db, false, err, sizeof(err))) {
 		fprintf(stderr, "<3>lake: %s\n", err);
 		keys_free(&kr);
 		return 1;
 	}
+	if (store_remote(st, &net->family, &net->port)) {
+		fprintf(stderr, "<3>lake: cannot tell how the PostgreSQL connection reaches the server: %s\n",
+			strerror(errno));
+		keys_free(&kr);
+		store_close(st);
+		return 1;
+	}
 	note_keys(st, &kr);
 	if (kr.n == 0)
 		fprintf(stderr, "<4>%s enrols no key: every batch will be refused until keys are added (then SIGHUP)\n",
 			o->keys);
-	fprintf(stderr, "<6>lake %s, %zu keys from %s\n", o->db, kr.n, o->keys);
+	store_display_name(o->db, name, sizeof(name));
+	fprintf(stderr, "<6>lake %s, %zu keys from %s\n", name, kr.n, o->keys);
 	if (ingest_init(ig, st, &kr)) {
 		keys_free(&kr);
 		store_close(st);
@@ -536,6 +545,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct notify nt;
 	struct ingest ig;
+	struct ingest_lake_net net = { 0 };
 	sigset_t set;
 	int rc;
 
@@ -558,10 +568,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "<3>libsodium failed to initialise\n");
 		return 1;
 	}
-	rc = open_all(&o, &id, &ig, &srv);
+	rc = open_all(&o, &id, &ig, &srv, &net);
 	if (rc)
 		return rc;
-	rc = confine(&o, &id) ? 1 : serve(srv, &ig, &o, &set, &nt);
+	rc = confine(&o, &id, &net) ? 1 : serve(srv, &ig, &o, &set, &nt, &net);
 	if (rc)
 		server_stop(srv); /* not serving: close the socket */
 	ingest_destroy(&ig);

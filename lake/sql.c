@@ -17,6 +17,9 @@
 #include <sys/random.h>
 
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <sqlite3.h>
 
 /* PostgreSQL type oids (pg_type.h, stable since forever) the columns are read by. */
@@ -31,6 +34,7 @@ struct sql {
 	int64_t changes;     /* PostgreSQL: rows the latest command changed */
 	uint64_t rng;        /* PostgreSQL: sql_random's state, seeded at open */
 	char session[96];    /* PostgreSQL: the settings each connection starts with */
+	char **keys, **values; /* PostgreSQL: the connection's parameters, to make it again (pg_pin()) */
 	char err[256];       /* PostgreSQL: the latest failure */
 };
 
@@ -127,6 +131,57 @@ static int pg_session(struct sql *db)
 	return pg_done(db, PQexec(db->pg, db->session));
 }
 
+/*
+ * The connection's parameters as made, to make it again after the server
+ * dropped it, with what the first connection found pinned: the server's
+ * address (hostaddr) when it was reached over TCP by a single host name,
+ * and no GSSAPI or TLS encryption where it used none (gssencmode,
+ * sslmode "prefer" would try them again). A reconnection then looks
+ * nothing up (no resolver, no GSSAPI mechanism files), so that a sandbox
+ * need only allow connecting to that address's port. 0 or -1 (no memory).
+ */
+static int pg_pin(struct sql *db)
+{
+	PQconninfoOption *opts = PQconninfo(db->pg);
+	const char *host = PQhost(db->pg), *addr = PQhostaddr(db->pg);
+	bool pin = host && *host != '/' && !strchr(host, ',') && addr && *addr;
+	size_t n = 0, k = 0;
+
+	if (!opts)
+		return -1;
+	for (PQconninfoOption *o = opts; o->keyword; o++)
+		n++;
+	db->keys = calloc(n + 2, sizeof(*db->keys));
+	db->values = calloc(n + 2, sizeof(*db->values));
+	if (!db->keys || !db->values) {
+		PQconninfoFree(opts);
+		return -1;
+	}
+	for (PQconninfoOption *o = opts; o->keyword; o++) {
+		const char *v = o->val;
+
+		if (!strcmp(o->keyword, "gssencmode") && !PQgssEncInUse(db->pg))
+			v = "disable";
+		if (!strcmp(o->keyword, "sslmode") && !PQsslInUse(db->pg))
+			v = "disable";
+		if (!v || (pin && !strcmp(o->keyword, "hostaddr")))
+			continue;
+		db->keys[k] = strdup(o->keyword);
+		db->values[k] = strdup(v);
+		if (!db->keys[k] || !db->values[k++])
+			break;
+	}
+	if (pin && k < n + 1) {
+		db->keys[k] = strdup("hostaddr");
+		db->values[k++] = strdup(addr);
+	}
+	PQconninfoFree(opts);
+	for (size_t i = 0; i < k; i++)
+		if (!db->keys[i] || !db->values[i])
+			return -1;
+	return 0;
+}
+
 int sql_open_pg(struct sql **out, const char *uri, bool read_only, int busy_ms, char *err, size_t errlen)
 {
 	/* The URI's own connect_timeout wins (a later keyword overrides an earlier one). */
@@ -142,9 +197,11 @@ int sql_open_pg(struct sql **out, const char *uri, bool read_only, int busy_ms, 
 	snprintf(db->session, sizeof(db->session), "SET lock_timeout = %d; SET default_transaction_read_only = %s",
 		 busy_ms, read_only ? "on" : "off");
 	db->pg = PQconnectdbParams(keys, values, 1);
-	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK || pg_session(db)) {
+	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK || pg_session(db) || pg_pin(db)) {
 		if (!db->pg || PQstatus(db->pg) != CONNECTION_OK)
 			pg_note(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");
+		else if (!db->keys || !db->values)
+			pg_note(db, "out of memory");
 		snprintf(err, errlen, "%s", db->err);
 		sql_close(db);
 		return SQL_E;
@@ -160,6 +217,26 @@ bool sql_is_pg(const struct sql *db)
 	return db->pg != NULL;
 }
 
+int sql_pg_peer(const struct sql *db, int *family, uint16_t *port)
+{
+	struct sockaddr_storage a;
+	socklen_t len = sizeof(a);
+	int fd = db->pg ? PQsocket(db->pg) : -1;
+
+	*family = 0;
+	*port = 0;
+	if (fd < 0)
+		return -ENOTSOCK;
+	if (getpeername(fd, (struct sockaddr *)&a, &len))
+		return -errno;
+	*family = a.ss_family;
+	if (a.ss_family == AF_INET)
+		*port = ntohs(((const struct sockaddr_in *)&a)->sin_port);
+	else if (a.ss_family == AF_INET6)
+		*port = ntohs(((const struct sockaddr_in6 *)&a)->sin6_port);
+	return 0;
+}
+
 /*
  * PostgreSQL: a connection that went away (the server restarted) is made
  * again before the next command, outside a transaction only (the one it
@@ -168,9 +245,17 @@ bool sql_is_pg(const struct sql *db)
  */
 static int pg_alive(struct sql *db)
 {
+	PGconn *again;
+
 	if (PQstatus(db->pg) == CONNECTION_OK)
 		return SQL_OK;
-	PQreset(db->pg);
+	again = PQconnectdbParams((const char *const *)db->keys, (const char *const *)db->values, 0);
+	if (!again) {
+		pg_note(db, "out of memory");
+		return SQL_E_BUSY;
+	}
+	PQfinish(db->pg); /* db->pg is never NULL: it says the engine */
+	db->pg = again;
 	if (PQstatus(db->pg) != CONNECTION_OK) {
 		pg_note(db, PQerrorMessage(db->pg));
 		return SQL_E_BUSY;
@@ -189,6 +274,12 @@ void sql_close(struct sql *db)
 		PQfinish(db->pg);
 	else
 		sqlite3_close(db->lite);
+	for (size_t i = 0; db->keys && db->keys[i]; i++) {
+		free(db->keys[i]);
+		free(db->values[i]);
+	}
+	free(db->keys);
+	free(db->values);
 	free(db);
 }
 

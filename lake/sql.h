@@ -57,6 +57,12 @@ bool sql_is_pg_uri(const char *where);
 /* Whether db is PostgreSQL's. */
 bool sql_is_pg(const struct sql *db);
 /*
+ * PostgreSQL: how its connection reaches the server, for a sandbox: the
+ * socket's family (AF_UNIX, AF_INET, AF_INET6) and, for TCP, the port. 0,
+ * or -errno (SQLite: -ENOTSOCK).
+ */
+int sql_pg_peer(const struct sql *db, int *family, uint16_t *port);
+/*
  * Seconds a PostgreSQL connection is given to be made, unless the URI says
  * (connect_timeout=N): an unreachable server is an error, not a hang.
  */

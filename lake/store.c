@@ -811,6 +811,18 @@ static int alloc_buffers(struct store *s)
 	return STORE_OK;
 }
 
+int store_remote(const struct store *s, int *family, uint16_t *port)
+{
+	*family = 0;
+	*port = 0;
+	return sql_is_pg(s->db) ? sql_pg_peer(s->db, family, port) : 0;
+}
+
+bool store_is_uri(const char *path)
+{
+	return sql_is_pg_uri(path);
+}
+
 /* Replace the n bytes at p (inside buf, of size cap) by "***". */
 static void star(char *buf, size_t cap, char *p, size_t n)
 {

@@ -55,6 +55,13 @@ struct store;
  * create or write (the CLI). On error, err says what failed and what to do.
  */
 int store_open(struct store **out, const char *path, bool read_only, char *err, size_t errlen);
+/*
+ * A PostgreSQL lake's connection, for a sandbox: its socket's family (AF_UNIX, AF_INET, AF_INET6) and TCP
+ * port. An SQLite lake: family 0. 0 or -errno.
+ */
+int store_remote(const struct store *s, int *family, uint16_t *port);
+/* Whether path names a PostgreSQL database (a libpq URI) rather than an SQLite file. */
+bool store_is_uri(const char *path);
 /* path (a file, or a PostgreSQL URI) as a message may show it: a URI's password starred. */
 void store_display_name(const char *path, char *out, size_t n);
 void store_close(struct store *s);

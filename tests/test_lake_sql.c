@@ -274,6 +274,64 @@ static void pg_refuses_text_with_a_nul(void **state)
 	sql_finalize(st);
 }
 
+/* pg_ctl as the cluster's owner: restart (stop -m fast, then start), or stop. */
+static void pg_ctl(const struct pg_cluster *pc, const char *what)
+{
+	char prog[176], data[80], opts[192];
+	const char *restart[] = { prog, what, "-D", data, "-m", "fast", "-w", "-t", "60", "-s", "-o", opts, NULL };
+	const char *start[] = { prog, what, "-D", data, "-w", "-t", "60", "-s", "-o", opts, "-l", NULL, NULL };
+	char log[96];
+
+	snprintf(prog, sizeof(prog), "%s/pg_ctl", pc->bin);
+	snprintf(data, sizeof(data), "%s/data", pc->dir);
+	snprintf(log, sizeof(log), "%s/server.log", pc->dir);
+	snprintf(opts, sizeof(opts), "-k %s -c listen_addresses='' -p %s -c fsync=off", pc->dir, PG_CLUSTER_PORT);
+	start[11] = log;
+	assert_int_equal(pg_cluster_run(pc, true, strcmp(what, "start") ? restart : start), 0);
+}
+
+/*
+ * The server goes away under a connection (a restart): the statement then
+ * running fails as busy (the caller retries), the connection is made again
+ * before the next, and a statement prepared before runs on it; while the
+ * server is down, each attempt fails as busy, at once.
+ */
+static void a_restarted_server_is_reconnected_to(void **state)
+{
+	struct one *o = *state;
+	struct sql_stmt *st = prep(o->pg, "SELECT ?1 + 1");
+	int rc;
+
+	assert_int_equal(sql_bind_i64(st, 1, 41), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_ROW);
+	assert_int_equal(sql_col_i64(st, 0), 42);
+	sql_reset(st);
+	pg_ctl(&o->e->pc, "stop");
+	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_E_BUSY);
+	sql_reset(st);
+	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_E_BUSY); /* down: no connection to be made */
+	sql_reset(st);
+	pg_ctl(&o->e->pc, "start");
+	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
+	rc = sql_step(st);
+	assert_int_equal(rc, SQL_ROW);
+	assert_int_equal(sql_col_i64(st, 0), 2);
+	sql_reset(st);
+	pg_ctl(&o->e->pc, "restart");
+	assert_int_equal(sql_bind_i64(st, 1, 2), SQL_OK);
+	rc = sql_step(st);
+	if (rc == SQL_E_BUSY) { /* the restart was seen by this statement: the next one reconnects */
+		sql_reset(st);
+		assert_int_equal(sql_bind_i64(st, 1, 2), SQL_OK);
+		rc = sql_step(st);
+	}
+	assert_int_equal(rc, SQL_ROW);
+	assert_int_equal(sql_col_i64(st, 0), 3);
+	sql_finalize(st);
+}
+
 /* A URI: the checks, and what a wrong database or an unreachable server says. */
 static void uris_and_what_a_bad_one_says(void **state)
 {
@@ -304,6 +362,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failures_are_named_on_both_engines, setup, teardown),
 		cmocka_unit_test_setup_teardown(pg_refuses_text_with_a_nul, setup, teardown),
 		cmocka_unit_test_setup_teardown(uris_and_what_a_bad_one_says, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_restarted_server_is_reconnected_to, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
