@@ -113,6 +113,11 @@ struct bind {
 	int rc; /* SQLite's first failure */
 };
 
+/* A statement's SQL (stmt_sql[]), NULL for no such statement: for tests, which run each on both engines. */
+const char *lake_stmt_sql(enum stmt_id id);
+/* The statements of read_tune.c, read_sweep.c and read_web.c, each list NULL-terminated: the same, for tests. */
+extern const char *const lake_tune_sql[], *const lake_sweep_sql[], *const lake_web_sql[];
+
 /* Map SQLite's result to a store_err, keeping its message in s->errmsg. */
 int lake_sql_fail(struct store *s, int rc);
 

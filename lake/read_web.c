@@ -3,7 +3,8 @@
  * Reading the lake for tracer-web's hosts page and /metrics: each host's
  * agent health, and the lake's own counts (store.h, "reading for the
  * dashboard"). One statement each, over the tables' own indexes; every
- * figure's source is in docs/web.md.
+ * figure's source is in docs/web.md. The SQL runs the same on SQLite and
+ * PostgreSQL (sql.h): sum() of integers is read as one from either.
  */
 #include "db.h"
 
@@ -117,3 +118,5 @@ int store_counts(struct store *s, struct store_counts *c)
 	sql_finalize(st);
 	return rc;
 }
+
+const char *const lake_web_sql[] = { hosts_sql, counts_sql, NULL };
