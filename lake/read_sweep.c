@@ -39,7 +39,8 @@ static const char beats_sql[] =
  * as read_tune.c takes it (start_real_ns - start_ns, from the batch that
  * brought its first kernel record; else the exit's).
  */
-#define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
+#define REAL_OFFSET                                                                                      \
+	"coalesce(" SQL_SUB("p.start_real_ns", "p.start_ns") ", " SQL_SUB("p.end_real_ns", "p.exit_ts_ns") ")"
 
 /*
  * The processes alive after ?1, each with its newest sample (the highest
@@ -54,9 +55,10 @@ static const char processes_sql[] =
 	"p.end_real_ns, p.exe, p.tool, p.argv, p.run_id, "
 	"CASE WHEN EXISTS (SELECT 1 FROM runs r INDEXED BY runs_key WHERE r.host_id = p.host_id AND "
 	"r.run_key = p.boot_id || '-' || p.tgid || '-' || p.start_ns) THEN 1 ELSE 0 END, "
-	"ls.ts_ns + " REAL_OFFSET ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "
-	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", " NONNEG("p.utime_ns + p.stime_ns")
-	") ELSE coalesce(" NONNEG("ls.runtime_ns") ", " NONNEG("ls.utime_ns + ls.stime_ns") ") END "
+	SQL_ADD("ls.ts_ns", REAL_OFFSET) ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "
+	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", "
+	NONNEG(SQL_ADD("p.utime_ns", "p.stime_ns")) ") ELSE coalesce(" NONNEG("ls.runtime_ns") ", "
+	NONNEG(SQL_ADD("ls.utime_ns", "ls.stime_ns")) ") END "
 	"FROM processes p NOT INDEXED LEFT JOIN samples ls ON ls.host_id = p.host_id AND (ls.stream, ls.seq) = "
 	"(SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process WHERE s.host_id = p.host_id AND "
 	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1) "

@@ -34,8 +34,8 @@
 /* The runs walked: of the pipeline ?1 (NULL: all), the newest ?2 of each pipeline (NULL: all). */
 #define SEL_RUNS                                                                                          \
 	"SELECT run_id FROM (SELECT run_id, row_number() OVER (PARTITION BY pipeline ORDER BY start_ns IS NULL, " \
-	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE ?1 IS NULL OR pipeline = ?1) AS ranked "               \
-	"WHERE ?2 IS NULL OR rn <= ?2"
+	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE CAST(?1 AS TEXT) IS NULL OR pipeline = ?1) AS ranked " \
+	"WHERE CAST(?2 AS BIGINT) IS NULL OR rn <= ?2"
 
 /* The flags of records.h the statements test, for SQL. */
 #define NO_IO_SQL "1"
@@ -59,14 +59,14 @@ _Static_assert(TR_PSTATE_TRACED == 1, "TRACED_SQL");
 static const char runs_sql[] =
 	"SELECT run_id, run_key, pipeline, pipeline_run_id, run_name, state, engine, start_ns, end_ns, "
 	"coalesce(cpu_ns, (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id = runs.run_id), "
-	"(SELECT " SUM("rp.cpu_user_ns + rp.cpu_sys_ns") " FROM run_processes rp WHERE rp.run_id = runs.run_id)), "
+	"(SELECT " SUM("CAST(rp.cpu_user_ns AS DOUBLE PRECISION) + rp.cpu_sys_ns") " FROM run_processes rp "
+	"WHERE rp.run_id = runs.run_id)), "
 	"uid, host_id, host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, "
 	"host_memory_bytes, host_price_per_hour FROM runs WHERE run_id IN (" SEL_RUNS ") "
 	"ORDER BY start_ns IS NULL, start_ns, run_id";
 
-
 /*
- * A step's live processes, one row each, by run (processes_run's order):
+ * A step's live processes, one row each, by run (PROC_ORDER, below):
  * each one's figures from its exit record, else from its newest sample.
  * Summed per step in C, run by run (load_run_steps), not with GROUP BY:
  * SQLite's sorter takes three times as long over 200,000 processes. The
@@ -86,10 +86,12 @@ static const char runs_sql[] =
 #define LIVE(exit_col, sample_col) "CASE WHEN p.exit_ts_ns IS NOT NULL THEN " exit_col " ELSE " sample_col " END"
 #define IO(col) "CASE WHEN (p.exit_flags & " NO_IO_SQL ") <> 0 THEN NULL ELSE " col " END"
 #define NET(col) "CASE WHEN (p.state_flags & " TRACED_SQL ") <> 0 THEN " col " END"
+/* The order the statements walk processes in: by run, then by key (both engines have it; PostgreSQL no rowid). */
+#define PROC_ORDER "p.run_id, p.host_id, p.boot_id, p.tgid, p.start_ns"
 /* The process's lifetime, never below 0 (NULL when unknown). */
 #define LIFE                                                                                             \
-	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN p.exit_ts_ns - p.start_ns WHEN ls.ts_ns IS NOT NULL "     \
-	"THEN ls.ts_ns - p.start_ns ELSE p.end_real_ns - p.start_real_ns END"
+	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN " SQL_SUB("p.exit_ts_ns", "p.start_ns") " WHEN ls.ts_ns IS NOT " \
+	"NULL THEN " SQL_SUB("ls.ts_ns", "p.start_ns") " ELSE " SQL_SUB("p.end_real_ns", "p.start_real_ns") " END"
 static const char live_sql[] =
 	"SELECT p.run_id, p.step, 1, CASE WHEN p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL THEN 1 ELSE 0 END, "
 	LIVE("p.runtime_ns", "ls.runtime_ns") ", "
@@ -105,7 +107,7 @@ static const char live_sql[] =
 	"p.exit_ts_ns IS NULL AND (ls.stream, ls.seq) = (SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process "
 	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
 	"ORDER BY s.ts_ns DESC LIMIT 1) "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY p.run_id";
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER;
 
 /*
  * The steps, with what a tracer run report's processes (run_processes: no
@@ -114,14 +116,17 @@ static const char live_sql[] =
  */
 static const char tasks_sql[] =
 	"WITH sel AS (" SEL_RUNS "), "
-	"rp AS (SELECT run_id, step, count(*) AS n, count(*) AS measured, " SUM("cpu_user_ns + cpu_sys_ns") " AS cpu, "
-	SUM("CASE WHEN end_ns >= start_ns THEN end_ns - start_ns END") " AS life, NULL AS delay, NULL AS iowait, "
-	"NULL AS blocked, NULL AS netwait, " SUM("oom_killed") " AS oom, max(peak_rss_bytes) AS peak, "
+	"rp AS (SELECT run_id, step, count(*) AS n, count(*) AS measured, "
+	SUM("CAST(cpu_user_ns AS DOUBLE PRECISION) + cpu_sys_ns") " AS cpu, "
+	SUM("CASE WHEN end_ns >= start_ns THEN CAST(end_ns AS DOUBLE PRECISION) - start_ns END") " AS life, "
+	"NULL AS delay, NULL AS iowait, NULL AS blocked, NULL AS netwait, " SUM("oom_killed") " AS oom, "
+	"max(peak_rss_bytes) AS peak, "
 	SUM("read_bytes") " AS rd, " SUM("write_bytes") " AS wr, " SUM("rchar") " AS rc, " SUM("wchar") " AS wc, "
 	SUM("net_tx_bytes") " AS tx, " SUM("net_rx_bytes") " AS rx, min(start_ns) AS first_start, "
 	"CASE WHEN count(end_ns) = count(*) THEN max(end_ns) END AS last_end "
 	"FROM run_processes WHERE run_id IN (SELECT run_id FROM sel) AND step IS NOT NULL GROUP BY run_id, step) "
-	"SELECT st.run_id, st.idx, st.step_id, st.name, st.state, st.engine, st.rule, st.tools, st.start_ns, st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
+	"SELECT st.run_id, st.idx, st.step_id, st.name, st.state, st.engine, st.rule, st.tools, st.start_ns, "
+	"st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
 	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
 	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
 	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, st.cpu_limit_millicores, st.memory_limit_bytes "
@@ -138,7 +143,7 @@ static const char oom_sql[] =
 	"WHERE g.run_id IN (SELECT run_id FROM sel) AND g.kind = 'oom_kill' "
 	"UNION ALL SELECT p.run_id, p.step, g.detail FROM signals g JOIN processes p ON "
 	"p.host_id = g.host_id AND p.boot_id = g.boot_id AND p.tgid = g.pid AND p.start_ns = g.start_ns "
-	"WHERE g.run_id IS NULL AND g.kind = 'oom_kill' AND p.run_id IN (SELECT run_id FROM sel)";
+	"WHERE g.run_id IS NULL AND g.kind = 'oom_kill' AND p.run_id IN (SELECT run_id FROM sel) ORDER BY 1, 2, 3";
 
 /*
  * A process's samples in real time: its monotonic times plus its offset
@@ -148,10 +153,10 @@ static const char oom_sql[] =
  * each process's samples by time, any stream; the process numbered in C
  * (row_to_tune_sample) as its key changes.
  */
-#define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
-#define PROC_ORDER "p.run_id, p.host_id, p.boot_id, p.tgid, p.start_ns"
+#define REAL_OFFSET                                                                                      \
+	"coalesce(" SQL_SUB("p.start_real_ns", "p.start_ns") ", " SQL_SUB("p.end_real_ns", "p.exit_ts_ns") ")"
 static const char samples_sql[] =
-	"SELECT p.run_id, p.step, p.host_id, p.boot_id, p.tgid, p.start_ns, s.ts_ns + " REAL_OFFSET ", "
+	"SELECT p.run_id, p.step, p.host_id, p.boot_id, p.tgid, p.start_ns, " SQL_ADD("s.ts_ns", REAL_OFFSET) ", "
 	"s.runtime_ns, s.rss_bytes FROM processes p INDEXED BY processes_run "
 	"JOIN samples s INDEXED BY samples_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
 	"s.tgid = p.tgid AND s.start_ns = p.start_ns "
@@ -162,7 +167,7 @@ static const char files_sql[] =
 	"SELECT p.run_id, p.step, f.host_id, f.path, f.mode FROM processes p INDEXED BY processes_run "
 	"JOIN files f INDEXED BY files_process ON f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
 	"f.tgid = p.tgid AND f.start_ns = p.start_ns "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL";
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER ", f.stream, f.seq";
 
 /* ---- rows ------------------------------------------------------------------ */
 
@@ -1001,9 +1006,11 @@ static const char share_sql[] =
 static const char procs_sql[] =
 	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.run_id, p.step, " REAL_OFFSET " "
 	"FROM processes p INDEXED BY processes_run WHERE p.run_id IN (" SEL_RUNS ") ORDER BY " PROC_ORDER;
+/* Every sample and file in the table's order: its key's, which SQLite reads without sorting (WITHOUT ROWID). */
 static const char scan_samples_sql[] =
-	"SELECT host_id, boot_id, tgid, start_ns, ts_ns, runtime_ns, rss_bytes FROM samples";
-static const char scan_files_sql[] = "SELECT host_id, boot_id, tgid, start_ns, path, mode FROM files";
+	"SELECT host_id, boot_id, tgid, start_ns, ts_ns, runtime_ns, rss_bytes FROM samples ORDER BY host_id, stream, seq";
+static const char scan_files_sql[] =
+	"SELECT host_id, boot_id, tgid, start_ns, path, mode FROM files ORDER BY host_id, stream, seq";
 
 struct tproc {
 	uint32_t boot;              /* its (host, boot) pair: scan.boots */

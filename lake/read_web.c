@@ -11,7 +11,7 @@
 /* One row per host, its figures from the tables the ingest keeps (docs/lake.md). */
 static const char hosts_sql[] =
 	"SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.batches, h.records,\n"
-	"  (SELECT b.received_ns - b.created_ns FROM batches b WHERE b.hash = h.last_batch_hash),\n"
+	"  (SELECT " SQL_SUB("b.received_ns", "b.created_ns") " FROM batches b WHERE b.hash = h.last_batch_hash),\n"
 	"  (SELECT count(*) FROM gaps g WHERE g.host_id = h.host_id AND g.filled < g.to_seq - g.from_seq + 1),\n"
 	"  (SELECT coalesce(sum(g.to_seq - g.from_seq + 1 - g.filled), 0) FROM gaps g WHERE g.host_id = h.host_id),\n"
 	"  (SELECT a.kernel_drops FROM agent_counters a WHERE a.host_id = h.host_id ORDER BY a.seq DESC LIMIT 1),\n"
