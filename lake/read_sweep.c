@@ -61,7 +61,8 @@ static const char processes_sql[] =
 	NONNEG(SQL_ADD("ls.utime_ns", "ls.stime_ns")) ") END "
 	"FROM processes p NOT INDEXED LEFT JOIN samples ls ON ls.host_id = p.host_id AND (ls.stream, ls.seq) = "
 	"(SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process WHERE s.host_id = p.host_id AND "
-	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1) "
+	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
+	"ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1) "
 	"WHERE p.end_real_ns IS NULL OR p.end_real_ns > ?1 "
 	"ORDER BY p.host_id, p.boot_id, p.start_ns, p.tgid";
 

@@ -106,7 +106,7 @@ static const char live_sql[] =
 	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND "
 	"p.exit_ts_ns IS NULL AND (ls.stream, ls.seq) = (SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process "
 	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
-	"ORDER BY s.ts_ns DESC LIMIT 1) "
+	"ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1) "
 	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER;
 
 /*
