@@ -858,25 +858,27 @@ static int oom_load(struct store *s, const char *pipeline, struct oom_limits *o)
 	return STORE_OK;
 }
 
+static const struct store_int unknown_limit;
+
 static struct store_int oom_limit_of(const struct oom_limits *o, int64_t run_id, const char *step)
 {
 	size_t lo = 0, hi = o->n;
 
 	if (!step)
-		return (struct store_int){ 0 };
+		return unknown_limit;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct oom_limit *e = &o->v[mid];
 		int c = e->run_id != run_id ? (e->run_id < run_id ? -1 : 1) : strcmp(o->text + e->off, step);
 
 		if (!c)
-			return e->huge ? (struct store_int){ 0 } : e->lim;
+			return e->huge ? unknown_limit : e->lim;
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return (struct store_int){ 0 };
+	return unknown_limit;
 }
 
 struct tune_visit {
