@@ -109,6 +109,19 @@ struct bind {
 	int rc; /* SQLite's first failure */
 };
 
+/*
+ * a - b and a + b of a host's integers in the reads' SQL, NULL when the result would be past int64's range
+ * (give or take 2^53: checked in doubles): SQLite would make a REAL of it, PostgreSQL fail the statement.
+ * NULL on both, as col_int() took SQLite's REAL: unknown.
+ */
+#define SQL_SUB(a, b) "(CASE WHEN abs(CAST(" a " AS DOUBLE PRECISION) - (" b ")) < 9.2e18 THEN " a " - (" b ") END)"
+#define SQL_ADD(a, b) "(CASE WHEN abs(CAST(" a " AS DOUBLE PRECISION) + (" b ")) < 9.2e18 THEN " a " + (" b ") END)"
+
+/* A statement's SQL (stmt_sql[]), NULL for no such statement: for tests, which run each on both engines. */
+const char *lake_stmt_sql(enum stmt_id id);
+/* The statements of read_tune.c, read_sweep.c and read_web.c, each list NULL-terminated: the same, for tests. */
+extern const char *const lake_tune_sql[], *const lake_sweep_sql[], *const lake_web_sql[];
+
 /* Map SQLite's result to a store_err, keeping its message in s->errmsg. */
 int lake_sql_fail(struct store *s, int rc);
 

@@ -4,13 +4,16 @@
  * (and the analysis and web view to come). Each walks the rows of one
  * prepared statement and hands them to a callback; strings live until
  * the callback returns. The row functions read their statement's
- * columns in the order store.c's stmt_sql[] lists them.
+ * columns in the order store.c's stmt_sql[] lists them. The JSON columns
+ * are looked into here, in C (read_json.h), the same on either engine.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+#include "read_json.h"
 #include "records.h"
 
 /* Columns are read in order: a cursor over the current row. */
@@ -56,8 +59,26 @@ static void next_live(struct row *r, struct store_live *l)
 	l->net_rx_bytes_per_s = next_int(r);
 }
 
-/* RUN_COLUMNS */
-static void row_to_run(struct sql_stmt *st, struct store_run *r)
+/* JSON text: kept only when json_parse accepts it. */
+static const char *next_json(struct row *r, struct lake_json *js)
+{
+	const char *t = sql_col_text(r->st, r->i);
+
+	return lake_json_valid(js, t, sql_col_bytes(r->st, r->i++));
+}
+
+/* A JSON array's values joined with sep (lake_json_join), and the array's text in *json if valid. */
+static const char *next_joined(struct row *r, struct lake_json *js, const char *sep, const char **json)
+{
+	const char *t = sql_col_text(r->st, r->i);
+	size_t len = sql_col_bytes(r->st, r->i++);
+
+	*json = lake_json_valid(js, t, len);
+	return lake_json_join(js, t, len, sep);
+}
+
+/* RUN_COLUMNS. STORE_E_NOMEM when the command cannot be joined. */
+static int row_to_run(struct sql_stmt *st, struct lake_json *js, struct store_run *r)
 {
 	struct row c = { st, 0 };
 	const char *host;
@@ -86,10 +107,7 @@ static void row_to_run(struct sql_stmt *st, struct store_run *r)
 	r->net_tx_bytes = next_int(&c);
 	r->net_rx_bytes = next_int(&c);
 	next_live(&c, &r->live);
-	r->command = next_text(&c);
-	if (!r->command)
-		r->command = "";
-	r->command_json = next_text(&c);
+	r->command = next_joined(&c, js, " ", &r->command_json);
 	r->summary = next_text(&c);
 	r->state = next_text(&c);
 	r->run_key = next_text(&c);
@@ -109,10 +127,11 @@ static void row_to_run(struct sql_stmt *st, struct store_run *r)
 	r->host_memory_bytes = next_int(&c);
 	r->host_price_known = next_real(&c, &r->host_price_per_hour);
 	r->uid = next_int(&c);
+	return r->command ? STORE_OK : STORE_E_NOMEM;
 }
 
-/* ST_RUN_STEPS_LIST */
-static void row_to_step(struct sql_stmt *st, struct store_step *s)
+/* ST_RUN_STEPS_LIST. STORE_E_NOMEM when the tools cannot be joined. */
+static int row_to_step(struct sql_stmt *st, struct lake_json *js, struct store_step *s)
 {
 	struct row c = { st, 0 };
 
@@ -124,10 +143,7 @@ static void row_to_step(struct sql_stmt *st, struct store_step *s)
 	s->engine = next_text(&c);
 	s->rule = next_text(&c);
 	s->workdir = next_text(&c);
-	s->tools = next_text(&c);
-	if (!s->tools)
-		s->tools = "";
-	s->tools_json = next_text(&c);
+	s->tools = next_joined(&c, js, ", ", &s->tools_json);
 	s->start_ns = next_int(&c);
 	s->end_ns = next_int(&c);
 	s->last_update_ns = next_int(&c);
@@ -153,6 +169,7 @@ static void row_to_step(struct sql_stmt *st, struct store_step *s)
 	next_live(&c, &s->live);
 	s->cpu_limit_millicores = next_int(&c);
 	s->memory_limit_bytes = next_int(&c);
+	return s->tools ? STORE_OK : STORE_E_NOMEM;
 }
 
 static const struct store_int unknown_int;
@@ -193,7 +210,7 @@ static void process_io(struct store_process *p, bool exited, struct store_int ex
 }
 
 /* ST_RUN_PROCS_LIST */
-static void row_to_process(struct sql_stmt *st, struct store_process *p)
+static void row_to_process(struct sql_stmt *st, struct lake_json *js, struct store_process *p)
 {
 	struct row c = { st, 0 };
 	struct store_int own, maxrss, sampled, exit_flags, state_flags, tx, rx;
@@ -236,14 +253,14 @@ static void row_to_process(struct sql_stmt *st, struct store_process *p)
 	p->cwd = next_text(&c);
 	p->tool = next_text(&c);
 	p->step = next_text(&c);
-	p->argv_json = next_text(&c);
+	p->argv_json = next_json(&c, js);
 	p->cgroup = next_text(&c);
 	process_peak(p, exited, own, maxrss, sampled);
 	process_io(p, exited, exit_flags, state_flags, tx, rx);
 }
 
 /* ST_RUN_SIGNALS_LIST */
-static void row_to_signal(struct sql_stmt *st, struct store_signal *sig)
+static void row_to_signal(struct sql_stmt *st, struct lake_json *js, struct store_signal *sig)
 {
 	struct row c = { st, 0 };
 	struct store_int pid;
@@ -259,7 +276,7 @@ static void row_to_signal(struct sql_stmt *st, struct store_signal *sig)
 	sig->start_ns = next_int(&c);
 	sig->step = next_text(&c);
 	sig->tool = next_text(&c);
-	sig->detail = next_text(&c);
+	sig->detail = next_json(&c, js);
 }
 
 /* ---- walking a query's rows ---------------------------------------------- */
@@ -287,6 +304,7 @@ static int each_row(struct bind *b, visit_fn visit, void *arg, int *rows)
 struct run_visit {
 	store_run_fn fn;
 	void *ctx;
+	struct lake_json js;
 };
 
 static int visit_run(struct sql_stmt *st, void *arg)
@@ -294,13 +312,13 @@ static int visit_run(struct sql_stmt *st, void *arg)
 	struct run_visit *v = arg;
 	struct store_run r;
 
-	row_to_run(st, &r);
-	return v->fn(v->ctx, &r);
+	return row_to_run(st, &v->js, &r) ?: v->fn(v->ctx, &r);
 }
 
 struct step_visit {
 	store_step_fn fn;
 	void *ctx;
+	struct lake_json js;
 };
 
 static int visit_step(struct sql_stmt *st, void *arg)
@@ -308,13 +326,13 @@ static int visit_step(struct sql_stmt *st, void *arg)
 	struct step_visit *v = arg;
 	struct store_step s;
 
-	row_to_step(st, &s);
-	return v->fn(v->ctx, &s);
+	return row_to_step(st, &v->js, &s) ?: v->fn(v->ctx, &s);
 }
 
 struct process_visit {
 	store_process_fn fn;
 	void *ctx;
+	struct lake_json js;
 };
 
 static int visit_process(struct sql_stmt *st, void *arg)
@@ -322,7 +340,7 @@ static int visit_process(struct sql_stmt *st, void *arg)
 	struct process_visit *v = arg;
 	struct store_process p;
 
-	row_to_process(st, &p);
+	row_to_process(st, &v->js, &p);
 	return v->fn(v->ctx, &p);
 }
 
@@ -347,6 +365,7 @@ static int visit_file(struct sql_stmt *st, void *arg)
 struct signal_visit {
 	store_signal_fn fn;
 	void *ctx;
+	struct lake_json js;
 };
 
 static int visit_signal(struct sql_stmt *st, void *arg)
@@ -354,7 +373,7 @@ static int visit_signal(struct sql_stmt *st, void *arg)
 	struct signal_visit *v = arg;
 	struct store_signal sig;
 
-	row_to_signal(st, &sig);
+	row_to_signal(st, &v->js, &sig);
 	return v->fn(v->ctx, &sig);
 }
 
@@ -363,10 +382,11 @@ static int visit_signal(struct sql_stmt *st, void *arg)
 int store_runs(struct store *s, store_run_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUNS_LIST);
-	struct run_visit v = { fn, ctx };
-	int rows = 0;
+	struct run_visit v = { .fn = fn, .ctx = ctx };
+	int rows = 0, rc = each_row(&b, visit_run, &v, &rows);
 
-	return each_row(&b, visit_run, &v, &rows);
+	lake_json_free(&v.js);
+	return rc;
 }
 
 static bool all_digits(const char *s)
@@ -395,7 +415,7 @@ static int runs_by(struct store *s, enum stmt_id id, const char *name, struct ru
 
 int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx)
 {
-	struct run_visit v = { fn, ctx };
+	struct run_visit v = { .fn = fn, .ctx = ctx };
 	int rc = STORE_E_NOT_FOUND;
 
 	/* A run key (BOOT-TGID-START) and a number never look alike; a pipeline's run id may be a number. */
@@ -405,27 +425,32 @@ int store_run(struct store *s, const char *name, store_run_fn fn, void *ctx)
 		rc = runs_by(s, ST_RUN_BY_KEY, name, &v);
 	if (rc == STORE_E_NOT_FOUND)
 		rc = runs_by(s, ST_RUN_BY_NAME, name, &v);
+	lake_json_free(&v.js);
 	return rc;
 }
 
 int store_run_steps(struct store *s, int64_t run_id, store_step_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUN_STEPS_LIST);
-	struct step_visit v = { fn, ctx };
-	int rows = 0;
+	struct step_visit v = { .fn = fn, .ctx = ctx };
+	int rows = 0, rc;
 
 	lake_b_i64(&b, run_id);
-	return each_row(&b, visit_step, &v, &rows);
+	rc = each_row(&b, visit_step, &v, &rows);
+	lake_json_free(&v.js);
+	return rc;
 }
 
 int store_run_processes(struct store *s, int64_t run_id, store_process_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUN_PROCS_LIST);
-	struct process_visit v = { fn, ctx };
-	int rows = 0;
+	struct process_visit v = { .fn = fn, .ctx = ctx };
+	int rows = 0, rc;
 
 	lake_b_i64(&b, run_id);
-	return each_row(&b, visit_process, &v, &rows);
+	rc = each_row(&b, visit_process, &v, &rows);
+	lake_json_free(&v.js);
+	return rc;
 }
 
 int store_process_files(struct store *s, const struct store_process *p, store_file_fn fn, void *ctx)
@@ -444,39 +469,55 @@ int store_process_files(struct store *s, const struct store_process *p, store_fi
 int store_run_signals(struct store *s, int64_t run_id, store_signal_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUN_SIGNALS_LIST);
-	struct signal_visit v = { fn, ctx };
-	int rows = 0;
+	struct signal_visit v = { .fn = fn, .ctx = ctx };
+	int rows = 0, rc;
 
 	lake_b_i64(&b, run_id);
-	return each_row(&b, visit_signal, &v, &rows);
+	rc = each_row(&b, visit_signal, &v, &rows);
+	lake_json_free(&v.js);
+	return rc;
 }
 
-struct text_visit {
+/* The report's payload and the run's state, composed with the caller's additions (lake_json_report). */
+struct report_visit {
 	store_text_fn fn;
 	void *ctx;
+	const char *signals, *tune;
+	bool bad_additions;         /* signals or tune not JSON */
 };
 
-static int visit_text(struct sql_stmt *st, void *arg)
+static int visit_report(struct sql_stmt *st, void *arg)
 {
-	struct text_visit *v = arg;
-	const char *t = sql_col_text(st, 0);
+	struct report_visit *v = arg;
+	size_t len = sql_col_bytes(st, 0); /* before the bytes: PostgreSQL's are unescaped anew at each call */
+	const char *payload = sql_col_blob(st, 0);
+	struct obuf o;
+	int rc;
 
-	/* A NULL here is a report that is no longer an object: the lake was changed by hand. */
-	if (!t)
-		return STORE_E_NOT_FOUND;
-	return v->fn(v->ctx, t, (size_t)sql_col_bytes(st, 0));
+	obuf_init_mem(&o, 2 * len + (v->signals ? strlen(v->signals) : 0) + (v->tune ? strlen(v->tune) : 0) + 4096);
+	rc = lake_json_report(&o, payload ? payload : "", payload ? len : 0, sql_col_text(st, 1), v->signals, v->tune);
+	/* No report object: the lake was changed by hand; signals or tune not JSON: the caller's mistake. */
+	if (!rc)
+		rc = v->fn(v->ctx, o.buf, o.len);
+	else if ((v->bad_additions = rc == -EINVAL))
+		rc = STORE_E_SQL;
+	else
+		rc = rc == -ENOENT ? STORE_E_NOT_FOUND : STORE_E_NOMEM;
+	obuf_free(&o);
+	return rc;
 }
 
 int store_run_report(struct store *s, int64_t run_id, const char *signals_json, const char *tune_json,
 		     store_text_fn fn, void *ctx)
 {
 	struct bind b = lake_bind_start(s, ST_RUN_REPORT_JSON);
-	struct text_visit v = { fn, ctx };
+	struct report_visit v = { .fn = fn, .ctx = ctx, .signals = signals_json, .tune = tune_json };
 	int rows = 0, rc;
 
 	lake_b_i64(&b, run_id);
-	lake_b_str(&b, signals_json);
-	lake_b_str(&b, tune_json);
-	rc = each_row(&b, visit_text, &v, &rows);
+	rc = each_row(&b, visit_report, &v, &rows);
+	if (v.bad_additions)
+		snprintf(s->errmsg, sizeof(s->errmsg), "the signals or tune to add to run %lld's report are not JSON",
+			 (long long)run_id);
 	return rc || rows ? rc : STORE_E_NOT_FOUND;
 }

@@ -8,14 +8,16 @@
  * cost on a large lake.
  *
  * Every value came from a host: numbers are read as integers only when
- * SQLite holds them as such (anything else is unknown), counters that
+ * the database holds them as such (anything else is unknown), counters that
  * would read negative (above 2^63 on the host) are unknown, and JSON is
- * handed over only after json_valid accepted it.
+ * handed over only after json_parse accepted it (read_json.h). The SQL runs
+ * the same on SQLite and PostgreSQL (sql.h).
  */
 #include <math.h>
 #include <string.h>
 
 #include "db.h"
+#include "read_json.h"
 
 /* A counter as the sweep takes it: unknown when it would read negative (a host's value past 2^63). */
 #define NONNEG(x) "(CASE WHEN (" x ") >= 0 THEN (" x ") END)"
@@ -37,7 +39,8 @@ static const char beats_sql[] =
  * as read_tune.c takes it (start_real_ns - start_ns, from the batch that
  * brought its first kernel record; else the exit's).
  */
-#define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
+#define REAL_OFFSET                                                                                      \
+	"coalesce(" SQL_SUB("p.start_real_ns", "p.start_ns") ", " SQL_SUB("p.end_real_ns", "p.exit_ts_ns") ")"
 
 /*
  * The processes alive after ?1, each with its newest sample (the highest
@@ -49,22 +52,24 @@ static const char beats_sql[] =
  */
 static const char processes_sql[] =
 	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.parent_start_ns, p.start_real_ns, "
-	"p.end_real_ns, p.exe, p.tool, CASE WHEN json_valid(p.argv) THEN p.argv END, p.run_id, "
-	"EXISTS (SELECT 1 FROM runs r INDEXED BY runs_key WHERE r.host_id = p.host_id AND "
-	"r.run_key = p.boot_id || '-' || p.tgid || '-' || p.start_ns), "
-	"ls.ts_ns + " REAL_OFFSET ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "
-	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", " NONNEG("p.utime_ns + p.stime_ns")
-	") ELSE coalesce(" NONNEG("ls.runtime_ns") ", " NONNEG("ls.utime_ns + ls.stime_ns") ") END "
+	"p.end_real_ns, p.exe, p.tool, p.argv, p.run_id, "
+	"CASE WHEN EXISTS (SELECT 1 FROM runs r INDEXED BY runs_key WHERE r.host_id = p.host_id AND "
+	"r.run_key = p.boot_id || '-' || p.tgid || '-' || p.start_ns) THEN 1 ELSE 0 END, "
+	SQL_ADD("ls.ts_ns", REAL_OFFSET) ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "
+	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", "
+	NONNEG(SQL_ADD("p.utime_ns", "p.stime_ns")) ") ELSE coalesce(" NONNEG("ls.runtime_ns") ", "
+	NONNEG(SQL_ADD("ls.utime_ns", "ls.stime_ns")) ") END "
 	"FROM processes p NOT INDEXED LEFT JOIN samples ls ON ls.host_id = p.host_id AND (ls.stream, ls.seq) = "
 	"(SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process WHERE s.host_id = p.host_id AND "
-	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1) "
+	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
+	"ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1) "
 	"WHERE p.end_real_ns IS NULL OR p.end_real_ns > ?1 "
 	"ORDER BY p.host_id, p.boot_id, p.start_ns, p.tgid";
 
 /* The newest heartbeat end and the newest stored batch: aggregates skip the NULL of an empty table. */
 static const char newest_sql[] =
 	"SELECT max(v) FROM (SELECT max(end_ns) AS v FROM heartbeats UNION ALL "
-	"SELECT max(last_seen_ns) FROM hosts)";
+	"SELECT max(last_seen_ns) FROM hosts) AS newest";
 
 /* ---- rows ------------------------------------------------------------------ */
 
@@ -103,7 +108,7 @@ static void row_to_beat(struct sql_stmt *st, struct store_beat *b)
 	}
 }
 
-static void row_to_process(struct sql_stmt *st, struct store_sweep_process *p)
+static void row_to_process(struct sql_stmt *st, struct lake_json *js, struct store_sweep_process *p)
 {
 	struct col c = { st, 0 };
 
@@ -118,7 +123,8 @@ static void row_to_process(struct sql_stmt *st, struct store_sweep_process *p)
 	p->end_real_ns = col_int(&c);
 	p->exe = col_text(&c);
 	p->tool = col_text(&c);
-	p->argv_json = col_text(&c);
+	p->argv_json = lake_json_valid(js, sql_col_text(st, c.i), sql_col_bytes(st, c.i));
+	c.i++;
 	p->run_id = col_int(&c);
 	p->run_root = col_i64(&c) != 0;
 	p->last_sample_ns = col_int(&c);
@@ -148,13 +154,14 @@ struct sweep_cb {
 	store_beat_fn beat;
 	store_sweep_process_fn process;
 	void *ctx;
+	struct lake_json js;        /* the processes' argv */
 };
 
-typedef int (*sweep_visit_fn)(struct sql_stmt *st, const struct sweep_cb *cb);
+typedef int (*sweep_visit_fn)(struct sql_stmt *st, struct sweep_cb *cb);
 
 /* Every row of sql with ?1 = since_ns to visit; a non-zero return of the callback stops the walk and is returned. */
 static int sweep_walk(struct store *s, const char *sql, int64_t since_ns, sweep_visit_fn visit,
-		      const struct sweep_cb *cb)
+		      struct sweep_cb *cb)
 {
 	struct sql_stmt *st = NULL;
 	int rc = sweep_prepare(s, sql, &st), stop = STORE_OK;
@@ -175,7 +182,7 @@ static int sweep_walk(struct store *s, const char *sql, int64_t since_ns, sweep_
 	return stop;
 }
 
-static int visit_beat(struct sql_stmt *st, const struct sweep_cb *cb)
+static int visit_beat(struct sql_stmt *st, struct sweep_cb *cb)
 {
 	struct store_beat b;
 
@@ -183,11 +190,11 @@ static int visit_beat(struct sql_stmt *st, const struct sweep_cb *cb)
 	return cb->beat(cb->ctx, &b);
 }
 
-static int visit_process(struct sql_stmt *st, const struct sweep_cb *cb)
+static int visit_process(struct sql_stmt *st, struct sweep_cb *cb)
 {
 	struct store_sweep_process p;
 
-	row_to_process(st, &p);
+	row_to_process(st, &cb->js, &p);
 	return cb->process(cb->ctx, &p);
 }
 
@@ -201,8 +208,10 @@ int store_sweep_beats(struct store *s, int64_t since_ns, store_beat_fn fn, void 
 int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process_fn fn, void *ctx)
 {
 	struct sweep_cb cb = { .process = fn, .ctx = ctx };
+	int rc = sweep_walk(s, processes_sql, since_ns, visit_process, &cb);
 
-	return sweep_walk(s, processes_sql, since_ns, visit_process, &cb);
+	lake_json_free(&cb.js);
+	return rc;
 }
 
 int store_sweep_newest(struct store *s, int64_t *now_ns)
@@ -224,3 +233,5 @@ int store_sweep_newest(struct store *s, int64_t *now_ns)
 	sql_finalize(st);
 	return rc;
 }
+
+const char *const lake_sweep_sql[] = { beats_sql, processes_sql, newest_sql, NULL };

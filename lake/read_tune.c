@@ -14,9 +14,10 @@
  *   store_tune_activity  samples and files: by index, or by one scan of
  *                        both tables when the runs are much of the lake
  *
- * Every value came from a host: JSON is looked into only after json_valid
- * accepted it and only for a value of the expected type; sums saturate;
- * strings are handed over as data.
+ * Every value came from a host: JSON is looked into in C (read_json.h),
+ * only after json_parse accepted it and only for a value of the expected
+ * type; sums saturate; strings are handed over as data. The SQL runs the
+ * same on SQLite and PostgreSQL (sql.h): no json1, no rowid.
  */
 #include <math.h>
 #include <stdint.h>
@@ -26,13 +27,15 @@
 
 #include "db.h"
 #include "hash.h"
+#include "read_json.h"
 #include "records.h"
 
 /* ?1: the pipeline, NULL for every run. */
 /* The runs walked: of the pipeline ?1 (NULL: all), the newest ?2 of each pipeline (NULL: all). */
 #define SEL_RUNS                                                                                          \
 	"SELECT run_id FROM (SELECT run_id, row_number() OVER (PARTITION BY pipeline ORDER BY start_ns IS NULL, " \
-	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE ?1 IS NULL OR pipeline = ?1) WHERE ?2 IS NULL OR rn <= ?2"
+	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE CAST(?1 AS TEXT) IS NULL OR pipeline = ?1) AS ranked " \
+	"WHERE CAST(?2 AS BIGINT) IS NULL OR rn <= ?2"
 
 /* The flags of records.h the statements test, for SQL. */
 #define NO_IO_SQL "1"
@@ -41,26 +44,29 @@ _Static_assert(TR_EXIT_NO_IO_ACCOUNTING == 1, "NO_IO_SQL");
 _Static_assert(TR_PSTATE_TRACED == 1, "TRACED_SQL");
 
 /*
- * sum() in SQL, saturating: SQLite's sum() fails the whole statement on an
- * overflow, which a host's figures could cause. NULL when every one is.
+ * sum() in SQL, saturating: SQLite's sum() of integers fails the whole
+ * statement on an overflow (PostgreSQL's is a numeric), which a host's
+ * figures could cause. So summed as doubles (as SQLite's total() did:
+ * exact below 2^53, a whole number always), brought back to an integer at
+ * int64's ends. NULL when every one is.
  */
-#define SUM(x) "(CASE WHEN count(" x ") > 0 THEN CAST(total(" x ") AS INTEGER) END)"
+#define DSUM(x) "sum(CAST(" x " AS DOUBLE PRECISION))"
+#define SUM(x)                                                                                           \
+	"(CASE WHEN count(" x ") = 0 THEN NULL WHEN " DSUM(x) " >= 9223372036854775807 THEN "               \
+	"9223372036854775807 WHEN " DSUM(x) " <= -9223372036854775807 THEN -9223372036854775807 - 1 "       \
+	"ELSE CAST(" DSUM(x) " AS BIGINT) END)"
 
 static const char runs_sql[] =
 	"SELECT run_id, run_key, pipeline, pipeline_run_id, run_name, state, engine, start_ns, end_ns, "
 	"coalesce(cpu_ns, (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id = runs.run_id), "
-	"(SELECT " SUM("rp.cpu_user_ns + rp.cpu_sys_ns") " FROM run_processes rp WHERE rp.run_id = runs.run_id)), "
+	"(SELECT " SUM("CAST(rp.cpu_user_ns AS DOUBLE PRECISION) + rp.cpu_sys_ns") " FROM run_processes rp "
+	"WHERE rp.run_id = runs.run_id)), "
 	"uid, host_id, host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, "
 	"host_memory_bytes, host_price_per_hour FROM runs WHERE run_id IN (" SEL_RUNS ") "
 	"ORDER BY start_ns IS NULL, start_ns, run_id";
 
-/* The memcg_limit_bytes of an oom_kill signal's detail, if an integer there. */
-#define OOM_LIMIT(d)                                                                                     \
-	"(CASE WHEN json_valid(" d ") THEN (CASE json_type(" d ", '$.memcg_limit_bytes') WHEN 'integer' "  \
-	"THEN json_extract(" d ", '$.memcg_limit_bytes') END) END)"
-
 /*
- * A step's live processes, one row each, by run (processes_run's order):
+ * A step's live processes, one row each, by run (PROC_ORDER, below):
  * each one's figures from its exit record, else from its newest sample.
  * Summed per step in C, run by run (load_run_steps), not with GROUP BY:
  * SQLite's sorter takes three times as long over 200,000 processes. The
@@ -78,13 +84,18 @@ static const char runs_sql[] =
 #define TREE_COLUMNS "p.tgid, p.start_ns, p.ppid, p.parent_start_ns, coalesce(p.exit_ts_ns, ls.ts_ns)"
 #define TREE_NCOLS 5
 #define LIVE(exit_col, sample_col) "CASE WHEN p.exit_ts_ns IS NOT NULL THEN " exit_col " ELSE " sample_col " END"
-#define IO(col) "CASE WHEN p.exit_flags & " NO_IO_SQL " THEN NULL ELSE " col " END"
-#define NET(col) "CASE WHEN p.state_flags & " TRACED_SQL " THEN " col " END"
+#define IO(col) "CASE WHEN (p.exit_flags & " NO_IO_SQL ") <> 0 THEN NULL ELSE " col " END"
+#define NET(col) "CASE WHEN (p.state_flags & " TRACED_SQL ") <> 0 THEN " col " END"
+/* The order the statements walk processes in: by run, then by key (both engines have it; PostgreSQL no rowid). */
+#define PROC_ORDER "p.run_id, p.host_id, p.boot_id, p.tgid, p.start_ns"
+/* The process's lifetime, never below 0 (NULL when unknown). */
+#define LIFE                                                                                             \
+	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN " SQL_SUB("p.exit_ts_ns", "p.start_ns") " WHEN ls.ts_ns IS NOT " \
+	"NULL THEN " SQL_SUB("ls.ts_ns", "p.start_ns") " ELSE " SQL_SUB("p.end_real_ns", "p.start_real_ns") " END"
 static const char live_sql[] =
-	"SELECT p.run_id, p.step, 1, p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL, "
+	"SELECT p.run_id, p.step, 1, CASE WHEN p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL THEN 1 ELSE 0 END, "
 	LIVE("p.runtime_ns", "ls.runtime_ns") ", "
-	"max(0, CASE WHEN p.exit_ts_ns IS NOT NULL THEN p.exit_ts_ns - p.start_ns WHEN ls.ts_ns IS NOT NULL "
-	"THEN ls.ts_ns - p.start_ns ELSE p.end_real_ns - p.start_real_ns END), "
+	"CASE WHEN " LIFE " < 0 THEN 0 ELSE " LIFE " END, "
 	LIVE("p.run_delay_ns", "ls.run_delay_ns") ", " LIVE("p.iowait_ns", "ls.iowait_ns") ", "
 	LIVE("p.blocked_ns", "ls.blocked_ns") ", " LIVE("p.net_wait_ns", "ls.net_wait_ns") ", p.oom_killed, "
 	LIVE("coalesce(p.peak_rss_bytes, p.maxrss_bytes)", "ls.hiwater_rss_bytes") ", "
@@ -95,61 +106,68 @@ static const char live_sql[] =
 	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND "
 	"p.exit_ts_ns IS NULL AND (ls.stream, ls.seq) = (SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process "
 	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
-	"ORDER BY s.ts_ns DESC LIMIT 1) "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY p.run_id";
+	"ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1) "
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER;
 
 /*
  * The steps, with what a tracer run report's processes (run_processes: no
- * waits) and the OOM kills (a report's and a live record's name the step;
- * a kernel record's, the process) add to each. Few rows in both: GROUP BY.
+ * waits) add to each. Few rows: GROUP BY. The OOM kills' limits: oom_sql,
+ * taken out of their JSON in C.
  */
 static const char tasks_sql[] =
 	"WITH sel AS (" SEL_RUNS "), "
-	"rp AS (SELECT run_id, step, count(*) AS n, count(*) AS measured, " SUM("cpu_user_ns + cpu_sys_ns") " AS cpu, "
-	SUM("CASE WHEN end_ns >= start_ns THEN end_ns - start_ns END") " AS life, NULL AS delay, NULL AS iowait, "
-	"NULL AS blocked, NULL AS netwait, " SUM("oom_killed") " AS oom, max(peak_rss_bytes) AS peak, "
+	"rp AS (SELECT run_id, step, count(*) AS n, count(*) AS measured, "
+	SUM("CAST(cpu_user_ns AS DOUBLE PRECISION) + cpu_sys_ns") " AS cpu, "
+	SUM("CASE WHEN end_ns >= start_ns THEN CAST(end_ns AS DOUBLE PRECISION) - start_ns END") " AS life, "
+	"NULL AS delay, NULL AS iowait, NULL AS blocked, NULL AS netwait, " SUM("oom_killed") " AS oom, "
+	"max(peak_rss_bytes) AS peak, "
 	SUM("read_bytes") " AS rd, " SUM("write_bytes") " AS wr, " SUM("rchar") " AS rc, " SUM("wchar") " AS wc, "
 	SUM("net_tx_bytes") " AS tx, " SUM("net_rx_bytes") " AS rx, min(start_ns) AS first_start, "
 	"CASE WHEN count(end_ns) = count(*) THEN max(end_ns) END AS last_end "
-	"FROM run_processes WHERE run_id IN (SELECT run_id FROM sel) AND step IS NOT NULL GROUP BY run_id, step), "
-	"oom AS (SELECT run_id, step, max(lim) AS lim FROM ("
-	"SELECT g.run_id AS run_id, g.step AS step, " OOM_LIMIT("g.detail") " AS lim FROM signals g "
-	"WHERE g.run_id IN (SELECT run_id FROM sel) AND g.kind = 'oom_kill' "
-	"UNION ALL SELECT p.run_id, p.step, " OOM_LIMIT("g.detail") " FROM signals g JOIN processes p ON "
-	"p.host_id = g.host_id AND p.boot_id = g.boot_id AND p.tgid = g.pid AND p.start_ns = g.start_ns "
-	"WHERE g.run_id IS NULL AND g.kind = 'oom_kill' AND p.run_id IN (SELECT run_id FROM sel)) "
-	"WHERE lim > 0 GROUP BY run_id, step) "
-	"SELECT st.run_id, st.idx, st.step_id, st.name, st.state, st.engine, st.rule, "
-	"coalesce((SELECT group_concat(value, ', ') FROM json_each(st.tools) WHERE json_valid(st.tools)), ''), "
-	"st.start_ns, st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
+	"FROM run_processes WHERE run_id IN (SELECT run_id FROM sel) AND step IS NOT NULL GROUP BY run_id, step) "
+	"SELECT st.run_id, st.idx, st.step_id, st.name, st.state, st.engine, st.rule, st.tools, st.start_ns, "
+	"st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
 	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
 	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
-	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, o.lim, st.cpu_limit_millicores, "
-	"st.memory_limit_bytes "
+	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, st.cpu_limit_millicores, st.memory_limit_bytes "
 	"FROM steps st LEFT JOIN rp r ON r.run_id = st.run_id AND r.step = st.step_id "
-	"LEFT JOIN oom o ON o.run_id = st.run_id AND o.step = st.step_id "
 	"WHERE st.run_id IN (SELECT run_id FROM sel) ORDER BY st.run_id, st.idx";
+
+/*
+ * The OOM kills of the runs, by step, with their detail (its memcg_limit_bytes: oom_load): a report's and
+ * a live record's name the step; a kernel record's, the process.
+ */
+static const char oom_sql[] =
+	"WITH sel AS (" SEL_RUNS ") "
+	"SELECT g.run_id, g.step, g.detail FROM signals g "
+	"WHERE g.run_id IN (SELECT run_id FROM sel) AND g.kind = 'oom_kill' "
+	"UNION ALL SELECT p.run_id, p.step, g.detail FROM signals g JOIN processes p ON "
+	"p.host_id = g.host_id AND p.boot_id = g.boot_id AND p.tgid = g.pid AND p.start_ns = g.start_ns "
+	"WHERE g.run_id IS NULL AND g.kind = 'oom_kill' AND p.run_id IN (SELECT run_id FROM sel) ORDER BY 1, 2, 3";
 
 /*
  * A process's samples in real time: its monotonic times plus its offset
  * (start_real_ns - start_ns, from the batch that brought its first kernel
- * record; else the exit's). Walked process by process (processes_run gives
- * run_id then rowid; each process's samples by time, any stream).
+ * record; else the exit's). Walked process by process, by run then by the
+ * process's key (PROC_ORDER: both engines have it, PostgreSQL no rowid),
+ * each process's samples by time, any stream; the process numbered in C
+ * (row_to_tune_sample) as its key changes.
  */
-#define REAL_OFFSET "coalesce(p.start_real_ns - p.start_ns, p.end_real_ns - p.exit_ts_ns)"
+#define REAL_OFFSET                                                                                      \
+	"coalesce(" SQL_SUB("p.start_real_ns", "p.start_ns") ", " SQL_SUB("p.end_real_ns", "p.exit_ts_ns") ")"
 static const char samples_sql[] =
-	"SELECT p.run_id, p.step, p.rowid, s.ts_ns + " REAL_OFFSET ", s.runtime_ns, s.rss_bytes "
-	"FROM processes p INDEXED BY processes_run "
+	"SELECT p.run_id, p.step, p.host_id, p.boot_id, p.tgid, p.start_ns, " SQL_ADD("s.ts_ns", REAL_OFFSET) ", "
+	"s.runtime_ns, s.rss_bytes FROM processes p INDEXED BY processes_run "
 	"JOIN samples s INDEXED BY samples_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
 	"s.tgid = p.tgid AND s.start_ns = p.start_ns "
 	"WHERE p.run_id IN (" SEL_RUNS ") AND " REAL_OFFSET " IS NOT NULL "
-	"ORDER BY p.run_id, p.rowid, s.ts_ns";
+	"ORDER BY " PROC_ORDER ", s.ts_ns";
 
 static const char files_sql[] =
 	"SELECT p.run_id, p.step, f.host_id, f.path, f.mode FROM processes p INDEXED BY processes_run "
 	"JOIN files f INDEXED BY files_process ON f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
 	"f.tgid = p.tgid AND f.start_ns = p.start_ns "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL";
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER ", f.stream, f.seq";
 
 /* ---- rows ------------------------------------------------------------------ */
 
@@ -289,7 +307,9 @@ static void task_figures(struct store_tune_task *t, const struct step_own *own, 
 		t->end_ns = or_else(t->end_ns, from->last_end);
 }
 
-static void row_to_tune_task(struct sql_stmt *st, const struct sums *live, struct store_tune_task *t)
+/* A step's row of tasks_sql, its tools joined in js; STORE_E_NOMEM when they cannot be. */
+static int row_to_tune_task(struct sql_stmt *st, const struct sums *live, struct lake_json *js,
+			    struct store_tune_task *t)
 {
 	struct col c = { st, 0 };
 	struct store_int failed, running;
@@ -304,9 +324,10 @@ static void row_to_tune_task(struct sql_stmt *st, const struct sums *live, struc
 	t->state = col_text(&c);
 	t->engine = col_text(&c);
 	t->rule = col_text(&c);
-	t->tools = col_text(&c);
+	t->tools = lake_json_join(js, sql_col_text(st, c.i), sql_col_bytes(st, c.i), ", ");
+	c.i++;
 	if (!t->tools)
-		t->tools = "";
+		return STORE_E_NOMEM;
 	t->start_ns = col_int(&c);
 	t->end_ns = col_int(&c);
 	failed = col_int(&c);
@@ -326,10 +347,10 @@ static void row_to_tune_task(struct sql_stmt *st, const struct sums *live, struc
 	own.tx = col_int(&c);
 	own.rx = col_int(&c);
 	row_sums(&c, &report);
-	t->oom_limit_bytes = col_int(&c);
 	t->cpu_limit_millicores = col_int(&c);
 	t->memory_limit_bytes = col_int(&c);
 	task_figures(t, &own, live, &report);
+	return STORE_OK;
 }
 
 /* ---- a run's live processes, summed per step ------------------------------------ */
@@ -630,16 +651,53 @@ static const struct sums *step_sums_of(const struct run_steps *r, const char *st
 	return f ? &f->s : &no_sums;
 }
 
-static void row_to_tune_sample(struct sql_stmt *st, struct store_tune_sample *s)
+/* samples_sql's process so far: its key, and its number (counted as the key changes, row by row). */
+struct sample_proc {
+	char *key;                  /* "host\0boot\0" */
+	size_t cap;
+	int64_t tgid, start_ns, number;
+};
+
+/* The number of the row's process (columns 2 to 5): the last one's, or the next when the key changed. */
+static int sample_process(struct sql_stmt *st, struct sample_proc *k, int64_t *number)
+{
+	const char *host = sql_col_text(st, 2), *boot = sql_col_text(st, 3);
+	size_t hl = host ? strlen(host) : 0, bl = boot ? strlen(boot) : 0;
+	int64_t tgid = sql_col_i64(st, 4), start = sql_col_i64(st, 5);
+
+	if (!k->key || tgid != k->tgid || start != k->start_ns || strcmp(k->key, host ? host : "") ||
+	    strcmp(k->key + strlen(k->key) + 1, boot ? boot : "")) {
+		if (hl + bl + 2 > k->cap) {
+			char *n = realloc(k->key, hl + bl + 2);
+
+			if (!n)
+				return STORE_E_NOMEM;
+			k->key = n;
+			k->cap = hl + bl + 2;
+		}
+		memcpy(k->key, host ? host : "", hl + 1);
+		memcpy(k->key + hl + 1, boot ? boot : "", bl + 1);
+		k->tgid = tgid;
+		k->start_ns = start;
+		k->number++;
+	}
+	*number = k->number;
+	return STORE_OK;
+}
+
+static int row_to_tune_sample(struct sql_stmt *st, struct sample_proc *k, struct store_tune_sample *s)
 {
 	struct col c = { st, 0 };
 
 	s->run_id = col_i64(&c);
 	s->step = col_text(&c);
-	s->process = col_i64(&c);
+	if (sample_process(st, k, &s->process))
+		return STORE_E_NOMEM;
+	c.i = 6;
 	s->real_ns = col_i64(&c);
 	s->runtime_ns = col_int(&c);
 	s->rss_bytes = col_int(&c);
+	return STORE_OK;
 }
 
 /* ---- walking one statement -------------------------------------------------- */
@@ -682,6 +740,147 @@ static int tune_walk(struct store *s, const char *sql, const char *pipeline, tun
 	return stop;
 }
 
+/* ---- the OOM kills' limits, by step ----------------------------------------------- */
+
+/* The largest memcg_limit_bytes above 0 of each step's OOM kills (oom_sql), sorted by run and step. */
+struct oom_limit {
+	int64_t run_id;
+	size_t off;                 /* the step id: oom_limits.text + off */
+	struct store_int lim;
+	bool huge;                  /* a limit past int64's: the largest, unknown (SQL's was a REAL) */
+};
+
+struct oom_limits {
+	struct oom_limit *v;
+	size_t n, cap;
+	char *text;
+	size_t len, text_cap;
+};
+
+/* A detail's memcg_limit_bytes if an integer above 0 there: 1, or 2 past int64 (*huge); 0 if none. */
+static int oom_detail_limit(struct lake_json *js, const char *detail, size_t len, int64_t *lim)
+{
+	const struct json_node *root, *m;
+
+	if (!detail || lake_json_parse(js, detail, len))
+		return 0;
+	root = json_root(&js->doc);
+	m = json_member(&js->doc, root, "memcg_limit_bytes");
+	if (!m || m->type != JSON_NUMBER || m->number == JSON_NUM_OTHER)
+		return 0;
+	if (json_get_i64(m, lim))
+		return m->number == JSON_NUM_NEG ? 0 : 2;
+	return *lim > 0;
+}
+
+static int oom_keep(struct oom_limits *o, struct sql_stmt *st, struct lake_json *js)
+{
+	const char *step = sql_col_text(st, 1);
+	size_t len = step ? strlen(step) + 1 : 0;
+	int64_t lim = 0;
+	int found = oom_detail_limit(js, sql_col_text(st, 2), sql_col_bytes(st, 2), &lim);
+	struct oom_limit *e;
+
+	if (!step || !found) /* a step NULL joins no step */
+		return STORE_OK;
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 64;
+		void *v = realloc(o->v, cap * sizeof(*o->v));
+
+		if (!v)
+			return STORE_E_NOMEM;
+		o->v = v;
+		o->cap = cap;
+	}
+	if (o->len + len > o->text_cap) {
+		size_t cap = o->text_cap ? 2 * o->text_cap : 1024;
+		char *t;
+
+		while (cap < o->len + len)
+			cap *= 2;
+		t = realloc(o->text, cap);
+		if (!t)
+			return STORE_E_NOMEM;
+		o->text = t;
+		o->text_cap = cap;
+	}
+	e = &o->v[o->n++];
+	e->run_id = sql_col_i64(st, 0);
+	e->off = o->len;
+	memcpy(o->text + o->len, step, len);
+	o->len += len;
+	e->huge = found == 2;
+	e->lim = (struct store_int){ .known = found == 1, .v = lim };
+	return STORE_OK;
+}
+
+static int cmp_oom(const void *a, const void *b, void *text)
+{
+	const struct oom_limit *x = a, *y = b;
+
+	if (x->run_id != y->run_id)
+		return x->run_id < y->run_id ? -1 : 1;
+	return strcmp((const char *)text + x->off, (const char *)text + y->off);
+}
+
+/* The runs' OOM kills, one entry per step: the largest limit (unknown if one was past int64's). */
+static int oom_load(struct store *s, const char *pipeline, struct oom_limits *o)
+{
+	struct lake_json js = { 0 };
+	struct sql_stmt *st;
+	int rc = tune_prepare(s, oom_sql, pipeline, &st), stop = 0;
+	size_t n = 0;
+
+	if (rc)
+		return rc;
+	while (!stop && (rc = sql_step(st)) == SQL_ROW)
+		stop = oom_keep(o, st, &js);
+	if (!stop && rc != SQL_DONE)
+		stop = lake_sql_fail(s, rc);
+	sql_finalize(st);
+	lake_json_free(&js);
+	if (stop)
+		return stop;
+	if (o->n > 1)
+		qsort_r(o->v, o->n, sizeof(*o->v), cmp_oom, o->text);
+	for (size_t i = 0; i < o->n; i++) {
+		struct oom_limit *e = &o->v[i];
+
+		if (n && !cmp_oom(&o->v[n - 1], e, o->text)) {
+			o->v[n - 1].huge |= e->huge;
+			if (e->lim.known && (!o->v[n - 1].lim.known || e->lim.v > o->v[n - 1].lim.v))
+				o->v[n - 1].lim = e->lim;
+		} else {
+			o->v[n++] = *e;
+		}
+	}
+	o->n = n;
+	return STORE_OK;
+}
+
+static const struct store_int unknown_limit;
+
+static struct store_int oom_limit_of(const struct oom_limits *o, int64_t run_id, const char *step)
+{
+	size_t lo = 0, hi = o->n;
+
+	if (!step)
+		return unknown_limit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct oom_limit *e = &o->v[mid];
+		int c = e->run_id != run_id ? (e->run_id < run_id ? -1 : 1) : strcmp(o->text + e->off, step);
+
+		if (!c)
+			return e->huge ? unknown_limit : e->lim;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return unknown_limit;
+}
+
 struct tune_visit {
 	union {
 		store_tune_run_fn run;
@@ -692,6 +891,9 @@ struct tune_visit {
 	void *ctx;
 	struct store *s;
 	struct run_steps *runs;     /* store_tune_tasks' */
+	struct oom_limits *oom;     /* ... */
+	struct lake_json js;        /* ...: the tools joined */
+	struct sample_proc proc;    /* samples_sql's */
 };
 
 static int visit_tune_run(struct sql_stmt *st, void *arg)
@@ -713,7 +915,9 @@ static int visit_tune_task(struct sql_stmt *st, void *arg)
 
 	if (run_id != r->run_id && (rc = load_run_steps(v->s, r, run_id)))
 		return rc;
-	row_to_tune_task(st, step_sums_of(r, sql_col_text(st, 2)), &t);
+	if ((rc = row_to_tune_task(st, step_sums_of(r, sql_col_text(st, 2)), &v->js, &t)))
+		return rc;
+	t.oom_limit_bytes = oom_limit_of(v->oom, t.run_id, t.step_id);
 	return v->fn.task(v->ctx, &t);
 }
 
@@ -722,8 +926,7 @@ static int visit_tune_sample(struct sql_stmt *st, void *arg)
 	struct tune_visit *v = arg;
 	struct store_tune_sample s;
 
-	row_to_tune_sample(st, &s);
-	return v->fn.sample(v->ctx, &s);
+	return row_to_tune_sample(st, &v->proc, &s) ?: v->fn.sample(v->ctx, &s);
 }
 
 static int visit_tune_file(struct sql_stmt *st, void *arg)
@@ -756,17 +959,26 @@ int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn f
 {
 	struct tune_visit v = { .fn.task = fn, .ctx = ctx, .s = s };
 	struct run_steps r = { .run_id = -1 };
+	struct oom_limits oom = { 0 };
 	int rc;
 
+	rc = oom_load(s, pipeline, &oom);
+	if (rc)
+		goto out;
 	rc = tune_prepare(s, live_sql, pipeline, &r.live);
 	if (rc)
-		return rc;
+		goto out;
 	r.rc = sql_step(r.live);
 	v.runs = &r;
+	v.oom = &oom;
 	rc = tune_walk(s, tasks_sql, pipeline, visit_tune_task, &v);
 	sql_finalize(r.live);
+out:
 	free(r.v);
 	free(r.text);
+	free(oom.v);
+	free(oom.text);
+	lake_json_free(&v.js);
 	return rc;
 }
 
@@ -788,17 +1000,19 @@ int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn f
 #define TUNE_SCAN_MAX_SAMPLES (8u << 20)
 #define NO_PROC UINT32_MAX
 
-/* The runs' processes and all of the lake's (its highest rowid: rows are never deleted). */
+/* The runs' processes and all of the lake's. */
 static const char share_sql[] =
 	"SELECT (SELECT count(*) FROM processes INDEXED BY processes_run WHERE run_id IN (" SEL_RUNS ")), "
-	"(SELECT max(rowid) FROM processes)";
-/* The runs' processes, in samples_sql's order. */
+	"(SELECT count(*) FROM processes)";
+/* The runs' processes, in samples_sql's order (each numbered by its place in it). */
 static const char procs_sql[] =
-	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.run_id, p.step, p.rowid, " REAL_OFFSET " "
-	"FROM processes p INDEXED BY processes_run WHERE p.run_id IN (" SEL_RUNS ") ORDER BY p.run_id, p.rowid";
+	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.run_id, p.step, " REAL_OFFSET " "
+	"FROM processes p INDEXED BY processes_run WHERE p.run_id IN (" SEL_RUNS ") ORDER BY " PROC_ORDER;
+/* Every sample and file in the table's order: its key's, which SQLite reads without sorting (WITHOUT ROWID). */
 static const char scan_samples_sql[] =
-	"SELECT host_id, boot_id, tgid, start_ns, ts_ns, runtime_ns, rss_bytes FROM samples";
-static const char scan_files_sql[] = "SELECT host_id, boot_id, tgid, start_ns, path, mode FROM files";
+	"SELECT host_id, boot_id, tgid, start_ns, ts_ns, runtime_ns, rss_bytes FROM samples ORDER BY host_id, stream, seq";
+static const char scan_files_sql[] =
+	"SELECT host_id, boot_id, tgid, start_ns, path, mode FROM files ORDER BY host_id, stream, seq";
 
 struct tproc {
 	uint32_t boot;              /* its (host, boot) pair: scan.boots */
@@ -939,7 +1153,7 @@ static int scan_add_proc(struct scan *sc, struct sql_stmt *st)
 		p->step = sc->len + 1;
 		sc->len += len;
 	}
-	p->process = col_i64(&c);
+	p->process = (int64_t)sc->nprocs;
 	p->offset = col_int(&c);
 	sc->nprocs++;
 	return STORE_OK;
@@ -1140,6 +1354,7 @@ int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample
 		return rc;
 	if (rc == 0) {
 		rc = tune_walk(s, samples_sql, pipeline, visit_tune_sample, &vs);
+		free(vs.proc.key);
 		return rc ? rc : tune_walk(s, files_sql, pipeline, visit_tune_file, &vf);
 	}
 	rc = scan_load(s, pipeline, &sc);
@@ -1156,6 +1371,7 @@ int store_tune_activity(struct store *s, const char *pipeline, store_tune_sample
 	if (!rc)
 		rc = scan_files(s, &sc, on_file, ctx);
 	scan_free(&sc);
+	free(vs.proc.key);
 	return rc;
 }
 
@@ -1173,3 +1389,6 @@ void store_tune_end(struct store *s)
 	sql_exec(s->db, "COMMIT");
 	s->tune_newest = 0;
 }
+
+const char *const lake_tune_sql[] = { runs_sql, live_sql, tasks_sql, oom_sql, samples_sql, files_sql, share_sql,
+				      procs_sql, scan_samples_sql, scan_files_sql, NULL };

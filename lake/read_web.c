@@ -3,14 +3,15 @@
  * Reading the lake for tracer-web's hosts page and /metrics: each host's
  * agent health, and the lake's own counts (store.h, "reading for the
  * dashboard"). One statement each, over the tables' own indexes; every
- * figure's source is in docs/web.md.
+ * figure's source is in docs/web.md. The SQL runs the same on SQLite and
+ * PostgreSQL (sql.h): sum() of integers is read as one from either.
  */
 #include "db.h"
 
 /* One row per host, its figures from the tables the ingest keeps (docs/lake.md). */
 static const char hosts_sql[] =
 	"SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.batches, h.records,\n"
-	"  (SELECT b.received_ns - b.created_ns FROM batches b WHERE b.hash = h.last_batch_hash),\n"
+	"  (SELECT " SQL_SUB("b.received_ns", "b.created_ns") " FROM batches b WHERE b.hash = h.last_batch_hash),\n"
 	"  (SELECT count(*) FROM gaps g WHERE g.host_id = h.host_id AND g.filled < g.to_seq - g.from_seq + 1),\n"
 	"  (SELECT coalesce(sum(g.to_seq - g.from_seq + 1 - g.filled), 0) FROM gaps g WHERE g.host_id = h.host_id),\n"
 	"  (SELECT a.kernel_drops FROM agent_counters a WHERE a.host_id = h.host_id ORDER BY a.seq DESC LIMIT 1),\n"
@@ -117,3 +118,5 @@ int store_counts(struct store *s, struct store_counts *c)
 	sql_finalize(st);
 	return rc;
 }
+
+const char *const lake_web_sql[] = { hosts_sql, counts_sql, NULL };

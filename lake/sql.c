@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 
 #include <libpq-fe.h>
@@ -358,6 +359,47 @@ void sql_random(struct sql *db, void *p, size_t n)
 	}
 }
 
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/* p starts the word w (any case), a whole word: the end of it, else NULL. */
+static const char *word_at(const char *p, const char *w)
+{
+	size_t n = strlen(w);
+
+	return !strncasecmp(p, w, n) && !ident_char(p[n]) ? p + n : NULL;
+}
+
+static const char *skip_space(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/*
+ * SQLite's index hints at p (the start of a word): `INDEXED BY name` or `NOT INDEXED`. The end of the hint,
+ * else NULL. PostgreSQL has no such clause: its planner chooses alone.
+ */
+static const char *index_hint(const char *p)
+{
+	const char *q = word_at(p, "NOT");
+
+	if (q && (q = word_at(skip_space(q), "INDEXED")))
+		return q;
+	q = word_at(p, "INDEXED");
+	if (!q || !(q = word_at(skip_space(q), "BY")))
+		return NULL;
+	q = skip_space(q);
+	if (!ident_char(*q))
+		return NULL;
+	while (ident_char(*q))
+		q++;
+	return q;
+}
+
 /*
  * What SQLite says that PostgreSQL says otherwise: BEGIN IMMEDIATE (take
  * the write lock now) is BEGIN (PostgreSQL locks rows as it writes them).
@@ -369,7 +411,8 @@ static const char *pg_dialect(const char *text)
 
 /*
  * SQLite's parameters (?N, or ? numbered in order) as PostgreSQL's ($N), outside quoted text and
- * identifiers. Returns the new text (malloc) and the highest number, or NULL.
+ * identifiers, and its index hints (index_hint) dropped. Returns the new text (malloc) and the highest
+ * number, or NULL.
  */
 static char *pg_params(const char *text, int *nparams)
 {
@@ -391,6 +434,14 @@ static char *pg_params(const char *text, int *nparams)
 			quote = *p;
 			*w++ = *p;
 			continue;
+		}
+		if ((p == text || !ident_char(p[-1])) && (*p == 'N' || *p == 'n' || *p == 'I' || *p == 'i')) {
+			const char *end = index_hint(p);
+
+			if (end) {
+				p = end - 1;
+				continue;
+			}
 		}
 		if (*p != '?') {
 			*w++ = *p;

@@ -6,7 +6,9 @@
  * embedded lake (a file); PostgreSQL (libpq), the fleet lake (docs/lake.md).
  *
  * Parameters are written ?N or ? (numbered in order), as SQLite has them;
- * for PostgreSQL they become $N outside quoted text. Text and blobs bound
+ * for PostgreSQL they become $N outside quoted text. SQLite's index hints
+ * (`INDEXED BY name`, `NOT INDEXED`) may be written: for PostgreSQL they
+ * are dropped (outside quoted text), its planner choosing alone. Text and blobs bound
  * must outlive the statement's run (they are not copied). Column values
  * are valid until the next step or reset of their statement. A
  * PostgreSQL statement runs whole at its first step (its rows are then

@@ -73,9 +73,8 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 /* The run's row holds a tracer run report: its record is a TL_RUN_REPORT (a report merged into a live row
  * takes over the row's record). */
 #define RUN_HAS_REPORT                                                                                   \
-	"EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND r.stream = runs.stream AND "    \
-	"r.seq = runs.seq AND "                                                                            \
-	"r.type = " TL_RUN_REPORT_SQL ")"
+	"CASE WHEN EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND "                     \
+	"r.stream = runs.stream AND r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL ") THEN 1 ELSE 0 END"
 
 /*
  * A report's run (TL_RUN_REPORT, ?1 the record's JSON, ?6 its run key or NULL): the columns a report has
@@ -107,13 +106,14 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"boot_id, beat, start_ns, end_ns, uptime_s, cpus, cpu_busy_ns, cpu_idle_ns, mem_total_bytes, "      \
 	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes, host_cloud, host_instance_type, " \
 	"host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour"
-/* What read.c's row_to_run() reads, in its order. */
+/* A process's newest sample (of any stream; a tie, which two streams could make, settled by the key). */
+#define NEWEST_SAMPLE "ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1"
+
+/* What read.c's row_to_run() reads, in its order (the command, a JSON array, joined there: read_json.h). */
 #define RUN_COLUMNS                                                                                      \
 	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
 	"processes, running_processes, steps, signals, root_pid, preexisting, cpu_ns, read_bytes, "         \
-	"write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS ", "                         \
-	"coalesce((SELECT group_concat(value, ' ') FROM json_each(runs.command) "                          \
-	"WHERE json_valid(runs.command)), ''), CASE WHEN json_valid(command) THEN command END, summary, "    \
+	"write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS ", command, summary, "      \
 	"state, run_key, engine, pipeline, pipeline_run_id, run_name, detected_by, slurm_job_id, "          \
 	"aws_batch_job_id, " RUN_HAS_REPORT ", " HOST_COLUMNS " FROM runs"
 
@@ -319,9 +319,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_BY_ID] = RUN_COLUMNS " WHERE run_id = ?1",
 	[ST_RUN_BY_KEY] = RUN_COLUMNS " WHERE run_key = ?1 ORDER BY run_id",
 	[ST_RUN_BY_NAME] = RUN_COLUMNS " WHERE pipeline_run_id = ?1 ORDER BY run_id",
-	[ST_RUN_STEPS_LIST] = "SELECT idx, step_id, name, state, engine, rule, workdir, "
-			      "coalesce((SELECT group_concat(value, ', ') FROM json_each(steps.tools) "
-			      "WHERE json_valid(steps.tools)), ''), CASE WHEN json_valid(tools) THEN tools END, "
+	[ST_RUN_STEPS_LIST] = "SELECT idx, step_id, name, state, engine, rule, workdir, tools, "
 			      "start_ns, end_ns, last_update_ns, exit_code, signal, failed, processes, running, "
 			      "failed_processes, nonzero_exits, oom_killed, cpu_ns, peak_rss_bytes, peak_rss_partial, "
 			      "rss_sum_of_peaks_bytes, memcg_peak_bytes, read_bytes, write_bytes, rchar, wchar, "
@@ -334,44 +332,42 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 */
 	[ST_RUN_PROCS_LIST] =
 		"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.start_real_ns, p.end_real_ns, "
-		"p.exit_ts_ns IS NOT NULL, p.exit_code, p.signal, p.core_dumped, p.oom_killed, p.utime_ns, "
-		"p.stime_ns, p.runtime_ns, p.peak_rss_bytes, p.maxrss_bytes, "
+		"CASE WHEN p.exit_ts_ns IS NOT NULL THEN 1 ELSE 0 END, p.exit_code, p.signal, p.core_dumped, "
+		"p.oom_killed, p.utime_ns, p.stime_ns, p.runtime_ns, p.peak_rss_bytes, p.maxrss_bytes, "
 		"(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s WHERE s.host_id = p.host_id AND "
 		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns), "
 		"p.read_bytes, p.write_bytes, p.rchar, p.wchar, p.net_tx_bytes, p.net_rx_bytes, p.exit_flags, "
 		"p.state_flags, (SELECT s.net_tx_bytes FROM samples s WHERE s.host_id = p.host_id AND "
-		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1), "
+		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns " NEWEST_SAMPLE "), "
 		"(SELECT s.net_rx_bytes FROM samples s WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
-		"s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY s.ts_ns DESC LIMIT 1), "
-		"EXISTS (SELECT 1 FROM files f WHERE f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
-		"f.tgid = p.tgid AND f.start_ns = p.start_ns), p.exe, p.cwd, p.tool, p.step, "
-		"CASE WHEN json_valid(p.argv) THEN p.argv END, "
+		"s.tgid = p.tgid AND s.start_ns = p.start_ns " NEWEST_SAMPLE "), "
+		"CASE WHEN EXISTS (SELECT 1 FROM files f WHERE f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
+		"f.tgid = p.tgid AND f.start_ns = p.start_ns) THEN 1 ELSE 0 END, p.exe, p.cwd, p.tool, p.step, p.argv, "
 		"coalesce(CASE WHEN c2.path <> '/' THEN c2.path END, c1.path, c2.path) "
 		"FROM processes p LEFT JOIN cgroups c2 ON c2.host_id = p.host_id AND c2.boot_id = p.boot_id AND "
 		"c2.v1 = 0 AND c2.cgroup_id = p.cgroup_id LEFT JOIN cgroups c1 ON c1.host_id = p.host_id AND "
 		"c1.boot_id = p.boot_id AND c1.v1 = 1 AND c1.cgroup_id = p.cgroup_v1_id "
 		"WHERE p.run_id = ?1 ORDER BY p.start_ns, p.tgid",
 	/* One row per path, its opens' modes merged, in order of first access. */
-	[ST_PROC_FILES_LIST] = "SELECT path, CASE WHEN max(mode IN ('r', 'rw')) AND max(mode IN ('w', 'rw')) "
-			       "THEN 'rw' WHEN max(mode IN ('w', 'rw')) THEN 'w' ELSE 'r' END FROM files INDEXED BY files_process "
+	[ST_PROC_FILES_LIST] = "SELECT path, CASE WHEN max(CASE WHEN mode IN ('r', 'rw') THEN 1 ELSE 0 END) = 1 AND "
+			       "max(CASE WHEN mode IN ('w', 'rw') THEN 1 ELSE 0 END) = 1 THEN 'rw' "
+			       "WHEN max(CASE WHEN mode IN ('w', 'rw') THEN 1 ELSE 0 END) = 1 THEN 'w' ELSE 'r' END "
+			       "FROM files INDEXED BY files_process "
 			       "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND start_ns = ?4 "
 			       "GROUP BY path ORDER BY min(seq)",
-	[ST_RUN_SIGNALS_LIST] = "SELECT kind, source, pid, start_ns, step, tool, "
-				"CASE WHEN json_valid(detail) THEN detail END FROM signals WHERE run_id = ?1 "
+	[ST_RUN_SIGNALS_LIST] = "SELECT kind, source, pid, start_ns, step, tool, detail FROM signals WHERE run_id = ?1 "
 				"ORDER BY signal_id",
-	/* The report as sent (its record's payload), with the run's state set on it. */
-	/* ?2: signals to add (a JSON array, the analysis'); ?3: a "tune" member (a JSON object), or NULL. */
-	[ST_RUN_REPORT_JSON] = "SELECT CASE WHEN ?3 IS NULL THEN x.rep ELSE json_set(x.rep, '$.tune', json(?3)) END FROM "
-			       "(SELECT json_set(y.rep, '$.state', y.state, '$.signals', json((SELECT "
-			       "json_group_array(json(value)) FROM (SELECT value FROM json_each(y.rep, '$.signals') "
-			       "WHERE json_type(y.rep, '$.signals') = 'array' UNION ALL SELECT value FROM "
-			       "json_each(coalesce(?2, '[]')))))) AS rep FROM "
-			       "(SELECT json_extract(CAST(r.payload AS TEXT), '$.report') AS rep, runs.state AS state "
-			       "FROM runs JOIN records r ON r.host_id = runs.host_id AND r.stream = runs.stream AND "
-			       "r.seq = runs.seq AND "
-			       "r.type = " TL_RUN_REPORT_SQL " WHERE runs.run_id = ?1) y) x",
+	/* The report as sent (its record's payload) and the run's state: read.c sets the state on it. */
+	[ST_RUN_REPORT_JSON] = "SELECT r.payload, runs.state FROM runs JOIN records r ON r.host_id = runs.host_id AND "
+			       "r.stream = runs.stream AND r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL " "
+			       "WHERE runs.run_id = ?1",
 };
 
+
+const char *lake_stmt_sql(enum stmt_id id)
+{
+	return (unsigned)id < ST_COUNT ? stmt_sql[id] : NULL;
+}
 
 /* One batch being stored. */
 struct batch_ctx {

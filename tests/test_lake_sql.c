@@ -5,7 +5,8 @@
  * must come out the same: parameters as SQLite writes them (?N, ?) and
  * quoted text left alone, text bound by its length, every type bound and read back (the ends of
  * int64, a double, NULL, UTF-8 text, a blob with NUL bytes), rows one by
- * one, rows changed, transactions, failures named, and what a wrong URI
+ * one, rows changed, transactions, failures named, SQLite's index hints
+ * (dropped for PostgreSQL), and what a wrong URI
  * or an unreachable server says.
  */
 #include <setjmp.h>
@@ -332,6 +333,34 @@ static void a_restarted_server_is_reconnected_to(void **state)
 	sql_finalize(st);
 }
 
+/* SQLite's index hints: PostgreSQL runs the statement without them; quoted text that looks like one is kept. */
+static void index_hints(struct sql *db)
+{
+	struct sql_stmt *st;
+
+	exec_ok(db, "CREATE TABLE h (a BIGINT, b TEXT)");
+	exec_ok(db, "CREATE INDEX h_a ON h (a)");
+	exec_ok(db, "INSERT INTO h (a, b) VALUES (1, 'x'), (2, 'y')");
+	st = prep(db, "SELECT x.b, 'INDEXED BY h_a', (SELECT count(*) FROM h not   indexed) FROM h AS x INDEXED BY h_a "
+		      "WHERE x.a = ?1");
+	assert_int_equal(sql_param_count(st), 1);
+	assert_int_equal(sql_bind_i64(st, 1, 2), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_ROW);
+	assert_string_equal(sql_col_text(st, 0), "y");
+	assert_string_equal(sql_col_text(st, 1), "INDEXED BY h_a");
+	assert_int_equal(sql_col_i64(st, 2), 2);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_finalize(st);
+}
+
+static void index_hints_prepare_on_both_engines(void **state)
+{
+	struct one *o = *state;
+
+	index_hints(o->lite);
+	index_hints(o->pg);
+}
+
 /* A URI: the checks, and what a wrong database or an unreachable server says. */
 static void uris_and_what_a_bad_one_says(void **state)
 {
@@ -360,6 +389,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(every_type_round_trips_on_both_engines, setup, teardown),
 		cmocka_unit_test_setup_teardown(changes_and_transactions_on_both_engines, setup, teardown),
 		cmocka_unit_test_setup_teardown(failures_are_named_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(index_hints_prepare_on_both_engines, setup, teardown),
 		cmocka_unit_test_setup_teardown(pg_refuses_text_with_a_nul, setup, teardown),
 		cmocka_unit_test_setup_teardown(uris_and_what_a_bad_one_says, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_restarted_server_is_reconnected_to, setup, teardown),
