@@ -12,6 +12,7 @@
 #  - KILL_INGEST=1: halfway through, the first ingest is killed with -9 and not restarted: its hosts
 #    fail over to the others, which carry the whole fleet from then on (needs INGESTS >= 2).
 #    RESTART_PG=1 (DB=postgresql): the cluster restarted (pg_ctl restart -m fast) halfway.
+#    PG_TCP=1 (DB=postgresql): the ingests reach the server over TCP on loopback (else its Unix socket).
 #  - At the end the lake is compared with what the hosts made, per host and stream: lost = seqs made
 #    and not stored; duplicated = rows stored beyond one per seq; every acknowledged batch stored once.
 # Usage: bench/fleet.sh [BUILD_DIR]; env HOSTS (1000), PROCS (100), SECONDS (60), INGESTS (2),
@@ -78,9 +79,14 @@ else
 	# A throwaway cluster (tests/e2e/pg.sh): PG_URI names its database "lake" through its socket.
 	# shellcheck source=/dev/null
 	. "$repo/tests/e2e/pg.sh"
-	pg_start
+	if [ "${PG_TCP:-0}" = 1 ]; then
+		pg_start --tcp
+		db_arg=$PG_TCP_URI
+	else
+		pg_start
+		db_arg=$PG_URI
+	fi
 	pg_started=1
-	db_arg=$PG_URI
 fi
 
 # start_ingest N: ingest N on a port the kernel picks, writing the lake; its URL into urls.

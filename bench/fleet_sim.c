@@ -53,7 +53,7 @@
  *
  * Usage:
  *   fleet_sim --enroll --seed HEX      the keys file's lines, one a host, on stdout
- *   fleet_sim --seed HEX --url URL [--url URL]... --sent FILE [--ready-fd FD]
+ *   fleet_sim --seed HEX --url URL [--url URL]... --sent FILE [--ready-fd FD] [--dump DIR]
  * The second writes "generating\n" to FD when the first look makes
  * records, its results as "<metric> <value> <unit>" lines on stdout,
  * progress on stderr, and into FILE a line a host: its host id (hex), its
@@ -63,7 +63,9 @@
  * HEARTBEAT_S (5), DRAIN_S (300). Exit 0 when every record made was
  * acknowledged; 1 when not (the drain timed out, a batch was refused for
  * good, the lake so far behind that the hosts' backlog passed 2 GiB); 2
- * on a usage or setup error.
+ * on a usage or setup error. --dump DIR: each batch sealed is also written
+ * to DIR/HOST-BATCHSEQ.batch (host index, batch_seq, each 6 digits), as
+ * sent: real batches for a test to replay (tests/e2e/test_lake_pg.sh).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -218,6 +220,7 @@ struct fleet {
 	struct obuf o;              /* a TL_RUN or TL_HOST being written */
 	struct json j;
 	const char *section;        /* the array open in it, or NULL */
+	const char *dump;           /* --dump DIR, or NULL */
 	unsigned char rec[DECODE_MAX_LEN];
 	/* figures */
 	uint32_t *lag;              /* LAG_BUCKETS */
@@ -889,6 +892,20 @@ static void host_curl(struct host *h)
 	h->easy = e;
 }
 
+/* --dump: the batch as sealed, into its own file. */
+static void dump_batch(const struct fleet *f, const struct host *h)
+{
+	char path[4096];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/%06u-%06llu.batch", f->dump, h->index, (unsigned long long)h->b.batch_seq);
+	out = fopen(path, "we");
+	if (!out || fwrite(h->wire, 1, h->wire_len, out) != h->wire_len || fclose(out)) {
+		fprintf(stderr, "<3>--dump %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+}
+
 /* Seal the first records waiting into the host's next batch, as upload.c's batch_size() and seal_into(). */
 static void seal(struct fleet *f, struct host *h)
 {
@@ -937,6 +954,8 @@ static void seal(struct fleet *f, struct host *h)
 	}
 	h->inflight_n = n;
 	h->inflight_len = off;
+	if (f->dump)
+		dump_batch(f, h);
 	sodium_bin2hex(hex, sizeof(hex), h->hash, sizeof(h->hash));
 	curl_slist_free_all(h->headers);
 	h->headers = NULL;
@@ -1182,7 +1201,7 @@ static void print_results(const struct fleet *f, uint64_t undelivered, double cp
 static void usage(void)
 {
 	fprintf(stderr, "usage: fleet_sim --enroll --seed HEX\n"
-			"       fleet_sim --seed HEX --url URL [--url URL]... --sent FILE [--ready-fd FD]\n"
+			"       fleet_sim --seed HEX --url URL [--url URL]... --sent FILE [--ready-fd FD] [--dump DIR]\n"
 			"environment: HOSTS (1000), PROCS (100), SECONDS (60), HEARTBEAT_S (5), DRAIN_S (300)\n");
 	exit(2);
 }
@@ -1358,6 +1377,7 @@ int main(int argc, char **argv)
 					      { "url", required_argument, NULL, 'u' },
 					      { "sent", required_argument, NULL, 'o' },
 					      { "ready-fd", required_argument, NULL, 'r' },
+					      { "dump", required_argument, NULL, 'd' },
 					      { NULL, 0, NULL, 0 } };
 	struct fleet f;
 	const char *sent = NULL, *seed = NULL;
@@ -1378,6 +1398,7 @@ int main(int argc, char **argv)
 			break;
 		case 'o': sent = optarg; break;
 		case 'r': ready_fd = atoi(optarg); break;
+		case 'd': f.dump = optarg; break;
 		default: usage();
 		}
 	}

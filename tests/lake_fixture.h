@@ -59,24 +59,43 @@ static inline void lake_pg_stop(void)
 	pg_cluster_stop(&lake_pg_cluster);
 }
 
-/* A new database in the program's cluster (started at the first), opened as a lake. */
+/*
+ * The program's lake in its cluster (both made at the first call), emptied (TRUNCATE, ids restarted: as
+ * new), and opened.
+ */
 static inline int lake_pg_open(struct lake_fixture *fx)
 {
-	char name[32], err[512];
+	static char uri[256];
+	char err[512];
+	struct obuf q;
+	struct sql *db = NULL;
+	int rc;
 
 	if (!lake_pg_dbs++) {
 		if (pg_cluster_start(&lake_pg_cluster))
 			return -1;
 		atexit(lake_pg_stop);
+		if (pg_cluster_createdb(&lake_pg_cluster, "mirror", uri, sizeof(uri)))
+			return -1;
 	}
-	snprintf(name, sizeof(name), "mirror%u", lake_pg_dbs);
-	if (pg_cluster_createdb(&lake_pg_cluster, name, fx->pg_uri, sizeof(fx->pg_uri)))
-		return -1;
+	snprintf(fx->pg_uri, sizeof(fx->pg_uri), "%s", uri);
 	if (store_open(&fx->pg, fx->pg_uri, false, err, sizeof(err))) {
 		fprintf(stderr, "store_open %s: %s\n", fx->pg_uri, err);
 		return -1;
 	}
-	return 0;
+	obuf_init_mem(&q, 1u << 16);
+	obuf_puts(&q, "TRUNCATE ");
+	for (unsigned i = 0, k = 0; i < lake_ntables; i++)
+		if (strcmp(lake_tables[i].name, "schema_version"))
+			obuf_printf(&q, "%s%s", k++ ? ", " : "", lake_tables[i].name);
+	obuf_puts(&q, " RESTART IDENTITY");
+	obuf_putc(&q, 0);
+	rc = sql_open_pg(&db, fx->pg_uri, false, 5000, err, sizeof(err)) == SQL_OK && sql_exec(db, q.buf) == SQL_OK;
+	if (!rc)
+		fprintf(stderr, "emptying the mirror: %s\n", db ? sql_errmsg(db) : err);
+	sql_close(db);
+	obuf_free(&q);
+	return rc ? 0 : -1;
 }
 
 /* A row of a table as text: each column's type and value. */
@@ -137,9 +156,12 @@ static inline char **lake_table_rows(struct sql *db, const struct lake_table *t,
 	*n = 0;
 	for (int rc; (rc = sql_step(st)) == SQL_ROW;) {
 		if (*n == cap) {
+			char **more;
+
 			cap = cap ? 2 * cap : 64;
-			rows = realloc(rows, cap * sizeof(*rows));
-			assert_non_null(rows);
+			more = realloc(rows, cap * sizeof(*rows));
+			assert_non_null(more);
+			rows = more;
 		}
 		rows[(*n)++] = lake_row_text(st);
 	}
