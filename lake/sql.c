@@ -402,11 +402,17 @@ static const char *index_hint(const char *p)
 
 /*
  * What SQLite says that PostgreSQL says otherwise: BEGIN IMMEDIATE (take
- * the write lock now) is BEGIN (PostgreSQL locks rows as it writes them).
+ * the write lock now) is BEGIN (PostgreSQL locks rows as it writes them);
+ * BEGIN DEFERRED (a reader's: every statement sees one snapshot) is
+ * REPEATABLE READ (READ COMMITTED, the default, takes one per statement).
  */
 static const char *pg_dialect(const char *text)
 {
-	return strcmp(text, "BEGIN IMMEDIATE") ? text : "BEGIN";
+	if (!strcmp(text, "BEGIN IMMEDIATE"))
+		return "BEGIN";
+	if (!strcmp(text, "BEGIN DEFERRED"))
+		return "BEGIN ISOLATION LEVEL REPEATABLE READ";
+	return text;
 }
 
 /*

@@ -226,6 +226,10 @@ static int resolve_user(const struct options *o, uid_t *uid, gid_t *gid)
 				rc == -ENOENT ? "no such user" : strerror(-rc));
 			return -1;
 		}
+	} else if (store_is_uri(o->db)) {
+		fprintf(stderr, "<3>started as root on a PostgreSQL lake: pass --user NAME (the unprivileged user "
+			"tracer-web runs as; the lake's own user is the URI's)\n");
+		return -1;
 	} else if (stat(o->db, &sb)) {
 		fprintf(stderr, "<3>lake %s: %s (tracer-ingest creates it: start tracer-ingest first, or give --db "
 			"the path of an existing lake)\n", o->db, strerror(errno));
@@ -261,6 +265,8 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 {
 	struct web *w = NULL;
 	struct store *st = NULL;
+	int lake_family = 0;
+	uint16_t lake_port = 0;
 	struct price_table table = { 0 };
 	struct api_web_stats ws;
 	struct auth a;
@@ -290,7 +296,7 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 		web_stop(w);
 		return 1;
 	}
-	if (web_lake_fds_readonly(o->db)) {
+	if (store_remote(st, &lake_family, &lake_port) || (!lake_family && web_lake_fds_readonly(o->db))) {
 		web_stop(w);
 		store_close(st);
 		return 1;
@@ -301,7 +307,7 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 	fprintf(stderr, "<6>lake %s (read-only) as uid %u; price table %s\n", o->db, (unsigned)uid,
 		prices[0] ? prices : "none found");
 	err[0] = 0;
-	if (web_sandbox(o->db, prices[0] ? prices : NULL)) {
+	if (web_sandbox(o->db, prices[0] ? prices : NULL, lake_family, lake_port)) {
 		web_stop(w);
 		store_close(st);
 		price_table_free(&table);

@@ -68,14 +68,24 @@ static const struct sc_arg_rule web_rules[] = {
 	{ NULL, 0, 0, 0, 0 },
 };
 
-int web_sandbox(const char *lake, const char *prices)
+/* A PostgreSQL lake's connection, made again after the server dropped it (lake/sql.c; docs/lake.md). */
+static const char *const lake_net_syscalls[] = { "connect", NULL };
+
+int web_sandbox(const char *lake, const char *prices, int lake_family, uint16_t lake_port)
 {
-	const char *const *names[] = { web_syscalls, NULL };
-	const struct sc_arg_rule *rules[] = { web_rules, NULL };
+	const struct sc_arg_rule lake_net_rules[] = {
+		{ "socket", 0, 0, (uint64_t)lake_family, 0 }, /* a socket of the lake's family only */
+		{ NULL, 0, 0, 0, 0 },
+	};
+	const char *const *names[] = { web_syscalls, lake_family ? lake_net_syscalls : NULL, NULL };
+	const struct sc_arg_rule *rules[] = { web_rules, lake_family ? lake_net_rules : NULL, NULL };
 	struct landlock_spec spec = { 0 };
 	int rc;
 
-	landlock_add_ro(&spec, lake, true);
+	if (lake_family)
+		landlock_add_port(&spec, lake_port); /* TCP: its server's port (a Unix socket: no TCP at all) */
+	else
+		landlock_add_ro(&spec, lake, true);
 	if (prices)
 		landlock_add_ro(&spec, prices, true);
 	rc = landlock_apply(&spec, "tracer-web");

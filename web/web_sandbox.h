@@ -4,7 +4,8 @@
  * privilege drop, once the lake is open and before libmicrohttpd's threads
  * exist, so that they inherit it:
  *   Landlock  every file: read only, and only beneath the lake's directory
- *             and the price table's; no TCP bind or connect (ABI 4+)
+ *             and the price table's; no TCP bind or connect (ABI 4+) but
+ *             to a PostgreSQL lake's port
  *   seccomp   serving's syscalls, thread creation (a thread per connection)
  *             and read-only opens only; kill on anything else
  * The lake's connection was opened read-only (SQLITE_OPEN_READONLY) before;
@@ -13,8 +14,14 @@
 #ifndef TRACER_WEB_SANDBOX_H
 #define TRACER_WEB_SANDBOX_H
 
-/* 0, or -errno (logged). lake: the lake's path; prices: the price table's (NULL: none). */
-int web_sandbox(const char *lake, const char *prices);
+#include <stdint.h>
+
+/*
+ * 0, or -errno (logged). lake: the lake's path; prices: the price table's (NULL: none). A PostgreSQL lake
+ * (lake_family AF_UNIX, AF_INET or AF_INET6: store_remote()): no file beneath the lake, but its connection
+ * may be made again: a socket of that family, connect, and TCP to lake_port only.
+ */
+int web_sandbox(const char *lake, const char *prices, int lake_family, uint16_t lake_port);
 
 /*
  * SQLite opens a read-only connection's -wal file read-write when the file

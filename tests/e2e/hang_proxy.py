@@ -14,6 +14,11 @@ listening). Each request (HTTP/1.1, keep-alive, a Content-Length body) is:
   batch), the upstream's answer dropped, then held open the same way: the
   client times out and must retry a batch the lake already has.
 
+With --mirror HOST:PORT every request is also forwarded there (a second
+ingest, of another lake), and answered with the upstream's answer only
+when the mirror's is 2xx too (else the mirror's): both lakes get every
+batch the client sends (test_lake_pg_same.sh).
+
 One line per request goes to --log: "forwarded STATUS", "hung", or
 "forwarded-hung STATUS", so a test can count what happened.
 
@@ -65,8 +70,8 @@ def read_request(rfile):
     return parts[0], parts[1], headers, body
 
 
-def forward(args, method, path, headers, body):
-    host, port = args.upstream.rsplit(':', 1)
+def forward(args, method, path, headers, body, upstream=None):
+    host, port = (upstream or args.upstream).rsplit(':', 1)
     c = http.client.HTTPConnection(host, int(port), timeout=30)
     fwd = {k: v for k, v in headers.items() if k in ('content-type', 'idempotency-key')}
     c.request(method, path, body=body if method in ('POST', 'PUT') else None, headers=fwd)
@@ -106,6 +111,10 @@ class Handler(socketserver.StreamRequestHandler):
                 return
             try:
                 status, reason, ctype, retry_after, data = forward(args, method, path, headers, body)
+                if args.mirror and 200 <= status < 300:
+                    m = forward(args, method, path, headers, body, args.mirror)
+                    if not 200 <= m[0] < 300:
+                        status, reason, ctype, retry_after, data = m
             except OSError as e:
                 log(args, f'upstream-error {e}')
                 self.wfile.write(b'HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
@@ -146,6 +155,7 @@ def main():
     ap.add_argument('--flag', required=True)
     ap.add_argument('--port-file', required=True)
     ap.add_argument('--log')
+    ap.add_argument('--mirror')
     ap.add_argument('--tls-cert')
     ap.add_argument('--tls-key')
     ap.add_argument('--client-ca')
