@@ -136,9 +136,10 @@ static int pg_session(struct sql *db)
  * The connection's parameters as made, to make it again after the server
  * dropped it, with what the first connection found pinned: the server's
  * address (hostaddr) when it was reached over TCP by a single host name,
- * and no GSSAPI or TLS encryption where it used none (gssencmode,
- * sslmode "prefer" would try them again). A reconnection then looks
- * nothing up (no resolver, no GSSAPI mechanism files), so that a sandbox
+ * no GSSAPI or TLS encryption where it used none (gssencmode, sslmode
+ * "prefer" would try them again), the password it used (one from a
+ * password file too). A reconnection then looks
+ * nothing up (no resolver, no GSSAPI mechanism files, no password file), so that a sandbox
  * need only allow connecting to that address's port. 0 or -1 (no memory).
  */
 static int pg_pin(struct sql *db)
@@ -165,6 +166,8 @@ static int pg_pin(struct sql *db)
 			v = "disable";
 		if (!strcmp(o->keyword, "sslmode") && !PQsslInUse(db->pg))
 			v = "disable";
+		if (!strcmp(o->keyword, "password") && PQpass(db->pg) && *PQpass(db->pg))
+			v = PQpass(db->pg); /* a password file's too: it is not read again */
 		if (!v || (pin && !strcmp(o->keyword, "hostaddr")))
 			continue;
 		db->keys[k] = strdup(o->keyword);
