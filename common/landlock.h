@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * File system and TCP confinement with Landlock (Linux 5.13+), shared by
- * tracer-collector, tracer-processor and tracer-web (tracer-ingest: TCP
- * only). seccomp decides which system calls
+ * tracer-collector, tracer-processor, tracer-web, tracer-ingest (TCP only). seccomp decides which system calls
  * a daemon may make but cannot see paths; Landlock decides which files it
  * may open and which TCP ports it may connect to, whatever the file modes
  * say. Applied after the privilege drop, just before seccomp, to the
@@ -42,8 +41,8 @@ bool landlock_add_port(struct landlock_spec *s, uint16_t port);
  * listed ports (ABI 4+), signals and abstract unix sockets outside this
  * process (ABI 6+). Paths that do not exist are skipped.
  * Returns the Landlock ABI version enforced (>= 1), 0 when the kernel has no
- * Landlock (logged once, <4>: the systemd unit's ProtectSystem= is then the
- * only file confinement), or -errno (logged) when it failed.
+ * Landlock (logged once, <4>: ProtectSystem= alone confines files) or, for
+ * net_only, none of ABI 4 (not logged), or -errno (logged) when it failed.
  */
 int landlock_apply(const struct landlock_spec *s, const char *who);
 

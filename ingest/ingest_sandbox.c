@@ -134,10 +134,15 @@ static int install(bool startup, const struct ingest_lake_net *net)
 static int confine_tcp(const struct ingest_lake_net *net)
 {
 	struct landlock_spec spec = { .net_only = true };
+	int abi;
 
 	if ((net->family == AF_INET || net->family == AF_INET6) && !landlock_add_port(&spec, net->port))
 		return -EINVAL;
-	return landlock_apply(&spec, "tracer-ingest") < 0 ? -EPERM : 0;
+	abi = landlock_apply(&spec, "tracer-ingest");
+	if (abi == 0)
+		fprintf(stderr, "<4>tracer-ingest: this kernel's Landlock cannot confine TCP (ABI 4, Linux 6.7): "
+				"connections are confined by seccomp alone\n");
+	return abi < 0 ? -EPERM : 0;
 }
 
 int sandbox_ingest_startup(const struct ingest_lake_net *net)
