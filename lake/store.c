@@ -2133,7 +2133,7 @@ struct live_head {
 	char key[STORE_RUN_KEY_MAX + 1];
 	bool has_update_ns;
 	int64_t update_ns;
-	int64_t steps, attributed, signals; /* elements listed */
+	int64_t steps, signals; /* elements listed */
 };
 
 static int live_head(struct batch_ctx *c, const char *json, size_t len, struct live_head *h)
@@ -2152,7 +2152,6 @@ static int live_head(struct batch_ctx *c, const char *json, size_t len, struct l
 	h->ok = jkey(s, jget(s, root, "key"), h->key);
 	h->has_update_ns = json_get_i64(jget(s, root, "update_ns"), &h->update_ns) == 0;
 	h->steps = jcount(jget(s, root, "steps"));
-	h->attributed = jcount(jget(s, root, "processes_attributed"));
 	h->signals = jcount(jget(s, root, "signals"));
 	return STORE_OK;
 }
@@ -2239,18 +2238,19 @@ static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_hea
 }
 
 /*
- * A process's run, step and tool (an object of "processes_attributed" with integer "pid" and
- * "start_mono_ns"); the row its kernel records fill (or filled) otherwise.
+ * The processes a record names (objects with integer "pid" and "start_mono_ns"), each one's row (which its
+ * kernel records fill, or filled, otherwise): a live record's processes_attributed take the run (run_id),
+ * their step and tool; TL_TOOLS's processes (run_id NULL: in no run) their tool. At most
+ * STORE_RUN_ROWS_MAX, the rest counted.
  */
-static int live_attrib(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
+static int name_processes(struct batch_ctx *c, const struct json_node *list, const int64_t *run_id)
 {
 	struct store *s = c->s;
-	const struct json_node *list = jget(s, json_root(&s->jdoc), "processes_attributed");
 	uint32_t n = 0;
 	int rc = STORE_OK;
 
-	for (const struct json_node *e = list && list->type == JSON_ARRAY ? json_first(&s->jdoc, list) : NULL;
-	     e && !rc; e = json_next(&s->jdoc, e)) {
+	for (const struct json_node *e = jcount(list) ? json_first(&s->jdoc, list) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e)) {
 		int64_t pid, start;
 		struct bind b;
 
@@ -2260,18 +2260,20 @@ static int live_attrib(struct batch_ctx *c, int64_t run_id, const struct live_he
 		if (n++ == STORE_RUN_ROWS_MAX)
 			break;
 		s->jarena_used = 0;
-		b = lake_bind_start(s, ST_LIVE_ATTRIB);
+		b = lake_bind_start(s, run_id ? ST_LIVE_ATTRIB : ST_TOOLS);
 		lake_b_str(&b, c->host);
 		lake_b_str(&b, c->boot);
 		lake_b_i64(&b, pid);
 		lake_b_i64(&b, start);
-		lake_b_i64(&b, run_id);
-		jb_text(&b, s, jget(s, e, "step"));
+		if (run_id) {
+			lake_b_i64(&b, *run_id);
+			jb_text(&b, s, jget(s, e, "step"));
+		}
 		jb_text(&b, s, jget(s, e, "tool"));
 		rc = exec_bound(&b);
 	}
-	if (!rc && h->attributed > STORE_RUN_ROWS_MAX)
-		c->res->run_rows_dropped += (uint32_t)(h->attributed - STORE_RUN_ROWS_MAX);
+	if (!rc)
+		rows_dropped(c, jcount(list), STORE_RUN_ROWS_MAX);
 	return rc;
 }
 
@@ -2323,7 +2325,7 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 	if (!rc && !has_report)
 		rc = live_apply(c, run_id, &h);
 	if (!rc)
-		rc = live_attrib(c, run_id, &h);
+		rc = name_processes(c, jget(c->s, json_root(&c->s->jdoc), "processes_attributed"), &run_id);
 	return rc;
 }
 
@@ -2335,7 +2337,6 @@ static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const voi
 {
 	struct store *s = c->s;
 	const struct json_node *root = NULL, *list = NULL;
-	int64_t n = 0;
 	int rc = STORE_OK;
 
 	if (f->len <= TL_RUN_MAX)
@@ -2349,27 +2350,7 @@ static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const voi
 		c->res->bad_live_records++;
 		return STORE_OK;
 	}
-	for (const struct json_node *e = json_first(&s->jdoc, list); e && !rc; e = json_next(&s->jdoc, e)) {
-		int64_t pid, start;
-		struct bind b;
-
-		if (e->type != JSON_OBJECT || json_get_i64(jget(s, e, "pid"), &pid) ||
-		    json_get_i64(jget(s, e, "start_mono_ns"), &start))
-			continue;
-		if (n++ == STORE_RUN_ROWS_MAX)
-			break;
-		s->jarena_used = 0;
-		b = lake_bind_start(s, ST_TOOLS);
-		lake_b_str(&b, c->host);
-		lake_b_str(&b, c->boot);
-		lake_b_i64(&b, pid);
-		lake_b_i64(&b, start);
-		jb_text(&b, s, jget(s, e, "tool"));
-		rc = exec_bound(&b);
-	}
-	if (!rc)
-		rows_dropped(c, list->count, STORE_RUN_ROWS_MAX);
-	return rc;
+	return name_processes(c, list, NULL);
 }
 
 /* A boot id as the records carry one: 32 lower-case hex digits; else NULL. */
