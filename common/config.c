@@ -170,6 +170,12 @@ static const struct config_key keys[] = {
 	     "its private key (PEM, unencrypted); needs ingest_tls_cert"),
 	PATH("ingest_client_ca", ingest_client_ca, CK_EMPTY_OK, "", "ingest",
 	     "with TLS: the CA client certificates must chain to (PEM), checked in the handshake; empty: none asked"),
+	DURATION("lake_retention", lake_retention_ns, 0, 100 * 366 * DAY, "2160h", "ingest",
+		 "how long the lake keeps records, samples, files, heartbeats and its batches ledger, in whole days "
+		 "(2160h: 90 days); 0: for ever"),
+	DURATION("lake_retention_runs", lake_retention_runs_ns, 0, 100 * 366 * DAY, "8784h", "ingest",
+		 "how long the lake keeps runs (with their steps, processes and signals) and processes (8784h: 366 "
+		 "days); 0: for ever"),
 
 	DURATION("sweep_window", sweep_window_ns, SEC, 366 * DAY, "336h", "cli, web",
 		 "tracer sweep's window before the lake's newest word (336h: 14 days; --since overrides)"),

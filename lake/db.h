@@ -100,7 +100,15 @@ struct store {
 	size_t jarena_cap, jarena_used;
 	char **fixed;            /* texts made UTF-8 for the statement being bound (b_text()) */
 	size_t nfixed, capfixed;
+	/* the upkeep (maintain.c): retention, 0 for ever; when it is due again; the partitions made up to */
+	uint64_t retention_ns, runs_retention_ns;
+	uint64_t upkeep_next_ns, parts_until_ns;
+	int64_t retained_day;    /* the day (since the epoch) retention last ran; INT64_MIN: not yet */
+	struct store_upkeep upkeep;
 };
+
+/* Before a batch received at now_ns: store_maintain() when due (maintain.c). */
+int lake_upkeep_due(struct store *s, uint64_t now_ns);
 
 struct bind {
 	struct store *s;
