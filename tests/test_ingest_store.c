@@ -1695,6 +1695,38 @@ static void make_v3_lake(struct lake_fixture *fx, const char *path)
 	lake_downgrade(path, 3);
 }
 
+/* A lake of version 8 (before received_ns) upgraded: each row takes its batch's time again, as stored. */
+static void a_version_8_lake_gets_each_rows_received_ns_from_its_batch(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store *st = NULL, *keep = fx->st;
+	struct store_result res;
+	char path[128], err[256];
+	uint8_t boot[BATCH_BOOT_ID_LEN] = { 8 };
+
+	lake_mirror_off(fx); /* an old lake made by hand */
+	snprintf(path, sizeof(path), "%s/v8.db", fx->dir);
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	fx->st = st;
+	add_samples(fx, 1, 3);
+	assert_int_equal(lake_store_sealed(fx, fx->host, 1, 1700000000000000111ull, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	add_samples(fx, 4, 2);
+	assert_int_equal(store_sealed_boot(fx, boot, 2, &res), STORE_OK);
+	frames_reset(&fx->f);
+	fx->st = keep;
+	store_close(st);
+	lake_downgrade(path, 8);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('samples') WHERE name = 'received_ns'"),
+			 0);
+	lake_assert_upgraded(fx, path, 8);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM records r JOIN batches b ON b.hash = r.batch_hash AND "
+				       "b.received_ns = r.received_ns"), 5);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM records WHERE received_ns = 1700000000000000111"), 3);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples s JOIN records r USING (host_id, stream, seq) "
+				       "WHERE s.received_ns = r.received_ns AND r.received_ns > 0"), 5);
+}
+
 static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(void **state)
 {
 	struct lake_fixture *fx = *state;
@@ -1999,6 +2031,8 @@ int main(void)
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_new_lake_is_exactly_the_schema_table, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_version_8_lake_gets_each_rows_received_ns_from_its_batch, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_7_lake_is_upgraded_its_seqs_stream_0, setup,
