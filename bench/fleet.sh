@@ -76,9 +76,12 @@ chmod 644 "$tmp/keys"
 if [ "$db" = sqlite ]; then
 	db_arg=$tmp/lake.db
 else
-	# A throwaway cluster (tests/e2e/pg.sh): PG_URI names its database "lake" through its socket.
+	# A throwaway cluster (tests/e2e/pg.sh): PG_URI names its database "lake" through its socket. Its
+	# commits durable (fsync on, the server's defaults otherwise), as SQLite's synchronous=FULL: an
+	# acknowledged batch is on disk on both.
 	# shellcheck source=/dev/null
 	. "$repo/tests/e2e/pg.sh"
+	export PG_FSYNC=${PG_FSYNC:-on}
 	if [ "${PG_TCP:-0}" = 1 ]; then
 		pg_start --tcp
 		db_arg=$PG_TCP_URI
