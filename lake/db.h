@@ -31,8 +31,7 @@ enum stmt_id {
 	ST_BATCH_INSERT,
 	ST_BATCH_COUNTS,
 	ST_RECORD,
-	ST_RECORD_CRC,
-	ST_RECORD_NOTE,
+	ST_RECORD_SEQS,
 	ST_GAP,
 	ST_GAP_FILL,
 	ST_EXEC,
@@ -100,6 +99,11 @@ struct store {
 	size_t jarena_cap, jarena_used;
 	char **fixed;            /* texts made UTF-8 for the statement being bound (b_text()) */
 	size_t nfixed, capfixed;
+	/* The batch being stored: its seqs, those the lake holds and those it stored (store.c, seq_find()). */
+	struct seq_slot *seqs;   /* open addressing: seqs_cap slots (a power of two) of seqs_alloc */
+	size_t seqs_cap, seqs_alloc;
+	int64_t *old_seqs;       /* its seqs its stream may hold already, sorted */
+	size_t old_cap;
 };
 
 struct bind {
