@@ -31,8 +31,7 @@ enum stmt_id {
 	ST_BATCH_INSERT,
 	ST_BATCH_COUNTS,
 	ST_RECORD,
-	ST_RECORD_CRC,
-	ST_RECORD_NOTE,
+	ST_RECORD_SEQS,
 	ST_GAP,
 	ST_GAP_FILL,
 	ST_EXEC,
@@ -105,6 +104,11 @@ struct store {
 	uint64_t upkeep_next_ns, parts_until_ns;
 	int64_t retained_day;    /* the day (since the epoch) retention last ran; INT64_MIN: not yet */
 	struct store_upkeep upkeep;
+	/* The batch being stored: its seqs, those the lake holds and those it stored (store.c, seq_find()). */
+	struct seq_slot *seqs;   /* open addressing: seqs_cap slots (a power of two) of seqs_alloc */
+	size_t seqs_cap, seqs_alloc;
+	int64_t *old_seqs;       /* its seqs its stream may hold already, sorted */
+	size_t old_cap;
 };
 
 /* Before a batch received at now_ns: store_maintain() when due (maintain.c). */

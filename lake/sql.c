@@ -5,7 +5,9 @@
  * to sql_rc (extended result codes on; only the primary code matters).
  * PostgreSQL's statements are prepared on the server under a name of their
  * own; parameters go as text (numbers printed) or binary (blobs), results
- * come back as text and are read as the column's type says.
+ * come back as text and are read as the column's type says. A bulk
+ * statement's rows are kept in COPY's binary format and sent with COPY
+ * ... FROM STDIN: one command for many rows, at sql_bulk_flush().
  */
 #include "sql.h"
 
@@ -24,8 +26,8 @@
 #include <sqlite3.h>
 
 /* PostgreSQL type oids (pg_type.h, stable since forever) the columns are read by. */
-enum { PG_BOOL = 16, PG_BYTEA = 17, PG_INT8 = 20, PG_INT2 = 21, PG_INT4 = 23, PG_OID = 26, PG_FLOAT4 = 700,
-       PG_FLOAT8 = 701, PG_NUMERIC = 1700 };
+enum { PG_BOOL = 16, PG_BYTEA = 17, PG_INT8 = 20, PG_INT2 = 21, PG_INT4 = 23, PG_TEXT = 25, PG_OID = 26,
+       PG_FLOAT4 = 700, PG_FLOAT8 = 701, PG_NUMERIC = 1700 };
 
 struct sql {
 	sqlite3 *lite;
@@ -36,7 +38,8 @@ struct sql {
 	uint64_t rng;        /* PostgreSQL: sql_random's state, seeded at open */
 	char session[96];    /* PostgreSQL: the settings each connection starts with */
 	char **keys, **values; /* PostgreSQL: the connection's parameters, to make it again (pg_pin()) */
-	char err[256];       /* PostgreSQL: the latest failure */
+	struct sql_stmt *bulk; /* PostgreSQL: the bulk statements, a list through their next_bulk */
+	char err[256];       /* PostgreSQL: the latest failure; SQLite: a bulk statement's text refused */
 };
 
 struct sql_stmt {
@@ -50,11 +53,20 @@ struct sql_stmt {
 	int nparams;
 	const char **values; /* per parameter: NULL for NULL */
 	int *lengths, *formats;
-	char (*nums)[32];    /* numbers printed */
+	enum sql_type *kinds; /* per parameter: what it was bound as */
+	char (*nums)[32];    /* numbers printed (a bulk statement's: their 8 bytes as they are) */
 	char **own;          /* text copied, NUL-terminated as libpq wants it */
 	PGresult *res;       /* the run's rows, after the first step */
 	int row, nrows;
 	unsigned char *blob; /* the latest bytea read, unescaped */
+	/* A bulk statement (sql_prepare_bulk()) */
+	char *copy;          /* COPY table (columns) FROM STDIN (FORMAT binary) */
+	unsigned *oids;      /* each column's type */
+	unsigned char *buf;  /* the rows not sent: COPY's header, then theirs */
+	size_t len, cap;
+	int64_t rows;
+	unsigned buf_epoch;  /* the connection they were made on (their transaction's) */
+	struct sql_stmt *next_bulk;
 };
 
 static const char *pg_dialect(const char *text);
@@ -326,12 +338,13 @@ int sql_exec(struct sql *db, const char *text)
 
 		return rc ? rc : pg_done(db, PQexec(db->pg, pg_dialect(text)));
 	}
+	db->err[0] = 0;
 	return map_rc(sqlite3_exec(db->lite, text, NULL, NULL, NULL));
 }
 
 const char *sql_errmsg(const struct sql *db)
 {
-	return db->pg ? db->err : sqlite3_errmsg(db->lite);
+	return db->pg || db->err[0] ? db->err : sqlite3_errmsg(db->lite);
 }
 
 bool sql_in_transaction(const struct sql *db)
@@ -481,6 +494,24 @@ static int pg_prepare_on(struct sql *db, struct sql_stmt *st)
 	return pg_done(db, PQprepare(db->pg, st->name, st->pg_text, 0, NULL));
 }
 
+/* Room for st->nparams parameters. */
+static int pg_params_alloc(struct sql_stmt *st)
+{
+	size_t n = (size_t)st->nparams;
+
+	if (!n)
+		return SQL_OK;
+	st->values = calloc(n, sizeof(*st->values));
+	st->lengths = calloc(n, sizeof(*st->lengths));
+	st->formats = calloc(n, sizeof(*st->formats));
+	st->kinds = calloc(n, sizeof(*st->kinds));
+	st->nums = calloc(n, sizeof(*st->nums));
+	st->own = calloc(n, sizeof(*st->own));
+	if (!st->values || !st->lengths || !st->formats || !st->kinds || !st->nums || !st->own)
+		return SQL_E_NOMEM;
+	return SQL_OK;
+}
+
 static int pg_prepare(struct sql *db, const char *text, struct sql_stmt *st)
 {
 	int rc = pg_alive(db);
@@ -493,18 +524,7 @@ static int pg_prepare(struct sql *db, const char *text, struct sql_stmt *st)
 		return SQL_E_NOMEM;
 	snprintf(st->name, sizeof(st->name), "s%u", db->next_name++);
 	rc = pg_prepare_on(db, st);
-	if (rc)
-		return rc;
-	if (st->nparams) {
-		st->values = calloc((size_t)st->nparams, sizeof(*st->values));
-		st->lengths = calloc((size_t)st->nparams, sizeof(*st->lengths));
-		st->formats = calloc((size_t)st->nparams, sizeof(*st->formats));
-		st->nums = calloc((size_t)st->nparams, sizeof(*st->nums));
-		st->own = calloc((size_t)st->nparams, sizeof(*st->own));
-		if (!st->values || !st->lengths || !st->formats || !st->nums || !st->own)
-			return SQL_E_NOMEM;
-	}
-	return SQL_OK;
+	return rc ? rc : pg_params_alloc(st);
 }
 
 int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_stmt **out)
@@ -525,6 +545,7 @@ int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_st
 		*out = st;
 		return SQL_OK;
 	}
+	db->err[0] = 0;
 	rc = sqlite3_prepare_v3(db->lite, text, -1, persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st->lite, NULL);
 	if (rc != SQLITE_OK || !st->lite) { /* no statement in the text is a failure too */
 		sqlite3_finalize(st->lite);
@@ -533,6 +554,339 @@ int sql_prepare(struct sql *db, const char *text, bool persistent, struct sql_st
 	}
 	*out = st;
 	return SQL_OK;
+}
+
+/* ---- bulk statements ---------------------------------------------------- */
+
+/*
+ * A bulk statement's text: INSERT INTO table (column, ...) VALUES (?, ...), one parameter per column in
+ * order (? or ?N numbered from 1) and nothing after. Its table's name and its columns (as written, between
+ * the parentheses) out; the number of columns, or -1.
+ */
+static int bulk_parse(const char *text, char *table, size_t tablen, const char **cols, size_t *cols_len)
+{
+	const char *p = word_at(skip_space(text), "INSERT"), *q;
+	int ncols = 0, nvals = 0;
+
+	if (!p || !(p = word_at(skip_space(p), "INTO")))
+		return -1;
+	for (p = q = skip_space(p); ident_char(*q); q++)
+		;
+	if (q == p || (size_t)(q - p) >= tablen)
+		return -1;
+	memcpy(table, p, (size_t)(q - p));
+	table[q - p] = 0;
+	p = skip_space(q);
+	if (*p++ != '(')
+		return -1;
+	for (*cols = p = skip_space(p);; p = skip_space(p + 1)) {
+		for (q = p; ident_char(*q); q++)
+			;
+		if (q == p)
+			return -1;
+		ncols++;
+		*cols_len = (size_t)(q - *cols);
+		p = skip_space(q);
+		if (*p == ')')
+			break;
+		if (*p != ',')
+			return -1;
+	}
+	p = word_at(skip_space(p + 1), "VALUES");
+	if (!p || *(p = skip_space(p)) != '(')
+		return -1;
+	for (p = skip_space(p + 1);; p = skip_space(p + 1)) {
+		if (*p++ != '?')
+			return -1;
+		nvals++;
+		if (*p >= '0' && *p <= '9') {
+			char *end;
+
+			if (strtol(p, &end, 10) != nvals)
+				return -1;
+			p = end;
+		}
+		p = skip_space(p);
+		if (*p == ')')
+			break;
+		if (*p != ',')
+			return -1;
+	}
+	return *skip_space(p + 1) || nvals != ncols ? -1 : ncols;
+}
+
+/* The column types a bulk statement writes, as PostgreSQL's COPY takes them in binary (lake/schema.c's). */
+static bool bulk_type(unsigned oid)
+{
+	return oid == PG_INT8 || oid == PG_FLOAT8 || oid == PG_TEXT || oid == PG_BYTEA;
+}
+
+/* PostgreSQL: st made a bulk statement of table's columns, each column's type read from the server. */
+static int pg_prepare_bulk(struct sql *db, struct sql_stmt *st, const char *table, const char *cols, size_t cols_len)
+{
+	size_t n = strlen(table) + cols_len + 64;
+	char *probe = malloc(n);
+	PGresult *res;
+	int rc = probe ? pg_alive(db) : SQL_E_NOMEM;
+
+	st->copy = malloc(n);
+	st->oids = calloc((size_t)st->nparams, sizeof(*st->oids));
+	if (!rc && (!st->copy || !st->oids || pg_params_alloc(st)))
+		rc = SQL_E_NOMEM;
+	if (rc) {
+		free(probe);
+		return rc;
+	}
+	snprintf(st->copy, n, "COPY %s (%.*s) FROM STDIN (FORMAT binary)", table, (int)cols_len, cols);
+	snprintf(probe, n, "SELECT %.*s FROM %s WHERE false", (int)cols_len, cols, table);
+	res = PQexec(db->pg, probe);
+	free(probe);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		rc = pg_fail(db, res);
+		PQclear(res);
+		return rc;
+	}
+	for (int i = 0; i < st->nparams && !rc; i++) {
+		st->oids[i] = PQftype(res, i);
+		if (!bulk_type(st->oids[i])) {
+			snprintf(db->err, sizeof(db->err), "%s.%s: a column of type %u, which bulk statements do not write",
+				 table, PQfname(res, i), st->oids[i]);
+			rc = SQL_E;
+		}
+	}
+	PQclear(res);
+	if (rc)
+		return rc;
+	st->next_bulk = db->bulk;
+	db->bulk = st;
+	return SQL_OK;
+}
+
+int sql_prepare_bulk(struct sql *db, const char *text, struct sql_stmt **out)
+{
+	char table[64];
+	const char *cols = NULL;
+	size_t cols_len = 0;
+	int ncols = bulk_parse(text, table, sizeof(table), &cols, &cols_len);
+	struct sql_stmt *st;
+	int rc;
+
+	*out = NULL;
+	if (ncols < 0) {
+		snprintf(db->err, sizeof(db->err),
+			 "not a bulk statement (INSERT INTO table (columns) VALUES (?, ...), nothing more): %.120s", text);
+		return SQL_E;
+	}
+	if (!db->pg)
+		return sql_prepare(db, text, true, out);
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return SQL_E_NOMEM;
+	st->db = db;
+	st->nparams = ncols;
+	st->text = strdup(text);
+	rc = st->text ? pg_prepare_bulk(db, st, table, cols, cols_len) : SQL_E_NOMEM;
+	if (rc) {
+		sql_finalize(st);
+		return rc;
+	}
+	*out = st;
+	return SQL_OK;
+}
+
+/* Big-endian, as COPY's binary format has its numbers. */
+static unsigned char *put_be(unsigned char *w, uint64_t v, int bytes)
+{
+	for (int k = bytes - 1; k >= 0; k--)
+		*w++ = (unsigned char)(v >> (8 * k));
+	return w;
+}
+
+/*
+ * COPY's binary format (PostgreSQL's manual, COPY, "Binary Format"): this header (signature, flags 0, no
+ * extension), then each row: a 16-bit count of fields, each field a 32-bit length (-1: NULL) and its bytes
+ * (BIGINT and DOUBLE PRECISION 8 bytes big-endian, TEXT and BYTEA as they are); a count of -1 ends.
+ */
+static const unsigned char copy_header[19] = { 'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0 };
+#define COPY_END 2
+
+/* Parameter i's bytes in the row: its length, or -1 when the value does not fit its column (err says). */
+static int64_t bulk_field_len(struct sql_stmt *st, int i)
+{
+	enum sql_type k = st->kinds[i];
+	unsigned oid = st->oids[i];
+
+	if (!st->values[i])
+		return 0;
+	if ((oid == PG_INT8 && k == SQL_INTEGER) || (oid == PG_FLOAT8 && (k == SQL_INTEGER || k == SQL_FLOAT)))
+		return 8;
+	if ((oid == PG_TEXT && k == SQL_TEXT) || (oid == PG_BYTEA && k == SQL_BLOB))
+		return st->lengths[i];
+	snprintf(st->db->err, sizeof(st->db->err), "%.60s: parameter %d: a value of type %d for a column of type %u",
+		 st->copy, i + 1, (int)k, oid);
+	return -1;
+}
+
+static unsigned char *bulk_field(struct sql_stmt *st, int i, unsigned char *w)
+{
+	uint64_t bits;
+
+	if (!st->values[i])
+		return put_be(w, UINT32_MAX, 4);
+	if (st->oids[i] == PG_INT8 || st->oids[i] == PG_FLOAT8) {
+		memcpy(&bits, st->nums[i], 8);
+		if (st->oids[i] == PG_FLOAT8 && st->kinds[i] == SQL_INTEGER) {
+			double d = (double)(int64_t)bits;
+
+			memcpy(&bits, &d, 8);
+		}
+		return put_be(put_be(w, 8, 4), bits, 8);
+	}
+	w = put_be(w, (uint32_t)st->lengths[i], 4);
+	memcpy(w, st->values[i], (size_t)st->lengths[i]);
+	return w + st->lengths[i];
+}
+
+/* A bulk statement's buffer emptied; a big one given back (one batch's rows need not stay). */
+static void bulk_clear(struct sql_stmt *st)
+{
+	st->len = 0;
+	st->rows = 0;
+	if (st->cap > SQL_BULK_SEND_BYTES / 16) {
+		free(st->buf);
+		st->buf = NULL;
+		st->cap = 0;
+	}
+}
+
+/*
+ * PostgreSQL: st's rows sent, one COPY, in the transaction they were made in. Those of a connection gone
+ * since are not (SQL_E_BUSY): their transaction went with it. Emptied either way.
+ */
+static int pg_copy(struct sql *db, struct sql_stmt *st)
+{
+	int64_t rows = st->rows;
+	PGresult *res;
+	bool sent = true;
+	int rc = SQL_OK;
+
+	if (st->buf_epoch != db->epoch) {
+		snprintf(db->err, sizeof(db->err), "%.60s: the connection its rows were made on is gone", st->copy);
+		bulk_clear(st);
+		return SQL_E_BUSY;
+	}
+	st->len = (size_t)(put_be(st->buf + st->len, UINT16_MAX, COPY_END) - st->buf); /* room kept by each row */
+	res = PQexec(db->pg, st->copy);
+	if (PQresultStatus(res) != PGRES_COPY_IN) {
+		bulk_clear(st);
+		rc = pg_fail(db, res);
+		PQclear(res);
+		return rc;
+	}
+	PQclear(res);
+	for (size_t off = 0, n; sent && off < st->len; off += n) {
+		n = st->len - off < (1u << 20) ? st->len - off : (1u << 20);
+		sent = PQputCopyData(db->pg, (const char *)st->buf + off, (int)n) == 1;
+	}
+	bulk_clear(st);
+	if (PQputCopyEnd(db->pg, sent ? NULL : "the rows could not all be sent") != 1 || !sent) {
+		pg_note(db, PQerrorMessage(db->pg));
+		rc = PQstatus(db->pg) == CONNECTION_OK ? SQL_E : SQL_E_BUSY;
+	}
+	/* Every result read, whatever happened: the connection is then ready for the next command. */
+	while ((res = PQgetResult(db->pg)) != NULL) {
+		ExecStatusType t = PQresultStatus(res);
+
+		if (t == PGRES_COPY_IN || t == PGRES_COPY_OUT || t == PGRES_COPY_BOTH) {
+			PQclear(res);
+			if (!rc)
+				pg_note(db, "COPY did not end");
+			return rc ? rc : SQL_E_BUSY;
+		}
+		if (rc) {
+			PQclear(res);
+			continue;
+		}
+		rc = pg_done(db, res);
+		if (!rc && db->changes != rows) {
+			snprintf(db->err, sizeof(db->err), "%.60s: %" PRId64 " rows of %" PRId64 " stored", st->copy,
+				 db->changes, rows);
+			rc = SQL_E;
+		}
+	}
+	return rc;
+}
+
+/* PostgreSQL: a bulk statement's step: its row added to the buffer (sent when that holds enough). */
+static int pg_bulk_row(struct sql_stmt *st)
+{
+	struct sql *db = st->db;
+	size_t need = 2 + COPY_END;
+	unsigned char *w;
+
+	if (st->rows && st->buf_epoch != db->epoch) {
+		snprintf(db->err, sizeof(db->err), "%.60s: the connection its earlier rows were made on is gone", st->copy);
+		bulk_clear(st);
+		return SQL_E_BUSY;
+	}
+	for (int i = 0; i < st->nparams; i++) {
+		int64_t n = bulk_field_len(st, i);
+
+		if (n < 0)
+			return SQL_E;
+		need += 4 + (size_t)n;
+	}
+	if (!st->len)
+		need += sizeof(copy_header);
+	if (st->len + need > st->cap) {
+		size_t cap = st->cap ? st->cap : 1u << 16;
+		unsigned char *more;
+
+		while (cap < st->len + need)
+			cap *= 2;
+		more = realloc(st->buf, cap);
+		if (!more)
+			return SQL_E_NOMEM;
+		st->buf = more;
+		st->cap = cap;
+	}
+	if (!st->len) {
+		memcpy(st->buf, copy_header, sizeof(copy_header));
+		st->len = sizeof(copy_header);
+		st->buf_epoch = db->epoch;
+	}
+	w = put_be(st->buf + st->len, (uint16_t)st->nparams, 2);
+	for (int i = 0; i < st->nparams; i++)
+		w = bulk_field(st, i, w);
+	st->len = (size_t)(w - st->buf);
+	st->rows++;
+	if (st->len >= SQL_BULK_SEND_BYTES) {
+		int rc = pg_copy(db, st);
+
+		if (rc) {
+			sql_bulk_discard(db);
+			return rc;
+		}
+	}
+	return SQL_DONE;
+}
+
+int sql_bulk_flush(struct sql *db)
+{
+	int rc = SQL_OK;
+
+	for (struct sql_stmt *st = db->bulk; st && !rc; st = st->next_bulk)
+		if (st->rows)
+			rc = pg_copy(db, st);
+	if (rc)
+		sql_bulk_discard(db);
+	return rc;
+}
+
+void sql_bulk_discard(struct sql *db)
+{
+	for (struct sql_stmt *st = db->bulk; st; st = st->next_bulk)
+		bulk_clear(st);
 }
 
 static void pg_clear(struct sql_stmt *st)
@@ -556,11 +910,20 @@ void sql_finalize(struct sql_stmt *st)
 			snprintf(drop, sizeof(drop), "DEALLOCATE %s", st->name);
 			PQclear(PQexec(st->db->pg, drop));
 		}
+		for (struct sql_stmt **p = &st->db->bulk; st->copy && *p; p = &(*p)->next_bulk)
+			if (*p == st) {
+				*p = st->next_bulk;
+				break;
+			}
+		free(st->copy);
+		free(st->oids);
+		free(st->buf);
 		free(st->text);
 		free(st->pg_text);
 		free(st->values);
 		free(st->lengths);
 		free(st->formats);
+		free(st->kinds);
 		free(st->nums);
 		for (int i = 0; st->own && i < st->nparams; i++)
 			free(st->own[i]);
@@ -581,8 +944,11 @@ int sql_param_count(const struct sql_stmt *st)
 	return st->db->pg ? st->nparams : sqlite3_bind_parameter_count(st->lite);
 }
 
-/* PostgreSQL: parameter i set (text, or binary for a blob); SQL_E for a number it does not have. */
-static int pg_bind(struct sql_stmt *st, int i, const char *v, size_t len, int format)
+/*
+ * PostgreSQL: parameter i set, as kind (a blob binary, the rest text; a bulk statement's numbers are their
+ * 8 bytes); SQL_E for a number it does not have.
+ */
+static int pg_bind(struct sql_stmt *st, int i, const char *v, size_t len, enum sql_type kind)
 {
 	if (i < 1 || i > st->nparams || len > INT32_MAX) {
 		snprintf(st->db->err, sizeof(st->db->err), "no parameter %d of %d", i, st->nparams);
@@ -590,54 +956,71 @@ static int pg_bind(struct sql_stmt *st, int i, const char *v, size_t len, int fo
 	}
 	st->values[i - 1] = v;
 	st->lengths[i - 1] = (int)len;
-	st->formats[i - 1] = format;
+	st->formats[i - 1] = kind == SQL_BLOB;
+	st->kinds[i - 1] = kind;
 	return SQL_OK;
+}
+
+/* PostgreSQL: a number as a parameter, v its 8 bytes: printed as text (printf's fmt), kept as it is (bulk). */
+static int pg_bind_number(struct sql_stmt *st, int i, const void *v, enum sql_type kind)
+{
+	char *num;
+
+	if (i < 1 || i > st->nparams)
+		return pg_bind(st, i, NULL, 0, SQL_NULL);
+	num = st->nums[i - 1];
+	if (st->copy) {
+		memcpy(num, v, 8);
+		return pg_bind(st, i, num, 8, kind);
+	}
+	if (kind == SQL_INTEGER)
+		snprintf(num, sizeof(st->nums[0]), "%" PRId64, *(const int64_t *)v);
+	else
+		snprintf(num, sizeof(st->nums[0]), "%.17g", *(const double *)v);
+	return pg_bind(st, i, num, strlen(num), kind);
 }
 
 int sql_bind_i64(struct sql_stmt *st, int i, int64_t v)
 {
-	if (st->db->pg) {
-		if (i < 1 || i > st->nparams)
-			return pg_bind(st, i, NULL, 0, 0);
-		snprintf(st->nums[i - 1], sizeof(st->nums[0]), "%" PRId64, v);
-		return pg_bind(st, i, st->nums[i - 1], strlen(st->nums[i - 1]), 0);
-	}
+	if (st->db->pg)
+		return pg_bind_number(st, i, &v, SQL_INTEGER);
 	return map_rc(sqlite3_bind_int64(st->lite, i, v));
 }
 
 int sql_bind_double(struct sql_stmt *st, int i, double v)
 {
-	if (st->db->pg) {
-		if (i < 1 || i > st->nparams)
-			return pg_bind(st, i, NULL, 0, 0);
-		snprintf(st->nums[i - 1], sizeof(st->nums[0]), "%.17g", v);
-		return pg_bind(st, i, st->nums[i - 1], strlen(st->nums[i - 1]), 0);
-	}
+	if (st->db->pg)
+		return pg_bind_number(st, i, &v, SQL_FLOAT);
 	return map_rc(sqlite3_bind_double(st->lite, i, v));
 }
 
 int sql_bind_null(struct sql_stmt *st, int i)
 {
 	if (st->db->pg)
-		return pg_bind(st, i, NULL, 0, 0);
+		return pg_bind(st, i, NULL, 0, SQL_NULL);
 	return map_rc(sqlite3_bind_null(st->lite, i));
 }
 
-/* PostgreSQL takes text parameters NUL-terminated (copied so): text with a NUL in it is refused, not cut. */
+/*
+ * PostgreSQL takes text parameters NUL-terminated (copied so): text with a NUL in it is refused, not cut.
+ * A bulk statement's is copied at its step, as it is (COPY's binary text has a length, no NUL).
+ */
 int sql_bind_text(struct sql_stmt *st, int i, const char *p, size_t len)
 {
 	if (st->db->pg) {
 		if (i < 1 || i > st->nparams)
-			return pg_bind(st, i, NULL, 0, 0);
+			return pg_bind(st, i, NULL, 0, SQL_NULL);
 		if (memchr(p, 0, len)) {
 			snprintf(st->db->err, sizeof(st->db->err), "parameter %d: text with a NUL byte", i);
 			return SQL_E;
 		}
+		if (st->copy)
+			return pg_bind(st, i, p, len, SQL_TEXT);
 		free(st->own[i - 1]);
 		st->own[i - 1] = strndup(p, len);
 		if (!st->own[i - 1])
 			return SQL_E_NOMEM;
-		return pg_bind(st, i, st->own[i - 1], len, 0);
+		return pg_bind(st, i, st->own[i - 1], len, SQL_TEXT);
 	}
 	return map_rc(sqlite3_bind_text64(st->lite, i, p, len, SQLITE_STATIC, SQLITE_UTF8));
 }
@@ -645,7 +1028,7 @@ int sql_bind_text(struct sql_stmt *st, int i, const char *p, size_t len)
 int sql_bind_blob(struct sql_stmt *st, int i, const void *p, size_t len)
 {
 	if (st->db->pg)
-		return pg_bind(st, i, len ? p : "", len, 1);
+		return pg_bind(st, i, len ? p : "", len, SQL_BLOB);
 	return map_rc(sqlite3_bind_blob64(st->lite, i, len ? p : "", len, SQLITE_STATIC));
 }
 
@@ -653,8 +1036,15 @@ int sql_step(struct sql_stmt *st)
 {
 	struct sql *db = st->db;
 
-	if (!db->pg)
-		return map_rc(sqlite3_step(st->lite));
+	if (!db->pg) {
+		int rc = map_rc(sqlite3_step(st->lite));
+
+		if (rc < 0)
+			db->err[0] = 0; /* sql_errmsg: SQLite's */
+		return rc;
+	}
+	if (st->copy)
+		return pg_bulk_row(st);
 	if (!st->res) {
 		PGresult *res;
 		int rc = pg_alive(db);

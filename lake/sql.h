@@ -95,6 +95,32 @@ int sql_bind_null(struct sql_stmt *st, int i);
 int sql_bind_text(struct sql_stmt *st, int i, const char *p, size_t len); /* UTF-8 */
 int sql_bind_blob(struct sql_stmt *st, int i, const void *p, size_t len);
 
+/*
+ * A bulk statement: `INSERT INTO table (column, ...) VALUES (?, ...)`, one
+ * parameter per column in their order and nothing else (no ON CONFLICT:
+ * its caller knows each row is new), bound as any statement, one row per
+ * step (SQL_DONE). SQLite runs it at each step. PostgreSQL adds the row
+ * to the statement's buffer, in COPY's binary format, each value as its
+ * column's type (BIGINT, DOUBLE PRECISION, TEXT or BYTEA; an integer
+ * makes a DOUBLE PRECISION's double, any other mismatch fails the step),
+ * and sends nothing until sql_bulk_flush(), or until the buffer holds
+ * SQL_BULK_SEND_BYTES. Its rows are then the open transaction's; they are
+ * not there for the transaction's statements before that.
+ */
+int sql_prepare_bulk(struct sql *db, const char *text, struct sql_stmt **out);
+#define SQL_BULK_SEND_BYTES (16u << 20)
+/*
+ * PostgreSQL: every bulk statement's rows sent, one COPY ... FROM STDIN
+ * (FORMAT binary) per statement that has some: before COMMIT, and before
+ * a statement that reads their tables. A failure (PostgreSQL's message in
+ * sql_errmsg) drops every bulk statement's rows: their transaction fails
+ * with it. Rows made on a connection that is gone since (and their
+ * transaction with it) are not sent: SQL_E_BUSY. SQLite: nothing to send.
+ */
+int sql_bulk_flush(struct sql *db);
+/* The bulk statements' rows not sent dropped: their transaction rolled back (or failed). */
+void sql_bulk_discard(struct sql *db);
+
 /* The next row (SQL_ROW), the end (SQL_DONE), or a failure. */
 int sql_step(struct sql_stmt *st);
 /* Ready to run again, every parameter cleared. */

@@ -15,6 +15,10 @@
  * take values out of it, each with its expected type (anything else is
  * NULL). A record that fails is stored (records keeps every byte) with a
  * note saying why, counted, and nothing is derived from it.
+ *
+ * Which records are new is decided in memory under the stream's row lock
+ * (known_seqs(), store_frame()); a new record's row and the rows keyed by
+ * it go through bulk statements (stmt_bulk[]: COPY on PostgreSQL).
  */
 #include "store.h"
 #include "db.h"
@@ -143,11 +147,14 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BATCH_COUNTS] = "UPDATE batches SET records_new = ?2, records_duplicate = ?3, records_conflicting = ?4, "
 			    "records_unknown = ?5, records_undecodable = ?6, bad_run_reports = ?7, gaps = ?8, "
 			    "bad_live_records = ?9 WHERE batch_id = ?1",
+	/*
+	 * A new record (bulk: store_frame() decided it is new), and the rows only a new record makes: samples,
+	 * files, agent counters, losses, heartbeats (stmt_bulk[]).
+	 */
 	[ST_RECORD] = "INSERT INTO records (host_id, stream, seq, received_ns, src_pos, src_gen, type, flags, ts_ns, "
-		      "len, crc, payload, batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-		      "ON CONFLICT DO NOTHING",
-	[ST_RECORD_CRC] = "SELECT crc FROM records WHERE host_id = ?1 AND stream = ?2 AND seq = ?3",
-	[ST_RECORD_NOTE] = "UPDATE records SET note = ?4 WHERE host_id = ?1 AND stream = ?2 AND seq = ?3",
+		      "len, crc, payload, batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	/* The crcs of the seqs the stream holds in a range (known_seqs(); its row is locked: no one adds any). */
+	[ST_RECORD_SEQS] = "SELECT seq, crc FROM records WHERE host_id = ?1 AND stream = ?2 AND seq BETWEEN ?3 AND ?4",
 	[ST_GAP] = "INSERT INTO gaps (host_id, stream, from_seq, to_seq, found_ns, batch_hash) VALUES (?,?,?,?,?,?) "
 		   "ON CONFLICT (host_id, stream, from_seq) DO NOTHING",
 	[ST_GAP_FILL] = "UPDATE gaps SET filled = filled + 1 WHERE host_id = ?1 AND stream = ?2 AND from_seq <= ?3 "
@@ -303,7 +310,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
 	/* A host heartbeat (TL_HOST; derive_host()). */
 	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, received_ns, " HEARTBEAT_COLUMNS ") VALUES "
-			 "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+			 "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/* Whether a live signal is one the run has (a restarted processor may repeat what it sent after its
 	 * checkpoint: once per run, kind, process). */
 	[ST_LIVE_SIGNAL_SEEN] = "SELECT 1 FROM signals WHERE run_id = ?1 AND source = 'live' AND kind = ?2 AND "
@@ -364,6 +371,16 @@ static const char *const stmt_sql[ST_COUNT] = {
 };
 
 
+/*
+ * The statements of the rows keyed by a record's (host_id, stream, seq) and written only for a new record:
+ * bulk statements (sql.h), sent with COPY on PostgreSQL at bulk_flush(). No statement of the batch reads
+ * their tables but ST_RUN_FIND (a run's report record, RUN_HAS_REPORT: run_find() sends them first).
+ */
+static const bool stmt_bulk[ST_COUNT] = {
+	[ST_RECORD] = true, [ST_SAMPLE] = true, [ST_FILE] = true, [ST_COUNTERS] = true, [ST_LOSS] = true,
+	[ST_HEARTBEAT] = true,
+};
+
 const char *lake_stmt_sql(enum stmt_id id)
 {
 	return (unsigned)id < ST_COUNT ? stmt_sql[id] : NULL;
@@ -381,6 +398,7 @@ struct batch_ctx {
 	uint64_t received_ns;
 	uint64_t seq;         /* the record being stored */
 	const char *note;     /* why nothing was derived from it (NULL: derived) */
+	bool report_unsent;   /* a run report's record row is in a bulk buffer (PostgreSQL: not in the lake yet) */
 };
 
 const char *store_strerror(int err)
@@ -417,7 +435,8 @@ int lake_sql_fail(struct store *s, int rc)
 
 static struct sql_stmt *stmt(struct store *s, enum stmt_id id)
 {
-	if (!s->st[id] && sql_prepare(s->db, stmt_sql[id], true, &s->st[id]) != SQL_OK) {
+	if (!s->st[id] && (stmt_bulk[id] ? sql_prepare_bulk(s->db, stmt_sql[id], &s->st[id])
+					 : sql_prepare(s->db, stmt_sql[id], true, &s->st[id])) != SQL_OK) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "preparing statement %d: %s", (int)id, sql_errmsg(s->db));
 		s->st[id] = NULL;
 	}
@@ -914,6 +933,8 @@ void store_close(struct store *s)
 	free(s->jarena);
 	fixed_free(s);
 	free(s->fixed);
+	free(s->seqs);
+	free(s->old_seqs);
 	free(s);
 }
 
@@ -950,6 +971,20 @@ static struct bind bind_series_row(struct batch_ctx *c, enum stmt_id id)
 
 	b_u64(&b, c->received_ns);
 	return b;
+}
+
+/*
+ * The bulk statements' rows sent (PostgreSQL; SQLite ran them at once): before COMMIT, and before a
+ * statement reads their tables.
+ */
+static int bulk_flush(struct batch_ctx *c)
+{
+	int rc = sql_bulk_flush(c->s->db);
+
+	if (rc)
+		return lake_sql_fail(c->s, rc);
+	c->report_unsent = false;
+	return STORE_OK;
 }
 
 /* Wrapping, not overflowing: the times come from the host, which may send anything. */
@@ -1488,12 +1523,18 @@ static void b_opt(struct bind *b, bool known, int64_t v)
 		b_null(b);
 }
 
-/* The run a host's key names: STORE_OK with its number and whether its row holds a report, or NOT_FOUND. */
+/*
+ * The run a host's key names: STORE_OK with its number and whether its row holds a report, or NOT_FOUND.
+ * Whether it does is in records: a report's record of this batch is sent first.
+ */
 static int run_find(struct batch_ctx *c, const char *key, int64_t *run_id, bool *has_report)
 {
-	struct bind b = lake_bind_start(c->s, ST_RUN_FIND);
-	int rc;
+	struct bind b;
+	int rc = c->report_unsent ? bulk_flush(c) : STORE_OK;
 
+	if (rc)
+		return rc;
+	b = lake_bind_start(c->s, ST_RUN_FIND);
 	lake_b_str(&b, c->host);
 	lake_b_str(&b, key);
 	rc = query_first(&b);
@@ -2447,6 +2488,153 @@ static int mark_lost(struct batch_ctx *c)
 	return rc;
 }
 
+/*
+ * ---- which records are new ----
+ *
+ * The stream's row is locked (stream_max_seq()): no one else stores
+ * records of the stream until this batch ends, and none it holds has a seq
+ * above max_seq. So a frame above max_seq is new unless this batch had its
+ * seq before; for the others (a batch re-formed around stored records, one
+ * filling a gap) the crcs the stream holds of their seqs are read first:
+ * one range query for a run of them (known_seqs()). Each frame is then
+ * looked up in memory: no statement per record, and no unique key needed
+ * to say (PostgreSQL's records are partitioned by time: a key there must
+ * hold the time too).
+ */
+enum seq_state {
+	SEQ_FREE,
+	SEQ_ASKED,  /* the stream may hold it: asked, it does not */
+	SEQ_HELD,   /* the stream holds it, with crc */
+	SEQ_STORED, /* this batch stored it, with crc */
+};
+
+struct seq_slot {
+	uint64_t seq;
+	uint32_t crc;
+	uint8_t state; /* enum seq_state */
+};
+
+/*
+ * A run of a batch's old seqs is read by one range query while they are at least half of its seqs, give or
+ * take this many: the rows read stay within a few times the batch's (a host cannot make one batch read its
+ * whole stream), and a re-formed batch or a filled gap takes one query.
+ */
+#define SEQ_RANGE_SLACK 64
+
+/* seq's slot in the batch's set: its own, or the free one it would take. */
+static struct seq_slot *seq_find(struct store *s, uint64_t seq)
+{
+	size_t mask = s->seqs_cap - 1, i = (size_t)((seq * 0x9e3779b97f4a7c15ull) >> 29) & mask;
+
+	while (s->seqs[i].state != SEQ_FREE && s->seqs[i].seq != seq)
+		i = (i + 1) & mask;
+	return &s->seqs[i];
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Room for a batch of n frames, k of them old: the set at most half full, emptied; the old seqs' list. A set
+ * grown for a big batch is given back at a small one.
+ */
+static int seqs_room(struct store *s, size_t n, size_t k)
+{
+	size_t cap = 64;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	if (cap > s->seqs_alloc || (s->seqs_alloc > 16 * cap && s->seqs_alloc > (1u << 16))) {
+		struct seq_slot *p = realloc(s->seqs, cap * sizeof(*p));
+
+		if (!p)
+			return STORE_E_NOMEM;
+		s->seqs = p;
+		s->seqs_alloc = cap;
+	}
+	s->seqs_cap = cap;
+	memset(s->seqs, 0, cap * sizeof(*s->seqs));
+	if (k > s->old_cap) {
+		int64_t *p = realloc(s->old_seqs, k * sizeof(*p));
+
+		if (!p)
+			return STORE_E_NOMEM;
+		s->old_seqs = p;
+		s->old_cap = k;
+	}
+	return STORE_OK;
+}
+
+/* The crcs the stream holds in [lo, hi] (the lake's signed integers) noted in the slots of the seqs asked. */
+static int held_seqs(struct batch_ctx *c, int64_t lo, int64_t hi)
+{
+	struct bind b = lake_bind_start(c->s, ST_RECORD_SEQS);
+	int rc;
+
+	lake_b_str(&b, c->host);
+	lake_b_i64(&b, c->stream);
+	lake_b_i64(&b, lo);
+	lake_b_i64(&b, hi);
+	rc = lake_bind_check(&b);
+	if (rc)
+		return rc;
+	while ((rc = sql_step(b.st)) == SQL_ROW) {
+		struct seq_slot *slot = seq_find(c->s, (uint64_t)sql_col_i64(b.st, 0));
+
+		if (slot->state == SEQ_ASKED) {
+			slot->state = SEQ_HELD;
+			slot->crc = (uint32_t)sql_col_i64(b.st, 1);
+		}
+	}
+	sql_reset(b.st);
+	return rc == SQL_DONE ? STORE_OK : lake_sql_fail(c->s, rc);
+}
+
+/*
+ * The batch's seqs in the set, before any frame is stored: those at or below the stream's max_seq (it may
+ * hold them) with what the stream holds of them, read by runs (SEQ_RANGE_SLACK) in the order of the lake's
+ * signed integers. A batch of new records only (the usual) costs no statement.
+ */
+static int known_seqs(struct batch_ctx *c, const uint8_t *frames, size_t raw_len)
+{
+	struct store *s = c->s;
+	const struct tr_frame *f;
+	size_t n = 0, k = 0, off = 0, first = 0;
+	int rc;
+
+	while ((f = batch_next_frame(frames, raw_len, &off)) != NULL) {
+		n++;
+		k += f->seq <= c->max_seq;
+	}
+	rc = seqs_room(s, n, k);
+	if (rc || !k)
+		return rc;
+	k = 0;
+	off = 0;
+	while ((f = batch_next_frame(frames, raw_len, &off)) != NULL) {
+		struct seq_slot *slot = seq_find(s, f->seq);
+
+		if (f->seq > c->max_seq || slot->state != SEQ_FREE)
+			continue;
+		*slot = (struct seq_slot){ .seq = f->seq, .state = SEQ_ASKED };
+		s->old_seqs[k++] = (int64_t)f->seq;
+	}
+	qsort(s->old_seqs, k, sizeof(*s->old_seqs), cmp_i64);
+	for (size_t i = 1; i <= k && !rc; i++) {
+		uint64_t span = i < k ? (uint64_t)s->old_seqs[i] - (uint64_t)s->old_seqs[first] : UINT64_MAX;
+
+		if (span < 2 * (i - first + 1) + SEQ_RANGE_SLACK)
+			continue;
+		rc = held_seqs(c, s->old_seqs[first], s->old_seqs[i - 1]);
+		first = i;
+	}
+	return rc;
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 static bool kernel_type(unsigned t)
@@ -2469,20 +2657,6 @@ static int derive_lake(struct batch_ctx *c, const struct tr_frame *f, const void
 		c->res->unknown++;
 		return STORE_OK;
 	}
-}
-
-/* The lake already holds (host, stream, seq): the same record, or another one with that seq (counted). */
-static int record_duplicate(struct batch_ctx *c, const struct tr_frame *f)
-{
-	struct bind b = bind_record_row(c, ST_RECORD_CRC);
-	int64_t crc = 0;
-	int rc;
-
-	c->res->dup_records++;
-	rc = query_i64(&b, &crc);
-	if (rc == STORE_OK && (uint32_t)crc != f->crc)
-		c->res->conflicts++;
-	return rc == STORE_E_NOT_FOUND ? STORE_OK : rc;
 }
 
 /* Seqs missing before this one are a gap; a record inside an older gap fills it by one. */
@@ -2513,17 +2687,19 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
 	return rc;
 }
 
-static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool *inserted)
+/*
+ * The record's row, with its note (why nothing was derived from it) and a kernel record's time once the
+ * decoder vouched for it. After its derived rows: the note is known then.
+ */
+static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool decoded)
 {
 	struct bind b = bind_series_row(c, ST_RECORD);
-	int rc;
 
 	b_u64(&b, f->src_pos);
 	b_u64(&b, f->src_gen);
 	b_u64(&b, f->type);
 	b_u64(&b, f->flags);
-	/* A kernel record's time, once the decoder has vouched for it. */
-	if (kernel_type(f->type) && !c->note)
+	if (decoded)
 		b_u64(&b, c->s->dec->ts_ns);
 	else
 		b_null(&b);
@@ -2532,55 +2708,48 @@ static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const vo
 	b_blob(&b, payload, f->len);
 	lake_b_str(&b, c->hash);
 	lake_b_str(&b, c->note);
-	rc = exec_bound(&b);
-	*inserted = rc == STORE_OK && sql_changes(c->s->db) > 0;
-	return rc;
-}
-
-static int set_note(struct batch_ctx *c)
-{
-	struct bind b = bind_record_row(c, ST_RECORD_NOTE);
-
-	lake_b_str(&b, c->note);
+	if (f->type == TL_RUN_REPORT)
+		c->report_unsent = true;
 	return exec_bound(&b);
 }
 
 /*
- * One frame. Kernel records are decoded first (no SQL) so that the
- * record row carries its time and note; derived rows are written only
- * for a record the lake did not hold.
+ * One frame: a seq the stream holds, or this batch stored, is a duplicate
+ * (a conflicting one when its crc differs), and nothing is written;
+ * otherwise its gaps, its derived rows (kernel records decoded first), then
+ * its own row.
  */
 static int store_frame(struct batch_ctx *c, const struct tr_frame *f)
 {
 	const uint8_t *payload = (const uint8_t *)f + TR_FRAME_HDR;
+	struct seq_slot *slot = seq_find(c->s, f->seq);
 	struct decoded *d = c->s->dec;
-	bool inserted = false, decoded = false;
+	bool decoded = false;
 	int rc;
 
 	c->seq = f->seq;
 	c->note = NULL;
-	if (kernel_type(f->type)) {
-		decoded = decode_record(d, f->type, payload, f->len) == 0;
-		if (!decoded)
-			c->note = decode_error_name(d->error);
+	if (slot->state == SEQ_HELD || slot->state == SEQ_STORED) {
+		c->res->dup_records++;
+		if (slot->crc != f->crc)
+			c->res->conflicts++;
+		return STORE_OK;
 	}
-	rc = insert_record(c, f, payload, &inserted);
-	if (rc)
-		return rc;
-	if (!inserted)
-		return record_duplicate(c, f);
+	*slot = (struct seq_slot){ .seq = f->seq, .crc = f->crc, .state = SEQ_STORED };
 	c->res->new_records++;
 	rc = track_gaps(c, f->seq);
 	if (rc)
 		return rc;
-	if (kernel_type(f->type) && !decoded) {
+	if (!kernel_type(f->type)) {
+		rc = derive_lake(c, f, payload);
+	} else if (decode_record(d, f->type, payload, f->len) == 0) {
+		decoded = true;
+		rc = derive_decoded(c);
+	} else {
+		c->note = decode_error_name(d->error);
 		c->res->undecodable++;
-		return STORE_OK;
 	}
-	rc = kernel_type(f->type) ? derive_decoded(c) : derive_lake(c, f, payload);
-	if (!rc && c->note)
-		rc = set_note(c);
-	return rc;
+	return rc ? rc : insert_record(c, f, payload, decoded);
 }
 
 /* ---- batches ------------------------------------------------------------ */
@@ -2722,7 +2891,7 @@ static int store_frames(struct batch_ctx *c, const uint8_t *frames, size_t raw_l
 {
 	const struct tr_frame *f;
 	size_t off = 0;
-	int rc = STORE_OK;
+	int rc = known_seqs(c, frames, raw_len);
 
 	while (!rc && (f = batch_next_frame(frames, raw_len, &off)) != NULL) {
 		c->res->records++;
@@ -2770,10 +2939,13 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 	if (!rc)
 		rc = finish_batch(&c);
 	if (!rc)
+		rc = bulk_flush(&c);
+	if (!rc)
 		rc = exec_simple(s, ST_COMMIT);
 	if (rc) {
 		char keep[sizeof(s->errmsg)];
 
+		sql_bulk_discard(s->db);
 		memcpy(keep, s->errmsg, sizeof(keep));
 		if (sql_in_transaction(s->db))
 			exec_simple(s, ST_ROLLBACK);

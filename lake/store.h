@@ -5,7 +5,8 @@
  * server database can take SQLite's place behind the same calls.
  *
  * One batch is one transaction: its row in batches, each of its records
- * that the lake does not hold yet (records are keyed by host and seq, so
+ * that the lake does not hold yet (records are keyed by host, stream and
+ * seq, and a batch's seqs are looked up with its stream's row locked, so
  * a batch sent again, or re-formed with other boundaries, adds nothing
  * twice), the gaps in the host's seqs, and the rows derived from the
  * records (processes, samples, files, cgroups, signals, agent counters,

@@ -7,7 +7,12 @@
  * int64, a double, NULL, UTF-8 text, a blob with NUL bytes), rows one by
  * one, rows changed, transactions, failures named, SQLite's index hints
  * (dropped for PostgreSQL), and what a wrong URI
- * or an unreachable server says.
+ * or an unreachable server says. Bulk statements: every type through
+ * them (PostgreSQL: COPY's binary format), their rows there once flushed
+ * in the transaction, dropped on a rollback, a refused row failing them
+ * named, texts that are no bulk statement refused; PostgreSQL's: a value
+ * not of its column's type refused, a full buffer sent as it comes, rows
+ * of a connection gone not sent on the next.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,6 +280,249 @@ static void pg_refuses_text_with_a_nul(void **state)
 	sql_finalize(st);
 }
 
+/* ---- bulk statements ---- */
+
+static struct sql_stmt *prep_bulk(struct sql *db, const char *text)
+{
+	struct sql_stmt *st = NULL;
+
+	if (sql_prepare_bulk(db, text, &st) != SQL_OK)
+		fail_msg("prepare bulk %s: %s", text, sql_errmsg(db));
+	return st;
+}
+
+static int64_t count_of(struct sql *db, const char *text)
+{
+	struct sql_stmt *st = prep(db, text);
+	int64_t n;
+
+	assert_int_equal(sql_step(st), SQL_ROW);
+	n = sql_col_i64(st, 0);
+	sql_finalize(st);
+	return n;
+}
+
+/*
+ * Rows of every type through a bulk statement, in a transaction: there after sql_bulk_flush (PostgreSQL:
+ * not before), each value as bound: int64's ends, an integer into a double column, UTF-8 text and empty
+ * text, a blob of NUL and 0xff bytes and an empty one, NULL in each column.
+ */
+static void bulk_round_trip(struct sql *db)
+{
+	static const unsigned char blob[] = { 0, 0xff, 0, 'x', 0xfe, 0 };
+	static const char text[] = "caf\xc3\xa9 \xe2\x82\xac\t\"'\\";
+	static const int64_t ints[] = { INT64_MIN, INT64_MAX, -1, 0 };
+	struct sql_stmt *ins, *sel;
+
+	exec_ok(db, "CREATE TABLE b (id BIGINT PRIMARY KEY, i BIGINT, d DOUBLE PRECISION, s TEXT, x BYTEA)");
+	ins = prep_bulk(db, "INSERT INTO b (id, i, d, s, x) VALUES (?, ?, ?, ?, ?)");
+	assert_int_equal(sql_param_count(ins), 5);
+	exec_ok(db, "BEGIN");
+	for (int64_t id = 0; id < 4; id++) {
+		assert_int_equal(sql_bind_i64(ins, 1, id), SQL_OK);
+		assert_int_equal(sql_bind_i64(ins, 2, ints[id]), SQL_OK);
+		if (id == 1)
+			assert_int_equal(sql_bind_i64(ins, 3, -7), SQL_OK);
+		else
+			assert_int_equal(sql_bind_double(ins, 3, id == 2 ? -0.1 : 1e300), SQL_OK);
+		assert_int_equal(sql_bind_text(ins, 4, text, id == 3 ? 0 : strlen(text)), SQL_OK);
+		assert_int_equal(sql_bind_blob(ins, 5, blob, id == 3 ? 0 : sizeof(blob)), SQL_OK);
+		assert_int_equal(sql_step(ins), SQL_DONE);
+		sql_reset(ins);
+	}
+	assert_int_equal(sql_bind_i64(ins, 1, 4), SQL_OK); /* every other column NULL */
+	for (int i = 2; i <= 5; i++)
+		assert_int_equal(sql_bind_null(ins, i), SQL_OK);
+	assert_int_equal(sql_step(ins), SQL_DONE);
+	sql_reset(ins);
+	assert_int_equal(count_of(db, "SELECT count(*) FROM b"), sql_is_pg(db) ? 0 : 5);
+	assert_int_equal(sql_bulk_flush(db), SQL_OK);
+	assert_int_equal(count_of(db, "SELECT count(*) FROM b"), 5);
+	assert_int_equal(sql_bulk_flush(db), SQL_OK); /* nothing left to send */
+	exec_ok(db, "COMMIT");
+	sel = prep(db, "SELECT i, d, s, x FROM b ORDER BY id");
+	for (int64_t id = 0; id < 4; id++) {
+		assert_int_equal(sql_step(sel), SQL_ROW);
+		assert_int_equal(sql_col_type(sel, 0), SQL_INTEGER);
+		assert_true(sql_col_i64(sel, 0) == ints[id]);
+		assert_int_equal(sql_col_type(sel, 1), SQL_FLOAT);
+		assert_true(sql_col_double(sel, 1) == (id == 1 ? -7.0 : id == 2 ? -0.1 : 1e300));
+		assert_int_equal(sql_col_type(sel, 2), SQL_TEXT);
+		assert_string_equal(sql_col_text(sel, 2), id == 3 ? "" : text);
+		assert_int_equal(sql_col_type(sel, 3), SQL_BLOB);
+		assert_int_equal(sql_col_bytes(sel, 3), id == 3 ? 0 : sizeof(blob));
+		if (id != 3)
+			assert_memory_equal(sql_col_blob(sel, 3), blob, sizeof(blob));
+	}
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(sql_col_type(sel, i), SQL_NULL);
+	assert_int_equal(sql_step(sel), SQL_DONE);
+	sql_finalize(sel);
+	sql_finalize(ins);
+}
+
+static void bulk_rows_round_trip_on_both_engines(void **state)
+{
+	struct one *o = *state;
+
+	bulk_round_trip(o->lite);
+	bulk_round_trip(o->pg);
+}
+
+/*
+ * A bulk statement is an INSERT of parameters only, one per column, nothing after: anything else is
+ * refused at prepare, named. Rows dropped (a rollback's) are never sent; a row the table refuses fails
+ * the step (SQLite) or the flush (PostgreSQL, its message), and the rows with it are dropped: the next
+ * transaction starts clean.
+ */
+static void bulk_refusals_and_failures(struct sql *db)
+{
+	static const char *const bad[] = {
+		"INSERT INTO c (a, b) VALUES (?, ?) ON CONFLICT DO NOTHING",
+		"INSERT INTO c (a, b) VALUES (?, 1)",
+		"INSERT INTO c (a, b) VALUES (?2, ?1)",
+		"INSERT INTO c (a, b) VALUES (?)",
+		"INSERT INTO c VALUES (?, ?)",
+		"UPDATE c SET a = ?",
+	};
+	struct sql_stmt *st = NULL;
+	int rc;
+
+	exec_ok(db, "CREATE TABLE c (a BIGINT PRIMARY KEY, b TEXT)");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(sql_prepare_bulk(db, bad[i], &st), SQL_E);
+		assert_null(st);
+		assert_non_null(strstr(sql_errmsg(db), "not a bulk statement"));
+	}
+	st = prep_bulk(db, "INSERT INTO c(a,b)VALUES(?1,?2)");
+	/* dropped: never sent */
+	exec_ok(db, "BEGIN");
+	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
+	assert_int_equal(sql_bind_text(st, 2, "dropped", 7), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_reset(st);
+	sql_bulk_discard(db);
+	exec_ok(db, "ROLLBACK");
+	assert_int_equal(sql_bulk_flush(db), SQL_OK);
+	assert_int_equal(count_of(db, "SELECT count(*) FROM c"), 0);
+	/* a key twice: refused, named */
+	exec_ok(db, "BEGIN");
+	rc = SQL_DONE;
+	for (int i = 0; i < 3 && rc == SQL_DONE; i++) {
+		assert_int_equal(sql_bind_i64(st, 1, i ? 7 : 6), SQL_OK);
+		assert_int_equal(sql_bind_text(st, 2, "k", 1), SQL_OK);
+		rc = sql_step(st);
+		sql_reset(st);
+	}
+	if (rc == SQL_DONE)
+		rc = sql_bulk_flush(db);
+	assert_int_equal(rc, SQL_E);
+	assert_non_null(strcasestr(sql_errmsg(db), "unique"));
+	sql_bulk_discard(db);
+	exec_ok(db, "ROLLBACK");
+	/* the next transaction: only its own rows */
+	exec_ok(db, "BEGIN");
+	assert_int_equal(sql_bind_i64(st, 1, 8), SQL_OK);
+	assert_int_equal(sql_bind_text(st, 2, "eight", 5), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_reset(st);
+	assert_int_equal(sql_bulk_flush(db), SQL_OK);
+	exec_ok(db, "COMMIT");
+	assert_int_equal(count_of(db, "SELECT count(*) FROM c"), 1);
+	assert_int_equal(count_of(db, "SELECT a FROM c"), 8);
+	sql_finalize(st);
+}
+
+static void bulk_refusals_and_failures_on_both_engines(void **state)
+{
+	struct one *o = *state;
+
+	bulk_refusals_and_failures(o->lite);
+	bulk_refusals_and_failures(o->pg);
+}
+
+/*
+ * PostgreSQL: a value that is not of its column's type fails the step, named (COPY's binary format would
+ * have the server read its bytes as another type); a column of a type bulk statements do not write is
+ * refused at prepare; text with a NUL is refused at its bind, as any statement's.
+ */
+static void pg_bulk_values_must_fit_their_columns(void **state)
+{
+	struct one *o = *state;
+	struct sql_stmt *st = NULL;
+
+	exec_ok(o->pg, "CREATE TABLE m (i BIGINT, s TEXT, x BYTEA, n INTEGER)");
+	assert_int_equal(sql_prepare_bulk(o->pg, "INSERT INTO m (i, n) VALUES (?, ?)", &st), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "m.n"));
+	assert_int_equal(sql_prepare_bulk(o->pg, "INSERT INTO no_such (i) VALUES (?)", &st), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "no_such"));
+	st = prep_bulk(o->pg, "INSERT INTO m (i, s, x) VALUES (?, ?, ?)");
+	exec_ok(o->pg, "BEGIN");
+	assert_int_equal(sql_bind_text(st, 1, "1", 1), SQL_OK);
+	assert_int_equal(sql_bind_null(st, 2), SQL_OK);
+	assert_int_equal(sql_bind_null(st, 3), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "parameter 1"));
+	sql_reset(st);
+	assert_int_equal(sql_bind_null(st, 1), SQL_OK);
+	assert_int_equal(sql_bind_blob(st, 2, "ab", 2), SQL_OK);
+	assert_int_equal(sql_bind_null(st, 3), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_E);
+	sql_reset(st);
+	assert_int_equal(sql_bind_double(st, 1, 1.5), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_E);
+	sql_reset(st);
+	assert_int_equal(sql_bind_text(st, 2, "a\0b", 3), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "NUL"));
+	sql_reset(st);
+	assert_int_equal(sql_bulk_flush(o->pg), SQL_OK); /* no row was taken */
+	exec_ok(o->pg, "COMMIT");
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM m"), 0);
+	sql_finalize(st);
+}
+
+/*
+ * PostgreSQL: rows past SQL_BULK_SEND_BYTES are sent as they come (one batch's rows need not all be held),
+ * in the transaction: a rollback takes them back too.
+ */
+static void pg_bulk_rows_past_the_buffer_are_sent_in_the_transaction(void **state)
+{
+	struct one *o = *state;
+	size_t big = 1u << 20;
+	unsigned char *blob = malloc(big);
+	int64_t rows = SQL_BULK_SEND_BYTES / big + 2;
+	struct sql_stmt *st;
+
+	assert_non_null(blob);
+	memset(blob, 0xab, big);
+	exec_ok(o->pg, "CREATE TABLE big (id BIGINT, x BYTEA)");
+	st = prep_bulk(o->pg, "INSERT INTO big (id, x) VALUES (?, ?)");
+	for (int pass = 0; pass < 2; pass++) {
+		exec_ok(o->pg, "BEGIN");
+		for (int64_t id = 0; id < rows; id++) {
+			assert_int_equal(sql_bind_i64(st, 1, id), SQL_OK);
+			assert_int_equal(sql_bind_blob(st, 2, blob, big), SQL_OK);
+			assert_int_equal(sql_step(st), SQL_DONE);
+			sql_reset(st);
+		}
+		assert_true(count_of(o->pg, "SELECT count(*) FROM big") >= (int64_t)(SQL_BULK_SEND_BYTES / big) - 1);
+		assert_true(count_of(o->pg, "SELECT count(*) FROM big") < rows);
+		if (pass == 0) {
+			sql_bulk_discard(o->pg);
+			exec_ok(o->pg, "ROLLBACK");
+			assert_int_equal(count_of(o->pg, "SELECT count(*) FROM big"), 0);
+			continue;
+		}
+		assert_int_equal(sql_bulk_flush(o->pg), SQL_OK);
+		exec_ok(o->pg, "COMMIT");
+	}
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM big"), rows);
+	assert_int_equal(count_of(o->pg, "SELECT sum(length(x)) FROM big"), rows * (int64_t)big);
+	sql_finalize(st);
+	free(blob);
+}
+
 /* pg_ctl as the cluster's owner: restart (stop -m fast, then start), or stop. */
 static void pg_ctl(const struct pg_cluster *pc, const char *what)
 {
@@ -383,6 +631,43 @@ static void uris_and_what_a_bad_one_says(void **state)
 	assert_non_null(strstr(err, "127.0.0.1"));
 }
 
+/*
+ * PostgreSQL: rows of a transaction whose connection went away (a restart) are not sent on the connection
+ * made again (their transaction is gone): the flush fails as busy, and the next transaction is clean.
+ */
+static void pg_bulk_rows_of_a_dropped_connection_are_not_sent(void **state)
+{
+	struct one *o = *state;
+	struct sql_stmt *st;
+
+	exec_ok(o->pg, "CREATE TABLE r (a BIGINT)");
+	st = prep_bulk(o->pg, "INSERT INTO r (a) VALUES (?)");
+	exec_ok(o->pg, "BEGIN");
+	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_reset(st);
+	pg_ctl(&o->e->pc, "restart");
+	assert_int_equal(sql_bulk_flush(o->pg), SQL_E_BUSY);
+	/* the same, with the connection made again (by another statement) before the flush */
+	assert_int_equal(sql_bind_i64(st, 1, 2), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_reset(st);
+	pg_ctl(&o->e->pc, "restart");
+	if (sql_exec(o->pg, "SELECT 1") == SQL_E_BUSY) /* the restart seen: the next statement reconnects */
+		exec_ok(o->pg, "SELECT 1");
+	assert_int_equal(sql_bulk_flush(o->pg), SQL_E_BUSY);
+	assert_non_null(strstr(sql_errmsg(o->pg), "gone"));
+	exec_ok(o->pg, "BEGIN");
+	assert_int_equal(sql_bind_i64(st, 1, 3), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_DONE);
+	sql_reset(st);
+	assert_int_equal(sql_bulk_flush(o->pg), SQL_OK);
+	exec_ok(o->pg, "COMMIT");
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM r"), 1);
+	assert_int_equal(count_of(o->pg, "SELECT a FROM r"), 3);
+	sql_finalize(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +678,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pg_refuses_text_with_a_nul, setup, teardown),
 		cmocka_unit_test_setup_teardown(uris_and_what_a_bad_one_says, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_restarted_server_is_reconnected_to, setup, teardown),
+		cmocka_unit_test_setup_teardown(bulk_rows_round_trip_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(bulk_refusals_and_failures_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(pg_bulk_values_must_fit_their_columns, setup, teardown),
+		cmocka_unit_test_setup_teardown(pg_bulk_rows_past_the_buffer_are_sent_in_the_transaction, setup, teardown),
+		cmocka_unit_test_setup_teardown(pg_bulk_rows_of_a_dropped_connection_are_not_sent, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
