@@ -244,7 +244,15 @@ run=$(awk '/fleet-lake-tls$/ { print $1 }' "$TMP/runs.txt")
 	e2e_fail "tracer report --db postgresql://tracer_reader:***@... $run failed: $(cat "$TMP/report.err")"
 grep -q "^run $run: fleet-lake-tls" "$TMP/run.txt" && grep -q "^ *detected *env$" "$TMP/run.txt" ||
 	e2e_fail "tracer report $run does not show the run detected by TRACER_PIPELINE: $(cat "$TMP/run.txt")"
-grep -q "$READER_PW" "$TMP/report.err" && e2e_fail "tracer report shows the password: $(cat "$TMP/report.err")"
+# a run not there, tune of it: each message names the lake with its password starred, on either stream
+"$TRACER" report --db "$READER_URI" no-such-run >>"$TMP/run.txt" 2>>"$TMP/report.err" &&
+	e2e_fail "tracer report of a run that is not there succeeded"
+"$TRACER" tune --db "$READER_URI" --run no-such-run >>"$TMP/run.txt" 2>>"$TMP/report.err" &&
+	e2e_fail "tracer tune of a run that is not there succeeded"
+grep -q "tracer_reader:\*\*\*@127.0.0.1" "$TMP/report.err" ||
+	e2e_fail "no lake named with its password starred: $(cat "$TMP/report.err")"
+grep -q "$READER_PW" "$TMP/report.err" "$TMP/run.txt" &&
+	e2e_fail "tracer report or tune shows the password: $(cat "$TMP/report.err" "$TMP/run.txt")"
 refuses_uncertified a
 refuses_uncertified b
 kill -TERM "${PID[a]}" "${PID[b]}"
