@@ -140,6 +140,9 @@ static const struct lake_column agent_counters_cols[] = {
 	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM,
 };
 
+/* 9: a host's newest counters (tracer-web's hosts, read_web.c) */
+static const struct lake_index agent_counters_idx[] = { IDX("agent_counters_host_seq", "host_id, seq", false, 9) };
+
 static const struct lake_column losses_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),
 	INT_NN("records"), INT_NN("bytes"), STREAM,
@@ -171,6 +174,7 @@ static const struct lake_index runs_idx[] = {
 	IDX("runs_pipeline_run", "pipeline_run_id", false, 1),
 	IDX("runs_key", "host_id, run_key", true, 3),
 	IDX("runs_host_state", "host_id, state", false, 3),
+	IDX("runs_run_key", "run_key", false, 9), /* 9: tracer report KEY (ST_RUN_BY_KEY) */
 };
 
 static const struct lake_column steps_cols[] = {
@@ -205,7 +209,10 @@ static const struct lake_column heartbeats_cols[] = {
 	TEXTV("host_instance_type", 5), TEXTV("host_instance_id", 5), TEXTV("host_region", 5), INTV("host_cpus", 5),
 	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5), STREAM, RECEIVED,
 };
-static const struct lake_index heartbeats_idx[] = { IDX("heartbeats_host_start", "host_id, start_ns", false, 5) };
+static const struct lake_index heartbeats_idx[] = {
+	IDX("heartbeats_host_start", "host_id, start_ns", false, 5),
+	IDX("heartbeats_end", "end_ns", false, 9), /* 9: the lake's newest word (read_sweep.c, read_web.c) */
+};
 
 /* 8: the stream joined the keys of a host's seqs */
 #define REBUILT_8(old) .rebuilt = 8, .was = old
@@ -227,7 +234,8 @@ const struct lake_table lake_tables[] = {
 	      INDEXES(files_idx), .partitioned = 9),
 	TABLE("cgroups", 1, cgroups_cols, .key = "host_id, boot_id, v1, cgroup_id"),
 	TABLE("signals", 1, signals_cols, INDEXES(signals_idx)),
-	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
+	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
+	      INDEXES(agent_counters_idx)),
 	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
 	TABLE("runs", 1, runs_cols, .unique = "host_id, stream, seq", REBUILT_8(SEQ_KEY), INDEXES(runs_idx)),
 	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
