@@ -436,8 +436,8 @@ int lake_schema_sqlite(int from, int to, struct obuf *o)
 
 /*
  * PostgreSQL (docs/lake.md, "PostgreSQL"): the same tables, columns and indexes, each statement built by one
- * function, so that a time-partitioned table can later end its CREATE TABLE with PARTITION BY RANGE (its key
- * then holding the partition key) without touching the rest. Every key, unique and check constraint is
+ * function; a time-partitioned table (`partitioned`) ends its CREATE TABLE with PARTITION BY RANGE, its key
+ * then holding the partition key. Every key, unique and check constraint is
  * named, so that a later upgrade finds it by name: <table>_pkey (the primary key: the table's key, or its
  * own key or id column), <table>_unique (the table's UNIQUE of several columns), <table>_<column>_key (a
  * column's UNIQUE), <table>_<column>_check. Index names share their namespace with these: none ends so.
