@@ -441,7 +441,7 @@ bench-delivery: all $(BUILD)/bench/delivery_bench $(BUILD)/bench/spool_recovery_
 	bench/delivery.sh $(BUILD)
 
 bench-live: $(BUILD)/bench/live_bench
-	$(BUILD)/bench/live_bench
+	$(if $(filter postgresql,$(DB)),bench/with_pg.sh )$(BUILD)/bench/live_bench
 
 bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
 	TRACER=$(BUILD)/tracer $(BUILD)/bench/tune_bench

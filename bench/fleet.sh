@@ -76,9 +76,12 @@ chmod 644 "$tmp/keys"
 if [ "$db" = sqlite ]; then
 	db_arg=$tmp/lake.db
 else
-	# A throwaway cluster (tests/e2e/pg.sh): PG_URI names its database "lake" through its socket.
+	# A throwaway cluster (tests/e2e/pg.sh): PG_URI names its database "lake" through its socket. Its
+	# commits durable (fsync on, the server's defaults otherwise), as SQLite's synchronous=FULL: an
+	# acknowledged batch is on disk on both.
 	# shellcheck source=/dev/null
 	. "$repo/tests/e2e/pg.sh"
+	export PG_FSYNC=${PG_FSYNC:-on}
 	if [ "${PG_TCP:-0}" = 1 ]; then
 		pg_start --tcp
 		db_arg=$PG_TCP_URI
@@ -109,6 +112,14 @@ start_ingest() {
 # One after the other: the first creates the lake.
 for ((n = 0; n < ingests; n++)); do start_ingest "$n"; done
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# PostgreSQL's server: the postmaster, its children now, and the children it reaped (a restart starts anew)
+pg_ticks() {
+	local pm
+	[ "$db" = postgresql ] || { echo 0; return; }
+	pm=$(head -1 "$PG_DIR/data/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+	awk -v pm="$pm" 'FNR == 1 { sub(/^.*\) /, ""); if ($2 == pm) t += $12 + $13; if (FILENAME == "/proc/" pm "/stat")
+		t += $12 + $13 + $14 + $15 } END { print t + 0 }' /proc/[0-9]*/stat 2>/dev/null || echo 0
+}
 now_s() { date +%s.%N; }
 
 echo "<7>bench-fleet: $hosts hosts x $procs processes, $secs s, $ingests ingests, DB=$db, KILL_INGEST=$kill_ingest," \
@@ -124,6 +135,7 @@ t0=$(now_s)
 ticks0=()
 ticks1=()
 for ((n = 0; n < ingests; n++)); do ticks0[n]=$(cpu_ticks "${ipids[n]}"); done
+pg0=$(pg_ticks)
 if [ "$kill_ingest" = 1 ] || [ "$restart_pg" = 1 ]; then
 	sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')"
 	if kill -0 "$sim" 2>/dev/null && [ "$kill_ingest" = 1 ]; then
@@ -133,7 +145,9 @@ if [ "$kill_ingest" = 1 ] || [ "$restart_pg" = 1 ]; then
 		echo "<5>halfway: tracer-ingest 0 (${urls[1]}) killed with -9, not restarted" >&2
 	fi
 	if kill -0 "$sim" 2>/dev/null && [ "$restart_pg" = 1 ]; then
+		pg_half=$(pg_ticks)
 		pg_ctl_owner restart -m fast -w >/dev/null
+		pg0=$((pg0 - pg_half)) # the first half's, counted at the restart
 		echo "<5>halfway: PostgreSQL restarted (pg_ctl restart -m fast)" >&2
 	fi
 fi
@@ -144,6 +158,7 @@ t1=$(now_s)
 for ((n = 0; n < ingests; n++)); do
 	[ -n "${ticks1[n]:-}" ] || ticks1[n]=$(cpu_ticks "${ipids[n]}")
 done
+pg1=$(pg_ticks)
 cat "$tmp/sim.out"
 
 # ---- the lake against what the hosts made ----------------------------------------------------------------
@@ -198,6 +213,10 @@ awk -v t="$total_ticks" -v hz="$hz" -v a="$t0" -v b="$t1" \
 	'BEGIN { printf "fleet.ingest_cpu_cores %.3f cores\n", t / hz / (b - a) }'
 if [ "$db" = sqlite ]; then
 	echo "fleet.lake_bytes $(($(stat -c %s "$tmp/lake.db") + $(stat -c %s "$tmp/lake.db-wal" 2>/dev/null || echo 0))) B"
+else
+	awk -v t="$((pg1 - pg0))" -v hz="$hz" -v a="$t0" -v b="$t1" \
+		'BEGIN { printf "fleet.pg_cpu_cores %.3f cores\n", t / hz / (b - a) }'
+	echo "fleet.lake_bytes $(psql -X -At "$db_arg" -c "SELECT pg_database_size(current_database())") B"
 fi
 
 # ---- the targets -------------------------------------------------------------------------------------------

@@ -48,7 +48,10 @@
  * Results as "<metric> <value> <unit>" lines on stdout (DESIGN.md);
  * progress and diagnostics on stderr. Environment: RUNS, PROCS_PER_RUN,
  * SECONDS, CHURN_PERCENT, MAX_PROCESSES, CKPT (0: no checkpoint), LAKE (0:
- * skip the lake), LAKE_DIR, KEEP (1: keep the directory). Exit 0; 1 when what was measured was broken
+ * skip the lake), LAKE_DIR, LAKE_DB (a PostgreSQL URI: the lake there, an
+ * empty database; `make bench-live DB=postgresql` starts a throwaway
+ * cluster for it, bench/with_pg.sh; store_cpu_share is then this process's
+ * CPU only, the server's is not in it), KEEP (1: keep the directory). Exit 0; 1 when what was measured was broken
  * (records refused, the table full, runs not found, a store failed);
  * 2 on a usage or setup error.
  */
@@ -650,7 +653,7 @@ int main(void)
 	struct sim s = { 0 };
 	struct spill sp = { 0 };
 	struct lake lk;
-	const char *lake_base = getenv("LAKE_DIR");
+	const char *lake_base = getenv("LAKE_DIR"), *lake_db;
 	char dir[512], db[560], spill_path[560], boot_hex[2 * BATCH_BOOT_ID_LEN + 1];
 	uint32_t max_procs, nsec, do_lake, do_ckpt;
 	uint64_t nprocs, rss_base, rss_end, hwm_end, rss_lake_base, t_all0;
@@ -688,6 +691,7 @@ int main(void)
 		exit(2);
 	}
 	snprintf(db, sizeof(db), "%s/lake.db", dir);
+	lake_db = getenv("LAKE_DB") && *getenv("LAKE_DB") ? getenv("LAKE_DB") : db;
 	snprintf(spill_path, sizeof(spill_path), "%s/spill", dir);
 	sp.f = fopen(spill_path, "w+");
 	if (!sp.f) {
@@ -934,8 +938,8 @@ int main(void)
 		memset(lk.wire, 0, lk.wire_cap);
 		rss_lake_base = status_bytes("VmRSS");
 		lk.rss_peak = rss_lake_base;
-		if (store_open(&lk.st, db, false, err, sizeof(err))) {
-			fprintf(stderr, "<3>store_open %s: %s\n", db, err);
+		if (store_open(&lk.st, lake_db, false, err, sizeof(err))) {
+			fprintf(stderr, "<3>store_open: %s\n", err);
 			exit(2);
 		}
 		rewind(sp.f);
@@ -981,8 +985,11 @@ int main(void)
 			printf("lake.live.bad_live_records %llu rec\n", (unsigned long long)lk.bad_live);
 			printf("lake.live.runs_seen %llu runs\n", (unsigned long long)lk.new_runs);
 			printf("lake.live.derived %d bool\n", lk.unknown == 0 && lk.new_runs > 0);
-			printf("lake.file_bytes %llu B\n", (unsigned long long)file_size(db));
-			printf("lake.wal_bytes %llu B\n", (unsigned long long)file_size(wal));
+			printf("lake.postgresql %d bool\n", lake_db != db);
+			if (lake_db == db) { /* PostgreSQL's: its server's */
+				printf("lake.file_bytes %llu B\n", (unsigned long long)file_size(db));
+				printf("lake.wal_bytes %llu B\n", (unsigned long long)file_size(wal));
+			}
 			printf("lake.rss_bytes %llu B\n",
 			       (unsigned long long)(lk.rss_peak > rss_lake_base ? lk.rss_peak - rss_lake_base : 0));
 			if (lk.unknown)

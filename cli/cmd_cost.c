@@ -280,7 +280,7 @@ int cmd_cost(int argc, char **argv)
 	struct cost_fit *fit = NULL;
 	struct tune_input ti;
 	struct store *st = NULL;
-	char err[1024], pipeline[1024], prices[PATH_MAX];
+	char err[1024], pipeline[1024], prices[PATH_MAX], shown[512];
 	bool have_table = false;
 	int64_t lake_id = -1;
 	size_t nfit = 0;
@@ -296,6 +296,9 @@ int cmd_cost(int argc, char **argv)
 		price_table_free(&table);
 		return 1;
 	}
+	/* from here on, messages name the lake as store_display_name() shows it: a URI's password starred */
+	store_display_name(o.db, shown, sizeof(shown));
+	o.db = shown;
 	rc = o.run ? tune_find_run(st, o.db, o.run, "cost", &lake_id, pipeline, sizeof(pipeline)) : 0;
 	if (!rc && o.run && !o.pipeline)
 		o.pipeline = pipeline;

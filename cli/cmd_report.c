@@ -498,7 +498,7 @@ int cmd_report(int argc, char **argv)
 	const char *db = NULL, *run = NULL, *html_path = NULL;
 	struct store *st = NULL;
 	bool as_json = false;
-	char err[1024];
+	char err[1024], shown[512];
 	int opt, rc;
 
 	optind = 1;
@@ -529,6 +529,9 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "tracer report: %s\n", err);
 		return 1;
 	}
+	/* from here on, messages name the lake as store_display_name() shows it: a URI's password starred */
+	store_display_name(db, shown, sizeof(shown));
+	db = shown;
 	rc = run ? show_run(st, db, run, as_json, html_path) : list_runs(st, db, as_json);
 	store_close(st);
 	return rc;

@@ -188,7 +188,7 @@ int cmd_sweep(int argc, char **argv)
 	struct sw_finding *f = NULL;
 	struct sw_config c;
 	struct store *st = NULL;
-	char err[1024], prices[PATH_MAX];
+	char err[1024], prices[PATH_MAX], shown[512];
 	bool have_table = false;
 	int64_t window_ns = 0, now_ns = 0;
 	size_t n = 0;
@@ -207,6 +207,9 @@ int cmd_sweep(int argc, char **argv)
 		price_table_free(&table);
 		return 1;
 	}
+	/* from here on, messages name the lake as store_display_name() shows it: a URI's password starred */
+	store_display_name(o.db, shown, sizeof(shown));
+	o.db = shown;
 	rc = store_sweep_newest(st, &now_ns);
 	if (rc) {
 		fprintf(stderr, "tracer sweep: %s: %s: %s\n", o.db, store_strerror(rc), store_last_error(st));

@@ -618,7 +618,7 @@ int cmd_tune(int argc, char **argv)
 	struct an_slow *slow = NULL;
 	size_t nprof = 0, nslow = 0;
 	struct store *st = NULL;
-	char err[1024], pipeline[1024];
+	char err[1024], pipeline[1024], shown[512];
 	int64_t lake_id = -1;
 	long run = -1;
 	int rc = parse_opts(argc, argv, &o);
@@ -629,6 +629,9 @@ int cmd_tune(int argc, char **argv)
 		fprintf(stderr, "tracer tune: %s\n", err);
 		return 1;
 	}
+	/* from here on, messages name the lake as store_display_name() shows it: a URI's password starred */
+	store_display_name(o.db, shown, sizeof(shown));
+	o.db = shown;
 	if (o.run) {
 		rc = tune_find_run(st, o.db, o.run, "tune", &lake_id, pipeline, sizeof(pipeline));
 		if (rc) {

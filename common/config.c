@@ -37,6 +37,7 @@ static const char *const type_names[] = {
 #define CK_HOST_ID 0x8u  /* string: 32 hex digits */
 #define CK_LOWER_NAME 0x10u /* string: lowercase letters, digits and '-', a letter first (cloud, region) */
 #define CK_INSTANCE_TYPE 0x20u /* string: letters, digits, '.', '_' and '-', a letter or digit first */
+#define CK_DB_URI 0x40u  /* path: or a PostgreSQL database, a libpq URI (postgresql://, postgres://) */
 
 struct config_key {
 	const char *name;
@@ -155,7 +156,8 @@ static const struct config_key keys[] = {
 
 	LISTEN("ingest_listen", ingest_listen, "127.0.0.1:8750", "ingest",
 	       "address and port the ingest listens on (IPv4, [IPv6] or localhost)"),
-	PATH("ingest_db", ingest_db, 0, "/var/lib/tracer-ingest/lake.db", "ingest, cli", "the ingest's database"),
+	PATH("ingest_db", ingest_db, CK_DB_URI, "/var/lib/tracer-ingest/lake.db", "ingest, cli",
+	     "the ingest's database: an SQLite file, or a PostgreSQL database as a libpq URI (postgresql://...)"),
 	PATH("ingest_keys", ingest_keys, 0, "/etc/tracer/ingest.keys", "ingest",
 	     "the enrolled public keys the ingest accepts batches from"),
 	BYTES("ingest_max_body", ingest_max_body, 0, MIB, BATCH_MAX_WIRE, "32MiB", "ingest",
@@ -170,6 +172,12 @@ static const struct config_key keys[] = {
 	     "its private key (PEM, unencrypted); needs ingest_tls_cert"),
 	PATH("ingest_client_ca", ingest_client_ca, CK_EMPTY_OK, "", "ingest",
 	     "with TLS: the CA client certificates must chain to (PEM), checked in the handshake; empty: none asked"),
+	DURATION("lake_retention", lake_retention_ns, 0, 100 * 366 * DAY, "2160h", "ingest",
+		 "how long the lake keeps records, samples, files, heartbeats and its batches ledger, in whole days "
+		 "(2160h: 90 days); 0: for ever"),
+	DURATION("lake_retention_runs", lake_retention_runs_ns, 0, 100 * 366 * DAY, "8784h", "ingest",
+		 "how long the lake keeps runs (with their steps, processes and signals) and processes (8784h: 366 "
+		 "days); 0: for ever"),
 
 	DURATION("sweep_window", sweep_window_ns, SEC, 366 * DAY, "336h", "cli, web",
 		 "tracer sweep's window before the lake's newest word (336h: 14 days; --since overrides)"),
@@ -373,7 +381,8 @@ static void expected(const struct config_key *k, char *buf, size_t len)
 
 	switch (k->type) {
 	case CT_PATH:
-		snprintf(buf, len, "an absolute path of at most %zu bytes%s", k->size - 1,
+		snprintf(buf, len, "an absolute path%s of at most %zu bytes%s",
+			 k->flags & CK_DB_URI ? " or a postgresql:// URI" : "", k->size - 1,
 			 k->flags & CK_EMPTY_OK ? ", or empty for none" : "");
 		return;
 	case CT_STRING:
@@ -934,8 +943,12 @@ static int check_string(const struct config_key *k, const char *v, char *w, size
 		expected(k, ex, sizeof(ex));
 		return why(w, wlen, "empty value (%s)", ex);
 	}
+	if (k->type == CT_PATH && (k->flags & CK_DB_URI) &&
+	    (!strncmp(v, "postgresql://", 13) || !strncmp(v, "postgres://", 11)))
+		return 0; /* libpq checks the rest when the lake is opened, and says what is wrong */
 	if (k->type == CT_PATH && v[0] != '/')
-		return not_valid(k, v, "is not an absolute path", w, wlen);
+		return not_valid(k, v, k->flags & CK_DB_URI ? "is not an absolute path nor a postgresql:// URI" :
+							     "is not an absolute path", w, wlen);
 	if (k->type == CT_URLS)
 		return check_url_list(k, v, w, wlen);
 	if (k->flags & CK_USER)

@@ -121,6 +121,8 @@ struct tracer_config {
 	char ingest_tls_cert[PATH_MAX];  /* empty: plain HTTP */
 	char ingest_tls_key[PATH_MAX];
 	char ingest_client_ca[PATH_MAX]; /* empty: no client certificate asked for */
+	uint64_t lake_retention_ns;      /* 0: for ever (lake/maintain.c) */
+	uint64_t lake_retention_runs_ns;
 	/* tracer sweep (docs/sweep.md) */
 	uint64_t sweep_window_ns;
 	uint32_t sweep_gcp_cpu_millicores, sweep_gcp_cpu_percent, sweep_gcp_rx_bytes_per_s, sweep_gcp_tx_bytes_per_s;

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,6 +74,8 @@ struct options {
 	unsigned nsets;
 	unsigned explicit;             /* EXPLICIT_* */
 	bool daemon;                   /* --config or --set: tracer.conf's keys give what the options do not */
+	uint64_t retention_ns;         /* lake_retention, lake_retention_runs (lake/maintain.c) */
+	uint64_t runs_retention_ns;
 };
 
 /* Who the ingest runs as once it serves. */
@@ -238,6 +241,8 @@ static int apply_config(struct options *o)
 		o->server.tls_key = cfg.ingest_tls_key;
 	if (!(o->explicit & EXPLICIT_CLIENT_CA) && cfg.ingest_client_ca[0])
 		o->server.client_ca = cfg.ingest_client_ca;
+	o->retention_ns = cfg.lake_retention_ns;
+	o->runs_retention_ns = cfg.lake_retention_runs_ns;
 	return 0;
 }
 
@@ -283,6 +288,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->ready_fd = -1;
+	/* tracer.conf's keys only (--set lake_retention=...): their defaults without it */
+	config_key_number("lake_retention", &o->retention_ns, NULL, NULL);
+	config_key_number("lake_retention_runs", &o->runs_retention_ns, NULL, NULL);
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
@@ -494,6 +502,25 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 	return 0;
 }
 
+/*
+ * The lake's upkeep once now (PostgreSQL's partitions of the days around today, what is past retention gone),
+ * then store_batch() does it hourly. A failure is not fatal: the next batch tries again.
+ */
+static void upkeep(struct store *st, const struct options *o)
+{
+	struct store_upkeep up;
+
+	store_set_retention(st, o->retention_ns, o->runs_retention_ns);
+	if (store_maintain(st, real_ns(), &up)) {
+		fprintf(stderr, "<4>lake upkeep failed (the next batch tries again): %s\n", store_last_error(st));
+		return;
+	}
+	fprintf(stderr, "<6>lake upkeep: retention %" PRIu64 " h (runs %" PRIu64 " h)%s; %" PRIu64
+		" partitions dropped, %" PRIu64 " rows deleted\n", o->retention_ns / 3600000000000u,
+		o->runs_retention_ns / 3600000000000u, up.skipped ? ", another ingest's turn" : "",
+		up.partitions_dropped, up.rows_deleted);
+}
+
 /* The keys file, the lake, the TLS files and the listening socket, in that order: 0, or the exit status. */
 static int open_all(const struct options *o, const struct identity *id, struct ingest *ig, struct server **srv,
 		    struct ingest_lake_net *net)
@@ -519,6 +546,7 @@ static int open_all(const struct options *o, const struct identity *id, struct i
 		return 1;
 	}
 	note_keys(st, &kr);
+	upkeep(st, o);
 	if (kr.n == 0)
 		fprintf(stderr, "<4>%s enrols no key: every batch will be refused until keys are added (then SIGHUP)\n",
 			o->keys);

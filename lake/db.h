@@ -99,12 +99,20 @@ struct store {
 	size_t jarena_cap, jarena_used;
 	char **fixed;            /* texts made UTF-8 for the statement being bound (b_text()) */
 	size_t nfixed, capfixed;
+	/* the upkeep (maintain.c): retention, 0 for ever; when it is due again; the partitions made up to */
+	uint64_t retention_ns, runs_retention_ns;
+	uint64_t upkeep_next_ns, parts_until_ns;
+	int64_t retained_day;    /* the day (since the epoch) retention last ran; INT64_MIN: not yet */
+	struct store_upkeep upkeep;
 	/* The batch being stored: its seqs, those the lake holds and those it stored (store.c, seq_find()). */
 	struct seq_slot *seqs;   /* open addressing: seqs_cap slots (a power of two) of seqs_alloc */
 	size_t seqs_cap, seqs_alloc;
 	int64_t *old_seqs;       /* its seqs its stream may hold already, sorted */
 	size_t old_cap;
 };
+
+/* Before a batch received at now_ns: store_maintain() when due (maintain.c). */
+int lake_upkeep_due(struct store *s, uint64_t now_ns);
 
 struct bind {
 	struct store *s;

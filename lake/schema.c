@@ -30,6 +30,9 @@
 #define ID(n) COL(n, LK_ID, 0, 1)
 /* 8: the spool a row came from (include/batch_format.h); 0 for the rows of before */
 #define STREAM ZERO("stream", 8)
+/* 9: when the ingest received the row's batch (a time-partitioned table's partition key); the rows of before
+ * take their batch's (upgrades[]) */
+#define RECEIVED ZERO(LAKE_PARTITION_COLUMN, 9)
 
 #define IDX(n, c, u, v) { .name = n, .columns = c, .unique = u, .since = v }
 #define IDX_UNTIL(n, c, u, v, w) { .name = n, .columns = c, .unique = u, .since = v, .until = w }
@@ -72,6 +75,7 @@ static const struct lake_column batches_cols[] = {
 static const struct lake_index batches_idx[] = {
 	IDX_UNTIL("batches_host", "host_id, batch_seq", false, 1, 8),
 	IDX("batches_stream", "host_id, stream, batch_seq", false, 8),
+	IDX("batches_received", "received_ns", false, 9), /* 9: retention (lake/maintain.c) */
 };
 
 static const struct lake_column gaps_cols[] = {
@@ -82,7 +86,7 @@ static const struct lake_column gaps_cols[] = {
 static const struct lake_column records_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), INT_NN("src_pos"), INT_NN("src_gen"), INT_NN("type"), INT_NN("flags"),
 	INT("ts_ns"), INT_NN("len"), INT_NN("crc"), COL("payload", LK_BLOB, LK_NOT_NULL, 1), TEXT_NN("batch_hash"),
-	TEXT("note"), STREAM,
+	TEXT("note"), STREAM, RECEIVED,
 };
 
 static const struct lake_column processes_cols[] = {
@@ -105,7 +109,7 @@ static const struct lake_column samples_cols[] = {
 	INT("ppid"), INT("runtime_ns"), INT("utime_ns"), INT("stime_ns"), INT("rss_bytes"), INT("hiwater_rss_bytes"),
 	INT("read_bytes"), INT("write_bytes"), INT("rchar"), INT("wchar"), INT("net_tx_bytes"), INT("net_rx_bytes"),
 	INT("iowait_ns"), INT("blocked_ns"), INT("net_wait_ns"), INT("run_delay_ns"), INT("cgroup_id"), INT("uid"),
-	INT("nr_threads"), INT("state_flags"), INT("flags"), TEXT("comm"), INTV("reclaim_ns", 7), STREAM,
+	INT("nr_threads"), INT("state_flags"), INT("flags"), TEXT("comm"), INTV("reclaim_ns", 7), STREAM, RECEIVED,
 };
 static const struct lake_index samples_idx[] = {
 	/* 8: with ts_ns, for a process's newest sample of any stream (its table rebuilt, its indexes anew) */
@@ -114,7 +118,7 @@ static const struct lake_index samples_idx[] = {
 
 static const struct lake_column files_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
-	TEXT_NN("path"), TEXT_NN("mode"), INT_NN("truncated"), STREAM,
+	TEXT_NN("path"), TEXT_NN("mode"), INT_NN("truncated"), STREAM, RECEIVED,
 };
 static const struct lake_index files_idx[] = { IDX("files_process", "host_id, boot_id, tgid, start_ns", false, 1) };
 
@@ -135,6 +139,9 @@ static const struct lake_column agent_counters_cols[] = {
 	INT_NN("kernel_state_drops"), INT_NN("ring_drops"), INT_NN("records_copied"), INT_NN("bad_consumer_pos"),
 	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM,
 };
+
+/* 9: a host's newest counters (tracer-web's hosts, read_web.c) */
+static const struct lake_index agent_counters_idx[] = { IDX("agent_counters_host_seq", "host_id, seq", false, 9) };
 
 static const struct lake_column losses_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),
@@ -167,6 +174,7 @@ static const struct lake_index runs_idx[] = {
 	IDX("runs_pipeline_run", "pipeline_run_id", false, 1),
 	IDX("runs_key", "host_id, run_key", true, 3),
 	IDX("runs_host_state", "host_id, state", false, 3),
+	IDX("runs_run_key", "run_key", false, 9), /* 9: tracer report KEY (ST_RUN_BY_KEY) */
 };
 
 static const struct lake_column steps_cols[] = {
@@ -199,9 +207,12 @@ static const struct lake_column heartbeats_cols[] = {
 	INTV("mem_total_bytes", 5), INTV("mem_used_bytes", 5), INTV("net_rx_bytes", 5), INTV("net_tx_bytes", 5),
 	INTV("runs", 5), INTV("steps", 5), INTV("processes", 5), TEXTV("host_cloud", 5),
 	TEXTV("host_instance_type", 5), TEXTV("host_instance_id", 5), TEXTV("host_region", 5), INTV("host_cpus", 5),
-	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5), STREAM,
+	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5), STREAM, RECEIVED,
 };
-static const struct lake_index heartbeats_idx[] = { IDX("heartbeats_host_start", "host_id, start_ns", false, 5) };
+static const struct lake_index heartbeats_idx[] = {
+	IDX("heartbeats_host_start", "host_id, start_ns", false, 5),
+	IDX("heartbeats_end", "end_ns", false, 9), /* 9: the lake's newest word (read_sweep.c, read_web.c) */
+};
 
 /* 8: the stream joined the keys of a host's seqs */
 #define REBUILT_8(old) .rebuilt = 8, .was = old
@@ -214,23 +225,34 @@ const struct lake_table lake_tables[] = {
 	TABLE("streams", 8, streams_cols, .key = "host_id, stream"),
 	TABLE("batches", 1, batches_cols, INDEXES(batches_idx)),
 	TABLE("gaps", 1, gaps_cols, .key = "host_id, stream, from_seq", REBUILT_8("host_id, from_seq")),
-	TABLE("records", 1, records_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY)),
+	TABLE("records", 1, records_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
+	      .partitioned = 9),
 	TABLE("processes", 1, processes_cols, .key = "host_id, boot_id, tgid, start_ns", INDEXES(processes_idx)),
 	TABLE("samples", 1, samples_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
-	      INDEXES(samples_idx)),
+	      INDEXES(samples_idx), .partitioned = 9),
 	TABLE("files", 1, files_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
-	      INDEXES(files_idx)),
+	      INDEXES(files_idx), .partitioned = 9),
 	TABLE("cgroups", 1, cgroups_cols, .key = "host_id, boot_id, v1, cgroup_id"),
 	TABLE("signals", 1, signals_cols, INDEXES(signals_idx)),
-	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
+	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
+	      INDEXES(agent_counters_idx)),
 	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
 	TABLE("runs", 1, runs_cols, .unique = "host_id, stream, seq", REBUILT_8(SEQ_KEY), INDEXES(runs_idx)),
 	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
 	TABLE("run_processes", 1, run_processes_cols, .key = "run_id, idx"),
 	TABLE("heartbeats", 5, heartbeats_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
-	      INDEXES(heartbeats_idx)),
+	      INDEXES(heartbeats_idx), .partitioned = 9),
 };
 const unsigned lake_ntables = N(lake_tables);
+
+/* A row's received_ns from its record's (the same host, stream and seq), on both engines. */
+#define RECEIVED_FROM_RECORDS(t)                                                                         \
+	"UPDATE " t " SET received_ns = coalesce((SELECT r.received_ns FROM records r WHERE r.host_id = " t \
+	".host_id AND r.stream = " t ".stream AND r.seq = " t ".seq), 0);\n"
+
+#define PG_RECEIVED_FROM_RECORDS(t)                                                                       \
+	"UPDATE " t " t SET received_ns = r.received_ns FROM records r WHERE r.host_id = t.host_id AND "        \
+	"r.stream = t.stream AND r.seq = t.seq;\n"
 
 /*
  * What an upgrade does to old rows, after its columns are added and before its indexes are created (a
@@ -259,6 +281,14 @@ static const struct {
 	  .sqlite = "INSERT INTO streams (host_id, stream, first_seen_ns, last_seen_ns, max_seq, batches, records, "
 		    "last_batch_seq, last_batch_hash) SELECT host_id, 0, first_seen_ns, last_seen_ns, max_seq, "
 		    "batches, records, last_batch_seq, last_batch_hash FROM hosts;\n" },
+	/* 9: a row of before was received with its batch (a record names it; the other rows share its seq) */
+	{ .version = 9,
+	  .sqlite = "UPDATE records SET received_ns = coalesce((SELECT b.received_ns FROM batches b WHERE "
+		    "b.hash = records.batch_hash), 0);\n" RECEIVED_FROM_RECORDS("samples") RECEIVED_FROM_RECORDS("files")
+			    RECEIVED_FROM_RECORDS("heartbeats"),
+	  .pg = "UPDATE records r SET received_ns = b.received_ns FROM batches b WHERE b.hash = r.batch_hash;\n"
+		PG_RECEIVED_FROM_RECORDS("samples") PG_RECEIVED_FROM_RECORDS("files")
+			PG_RECEIVED_FROM_RECORDS("heartbeats") },
 };
 
 const struct lake_table *lake_table(const char *name)
@@ -418,6 +448,23 @@ static const char *const pg_type[] = {
 	[LK_ID] = "BIGINT GENERATED BY DEFAULT AS IDENTITY",
 };
 
+#define PARTITIONED_AT(t, v) ((t)->partitioned && (t)->partitioned <= (v))
+
+/*
+ * 9: lake_partition(table, day) makes the table's partition of that UTC day (days since the epoch) unless
+ * it is there: <table>_pYYYYMMDD, FOR VALUES FROM (day's first ns) TO (the next day's). The ingests' upkeep
+ * (lake/maintain.c) and the upgrade to version 9 make partitions with it, and drop them by that name.
+ */
+#define PG_PARTITION_FUNCTION_SINCE 9
+static const char pg_partition_function[] =
+	"CREATE OR REPLACE FUNCTION lake_partition(tbl text, day bigint) RETURNS void LANGUAGE plpgsql AS $f$\n"
+	"BEGIN\n"
+	"  EXECUTE format('CREATE TABLE IF NOT EXISTS %I PARTITION OF %I FOR VALUES FROM (%s) TO (%s)', tbl || '_p' "
+	"|| to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD'), tbl, day * 86400000000000, "
+	"(day + 1) * 86400000000000);\n"
+	"END\n"
+	"$f$;\n";
+
 /* Its key's columns at version v, "a, b": before the version that changed it, the key it had then. */
 static const char *pg_key_of(const struct lake_table *t, const char *now, int v)
 {
@@ -452,11 +499,15 @@ static void pg_create(struct obuf *o, const struct lake_table *t, int v)
 		pg_column(o, t, &t->cols[i]);
 		sep = ", ";
 	}
+	bool parts = PARTITIONED_AT(t, v);
+
+	/* a partitioned table's key holds its partition key (PostgreSQL's rule) */
 	if (t->key)
-		obuf_printf(o, ", CONSTRAINT %s_pkey PRIMARY KEY (%s)", t->name, pg_key_of(t, t->key, v));
+		obuf_printf(o, ", CONSTRAINT %s_pkey PRIMARY KEY (%s%s)", t->name, pg_key_of(t, t->key, v),
+			    parts ? ", " LAKE_PARTITION_COLUMN : "");
 	if (t->unique)
 		obuf_printf(o, ", CONSTRAINT %s_unique UNIQUE (%s)", t->name, pg_key_of(t, t->unique, v));
-	obuf_puts(o, ");\n"); /* a partitioned table: PARTITION BY RANGE (...) here */
+	obuf_printf(o, ")%s;\n", parts ? " PARTITION BY RANGE (" LAKE_PARTITION_COLUMN ")" : "");
 }
 
 static void pg_index(struct obuf *o, const struct lake_table *t, const struct lake_index *x)
@@ -503,6 +554,8 @@ static void pg_drop(struct obuf *o, const struct lake_table *t, int v)
 /* A new lake of version to: every table whole, then every index, then its version's row. */
 static void pg_new_lake(struct obuf *o, int to)
 {
+	if (to >= PG_PARTITION_FUNCTION_SINCE)
+		obuf_puts(o, pg_partition_function);
 	for (unsigned i = 0; i < lake_ntables; i++)
 		if (lake_tables[i].since <= to)
 			pg_create(o, &lake_tables[i], to);
@@ -514,9 +567,46 @@ static void pg_new_lake(struct obuf *o, int to)
 }
 
 /*
+ * Version v made t a partitioned table: the rows move into a new one (its columns of v, each row in its
+ * day's partition), and its indexes are made on it. The old table's key and indexes go first, so that their
+ * names are free.
+ */
+static void pg_repartition(struct obuf *o, const struct lake_table *t, int v)
+{
+	const char *sep = "";
+
+	if (t->key)
+		obuf_printf(o, "ALTER TABLE %s DROP CONSTRAINT %s_pkey;\n", t->name, t->name);
+	for (unsigned j = 0; j < t->nidx; j++)
+		if (LIVE_AT(&t->idx[j], v - 1) && LIVE_AT(&t->idx[j], v)) /* pg_drop() dropped those v removed */
+			obuf_printf(o, "DROP INDEX %s;\n", t->idx[j].name);
+	obuf_printf(o, "ALTER TABLE %s RENAME TO lake_old;\n", t->name);
+	pg_create(o, t, v);
+	obuf_printf(o, "SELECT lake_partition('%s', d) FROM (SELECT DISTINCT " LAKE_PARTITION_COLUMN " / %lld AS d "
+		    "FROM lake_old) days;\nINSERT INTO %s (", t->name, LAKE_PARTITION_NS, t->name);
+	for (unsigned i = 0; i < t->ncols; i++)
+		if (LIVE_AT(&t->cols[i], v)) {
+			obuf_printf(o, "%s%s", sep, t->cols[i].name);
+			sep = ", ";
+		}
+	obuf_printf(o, ") SELECT ");
+	sep = "";
+	for (unsigned i = 0; i < t->ncols; i++)
+		if (LIVE_AT(&t->cols[i], v)) {
+			obuf_printf(o, "%s%s", sep, t->cols[i].name);
+			sep = ", ";
+		}
+	obuf_puts(o, " FROM lake_old;\nDROP TABLE lake_old;\n");
+	for (unsigned j = 0; j < t->nidx; j++)
+		if (LIVE_AT(&t->idx[j], v))
+			pg_index(o, t, &t->idx[j]);
+}
+
+/*
  * The upgrade of a lake of version v - 1 to v: its new tables; the columns it added; its updates of old rows;
  * its key changes (after the updates, which can make the rows fit the new key, as for a unique index); the
- * indexes and columns it removed; its new indexes (those of its new tables too); its version.
+ * indexes and columns it removed; the tables it partitioned, moved into partitions (with their indexes);
+ * its new indexes (those of its new tables too); its version.
  */
 static void pg_upgrade(struct obuf *o, int v)
 {
@@ -535,9 +625,15 @@ static void pg_upgrade(struct obuf *o, int v)
 	for (unsigned i = 0; i < lake_ntables; i++)
 		if (lake_tables[i].since < v)
 			pg_drop(o, &lake_tables[i], v);
+	if (v == PG_PARTITION_FUNCTION_SINCE)
+		obuf_puts(o, pg_partition_function);
+	for (unsigned i = 0; i < lake_ntables; i++)
+		if (lake_tables[i].since < v && lake_tables[i].partitioned == v)
+			pg_repartition(o, &lake_tables[i], v);
 	for (unsigned i = 0; i < lake_ntables; i++)
 		for (unsigned j = 0; j < lake_tables[i].nidx; j++)
-			if (lake_tables[i].idx[j].since == v)
+			if (lake_tables[i].idx[j].since == v &&
+			    !(lake_tables[i].since < v && lake_tables[i].partitioned == v))
 				pg_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
 	obuf_printf(o, "UPDATE schema_version SET version = %d;\n", v);
 }

@@ -15,7 +15,7 @@
 #include "json.h"
 
 /* The lake's schema version: what schema.c's table describes (docs/lake.md, "Versions"). */
-#define LAKE_SCHEMA_VERSION 8
+#define LAKE_SCHEMA_VERSION 9
 
 enum lake_type {
 	LK_INT,  /* a 64-bit integer */
@@ -61,7 +61,15 @@ struct lake_table {
 	const char *was;    /* its key (or unique) before that version */
 	const struct lake_index *idx;
 	unsigned nidx;
+	/* PostgreSQL: from this version on, partitioned by day on received_ns (LAKE_PARTITION_COLUMN), its key
+	 * then ending with that column; 0: never. SQLite keeps one table. */
+	uint8_t partitioned;
 };
+
+/* The column a time-partitioned table is partitioned on: when the ingest received the row's batch. */
+#define LAKE_PARTITION_COLUMN "received_ns"
+/* A partition holds one UTC day: <table>_pYYYYMMDD, [day, day + 1) in ns since the epoch. */
+#define LAKE_PARTITION_NS 86400000000000LL
 
 extern const struct lake_table lake_tables[];
 extern const unsigned lake_ntables;

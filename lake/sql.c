@@ -38,7 +38,7 @@ struct sql {
 	unsigned epoch;      /* PostgreSQL: connections made (statements prepared on an older one are again) */
 	int64_t changes;     /* PostgreSQL: rows the latest command changed */
 	uint64_t rng;        /* PostgreSQL: sql_random's state, seeded at open */
-	char session[96];    /* PostgreSQL: the settings each connection starts with */
+	char session[128];   /* PostgreSQL: the settings each connection starts with */
 	char **keys, **values; /* PostgreSQL: the connection's parameters, to make it again (pg_pin()) */
 	struct sql_stmt *bulk; /* PostgreSQL: the bulk statements, a list through their next_bulk */
 	bool piped;          /* PostgreSQL: in pipeline mode, queued statements sent (pg_queue()) */
@@ -216,8 +216,10 @@ int sql_open_pg(struct sql **out, const char *uri, bool read_only, int busy_ms, 
 		snprintf(err, errlen, "out of memory");
 		return SQL_E_NOMEM;
 	}
-	snprintf(db->session, sizeof(db->session), "SET lock_timeout = %d; SET default_transaction_read_only = %s",
-		 busy_ms, read_only ? "on" : "off");
+	/* jit off: compiling the analysis' long statements cost 0.3-3.4 s, more than most of them run (docs/lake.md,
+	 * "Indexes and the queries they serve") */
+	snprintf(db->session, sizeof(db->session), "SET lock_timeout = %d; SET default_transaction_read_only = %s; "
+		 "SET jit = off", busy_ms, read_only ? "on" : "off");
 	db->pg = PQconnectdbParams(keys, values, 1);
 	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK || pg_session(db) || pg_pin(db)) {
 		if (!db->pg || PQstatus(db->pg) != CONNECTION_OK)

@@ -153,8 +153,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 * A new record (bulk: store_frame() decided it is new), and the rows only a new record makes: samples,
 	 * files, agent counters, losses, heartbeats (stmt_bulk[]).
 	 */
-	[ST_RECORD] = "INSERT INTO records (host_id, stream, seq, src_pos, src_gen, type, flags, ts_ns, len, crc, "
-		      "payload, batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_RECORD] = "INSERT INTO records (host_id, stream, seq, received_ns, src_pos, src_gen, type, flags, ts_ns, "
+		      "len, crc, payload, batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/* The crcs of the seqs the stream holds in a range (known_seqs(); its row is locked: no one adds any). */
 	[ST_RECORD_SEQS] = "SELECT seq, crc FROM records WHERE host_id = ?1 AND stream = ?2 AND seq BETWEEN ?3 AND ?4",
 	[ST_GAP] = "INSERT INTO gaps (host_id, stream, from_seq, to_seq, found_ns, batch_hash) VALUES (?,?,?,?,?,?) "
@@ -213,13 +213,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  "stream) VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
 			  "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?4 AND start_ns <= ?5 "
 			  "ORDER BY start_ns DESC LIMIT 1), ?5, ?6, ?7)",
-	[ST_SAMPLE] = "INSERT INTO samples (host_id, stream, seq, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
+	[ST_SAMPLE] = "INSERT INTO samples (host_id, stream, seq, received_ns, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
 		      "stime_ns, rss_bytes, hiwater_rss_bytes, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, "
 		      "net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, run_delay_ns, cgroup_id, uid, nr_threads, "
 		      "state_flags, flags, comm, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		      "?,?)",
-	[ST_FILE] = "INSERT INTO files (host_id, stream, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) "
-		    "VALUES (?,?,?,?,?,?,?,?,?,?)",
+		      "?,?,?)",
+	[ST_FILE] = "INSERT INTO files (host_id, stream, seq, received_ns, boot_id, tgid, start_ns, ts_ns, path, mode, "
+		    "truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
 		      "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, v1, cgroup_id) DO UPDATE SET "
 		      "path = excluded.path, truncated = excluded.truncated, seq = excluded.seq",
@@ -311,8 +311,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_TOOLS] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, tool) VALUES (?,?,?,?,?) "
 		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
 	/* A host heartbeat (TL_HOST; derive_host()). */
-	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, " HEARTBEAT_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,"
-			 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, received_ns, " HEARTBEAT_COLUMNS ") VALUES "
+			 "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/* Whether a live signal is one the run has (a restarted processor may repeat what it sent after its
 	 * checkpoint: once per run, kind, process). */
 	[ST_LIVE_SIGNAL_SEEN] = "SELECT 1 FROM signals WHERE run_id = ?1 AND source = 'live' AND kind = ?2 AND "
@@ -923,6 +923,7 @@ int store_open(struct store **out, const char *path, bool read_only, char *err, 
 		return open_fail(err, errlen, STORE_E_NOMEM, "%s: out of memory", name);
 	}
 	s->read_only = read_only;
+	s->retained_day = INT64_MIN;
 	rc = open_db(s, path, name, read_only, err, errlen);
 	if (!rc)
 		rc = configure(s, name, err, errlen);
@@ -979,6 +980,15 @@ static struct bind bind_record_row(struct batch_ctx *c, enum stmt_id id)
 	lake_b_str(&b, c->host);
 	lake_b_i64(&b, c->stream);
 	b_u64(&b, c->seq);
+	return b;
+}
+
+/* A row of a time-partitioned table (records, samples, files): those, then when its batch came. */
+static struct bind bind_series_row(struct batch_ctx *c, enum stmt_id id)
+{
+	struct bind b = bind_record_row(c, id);
+
+	b_u64(&b, c->received_ns);
 	return b;
 }
 
@@ -1222,7 +1232,7 @@ static int derive_sample(struct batch_ctx *c, const struct tr_sample *x)
 			       x->iowait_ns, x->blocked_ns, x->net_wait_ns, x->run_delay_ns, x->cgroup_id, x->uid,
 			       x->nr_threads, x->state_flags, x->flags };
 	char comm[TR_COMM_LEN + 1];
-	struct bind b = bind_record_row(c, ST_SAMPLE);
+	struct bind b = bind_series_row(c, ST_SAMPLE);
 
 	memcpy(comm, x->comm, TR_COMM_LEN);
 	comm[TR_COMM_LEN] = 0;
@@ -1249,7 +1259,7 @@ static const char *file_mode(uint32_t mode)
 
 static int derive_file(struct batch_ctx *c, const struct decoded_file *f)
 {
-	struct bind b = bind_record_row(c, ST_FILE);
+	struct bind b = bind_series_row(c, ST_FILE);
 
 	lake_b_str(&b, c->boot);
 	b_u64(&b, f->rec.tgid);
@@ -2462,6 +2472,7 @@ static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void
 	lake_b_str(&b, c->host);
 	b_u64(&b, c->seq);
 	lake_b_i64(&b, c->stream);
+	b_u64(&b, c->received_ns);
 	jb_boot_id(&b, s, jget(s, root, "boot_id"));
 	jb_count(&b, jget(s, root, "beat"), INT64_MAX);
 	jb_count(&b, jget(s, root, "start_ns"), INT64_MAX);
@@ -2701,7 +2712,7 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
  */
 static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool decoded)
 {
-	struct bind b = bind_record_row(c, ST_RECORD);
+	struct bind b = bind_series_row(c, ST_RECORD);
 
 	b_u64(&b, f->src_pos);
 	b_u64(&b, f->src_gen);
@@ -2922,6 +2933,9 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 	hex(c.boot, sizeof(c.boot), hdr->boot_id, sizeof(hdr->boot_id));
 	hex(c.key, sizeof(c.key), hdr->key_id, sizeof(hdr->key_id));
 	hex(c.hash, sizeof(c.hash), hash, BATCH_HASH_LEN);
+	rc = lake_upkeep_due(s, received_ns); /* its own transaction: the partition of the batch's day first */
+	if (rc)
+		return rc;
 	rc = exec_simple(s, ST_BEGIN);
 	if (rc)
 		return rc;

@@ -25,7 +25,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 /* PostgreSQL: the advisory lock under which one ingest creates or upgrades the schema ("trace" 1). */
 #define STORE_PG_SCHEMA_LOCK "8390876135276281857"
@@ -103,6 +103,41 @@ int store_batch_exists(struct store *s, const uint8_t hash[BATCH_HASH_LEN]);
  */
 int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t hash[BATCH_HASH_LEN],
 		const uint8_t *frames, size_t raw_len, size_t wire_len, uint64_t received_ns, struct store_result *res);
+
+/* ---- upkeep: partitions and retention (maintain.c) -------------------- */
+
+/* PostgreSQL: the advisory lock under which one ingest at a time does the upkeep ("trace" 2). */
+#define STORE_PG_UPKEEP_LOCK "8390876135276281858"
+/* lake_retention and lake_retention_runs by default (tracer.conf): 90 and 366 days */
+#define STORE_RETENTION_NS (90ull * 86400 * 1000000000)
+#define STORE_RUNS_RETENTION_NS (366ull * 86400 * 1000000000)
+/* PostgreSQL: partitions are made for yesterday to this many days ahead */
+#define STORE_PARTITION_AHEAD_DAYS 7
+/* How often store_batch() runs the upkeep, and how soon again after a failure or another ingest's turn. */
+#define STORE_UPKEEP_EVERY_NS (3600ull * 1000000000)
+#define STORE_UPKEEP_RETRY_NS (60ull * 1000000000)
+
+/* What one upkeep did. */
+struct store_upkeep {
+	bool skipped;                /* PostgreSQL: another ingest was doing it */
+	uint64_t partitions_dropped; /* PostgreSQL: whole days past lake_retention */
+	uint64_t rows_deleted;       /* SQLite's past lake_retention; runs and processes past lake_retention_runs;
+				      * ledger rows and gaps */
+};
+
+/*
+ * Keep the time series (records, samples, files, heartbeats, the batches ledger, gaps) series_ns, runs
+ * with their steps, processes and signals runs_ns; 0: for ever (the default of a store opened).
+ */
+void store_set_retention(struct store *s, uint64_t series_ns, uint64_t runs_ns);
+
+/*
+ * The upkeep at real time now_ns, in one transaction: PostgreSQL's partitions from yesterday to
+ * STORE_PARTITION_AHEAD_DAYS ahead made; then, once a day, what is past retention removed: PostgreSQL's
+ * partitions whose whole day is (DROP TABLE), SQLite's rows (DELETE), on both the ledger's and gaps' rows,
+ * runs and processes past theirs. STORE_OK with *out (may be NULL) filled, or a store_err.
+ */
+int store_maintain(struct store *s, uint64_t now_ns, struct store_upkeep *out);
 
 /* ---- keys ----------------------------------------------------------- */
 

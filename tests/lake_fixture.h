@@ -333,6 +333,26 @@ static inline int lake_store_raw(struct lake_fixture *fx, const struct batch_hea
 	return rc;
 }
 
+/* store_maintain on the fixture's lake (and its mirror, with the same outcome; what each did is its own). */
+static inline int lake_maintain(struct lake_fixture *fx, uint64_t series_ns, uint64_t runs_ns, uint64_t now_ns,
+				struct store_upkeep *up)
+{
+	int rc;
+
+	store_set_retention(fx->st, series_ns, runs_ns);
+	rc = store_maintain(fx->st, now_ns, up);
+#ifdef LAKE_FIXTURE_PG
+	if (!fx->pg_diverged) {
+		store_set_retention(fx->pg, series_ns, runs_ns);
+		int mrc = store_maintain(fx->pg, now_ns, NULL);
+
+		if (mrc != rc)
+			fail_msg("PostgreSQL's upkeep: %d (%s), SQLite's %d", mrc, store_last_error(fx->pg), rc);
+	}
+#endif
+	return rc;
+}
+
 /* The same, after the batch whose hash is prev_hash (NULL: zeros, a stream's first). */
 static inline int lake_store_chained(struct lake_fixture *fx, const uint8_t *host, uint64_t batch_seq,
 				     const uint8_t *prev_hash, uint64_t received_ns, struct store_result *res,

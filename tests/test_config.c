@@ -360,7 +360,7 @@ static void paths_must_be_absolute_and_fit(void **state)
 	free(c);
 	longest[PATH_MAX - 1] = 'a';
 	longest[PATH_MAX] = 0;
-	value_bad("ingest_db", longest, "value of 4096 bytes is too long (an absolute path of at most 4095 bytes)");
+	value_bad("ingest_db", longest, "value of 4096 bytes is too long (an absolute path or a postgresql:// URI of at most 4095 bytes)");
 	value_bad("state_dir", "var/lib/tracer", "'var/lib/tracer' is not an absolute path (an absolute path");
 	value_bad("signing_key", "~/key", "is not an absolute path");
 }
@@ -776,6 +776,25 @@ static void quoted_values_keep_hash_blanks_and_escapes(void **state)
 	assert_string_equal(c->runtime_dir, "/run/x");
 	free(c);
 	parse_bad("rules = \"  /lead\"\n", "'  /lead' is not an absolute path"); /* blanks kept: not absolute */
+}
+
+/* ingest_db: a lake file's absolute path, or a PostgreSQL database's URI (docs/lake.md); nothing else. */
+static void ingest_db_takes_a_path_or_a_postgresql_uri(void **state)
+{
+	struct tracer_config *c = new_config();
+
+	(void)state;
+	parse_ok(c, "ingest_db = postgresql://fleet@db.internal:5432/lake?sslmode=verify-full\n");
+	assert_string_equal(c->ingest_db, "postgresql://fleet@db.internal:5432/lake?sslmode=verify-full");
+	parse_ok(c, "ingest_db = postgres:///lake?host=/run/postgresql\n");
+	assert_string_equal(c->ingest_db, "postgres:///lake?host=/run/postgresql");
+	parse_ok(c, "ingest_db = /srv/lake.db\n");
+	assert_string_equal(c->ingest_db, "/srv/lake.db");
+	free(c);
+	parse_bad("ingest_db = mysql://x/lake\n", "is not an absolute path nor a postgresql:// URI");
+	parse_bad("ingest_db = lake.db\n", "is not an absolute path nor a postgresql:// URI");
+	/* other paths take no URI */
+	parse_bad("state_dir = postgresql://x/lake\n", "is not an absolute path");
 }
 
 static void bad_escapes_and_unclosed_quotes_are_errors(void **state)
@@ -1322,6 +1341,7 @@ int main(void)
 		cmocka_unit_test(config_write_reads_back_to_the_same_config),
 		cmocka_unit_test(error_buffers_may_be_small_or_absent),
 		cmocka_unit_test(url_port_follows_the_scheme_and_an_explicit_port),
+		cmocka_unit_test(ingest_db_takes_a_path_or_a_postgresql_uri),
 		cmocka_unit_test_setup_teardown(load_reads_a_good_file, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(load_names_the_file_in_content_errors, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(load_missing_file_is_enoent_and_says_what_to_do, dir_setup, dir_teardown),

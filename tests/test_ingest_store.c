@@ -1181,6 +1181,72 @@ static void report_runs_get_their_state_from_the_exit_code(void **state)
 				  "-:failed:tracer_run");
 }
 
+/* ---- upkeep: retention (docs/lake.md, "Partitions and retention") ---- */
+
+#define DAY_NS (86400ull * 1000000000)
+#define DAY0 19700ull /* 2023-12-09 */
+
+/*
+ * lake_retention removes the time series of the days past it, whole days (PostgreSQL drops their
+ * partitions: a row a day past the cutoff but in its day stays, on SQLite too, which deletes by row: the
+ * same rows on both, as the mirror checks), with their ledger rows and gaps; a later day's rows stay.
+ * lake_retention_runs removes runs (with their steps, processes and signals) and processes; 0 keeps all.
+ */
+static void retention_removes_the_days_past_it_and_keeps_the_rest(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store_upkeep up;
+	struct store_result res;
+
+	add_samples(fx, 1, 5);
+	assert_true(frames_add(&fx->f, 6, TL_RUN_REPORT, good_report, sizeof(good_report) - 1));
+	assert_int_equal(lake_store_sealed(fx, fx->host, 1, DAY0 * DAY_NS + 7, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	add_samples(fx, 9, 2); /* a gap: 7..8 */
+	assert_int_equal(lake_store_sealed(fx, fx->host, 2, (DAY0 + 1) * DAY_NS + 5, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	add_samples(fx, 11, 3);
+	assert_int_equal(lake_store_sealed(fx, fx->host, 3, (DAY0 + 100) * DAY_NS, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 10);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 1);
+
+	/* nothing is past 0 (for ever), nor past 200 days */
+	assert_int_equal(lake_maintain(fx, 0, 0, (DAY0 + 100) * DAY_NS + 1, &up), STORE_OK);
+	assert_int_equal(up.rows_deleted, 0);
+	assert_int_equal(lake_maintain(fx, 200 * DAY_NS, 0, (DAY0 + 101) * DAY_NS, &up), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records"), 11);
+	/* 90 days: the cutoff falls in DAY0 + 1 (its first hour): DAY0 goes, DAY0 + 1 stays whole */
+	assert_int_equal(lake_maintain(fx, 90 * DAY_NS, 0, (DAY0 + 91) * DAY_NS + 3600000000000ull, &up), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 5);
+	assert_int_equal(lake_q(fx, "SELECT min(seq) FROM records"), 9);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches"), 2);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 1); /* found on DAY0 + 1 */
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1); /* runs have their own retention */
+	/* the same day again: retention ran today already */
+	assert_int_equal(lake_maintain(fx, 1, 0, (DAY0 + 91) * DAY_NS + 7200000000000ull, &up), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 5);
+	/* the next day, with runs kept a year: the report's run (it ended 2023-11-14) and its rows go */
+	assert_int_equal(lake_maintain(fx, 90 * DAY_NS, 365 * DAY_NS, (DAY0 + 101) * DAY_NS + 1, &up), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 3);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(lake_maintain(fx, 90 * DAY_NS, 30 * DAY_NS, (DAY0 + 102) * DAY_NS + 1, &up), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM run_processes"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE run_id IS NOT NULL"), 0);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 3); /* DAY0 + 100's */
+	assert_true(up.rows_deleted > 0);
+	/* a batch of a day kept is stored as before */
+	add_samples(fx, 14, 1);
+	assert_int_equal(lake_store_sealed(fx, fx->host, 4, (DAY0 + 102) * DAY_NS + 9, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	assert_int_equal(res.new_records, 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 4);
+}
+
 /* ---- the host a run ran on, and its user (docs/processor.md, "Host identity") ---- */
 
 #define EC2_HOST                                                                                          \
@@ -1635,6 +1701,38 @@ static void make_v3_lake(struct lake_fixture *fx, const char *path)
 	fx->st = keep;
 	store_close(st);
 	lake_downgrade(path, 3);
+}
+
+/* A lake of version 8 (before received_ns) upgraded: each row takes its batch's time again, as stored. */
+static void a_version_8_lake_gets_each_rows_received_ns_from_its_batch(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store *st = NULL, *keep = fx->st;
+	struct store_result res;
+	char path[128], err[256];
+	uint8_t boot[BATCH_BOOT_ID_LEN] = { 8 };
+
+	lake_mirror_off(fx); /* an old lake made by hand */
+	snprintf(path, sizeof(path), "%s/v8.db", fx->dir);
+	assert_int_equal(store_open(&st, path, false, err, sizeof(err)), STORE_OK);
+	fx->st = st;
+	add_samples(fx, 1, 3);
+	assert_int_equal(lake_store_sealed(fx, fx->host, 1, 1700000000000000111ull, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	add_samples(fx, 4, 2);
+	assert_int_equal(store_sealed_boot(fx, boot, 2, &res), STORE_OK);
+	frames_reset(&fx->f);
+	fx->st = keep;
+	store_close(st);
+	lake_downgrade(path, 8);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM pragma_table_info('samples') WHERE name = 'received_ns'"),
+			 0);
+	lake_assert_upgraded(fx, path, 8);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM records r JOIN batches b ON b.hash = r.batch_hash AND "
+				       "b.received_ns = r.received_ns"), 5);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM records WHERE received_ns = 1700000000000000111"), 3);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples s JOIN records r USING (host_id, stream, seq) "
+				       "WHERE s.received_ns = r.received_ns AND r.received_ns > 0"), 5);
 }
 
 static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(void **state)
@@ -2395,6 +2493,8 @@ int main(void)
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(upgraded_lake_takes_live_records, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_new_lake_is_exactly_the_schema_table, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_version_8_lake_gets_each_rows_received_ns_from_its_batch, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_version_7_lake_is_upgraded_its_seqs_stream_0, setup,
@@ -2427,6 +2527,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			report_with_the_live_key_merges_into_the_live_row_and_the_run_appears_once, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(report_runs_get_their_state_from_the_exit_code, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(retention_removes_the_days_past_it_and_keeps_the_rest, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_batch_across_stored_seqs_and_a_gap_counts_each_seq_once, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_seq_repeated_within_a_batch_is_stored_once_and_counted, setup,

@@ -85,6 +85,10 @@ static int make_lake(struct sql *db, bool pg)
 
 	obuf_init_mem(&o, 1u << 20);
 	rc = pg ? lake_schema_pg(0, LAKE_SCHEMA_VERSION, &o) : lake_schema_sqlite(0, LAKE_SCHEMA_VERSION, &o);
+	/* PostgreSQL's partitioned tables: the rows here are received at 0, the first day's partition */
+	for (unsigned i = 0; pg && i < lake_ntables; i++)
+		if (lake_tables[i].partitioned)
+			obuf_printf(&o, "SELECT lake_partition('%s', 0);\n", lake_tables[i].name);
 	obuf_putc(&o, '\0');
 	if (!rc && !o.err && sql_exec(db, "BEGIN") == SQL_OK && sql_exec(db, o.buf) == SQL_OK &&
 	    sql_exec(db, "COMMIT") == SQL_OK)

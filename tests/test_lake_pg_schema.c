@@ -98,7 +98,8 @@ static void pg_apply(PGconn *db, const char *sql)
 	for (unsigned i = 0; i < 3; i++) {
 		PGresult *r = PQexec(db, steps[i] ? steps[i] : sql);
 
-		if (PQresultStatus(r) != PGRES_COMMAND_OK && !(!steps[i] && PQresultStatus(r) == PGRES_EMPTY_QUERY))
+		if (PQresultStatus(r) != PGRES_COMMAND_OK &&
+		    !(!steps[i] && (PQresultStatus(r) == PGRES_EMPTY_QUERY || PQresultStatus(r) == PGRES_TUPLES_OK)))
 			fail_msg("%s: %s", steps[i] ? steps[i] : "the lake's DDL", PQerrorMessage(db));
 		PQclear(r);
 	}
@@ -168,9 +169,16 @@ static bool in_key(const char *key, const char *name)
 	return false;
 }
 
-/* Its primary key's columns, "a, b": the table's key, or its own key or id column; NULL: none. */
+/* Its primary key's columns, "a, b": the table's key (with the partition key of a partitioned table), or its
+ * own key or id column; NULL: none. */
 static const char *key_of(const struct lake_table *t)
 {
+	static char with[128];
+
+	if (t->key && t->partitioned) {
+		snprintf(with, sizeof(with), "%s, %s", t->key, LAKE_PARTITION_COLUMN);
+		return with;
+	}
 	if (t->key)
 		return t->key;
 	for (unsigned j = 0; j < t->ncols; j++)
@@ -309,8 +317,19 @@ static void a_new_pg_lake_is_exactly_the_schema_table(void **state)
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"),
 			 lake_ntables);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace AND "
-				     "relkind NOT IN ('r', 'i', 'S')"),
-			 0); /* no view, no partition of anything (S: the ids' sequences) */
+				     "relkind NOT IN ('r', 'i', 'S', 'p', 'I')"),
+			 0); /* no view (S: the ids' sequences; p, I: partitioned tables and their indexes) */
+	/* exactly the partitioned tables are, by day on received_ns, and none has a partition yet */
+	for (unsigned i = 0; i < lake_ntables; i++) {
+		assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_partitioned_table p JOIN pg_class c ON c.oid = "
+					     "p.partrelid JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = "
+					     "p.partattrs[0] WHERE c.relname = '%s' AND p.partstrat = 'r' AND a.attname = '%s'",
+				      lake_tables[i].name, LAKE_PARTITION_COLUMN),
+				 !!lake_tables[i].partitioned);
+	}
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_inherits"), 0);
+	/* the function the upkeep makes each day's partition with */
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_proc WHERE proname = 'lake_partition'"), 1);
 	assert_int_equal(pg_q(t->db, "SELECT version FROM schema_version"), LAKE_SCHEMA_VERSION);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM schema_version"), 1);
 	assert_true(columns > 300);
@@ -384,6 +403,55 @@ static void a_version_8_pg_lake_upgraded_is_exactly_a_new_one(void **state)
 	PQfinish(fresh);
 }
 
+/*
+ * Version 9 partitioned records, samples, files and heartbeats by day on received_ns: a version 8 lake's rows
+ * take their batch's received_ns (a record names its batch, the other rows share its seq), each lands in its
+ * day's partition, and nothing is lost; a row whose batch is gone gets 0 (1970-01-01's partition).
+ */
+static void a_version_8_pg_lakes_rows_move_into_their_days_partitions(void **state)
+{
+#define DAY_NS "86400000000000"
+	struct pg_test *t = *state;
+
+	pg_schema_apply(t->db, 0, LAKE_SCHEMA_PG_FIRST);
+	pg_apply(t->db,
+		 "INSERT INTO batches (hash, host_id, key_id, boot_id, batch_seq, first_seq, last_seq, nrecords, "
+		 "compression, body_len, raw_len, wire_len, created_ns, mono_to_real_ns, prev_hash, chain, received_ns) "
+		 "VALUES ('b1', 'h', 'k', 'o', 1, 1, 2, 2, 0, 0, 0, 0, 0, 0, '', 'first', 20000 * " DAY_NS " + 5), "
+		 "('b2', 'h', 'k', 'o', 2, 3, 3, 1, 0, 0, 0, 0, 0, 0, 'b1', 'linked', 20001 * " DAY_NS " + 7);\n"
+		 "INSERT INTO records (host_id, seq, src_pos, src_gen, type, flags, len, crc, payload, batch_hash) VALUES "
+		 "('h', 1, 0, 0, 1, 0, 1, 0, '\\x01', 'b1'), ('h', 2, 0, 0, 1, 0, 1, 0, '\\x02', 'b1'), "
+		 "('h', 3, 0, 0, 1, 0, 1, 0, '\\x03', 'b2'), ('h', 4, 0, 0, 1, 0, 1, 0, '\\x04', 'gone');\n"
+		 "INSERT INTO samples (host_id, seq, boot_id, tgid, start_ns, ts_ns) VALUES ('h', 2, 'o', 1, 1, 1), "
+		 "('h', 3, 'o', 1, 1, 2);\n"
+		 "INSERT INTO files (host_id, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) VALUES "
+		 "('h', 1, 'o', 1, 1, 1, '/x', 'r', 0);\n"
+		 "INSERT INTO heartbeats (host_id, seq, start_ns, end_ns) VALUES ('h', 3, 1, 2)");
+	pg_schema_apply(t->db, LAKE_SCHEMA_PG_FIRST, LAKE_SCHEMA_VERSION);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records"), 4);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records WHERE seq = 1 AND received_ns = 20000 * " DAY_NS
+				     " + 5 AND payload = '\\x01'"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records WHERE seq = 3 AND received_ns = 20001 * " DAY_NS
+				     " + 7"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records WHERE seq = 4 AND received_ns = 0"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM samples WHERE (seq = 2 AND received_ns = 20000 * " DAY_NS
+				     " + 5) OR (seq = 3 AND received_ns = 20001 * " DAY_NS " + 7)"), 2);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM files WHERE received_ns = 20000 * " DAY_NS " + 5"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM heartbeats WHERE received_ns = 20001 * " DAY_NS " + 7"), 1);
+	/* day 20000 is 2024-10-04: each row in its day's partition, each table with the days it has rows of */
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records_p20241004"), 2);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records_p20241005"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records_p19700101"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM samples_p20241004"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM samples_p20241005"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent "
+				     "WHERE c.relname = 'samples'"), 2);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
+				     "c.relkind = 'r'"), 3 + 2 + 1 + 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_class WHERE relname = 'lake_old'"), 0);
+#undef DAY_NS
+}
+
 /* A record's payload with NUL bytes, and the seqs and times at both ends of BIGINT, come back exactly. */
 static void a_record_keeps_its_bytes_and_the_ends_of_bigint(void **state)
 {
@@ -415,6 +483,7 @@ static void a_record_keeps_its_bytes_and_the_ends_of_bigint(void **state)
 		lengths[i] = 8;
 	lengths[5] = sizeof(payload);
 	pg_schema_apply(t->db, 0, LAKE_SCHEMA_VERSION);
+	pg_apply(t->db, "SELECT lake_partition('records', 0)"); /* received_ns 0: the first day's */
 	r = PQexecParams(t->db, sql, 6, types, values, lengths, formats, 0);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK)
 		fail_msg("insert: %s", PQerrorMessage(t->db));
@@ -436,10 +505,11 @@ static void a_record_keeps_its_bytes_and_the_ends_of_bigint(void **state)
 	pg_text(t->db, text, sizeof(text), "SELECT host_id || ' ' || seq || ' ' || ts_ns || ' ' || length(payload) || "
 					   "' ' || get_byte(payload, 1) FROM records");
 	assert_string_equal(text, "host\xc3\xa9 -9223372036854775808 9223372036854775807 300 0");
-	/* the key holds: the same (host, stream, seq) again is refused */
+	/* the key holds within a day's partition: the same (host, stream, seq, received_ns) again is refused (by
+	 * the partition's copy of records_pkey; across days the store's stream lock keeps a seq once) */
 	r = PQexecParams(t->db, sql, 6, types, values, lengths, formats, 0);
 	assert_int_equal(PQresultStatus(r), PGRES_FATAL_ERROR);
-	assert_string_equal(PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME), "records_pkey");
+	assert_string_equal(PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME), "records_p19700101_pkey");
 	PQclear(r);
 }
 
@@ -449,6 +519,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_new_pg_lake_is_exactly_the_schema_table, setup, teardown),
 		cmocka_unit_test(the_pg_generator_refuses_versions_it_cannot_build),
 		cmocka_unit_test_setup_teardown(a_version_8_pg_lake_upgraded_is_exactly_a_new_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_version_8_pg_lakes_rows_move_into_their_days_partitions, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(a_record_keeps_its_bytes_and_the_ends_of_bigint, setup, teardown),
 	};
 

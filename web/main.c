@@ -270,7 +270,7 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 	struct price_table table = { 0 };
 	struct api_web_stats ws;
 	struct auth a;
-	char err[1024], prices[PATH_MAX];
+	char err[1024], prices[PATH_MAX], shown[512];
 	uid_t uid;
 	gid_t gid;
 
@@ -304,7 +304,8 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 	web_set_store(w, st);
 	find_prices(&table, prices, sizeof(prices));
 	web_set_prices(w, prices[0] ? &table : NULL, prices);
-	fprintf(stderr, "<6>lake %s (read-only) as uid %u; price table %s\n", o->db, (unsigned)uid,
+	store_display_name(o->db, shown, sizeof(shown));
+	fprintf(stderr, "<6>lake %s (read-only) as uid %u; price table %s\n", shown, (unsigned)uid,
 		prices[0] ? prices : "none found");
 	err[0] = 0;
 	if (web_sandbox(o->db, prices[0] ? prices : NULL, lake_family, lake_port)) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Check a tracer lake (SQLite) after a delivery test.
+"""Check a tracer lake (SQLite, or PostgreSQL) after a delivery test.
 
-  check_lake.py LAKE.db --pids FILE [--allow-gaps] [--tail-pids N] [--seq-range LO HI [--lost SEQ,...]]
+  check_lake.py LAKE --pids FILE [--allow-gaps] [--tail-pids N] [--seq-range LO HI [--lost SEQ,...]]
+
+LAKE: an SQLite file, or a libpq URI (postgresql://...), read with psql
+(no Python driver needed) as the role and password the URI gives.
 
 - every record once: seqs are unique (the table's key) and, unless
   --allow-gaps, run 1..max without a hole; every record's crc, recomputed
@@ -17,8 +20,11 @@
   damaged records are missing).
 """
 import argparse
+import csv
+import io
 import sqlite3
 import struct
+import subprocess
 import sys
 import zlib
 
@@ -31,6 +37,31 @@ def frame_crc(seq, src_pos, src_gen, rtype, flags, length, payload):
     return zlib.crc32(payload, zlib.crc32(head)) & 0xffffffff
 
 
+class PsqlLake:
+    """The part of sqlite3's connection this script uses, on PostgreSQL through psql: every column an integer
+    but one named payload, which the query asks as hex (encode(payload, 'hex')) and this gives back as bytes."""
+
+    def __init__(self, uri):
+        self.uri = uri
+
+    def execute(self, sql):
+        out = subprocess.run(['psql', '-X', '-q', '--csv', '-v', 'ON_ERROR_STOP=1', self.uri, '-c', sql],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f'FAIL: psql {sql!r}: {out.stderr.strip()}')
+        lines = list(csv.reader(io.StringIO(out.stdout)))
+        names = lines[0]
+        self.rows = [tuple(bytes.fromhex(v) if n == 'payload' else int(v) for n, v in zip(names, row))
+                     for row in lines[1:]]
+        return self
+
+    def fetchall(self):
+        return self.rows
+
+    def fetchone(self):
+        return self.rows[0] if self.rows else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('db')
@@ -40,10 +71,13 @@ def main():
     ap.add_argument('--seq-range', type=int, nargs=2, metavar=('LO', 'HI'))
     ap.add_argument('--lost', default='', help='comma-separated seqs that must be missing within --seq-range')
     args = ap.parse_args()
-    db = sqlite3.connect(args.db)
+    pg = args.db.startswith(('postgresql://', 'postgres://'))
+    db = PsqlLake(args.db) if pg else sqlite3.connect(args.db)
+    payload = "encode(payload, 'hex') AS payload" if pg else 'payload'
     errors = []
 
-    rows = db.execute('SELECT seq, src_pos, src_gen, type, flags, len, crc, payload FROM records ORDER BY seq').fetchall()
+    rows = db.execute(f'SELECT seq, src_pos, src_gen, type, flags, len, crc, {payload} FROM records '
+                      'ORDER BY seq').fetchall()
     if not rows:
         print('FAIL: the lake has no records', file=sys.stderr)
         return 1

@@ -193,6 +193,35 @@ dlv_status_fresh() {
 	e2e_fail "the processor has not rewritten $D/state/status.json for ${1:-3} s (alive: $(kill -0 "$DLV_PROCESSOR" 2>/dev/null && echo yes || echo no)); $(tail -2 "$D/processor.err")"
 }
 
+# dlv_pki DIR [--rogue]: a throwaway PKI in DIR, made with openssl: ca.pem (ca.key), a CA; server.pem
+# (server.key), the server's certificate it signs, for 127.0.0.1 (subjectAltName IP:127.0.0.1); client.pem
+# (client.key), a client certificate it signs. --rogue: also other-ca.pem, another CA, and rogue.pem
+# (rogue.key), a client certificate that one signs. Certificates 0644; keys 0600, root's (a server started as
+# root reads its key before it drops privileges) but client.key, nobody's (the processor runs as nobody).
+# openssl's output: DIR/openssl.log.
+dlv_pki() {
+	local dir=$1 rogue=${2:-}
+	command -v openssl >/dev/null || e2e_fail "openssl is needed (make deps)"
+	mkdir -p "$dir" || e2e_fail "setup: mkdir $dir"
+	(
+		cd "$dir" || exit 1
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=tracer test CA" &&
+		openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1" &&
+		printf 'subjectAltName=IP:127.0.0.1\n' >server.ext &&
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 \
+			-extfile server.ext &&
+		openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=tracer-processor" &&
+		openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2 || exit 1
+		[ "$rogue" = --rogue ] || exit 0
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.pem -days 2 -subj "/CN=another CA" &&
+		openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=tracer-processor" &&
+		openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -out rogue.pem -days 2
+	) >"$dir/openssl.log" 2>&1 || e2e_fail "openssl could not make the test certificates: $(tail -5 "$dir/openssl.log")"
+	chmod 644 "$dir"/*.pem
+	chmod 600 "$dir"/*.key
+	chown nobody "$dir/client.key" || e2e_fail "setup: chown nobody $dir/client.key"
+}
+
 # dlv_lake_sql SQL: one value from the lake (read-only).
 dlv_lake_sql() {
 	python3 -c 'import sqlite3, sys

@@ -15,7 +15,8 @@
 # user=tracer). No TCP unless --tcp: then the server also listens on
 # 127.0.0.1 on a free port, PG_TCP_PORT, and PG_TCP_URI names it
 # (postgresql://tracer@127.0.0.1:PORT/lake). Trust authentication (anyone
-# who reaches the socket or the port connects as any role) and fsync=off:
+# who reaches the socket or the port connects as any role) and fsync=off
+# (PG_FSYNC=on: durable commits, as a real lake's; the benchmarks set it):
 # a test's own cluster, never a real lake. PG_BIN: PostgreSQL's programs
 # (TRACER_PG_BIN overrides /usr/lib/postgresql/15/bin).
 #
@@ -95,7 +96,7 @@ pg_start() {
 			listen=127.0.0.1
 		fi
 		(cd "$PG_DIR" && pg_ctl_owner start -l "$PG_DIR/server.log" -w -t 60 -s \
-			-o "-k $PG_DIR -c listen_addresses=$listen -p $port -c fsync=off") >>"$PG_DIR/setup.log" 2>&1 && break
+			-o "-k $PG_DIR -c listen_addresses=$listen -p $port -c fsync=${PG_FSYNC:-off}") >>"$PG_DIR/setup.log" 2>&1 && break
 		# a port someone took in between: another one
 		[ "$tcp" = 1 ] && [ "$try" -lt 3 ] && grep -q "could not bind" "$PG_DIR/server.log" 2>/dev/null && continue
 		_pg_show_logs

@@ -19,26 +19,10 @@
 . "$(dirname "$0")/delivery.sh"
 e2e_init "$1"
 e2e_require_bpf
-command -v openssl >/dev/null || e2e_fail "openssl is needed (make deps)"
 command -v curl >/dev/null || e2e_fail "curl is needed"
 dlv_init
 pki=$D/pki
-mkdir -p "$pki"
-(
-	cd "$pki" || exit 1
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=tracer test CA" &&
-	openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1" &&
-	printf 'subjectAltName=IP:127.0.0.1\n' >server.ext &&
-	openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext &&
-	openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=tracer-processor" &&
-	openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2 &&
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout other-ca.key -out other-ca.pem -days 2 -subj "/CN=another CA" &&
-	openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=tracer-processor" &&
-	openssl x509 -req -in rogue.csr -CA other-ca.pem -CAkey other-ca.key -CAcreateserial -out rogue.pem -days 2
-) >"$D/openssl.log" 2>&1 || e2e_fail "openssl could not make the test certificates: $(tail -5 "$D/openssl.log")"
-chmod 644 "$pki"/*.pem
-chmod 600 "$pki/server.key"
-chown nobody "$pki/client.key" # the processor runs as nobody
+dlv_pki "$pki" --rogue
 
 # https PATH [CURL OPTIONS]: a GET of the ingest over TLS; prints the HTTP code (000: none), curl's error
 # on stderr; curl's exit status.

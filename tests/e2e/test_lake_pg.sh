@@ -6,6 +6,8 @@
 #     tracer-ingests of one PostgreSQL database at the same moment (one through the server's Unix
 #     socket, one over TCP): every pair is acknowledged (one "stored", the other "duplicate"), and
 #     the lake holds each batch once and each record once;
+#  2b. the upkeep: each table's day partitions made when an ingest opens the lake; lake_retention (--set)
+#     drops a day past it whole and keeps the rest;
 #  3. faults under load: bench/fleet.sh with two ingests over TCP, the first killed with -9 and the
 #     cluster restarted (pg_ctl restart -m fast) halfway: nothing lost or doubled, every acknowledged
 #     batch stored once, and the ingests answered 503 while PostgreSQL could not commit (then went on,
@@ -130,6 +132,42 @@ got=$(psql_q "SELECT count(*) FROM (SELECT host_id, stream FROM records GROUP BY
 echo "100 batches each sent to two ingests at once: 100 stored once, $new records once each"
 kill "$a_pid" "$b_pid"
 wait "$a_pid" "$b_pid" 2>/dev/null
+
+# ---- 2b. partitions and retention (docs/lake.md, "Partitions and retention") ---------------------------
+# Each ingest ran the upkeep when it opened the lake: each time-series table has its partitions of yesterday
+# to a week ahead (9 days; 10 if the day changed between the two ingests' starts), today's among them.
+for t in records samples files heartbeats; do
+	got=$(psql_q "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
+		WHERE i.inhparent = '$t'::regclass")
+	case $got in 9 | 10) ;; *) e2e_fail "$t has $got partitions, want 9 (yesterday to 7 days ahead)" ;; esac
+	got=$(psql_q "SELECT count(*) FROM pg_class WHERE relname = '${t}_p$(date -u +%Y%m%d)'")
+	[ "$got" = 1 ] || e2e_fail "no partition ${t}_p$(date -u +%Y%m%d) of today"
+done
+grep -q 'lake upkeep: retention 2160 h (runs 8784 h)' "$D/a.err" "$D/b.err" ||
+	e2e_fail "no upkeep line: $(grep upkeep "$D/a.err" "$D/b.err")"
+# A day 5 days ago, with a sample in it; an ingest keeping 2 days drops that day whole when it opens the lake,
+# and nothing of the days it keeps.
+old=$(psql_q "SELECT (extract(epoch FROM now()) / 86400)::bigint - 5")
+psql_q "SELECT lake_partition('samples', $old); INSERT INTO samples (host_id, stream, seq, received_ns, boot_id, tgid,
+	start_ns, ts_ns) VALUES ('old-host', 0, 1, $old * 86400000000000 + 1, 'b', 1, 1, 1)" >/dev/null ||
+	e2e_fail "making an old day"
+before=$(psql_q "SELECT count(*) FROM samples WHERE host_id <> 'old-host'")
+"$B/tracer-ingest" --listen 127.0.0.1:0 --db "$PG_URI" --keys "$D/keys" --set lake_retention=48h --user nobody --ready-fd 3 \
+	3>"$D/keep2.ready" 2>"$D/keep2.err" &
+keep2=$!
+e2e_on_exit "kill $keep2 2>/dev/null"
+ingest_port "$D/keep2.ready" "$keep2" >/dev/null
+kill "$keep2"
+wait "$keep2" 2>/dev/null
+grep -q 'lake upkeep: retention 48 h (runs 8784 h); 1 partitions dropped' "$D/keep2.err" ||
+	e2e_fail "the upkeep did not drop the old day: $(grep upkeep "$D/keep2.err")"
+got=$(psql_q "SELECT count(*) FROM pg_class WHERE relname LIKE 'samples_p%' AND relname = 'samples_p' ||
+	to_char(to_timestamp($old * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD')")
+[ "$got" = 0 ] || e2e_fail "the partition of 5 days ago is still there"
+got=$(psql_q "SELECT count(*) FROM samples WHERE host_id <> 'old-host'"):$(psql_q "SELECT count(*) FROM samples
+	WHERE host_id = 'old-host'")
+[ "$got" = "$before:0" ] || e2e_fail "samples kept:old after retention: $got, want $before:0"
+echo "partitions of yesterday to a week ahead made at start; lake_retention=48h dropped a day 5 days old whole"
 
 # ---- 3. an ingest killed and PostgreSQL restarted under load ----------------------------------------------
 pg_stop
