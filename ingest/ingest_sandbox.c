@@ -44,6 +44,9 @@ static const char *const serving_syscalls[] = {
 	"brk", "munmap", "mremap", "madvise", "futex",
 	/* TLS (--tls-cert): GnuTLS's random generator, seeded and reseeded from the kernel (keys, nonces) */
 	"getrandom",
+	/* glibc's qsort() sizes its buffer by the machine's memory: a batch's seqs the stream may hold, sorted
+	 * (lake/store.c, known_seqs; more than 128 of them) */
+	"sysinfo",
 	/* time: the vDSO's fallbacks (kept), SQLite's busy wait; nanosleep (kept): glibc's older usleep */
 	"clock_gettime", "gettimeofday", "clock_nanosleep", "nanosleep",
 	/* the main thread's signals, and the end; rt_sigreturn and restart_syscall (kept): a handler of
