@@ -7,7 +7,9 @@
  * own; parameters go as text (numbers printed) or binary (blobs), results
  * come back as text and are read as the column's type says. A bulk
  * statement's rows are kept in COPY's binary format and sent with COPY
- * ... FROM STDIN: one command for many rows, at sql_bulk_flush().
+ * ... FROM STDIN: one command for many rows, at sql_bulk_flush(). A
+ * queued statement is sent in pipeline mode, its outcome read with the
+ * others' at the next call that waits (pg_drain()).
  */
 #include "sql.h"
 
@@ -39,6 +41,8 @@ struct sql {
 	char session[128];   /* PostgreSQL: the settings each connection starts with */
 	char **keys, **values; /* PostgreSQL: the connection's parameters, to make it again (pg_pin()) */
 	struct sql_stmt *bulk; /* PostgreSQL: the bulk statements, a list through their next_bulk */
+	bool piped;          /* PostgreSQL: in pipeline mode, queued statements sent (pg_queue()) */
+	int queued;          /* their outcomes not read yet */
 	char err[256];       /* PostgreSQL: the latest failure; SQLite: a bulk statement's text refused */
 };
 
@@ -59,6 +63,7 @@ struct sql_stmt {
 	PGresult *res;       /* the run's rows, after the first step */
 	int row, nrows;
 	unsigned char *blob; /* the latest bytea read, unescaped */
+	bool queued;         /* sql_prepare_queued(): sent without waiting for its outcome */
 	/* A bulk statement (sql_prepare_bulk()) */
 	char *copy;          /* COPY table (columns) FROM STDIN (FORMAT binary) */
 	unsigned *oids;      /* each column's type */
@@ -71,6 +76,7 @@ struct sql_stmt {
 
 static const char *pg_dialect(const char *text);
 static int pg_done(struct sql *db, PGresult *res);
+static int pg_drain(struct sql *db);
 
 static int map_rc(int rc)
 {
@@ -265,7 +271,8 @@ static int pg_alive(struct sql *db)
 {
 	PGconn *again;
 
-	if (PQstatus(db->pg) == CONNECTION_OK)
+	/* one still in pipeline mode lost track of its outcomes (pg_drain()): made again too */
+	if (PQstatus(db->pg) == CONNECTION_OK && PQpipelineStatus(db->pg) == PQ_PIPELINE_OFF)
 		return SQL_OK;
 	again = PQconnectdbParams((const char *const *)db->keys, (const char *const *)db->values, 0);
 	if (!again) {
@@ -336,8 +343,10 @@ static int pg_done(struct sql *db, PGresult *res)
 int sql_exec(struct sql *db, const char *text)
 {
 	if (db->pg) {
-		int rc = pg_alive(db);
+		int rc = pg_drain(db);
 
+		if (!rc)
+			rc = pg_alive(db);
 		return rc ? rc : pg_done(db, PQexec(db->pg, pg_dialect(text)));
 	}
 	db->err[0] = 0;
@@ -516,8 +525,10 @@ static int pg_params_alloc(struct sql_stmt *st)
 
 static int pg_prepare(struct sql *db, const char *text, struct sql_stmt *st)
 {
-	int rc = pg_alive(db);
+	int rc = pg_drain(db);
 
+	if (!rc)
+		rc = pg_alive(db);
 	if (rc)
 		return rc;
 	st->text = strdup(text);
@@ -629,8 +640,10 @@ static int pg_prepare_bulk(struct sql *db, struct sql_stmt *st, const char *tabl
 	size_t n = strlen(table) + cols_len + 64;
 	char *probe = malloc(n);
 	PGresult *res;
-	int rc = probe ? pg_alive(db) : SQL_E_NOMEM;
+	int rc = probe ? pg_drain(db) : SQL_E_NOMEM;
 
+	if (!rc)
+		rc = pg_alive(db);
 	st->copy = malloc(n);
 	st->oids = calloc((size_t)st->nparams, sizeof(*st->oids));
 	if (!rc && (!st->copy || !st->oids || pg_params_alloc(st)))
@@ -770,8 +783,12 @@ static int pg_copy(struct sql *db, struct sql_stmt *st)
 	int64_t rows = st->rows;
 	PGresult *res;
 	bool sent = true;
-	int rc = SQL_OK;
+	int rc = pg_drain(db);
 
+	if (rc) {
+		bulk_clear(st);
+		return rc;
+	}
 	if (st->buf_epoch != db->epoch) {
 		snprintf(db->err, sizeof(db->err), "%.60s: the connection its rows were made on is gone", st->copy);
 		bulk_clear(st);
@@ -908,7 +925,8 @@ void sql_finalize(struct sql_stmt *st)
 		char drop[40];
 
 		pg_clear(st);
-		if (st->name[0] && st->epoch == st->db->epoch && PQstatus(st->db->pg) == CONNECTION_OK) {
+		if (st->name[0] && st->epoch == st->db->epoch && PQstatus(st->db->pg) == CONNECTION_OK &&
+		    !pg_drain(st->db)) {
 			snprintf(drop, sizeof(drop), "DEALLOCATE %s", st->name);
 			PQclear(PQexec(st->db->pg, drop));
 		}
@@ -1034,6 +1052,98 @@ int sql_bind_blob(struct sql_stmt *st, int i, const void *p, size_t len)
 	return map_rc(sqlite3_bind_blob64(st->lite, i, len ? p : "", len, SQLITE_STATIC));
 }
 
+/* ---- queued statements (PostgreSQL's pipeline mode) ------------------------- */
+
+int sql_prepare_queued(struct sql *db, const char *text, struct sql_stmt **out)
+{
+	int rc = sql_prepare(db, text, true, out);
+
+	if (!rc && db->pg)
+		(*out)->queued = true;
+	return rc;
+}
+
+/*
+ * PostgreSQL: the queued statements' outcomes read, in order, and pipeline mode left: SQL_OK, or the first
+ * failure with its message (the statements after it in the pipeline did not run). Before anything that
+ * waits for its own outcome.
+ */
+static int pg_drain(struct sql *db)
+{
+	int rc = SQL_OK;
+	bool synced;
+
+	if (!db->piped)
+		return SQL_OK;
+	db->piped = false;
+	db->queued = 0;
+	synced = PQpipelineSync(db->pg) == 1;
+	if (!synced) { /* no sync to wait for: pg_alive() makes the connection again */
+		pg_note(db, PQerrorMessage(db->pg));
+		rc = SQL_E_BUSY;
+	}
+	while (synced) {
+		PGresult *res = PQgetResult(db->pg);
+		ExecStatusType t;
+
+		if (!res) {
+			if (PQstatus(db->pg) != CONNECTION_OK)
+				break; /* the sync never comes */
+			continue;  /* the end of one statement's results */
+		}
+		t = PQresultStatus(res);
+		if (t == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (t != PGRES_COMMAND_OK && t != PGRES_TUPLES_OK && t != PGRES_PIPELINE_ABORTED && !rc)
+			rc = pg_fail(db, res);
+		PQclear(res);
+	}
+	if (PQexitPipelineMode(db->pg) != 1 && !rc) { /* pg_alive() makes such a connection again */
+		pg_note(db, PQerrorMessage(db->pg));
+		rc = SQL_E_BUSY;
+	}
+	return rc;
+}
+
+/*
+ * PostgreSQL: a queued statement's step: sent in pipeline mode, its outcome read by the next pg_drain()
+ * (at most SQL_QUEUE_MAX outcomes wait: the server's replies stay within what a socket holds).
+ */
+static int pg_queue(struct sql_stmt *st)
+{
+	struct sql *db = st->db;
+	int rc = SQL_OK;
+
+	if (db->piped && (db->queued >= SQL_QUEUE_MAX || st->epoch != db->epoch))
+		rc = pg_drain(db);
+	if (!rc && !db->piped) {
+		rc = pg_alive(db);
+		if (!rc && st->epoch != db->epoch)
+			rc = pg_prepare_on(db, st);
+		if (!rc && PQenterPipelineMode(db->pg) != 1) {
+			pg_note(db, PQerrorMessage(db->pg));
+			rc = SQL_E_BUSY;
+		}
+		db->piped = !rc;
+	}
+	if (rc)
+		return rc;
+	db->queued++;
+	if (PQsendQueryPrepared(db->pg, st->name, st->nparams, st->values, st->lengths, st->formats, 0) != 1) {
+		pg_note(db, PQerrorMessage(db->pg));
+		rc = pg_drain(db);
+		return rc ? rc : SQL_E_BUSY;
+	}
+	return SQL_DONE;
+}
+
+int sql_drain(struct sql *db)
+{
+	return db->pg ? pg_drain(db) : SQL_OK;
+}
+
 int sql_step(struct sql_stmt *st)
 {
 	struct sql *db = st->db;
@@ -1047,10 +1157,14 @@ int sql_step(struct sql_stmt *st)
 	}
 	if (st->copy)
 		return pg_bulk_row(st);
+	if (st->queued)
+		return pg_queue(st);
 	if (!st->res) {
 		PGresult *res;
-		int rc = pg_alive(db);
+		int rc = pg_drain(db);
 
+		if (!rc)
+			rc = pg_alive(db);
 		if (!rc && st->epoch != db->epoch)
 			rc = pg_prepare_on(db, st);
 		if (rc)

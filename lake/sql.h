@@ -121,6 +121,23 @@ int sql_bulk_flush(struct sql *db);
 /* The bulk statements' rows not sent dropped: their transaction rolled back (or failed). */
 void sql_bulk_discard(struct sql *db);
 
+/*
+ * A queued statement: one whose rows and changes its caller never reads
+ * (an upsert whose place in the order matters, nothing else). SQLite runs
+ * it at each step. PostgreSQL sends it at each step without waiting
+ * (libpq's pipeline mode: the server runs them in order) and reads the
+ * outcomes when a statement that waits for its own runs, or sql_exec, a
+ * prepare, a bulk flush, sql_drain(), or when SQL_QUEUE_MAX wait: a
+ * queued statement's failure then fails that call, with its message
+ * (those queued after it did not run). A step gives SQL_DONE. Meant for
+ * a transaction's statements: outside one, PostgreSQL runs those between
+ * two reads of outcomes as one transaction (the pipeline's implicit one).
+ */
+int sql_prepare_queued(struct sql *db, const char *text, struct sql_stmt **out);
+#define SQL_QUEUE_MAX 256
+/* PostgreSQL: the queued statements' outcomes read: SQL_OK, or the first failure. SQLite: SQL_OK. */
+int sql_drain(struct sql *db);
+
 /* The next row (SQL_ROW), the end (SQL_DONE), or a failure. */
 int sql_step(struct sql_stmt *st);
 /* Ready to run again, every parameter cleared. */

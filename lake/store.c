@@ -18,7 +18,9 @@
  *
  * Which records are new is decided in memory under the stream's row lock
  * (known_seqs(), store_frame()); a new record's row and the rows keyed by
- * it go through bulk statements (stmt_bulk[]: COPY on PostgreSQL).
+ * it go through bulk statements (stmt_bulk[]: COPY on PostgreSQL), the
+ * upserts whose outcome is never read through queued ones (stmt_queued[]:
+ * PostgreSQL's pipeline mode).
  */
 #include "store.h"
 #include "db.h"
@@ -381,6 +383,22 @@ static const bool stmt_bulk[ST_COUNT] = {
 	[ST_HEARTBEAT] = true,
 };
 
+/*
+ * The batch's statements whose rows and changes store.c never reads: queued statements (sql.h), sent
+ * without waiting on PostgreSQL (pipeline mode); the next statement that waits for its own outcome reads
+ * theirs. Not ST_STEPS (its changes count the steps stored), nor those run outside a batch (ST_KEY_FILE).
+ */
+static const bool stmt_queued[ST_COUNT] = {
+	[ST_BEGIN] = true, [ST_HOST_ENSURE] = true, [ST_HOST_UPDATE] = true, [ST_STREAM_UPDATE] = true,
+	[ST_BATCH_COUNTS] = true, [ST_GAP] = true, [ST_GAP_FILL] = true, [ST_EXEC] = true, [ST_FORK] = true,
+	[ST_EXIT] = true, [ST_EXIT_SIGNAL] = true, [ST_OOM_MARK] = true, [ST_OOM_SIGNAL] = true,
+	[ST_CGROUP] = true, [ST_KEY_ROTATION] = true, [ST_RUN_MERGE] = true, [ST_RUN_CLEAR_STEPS] = true,
+	[ST_RUN_CLEAR_PROCS] = true, [ST_RUN_CLEAR_SIGNALS] = true, [ST_RUN_PROCS] = true,
+	[ST_RUN_SIGNALS] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true, [ST_LIVE_STEP] = true,
+	[ST_LIVE_ATTRIB] = true, [ST_TOOLS] = true, [ST_LIVE_COUNTS] = true, [ST_LOST_STEPS] = true,
+	[ST_LOST_RUNS] = true,
+};
+
 const char *lake_stmt_sql(enum stmt_id id)
 {
 	return (unsigned)id < ST_COUNT ? stmt_sql[id] : NULL;
@@ -435,8 +453,9 @@ int lake_sql_fail(struct store *s, int rc)
 
 static struct sql_stmt *stmt(struct store *s, enum stmt_id id)
 {
-	if (!s->st[id] && (stmt_bulk[id] ? sql_prepare_bulk(s->db, stmt_sql[id], &s->st[id])
-					 : sql_prepare(s->db, stmt_sql[id], true, &s->st[id])) != SQL_OK) {
+	if (!s->st[id] && (stmt_bulk[id]     ? sql_prepare_bulk(s->db, stmt_sql[id], &s->st[id])
+			   : stmt_queued[id] ? sql_prepare_queued(s->db, stmt_sql[id], &s->st[id])
+					     : sql_prepare(s->db, stmt_sql[id], true, &s->st[id])) != SQL_OK) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "preparing statement %d: %s", (int)id, sql_errmsg(s->db));
 		s->st[id] = NULL;
 	}
@@ -2946,6 +2965,7 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 		char keep[sizeof(s->errmsg)];
 
 		sql_bulk_discard(s->db);
+		sql_drain(s->db); /* the queued statements' outcomes: the batch failed whatever they say */
 		memcpy(keep, s->errmsg, sizeof(keep));
 		if (sql_in_transaction(s->db))
 			exec_simple(s, ST_ROLLBACK);

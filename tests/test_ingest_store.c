@@ -22,7 +22,8 @@
  * 2^63 each count once (duplicates, conflicts); a record's note is in its row; the rows written in bulk
  * (PostgreSQL: COPY) keep their text UTF-8 (U+FFFD for other bytes and NUL), every payload byte and
  * int64's ends; a report's record is in the lake before a live record of its run in the same batch asks;
- * thousands of records of every bulk table in one batch.
+ * thousands of records of every bulk table in one batch; on PostgreSQL, a row refused where the store
+ * does not wait (a queued upsert, a COPY) fails its batch and leaves nothing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -2349,6 +2350,85 @@ static void thousands_of_records_of_every_bulk_table_in_one_batch(void **state)
 	assert_int_equal(lake_q(fx, "SELECT max_seq FROM streams"), last);
 }
 
+#ifdef LAKE_FIXTURE_PG
+/* The fixture's frames sealed as batch batch_seq and stored into the PostgreSQL lake only; the frames reset. */
+static int store_pg_only(struct lake_fixture *fx, uint64_t batch_seq, struct store_result *res)
+{
+	struct batch_header h;
+	struct sealed s;
+	uint8_t hash[BATCH_HASH_LEN], *raw = NULL;
+	size_t raw_len = 0;
+	int rc;
+
+	assert_int_equal(seal_frames(&fx->key, fx->host, batch_seq, NULL, BATCH_COMP_NONE, &fx->f, &s), 0);
+	assert_int_equal(batch_verify(s.wire, s.len, lake_lookup_any_host, &fx->key, &h, hash), 0);
+	assert_int_equal(batch_open(s.wire, s.len, &h, &raw, &raw_len), 0);
+	rc = store_batch(fx->pg, &h, hash, raw, raw_len, s.len, 1700000000000000000ull + batch_seq, res);
+	free(raw);
+	free(s.wire);
+	frames_reset(&fx->f);
+	return rc;
+}
+
+static int64_t pg_count(struct sql *db, const char *text)
+{
+	struct sql_stmt *st = NULL;
+	int64_t n;
+
+	assert_int_equal(sql_prepare(db, text, false, &st), SQL_OK);
+	assert_int_equal(sql_step(st), SQL_ROW);
+	n = sql_col_i64(st, 0);
+	sql_finalize(st);
+	return n;
+}
+
+/*
+ * PostgreSQL: a row refused where the store does not wait for it, a queued upsert (a process) or a bulk
+ * row (a sample, sent by COPY), fails the batch with PostgreSQL's message and leaves nothing of it; the
+ * next batch is stored (the connection went on).
+ */
+static void pg_a_row_refused_unawaited_fails_its_batch_and_leaves_nothing(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct tr_fork fk = make_fork(100, 41, 50, 666, 99);
+	struct tr_sample sm = encode_sample(1000, 666, 99, 41, 1, 1, 1);
+	struct store_result res;
+	struct sql *db = NULL;
+	char err[256];
+
+	assert_int_equal(sql_open_pg(&db, fx->pg_uri, false, 5000, err, sizeof(err)), SQL_OK);
+	assert_int_equal(sql_exec(db, "CREATE FUNCTION refuse_666() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+				      "IF NEW.tgid = 666 THEN RAISE EXCEPTION 'tgid 666 refused'; END IF; RETURN NEW; "
+				      "END $$; CREATE TRIGGER refuse_666 BEFORE INSERT ON processes FOR EACH ROW "
+				      "EXECUTE FUNCTION refuse_666(); CREATE TRIGGER refuse_666 BEFORE INSERT ON samples "
+				      "FOR EACH ROW EXECUTE FUNCTION refuse_666()"), SQL_OK);
+	for (int round = 0; round < 2; round++) {
+		add_samples(fx, 1, 5);
+		if (round == 0)
+			assert_true(frames_add(&fx->f, 6, TR_FORK, &fk, sizeof(fk)));
+		else
+			assert_true(frames_add(&fx->f, 6, TR_SAMPLE, &sm, sizeof(sm)));
+		add_samples(fx, 7, 3);
+		assert_int_equal(store_pg_only(fx, 1, &res), STORE_E_SQL);
+		assert_non_null(strstr(store_last_error(fx->pg), "tgid 666 refused"));
+		assert_int_equal(res.new_records, 0);
+		assert_int_equal(pg_count(db, "SELECT count(*) FROM batches"), 0);
+		assert_int_equal(pg_count(db, "SELECT count(*) FROM records"), 0);
+		assert_int_equal(pg_count(db, "SELECT count(*) FROM samples"), 0);
+		assert_int_equal(pg_count(db, "SELECT count(*) FROM processes"), 0);
+		assert_int_equal(pg_count(db, "SELECT count(*) FROM hosts"), 0);
+	}
+	/* the next batch, into both lakes */
+	add_samples(fx, 1, 9);
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(res.new_records, 9);
+	assert_int_equal(pg_count(db, "SELECT count(*) FROM samples"), 9);
+	assert_int_equal(sql_exec(db, "DROP TRIGGER refuse_666 ON processes; DROP TRIGGER refuse_666 ON samples; "
+				      "DROP FUNCTION refuse_666()"), SQL_OK);
+	sql_close(db);
+}
+#endif
+
 /* Prints the figure docs/lake.md quotes; asserts only that it finishes. */
 static void ten_thousand_samples_are_stored_in_one_transaction(void **state)
 {
@@ -2461,6 +2541,10 @@ int main(void)
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(thousands_of_records_of_every_bulk_table_in_one_batch, setup,
 						lake_fixture_teardown),
+#ifdef LAKE_FIXTURE_PG
+		cmocka_unit_test_setup_teardown(pg_a_row_refused_unawaited_fails_its_batch_and_leaves_nothing, setup,
+						lake_fixture_teardown),
+#endif
 		cmocka_unit_test_setup_teardown(ten_thousand_samples_are_stored_in_one_transaction, setup, lake_fixture_teardown),
 	};
 

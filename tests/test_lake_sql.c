@@ -12,7 +12,9 @@
  * in the transaction, dropped on a rollback, a refused row failing them
  * named, texts that are no bulk statement refused; PostgreSQL's: a value
  * not of its column's type refused, a full buffer sent as it comes, rows
- * of a connection gone not sent on the next.
+ * of a connection gone not sent on the next. Queued statements: in order
+ * on both engines; PostgreSQL's failures named at the next waiting call,
+ * restarts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -668,6 +670,126 @@ static void pg_bulk_rows_of_a_dropped_connection_are_not_sent(void **state)
 	sql_finalize(st);
 }
 
+
+/* ---- queued statements ---- */
+
+static struct sql_stmt *prep_queued(struct sql *db, const char *text)
+{
+	struct sql_stmt *st = NULL;
+
+	if (sql_prepare_queued(db, text, &st) != SQL_OK)
+		fail_msg("prepare queued %s: %s", text, sql_errmsg(db));
+	return st;
+}
+
+/*
+ * Queued statements run in their order, each seeing the ones before (an upsert that reads what the one
+ * before wrote), and the next statement that waits sees them all; more than SQL_QUEUE_MAX at once.
+ */
+static void queued_in_order(struct sql *db)
+{
+	struct sql_stmt *up, *sel;
+	int64_t n = 3 * SQL_QUEUE_MAX + 7;
+
+	exec_ok(db, "CREATE TABLE q (k BIGINT PRIMARY KEY, v BIGINT, pos BIGINT)");
+	up = prep_queued(db, "INSERT INTO q (k, v, pos) VALUES (?1, ?2, (SELECT count(*) FROM q)) "
+			     "ON CONFLICT (k) DO UPDATE SET v = (q.v * 31 + excluded.v) % 1000003");
+	exec_ok(db, "BEGIN");
+	for (int64_t i = 0; i < n; i++) {
+		assert_int_equal(sql_bind_i64(up, 1, i % 5), SQL_OK);
+		assert_int_equal(sql_bind_i64(up, 2, i / 5 % 10), SQL_OK);
+		assert_int_equal(sql_step(up), SQL_DONE);
+		sql_reset(up);
+	}
+	sel = prep(db, "SELECT count(*), sum(pos), max(v) FROM q");
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	assert_int_equal(sql_col_i64(sel, 0), 5);
+	assert_int_equal(sql_col_i64(sel, 1), 0 + 1 + 2 + 3 + 4); /* each key's place: those before it */
+	sql_reset(sel);
+	assert_int_equal(sql_drain(db), SQL_OK);
+	exec_ok(db, "COMMIT");
+	sql_finalize(sel);
+	/* key 0's updates in order: v folded over i / 5 % 10 for i = 0, 5, 10, ... */
+	sel = prep(db, "SELECT v FROM q WHERE k = 0");
+	assert_int_equal(sql_step(sel), SQL_ROW);
+	{
+		int64_t want = 0;
+
+		for (int64_t i = 0; i < n; i += 5)
+			want = (want * 31 + i / 5 % 10) % 1000003;
+		assert_true(sql_col_i64(sel, 0) == want);
+	}
+	sql_finalize(sel);
+	sql_finalize(up);
+}
+
+static void queued_statements_run_in_order_on_both_engines(void **state)
+{
+	struct one *o = *state;
+
+	queued_in_order(o->lite);
+	queued_in_order(o->pg);
+}
+
+/*
+ * PostgreSQL: a queued statement's failure is the next waiting call's, with its message; those queued
+ * after it did not run; the transaction rolls back and the connection goes on. A queued statement sent
+ * after a restart is prepared again on the new connection.
+ */
+static void pg_a_queued_failure_fails_the_next_waiting_call(void **state)
+{
+	struct one *o = *state;
+	struct sql_stmt *ins = NULL;
+
+	exec_ok(o->pg, "CREATE TABLE f (k BIGINT PRIMARY KEY)");
+	ins = prep_queued(o->pg, "INSERT INTO f (k) VALUES (?1)");
+	exec_ok(o->pg, "BEGIN");
+	for (int64_t k = 1; k <= 4; k++) {
+		assert_int_equal(sql_bind_i64(ins, 1, k == 3 ? 1 : k), SQL_OK); /* 3: key 1 again */
+		assert_int_equal(sql_step(ins), SQL_DONE);
+		sql_reset(ins);
+	}
+	assert_true(sql_in_transaction(o->pg));
+	assert_int_equal(sql_exec(o->pg, "SELECT 1"), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "duplicate key"));
+	assert_true(sql_in_transaction(o->pg));
+	exec_ok(o->pg, "ROLLBACK");
+	assert_false(sql_in_transaction(o->pg));
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM f"), 0);
+	/*
+	 * Outside a transaction the statements between two drains are one (the pipeline's implicit transaction):
+	 * 3 refused, 1 and 2 taken back with it, 4 not run.
+	 */
+	for (int64_t k = 1; k <= 4; k++) {
+		assert_int_equal(sql_bind_i64(ins, 1, k == 3 ? 1 : k), SQL_OK);
+		assert_int_equal(sql_step(ins), SQL_DONE);
+		sql_reset(ins);
+	}
+	assert_int_equal(sql_drain(o->pg), SQL_E);
+	assert_non_null(strstr(sql_errmsg(o->pg), "duplicate key"));
+	assert_int_equal(sql_drain(o->pg), SQL_OK);
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM f"), 0);
+	/* a restart: the queued statement is prepared again on the new connection */
+	pg_ctl(&o->e->pc, "restart");
+	if (sql_exec(o->pg, "SELECT 1") == SQL_E_BUSY)
+		exec_ok(o->pg, "SELECT 1");
+	assert_int_equal(sql_bind_i64(ins, 1, 9), SQL_OK);
+	assert_int_equal(sql_step(ins), SQL_DONE);
+	sql_reset(ins);
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM f WHERE k = 9"), 1);
+	/* the server gone with statements queued: busy (they are gone with it), then the connection made again */
+	assert_int_equal(sql_bind_i64(ins, 1, 10), SQL_OK);
+	assert_int_equal(sql_step(ins), SQL_DONE);
+	sql_reset(ins);
+	pg_ctl(&o->e->pc, "restart");
+	assert_int_equal(sql_bind_i64(ins, 1, 11), SQL_OK);
+	assert_int_equal(sql_step(ins), SQL_DONE); /* sent into a connection the server closed: seen at the drain */
+	sql_reset(ins);
+	assert_int_equal(sql_drain(o->pg), SQL_E_BUSY); /* 10 and 11 with the connection: not stored */
+	assert_int_equal(count_of(o->pg, "SELECT count(*) FROM f WHERE k >= 9"), 1);
+	sql_finalize(ins);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -683,6 +805,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pg_bulk_values_must_fit_their_columns, setup, teardown),
 		cmocka_unit_test_setup_teardown(pg_bulk_rows_past_the_buffer_are_sent_in_the_transaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(pg_bulk_rows_of_a_dropped_connection_are_not_sent, setup, teardown),
+		cmocka_unit_test_setup_teardown(queued_statements_run_in_order_on_both_engines, setup, teardown),
+		cmocka_unit_test_setup_teardown(pg_a_queued_failure_fails_the_next_waiting_call, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
