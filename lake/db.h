@@ -129,10 +129,33 @@ struct bind {
 #define SQL_SUB(a, b) "(CASE WHEN abs(CAST(" a " AS DOUBLE PRECISION) - (" b ")) < 9.2e18 THEN " a " - (" b ") END)"
 #define SQL_ADD(a, b) "(CASE WHEN abs(CAST(" a " AS DOUBLE PRECISION) + (" b ")) < 9.2e18 THEN " a " + (" b ") END)"
 
+/*
+ * The newest sample of the process p (by ts_ns, then stream, then seq), joined as ls where `when` holds (SQL,
+ * or TRUE). SQLite finds its key with one seek in samples_by_process, then the row by the table's key.
+ * PostgreSQL cannot use a correlated subquery as an index condition (it would read every sample of the
+ * host and run the subquery on each): there a LATERAL subquery, one backward probe of samples_by_process
+ * (in each day partition) a process. docs/lake.md, "Indexes and the queries they serve".
+ */
+#define NEWEST_SAMPLE_OF_P                                                                                     \
+	"s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns ORDER BY " \
+	"s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1"
+#define NEWEST_SAMPLE_JOIN_SQLITE(when)                                                                        \
+	"LEFT JOIN samples ls ON ls.host_id = p.host_id AND " when " AND (ls.stream, ls.seq) = (SELECT s.stream, " \
+	"s.seq FROM samples s INDEXED BY samples_by_process WHERE " NEWEST_SAMPLE_OF_P ")"
+#define NEWEST_SAMPLE_JOIN_PG(when) "LEFT JOIN LATERAL (SELECT s.* FROM samples s WHERE " NEWEST_SAMPLE_OF_P ") ls ON " when
+
+/* A reading statement's text, and PostgreSQL's where it differs (else NULL). */
+struct lake_read {
+	const char *sql, *pg;
+};
+
+/* r's text for db's engine. */
+const char *lake_read_text(const struct lake_read *r, const struct sql *db);
+
 /* A statement's SQL (stmt_sql[]), NULL for no such statement: for tests, which run each on both engines. */
 const char *lake_stmt_sql(enum stmt_id id);
-/* The statements of read_tune.c, read_sweep.c and read_web.c, each list NULL-terminated: the same, for tests. */
-extern const char *const lake_tune_sql[], *const lake_sweep_sql[], *const lake_web_sql[];
+/* The statements of read_tune.c, read_sweep.c and read_web.c, each list ending with { NULL }: the same. */
+extern const struct lake_read lake_tune_sql[], lake_sweep_sql[], lake_web_sql[];
 
 /* Map SQLite's result to a store_err, keeping its message in s->errmsg. */
 int lake_sql_fail(struct store *s, int rc);

@@ -43,28 +43,26 @@ static const char beats_sql[] =
 	"coalesce(" SQL_SUB("p.start_real_ns", "p.start_ns") ", " SQL_SUB("p.end_real_ns", "p.exit_ts_ns") ")"
 
 /*
- * The processes alive after ?1, each with its newest sample (the highest
- * seq of the process, found in samples_process - whose entries end with
- * the table's key, so max(seq) is one seek - then read by the table's
- * key) and whether a run's key (BOOT-TGID-START, docs/live.md) names it
- * (one seek in runs_key). Its own CPU: the exit record's precise runtime
+ * The processes alive after ?1, each with its newest sample (one probe of
+ * samples_by_process: NEWEST_SAMPLE_JOIN_SQLITE, _PG in db.h) and whether a
+ * run's key (BOOT-TGID-START, docs/live.md) names it (one seek in
+ * runs_key). Its own CPU: the exit record's precise runtime
  * (else utime + stime) when it exited, else its newest sample's.
  */
-static const char processes_sql[] =
-	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.parent_start_ns, p.start_real_ns, "
-	"p.end_real_ns, p.exe, p.tool, p.argv, p.run_id, "
-	"CASE WHEN EXISTS (SELECT 1 FROM runs r INDEXED BY runs_key WHERE r.host_id = p.host_id AND "
-	"r.run_key = p.boot_id || '-' || p.tgid || '-' || p.start_ns) THEN 1 ELSE 0 END, "
-	SQL_ADD("ls.ts_ns", REAL_OFFSET) ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "
-	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", "
-	NONNEG(SQL_ADD("p.utime_ns", "p.stime_ns")) ") ELSE coalesce(" NONNEG("ls.runtime_ns") ", "
-	NONNEG(SQL_ADD("ls.utime_ns", "ls.stime_ns")) ") END "
-	"FROM processes p NOT INDEXED LEFT JOIN samples ls ON ls.host_id = p.host_id AND (ls.stream, ls.seq) = "
-	"(SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process WHERE s.host_id = p.host_id AND "
-	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
-	"ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1) "
-	"WHERE p.end_real_ns IS NULL OR p.end_real_ns > ?1 "
-	"ORDER BY p.host_id, p.boot_id, p.start_ns, p.tgid";
+#define PROCESSES_SQL(join)                                                                                     \
+	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.parent_start_ns, p.start_real_ns, "         \
+	"p.end_real_ns, p.exe, p.tool, p.argv, p.run_id, "                                                      \
+	"CASE WHEN EXISTS (SELECT 1 FROM runs r INDEXED BY runs_key WHERE r.host_id = p.host_id AND "           \
+	"r.run_key = p.boot_id || '-' || p.tgid || '-' || p.start_ns) THEN 1 ELSE 0 END, "                      \
+	SQL_ADD("ls.ts_ns", REAL_OFFSET) ", " NONNEG("ls.runtime_ns") ", " NONNEG("ls.rss_bytes") ", "          \
+	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN coalesce(" NONNEG("p.runtime_ns") ", "                         \
+	NONNEG(SQL_ADD("p.utime_ns", "p.stime_ns")) ") ELSE coalesce(" NONNEG("ls.runtime_ns") ", "             \
+	NONNEG(SQL_ADD("ls.utime_ns", "ls.stime_ns")) ") END "                                                  \
+	"FROM processes p NOT INDEXED " join " "                                                                \
+	"WHERE p.end_real_ns IS NULL OR p.end_real_ns > ?1 "                                                    \
+	"ORDER BY p.host_id, p.boot_id, p.start_ns, p.tgid"
+static const char processes_sql[] = PROCESSES_SQL(NEWEST_SAMPLE_JOIN_SQLITE("TRUE"));
+static const char processes_sql_pg[] = PROCESSES_SQL(NEWEST_SAMPLE_JOIN_PG("TRUE"));
 
 /* The newest heartbeat end and the newest stored batch: aggregates skip the NULL of an empty table. */
 static const char newest_sql[] =
@@ -208,7 +206,7 @@ int store_sweep_beats(struct store *s, int64_t since_ns, store_beat_fn fn, void 
 int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process_fn fn, void *ctx)
 {
 	struct sweep_cb cb = { .process = fn, .ctx = ctx };
-	int rc = sweep_walk(s, processes_sql, since_ns, visit_process, &cb);
+	int rc = sweep_walk(s, sql_is_pg(s->db) ? processes_sql_pg : processes_sql, since_ns, visit_process, &cb);
 
 	lake_json_free(&cb.js);
 	return rc;
@@ -234,4 +232,6 @@ int store_sweep_newest(struct store *s, int64_t *now_ns)
 	return rc;
 }
 
-const char *const lake_sweep_sql[] = { beats_sql, processes_sql, newest_sql, NULL };
+const struct lake_read lake_sweep_sql[] = {
+	{ beats_sql, NULL }, { processes_sql, processes_sql_pg }, { newest_sql, NULL }, { NULL, NULL },
+};

@@ -92,22 +92,21 @@ static const char runs_sql[] =
 #define LIFE                                                                                             \
 	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN " SQL_SUB("p.exit_ts_ns", "p.start_ns") " WHEN ls.ts_ns IS NOT " \
 	"NULL THEN " SQL_SUB("ls.ts_ns", "p.start_ns") " ELSE " SQL_SUB("p.end_real_ns", "p.start_real_ns") " END"
-static const char live_sql[] =
-	"SELECT p.run_id, p.step, 1, CASE WHEN p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL THEN 1 ELSE 0 END, "
-	LIVE("p.runtime_ns", "ls.runtime_ns") ", "
-	"CASE WHEN " LIFE " < 0 THEN 0 ELSE " LIFE " END, "
-	LIVE("p.run_delay_ns", "ls.run_delay_ns") ", " LIVE("p.iowait_ns", "ls.iowait_ns") ", "
-	LIVE("p.blocked_ns", "ls.blocked_ns") ", " LIVE("p.net_wait_ns", "ls.net_wait_ns") ", p.oom_killed, "
-	LIVE("coalesce(p.peak_rss_bytes, p.maxrss_bytes)", "ls.hiwater_rss_bytes") ", "
-	LIVE(IO("p.read_bytes"), "ls.read_bytes") ", " LIVE(IO("p.write_bytes"), "ls.write_bytes") ", "
-	LIVE(IO("p.rchar"), "ls.rchar") ", " LIVE(IO("p.wchar"), "ls.wchar") ", "
-	LIVE(NET("p.net_tx_bytes"), "ls.net_tx_bytes") ", " LIVE(NET("p.net_rx_bytes"), "ls.net_rx_bytes") ", "
-	"p.start_real_ns, p.end_real_ns, " LIVE("p.reclaim_ns", "ls.reclaim_ns") ", " TREE_COLUMNS " "
-	"FROM processes p INDEXED BY processes_run LEFT JOIN samples ls ON ls.host_id = p.host_id AND "
-	"p.exit_ts_ns IS NULL AND (ls.stream, ls.seq) = (SELECT s.stream, s.seq FROM samples s INDEXED BY samples_process "
-	"WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
-	"ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1) "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER;
+#define LIVE_SQL(join)                                                                                          \
+	"SELECT p.run_id, p.step, 1, CASE WHEN p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL THEN 1 ELSE 0 END, " \
+	LIVE("p.runtime_ns", "ls.runtime_ns") ", "                                                              \
+	"CASE WHEN " LIFE " < 0 THEN 0 ELSE " LIFE " END, "                                                     \
+	LIVE("p.run_delay_ns", "ls.run_delay_ns") ", " LIVE("p.iowait_ns", "ls.iowait_ns") ", "                 \
+	LIVE("p.blocked_ns", "ls.blocked_ns") ", " LIVE("p.net_wait_ns", "ls.net_wait_ns") ", p.oom_killed, "   \
+	LIVE("coalesce(p.peak_rss_bytes, p.maxrss_bytes)", "ls.hiwater_rss_bytes") ", "                         \
+	LIVE(IO("p.read_bytes"), "ls.read_bytes") ", " LIVE(IO("p.write_bytes"), "ls.write_bytes") ", "         \
+	LIVE(IO("p.rchar"), "ls.rchar") ", " LIVE(IO("p.wchar"), "ls.wchar") ", "                               \
+	LIVE(NET("p.net_tx_bytes"), "ls.net_tx_bytes") ", " LIVE(NET("p.net_rx_bytes"), "ls.net_rx_bytes") ", " \
+	"p.start_real_ns, p.end_real_ns, " LIVE("p.reclaim_ns", "ls.reclaim_ns") ", " TREE_COLUMNS " "          \
+	"FROM processes p INDEXED BY processes_run " join " "                                                   \
+	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER
+static const char live_sql[] = LIVE_SQL(NEWEST_SAMPLE_JOIN_SQLITE("p.exit_ts_ns IS NULL"));
+static const char live_sql_pg[] = LIVE_SQL(NEWEST_SAMPLE_JOIN_PG("p.exit_ts_ns IS NULL"));
 
 /*
  * The steps, with what a tracer run report's processes (run_processes: no
@@ -158,7 +157,7 @@ static const char oom_sql[] =
 static const char samples_sql[] =
 	"SELECT p.run_id, p.step, p.host_id, p.boot_id, p.tgid, p.start_ns, " SQL_ADD("s.ts_ns", REAL_OFFSET) ", "
 	"s.runtime_ns, s.rss_bytes FROM processes p INDEXED BY processes_run "
-	"JOIN samples s INDEXED BY samples_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
+	"JOIN samples s INDEXED BY samples_by_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
 	"s.tgid = p.tgid AND s.start_ns = p.start_ns "
 	"WHERE p.run_id IN (" SEL_RUNS ") AND " REAL_OFFSET " IS NOT NULL "
 	"ORDER BY " PROC_ORDER ", s.ts_ns";
@@ -965,7 +964,7 @@ int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn f
 	rc = oom_load(s, pipeline, &oom);
 	if (rc)
 		goto out;
-	rc = tune_prepare(s, live_sql, pipeline, &r.live);
+	rc = tune_prepare(s, sql_is_pg(s->db) ? live_sql_pg : live_sql, pipeline, &r.live);
 	if (rc)
 		goto out;
 	r.rc = sql_step(r.live);
@@ -986,7 +985,7 @@ out:
 
 /*
  * Two ways to the same rows. By index (samples_sql, files_sql): process by
- * process through samples_process and files_process, each row then looked
+ * process through samples_by_process and files_process, each row then looked
  * up in its table by key: a cost per row, but only the runs' rows are
  * read. By one scan: the runs' processes in a hash table, then every row
  * of samples and of files in table order, each looked up there (over the
@@ -1390,5 +1389,8 @@ void store_tune_end(struct store *s)
 	s->tune_newest = 0;
 }
 
-const char *const lake_tune_sql[] = { runs_sql, live_sql, tasks_sql, oom_sql, samples_sql, files_sql, share_sql,
-				      procs_sql, scan_samples_sql, scan_files_sql, NULL };
+const struct lake_read lake_tune_sql[] = {
+	{ runs_sql, NULL }, { live_sql, live_sql_pg }, { tasks_sql, NULL }, { oom_sql, NULL }, { samples_sql, NULL },
+	{ files_sql, NULL }, { share_sql, NULL }, { procs_sql, NULL }, { scan_samples_sql, NULL },
+	{ scan_files_sql, NULL }, { NULL, NULL },
+};

@@ -119,4 +119,4 @@ int store_counts(struct store *s, struct store_counts *c)
 	return rc;
 }
 
-const char *const lake_web_sql[] = { hosts_sql, counts_sql, NULL };
+const struct lake_read lake_web_sql[] = { { hosts_sql, NULL }, { counts_sql, NULL }, { NULL, NULL } };

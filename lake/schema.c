@@ -113,7 +113,11 @@ static const struct lake_column samples_cols[] = {
 };
 static const struct lake_index samples_idx[] = {
 	/* 8: with ts_ns, for a process's newest sample of any stream (its table rebuilt, its indexes anew) */
-	IDX("samples_process", "host_id, boot_id, tgid, start_ns, ts_ns", false, 1),
+	IDX_UNTIL("samples_process", "host_id, boot_id, tgid, start_ns, ts_ns", false, 1, 10),
+	/* 10: the same with the table's key at the end, so that PostgreSQL finds a process's newest sample (by
+	 * ts_ns, stream, seq) in one backward probe, without sorting its samples (SQLite's index already ended
+	 * with the key: its entries are the same) */
+	IDX("samples_by_process", "host_id, boot_id, tgid, start_ns, ts_ns, stream, seq", false, 10),
 };
 
 static const struct lake_column files_cols[] = {

@@ -15,7 +15,7 @@
 #include "json.h"
 
 /* The lake's schema version: what schema.c's table describes (docs/lake.md, "Versions"). */
-#define LAKE_SCHEMA_VERSION 9
+#define LAKE_SCHEMA_VERSION 10
 
 enum lake_type {
 	LK_INT,  /* a 64-bit integer */

@@ -399,6 +399,11 @@ static const bool stmt_queued[ST_COUNT] = {
 	[ST_LOST_RUNS] = true,
 };
 
+const char *lake_read_text(const struct lake_read *r, const struct sql *db)
+{
+	return r->pg && sql_is_pg(db) ? r->pg : r->sql;
+}
+
 const char *lake_stmt_sql(enum stmt_id id)
 {
 	return (unsigned)id < ST_COUNT ? stmt_sql[id] : NULL;

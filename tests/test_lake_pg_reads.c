@@ -159,8 +159,8 @@ static void prepares(struct sql *db, const char *sql)
 static void every_read_prepares_on_both_engines(void **state)
 {
 	struct one *o = *state;
-	const char *const *lists[] = { lake_tune_sql, lake_sweep_sql, lake_web_sql };
-	unsigned n = 0;
+	const struct lake_read *lists[] = { lake_tune_sql, lake_sweep_sql, lake_web_sql };
+	unsigned n = 0, own = 0;
 
 	for (size_t i = 0; i < N(reads); i++) {
 		prepares(o->lite, lake_stmt_sql(reads[i]));
@@ -168,11 +168,13 @@ static void every_read_prepares_on_both_engines(void **state)
 		n++;
 	}
 	for (size_t l = 0; l < N(lists); l++)
-		for (const char *const *s = lists[l]; *s; s++, n++) {
-			prepares(o->lite, *s);
-			prepares(o->pg, *s);
+		for (const struct lake_read *r = lists[l]; r->sql; r++, n++) {
+			prepares(o->lite, lake_read_text(r, o->lite));
+			prepares(o->pg, lake_read_text(r, o->pg));
+			own += r->pg != NULL;
 		}
 	assert_int_equal(n, N(reads) + 10 + 3 + 2);
+	assert_int_equal(own, 2); /* live_sql's and processes_sql's newest sample: a LATERAL join on PostgreSQL */
 }
 
 /* ---- the same rows in both lakes -------------------------------------------------------------------- */
@@ -242,6 +244,11 @@ static const char *const rows_sql[] = {
 	"('h1', 23, 'bt1', 101, 1100, 1500, 30, 10, 10, 200, 250, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1), "
 	"('h1', 25, 'bt1', 101, 1100, 1400, 20, 5, 5, 150, 0, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1), "
 	"('h2', 24, 'bt2', 200, 2000, 2500, 5, 2, 2, 50, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)",
+	/* 102's newest sample: at the same ts_ns as seq 21, of a higher stream */
+	"INSERT INTO samples (host_id, seq, stream, boot_id, tgid, start_ns, ts_ns, runtime_ns, utime_ns, stime_ns, "
+	"rss_bytes, hiwater_rss_bytes, net_tx_bytes, net_rx_bytes, read_bytes, write_bytes, rchar, wchar, "
+	"run_delay_ns, iowait_ns, blocked_ns, net_wait_ns, reclaim_ns) VALUES "
+	"('h1', 5, 1, 'bt1', 102, 1200, 1800, 210, 95, 85, 330, 410, 11, 12, 3, 4, 5, 6, 7, 8, 9, 10, 11)",
 	"INSERT INTO files (host_id, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) VALUES "
 	"('h1', 30, 'bt1', 101, 1100, 1200, '/in.fq', 'r', 0), ('h1', 31, 'bt1', 101, 1100, 1300, '/out.bam', 'w', 0), "
 	"('h1', 32, 'bt1', 101, 1100, 1400, '/in.fq', 'w', 0), ('h1', 33, 'bt1', 102, 1200, 1500, '/x', 'rw', 0), "
@@ -302,16 +309,20 @@ struct param {
 #define PT(v) { .kind = P_TEXT, .t = (v) }
 #define PN { .kind = P_NULL }
 
-/* Every row and column of sql on both engines, bound to p (as many as it has), the same; the rows it gave. */
-static int same_rows(struct one *o, const char *sql, const struct param *p)
+/*
+ * Every row and column of r on both engines (each its own text), bound to p (as many as it has), the same;
+ * the rows it gave.
+ */
+static int same_rows_of(struct one *o, const struct lake_read *r, const struct param *p)
 {
+	const char *sql = r->sql;
 	struct sql_stmt *a = NULL, *b = NULL;
 	int rows = 0, ra, rb;
 
-	if (sql_prepare(o->lite, sql, false, &a) != SQL_OK)
+	if (sql_prepare(o->lite, lake_read_text(r, o->lite), false, &a) != SQL_OK)
 		fail_msg("SQLite: %s\n%s", sql_errmsg(o->lite), sql);
-	if (sql_prepare(o->pg, sql, false, &b) != SQL_OK)
-		fail_msg("PostgreSQL: %s\n%s", sql_errmsg(o->pg), sql);
+	if (sql_prepare(o->pg, lake_read_text(r, o->pg), false, &b) != SQL_OK)
+		fail_msg("PostgreSQL: %s\n%s", sql_errmsg(o->pg), lake_read_text(r, o->pg));
 	assert_int_equal(sql_param_count(a), sql_param_count(b));
 	for (int i = 0; i < sql_param_count(a); i++) {
 		struct sql_stmt *both[] = { a, b };
@@ -369,6 +380,14 @@ static int same_rows(struct one *o, const char *sql, const struct param *p)
 	return rows;
 }
 
+/* The same for a statement both engines run as it is. */
+static int same_rows(struct one *o, const char *sql, const struct param *p)
+{
+	const struct lake_read r = { sql, NULL };
+
+	return same_rows_of(o, &r, p);
+}
+
 static void store_reads_give_the_same_rows_on_both_engines(void **state)
 {
 	struct one *o = *state;
@@ -412,14 +431,14 @@ static void analysis_sweep_and_web_reads_give_the_same_rows_on_both_engines(void
 
 	fill(o->lite);
 	fill(o->pg);
-	for (const char *const *s = lake_tune_sql; *s; s++)
+	for (const struct lake_read *r = lake_tune_sql; r->sql; r++)
 		for (size_t i = 0; i < N(tune); i++)
-			rows += same_rows(o, *s, tune[i]);
-	for (const char *const *s = lake_sweep_sql; *s; s++)
+			rows += same_rows_of(o, r, tune[i]);
+	for (const struct lake_read *r = lake_sweep_sql; r->sql; r++)
 		for (size_t i = 0; i < N(sweep); i++)
-			rows += same_rows(o, *s, sweep[i]);
-	for (const char *const *s = lake_web_sql; *s; s++)
-		rows += same_rows(o, *s, NULL);
+			rows += same_rows_of(o, r, sweep[i]);
+	for (const struct lake_read *r = lake_web_sql; r->sql; r++)
+		rows += same_rows_of(o, r, NULL);
 	assert_true(rows > 50);
 }
 

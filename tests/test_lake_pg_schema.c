@@ -381,7 +381,7 @@ static void pg_schema_text(PGconn *db, char *out, size_t outlen)
 
 /*
  * A lake made at version 8, the first PostgreSQL lake, then upgraded to this version is exactly a new one
- * (nothing to do until a version 9: this is where its upgrade will be proved).
+ * (the upgrades of versions 9 and 10 included).
  */
 static void a_version_8_pg_lake_upgraded_is_exactly_a_new_one(void **state)
 {
