@@ -17,7 +17,7 @@
 #    and not stored; duplicated = rows stored beyond one per seq; every acknowledged batch stored once.
 # Usage: bench/fleet.sh [BUILD_DIR]; env HOSTS (1000), PROCS (100), SECONDS (60), INGESTS (2),
 # DB (sqlite), KILL_INGEST (0), RESTART_PG (0), HEARTBEAT_S (5), DRAIN_S (300), KEEP=1 keeps the
-# temporary directory. Results: "<metric> <value> <unit>" lines on stdout, diagnostics on stderr.
+# temporary directory (and the PostgreSQL cluster, stopped: pg.sh says how to start it). Results: "<metric> <value> <unit>" lines on stdout, diagnostics on stderr.
 # Exit 1 when a record was lost or doubled, an acknowledged batch is not in the lake once, a record
 # was not derived, or the p99 lag is over 5 s (each said on stderr); 2 on a usage or setup error.
 secs=$SECONDS # first: bash counts SECONDS up from what the environment gave it (from 0 when nothing)
@@ -82,6 +82,7 @@ else
 	# shellcheck source=/dev/null
 	. "$repo/tests/e2e/pg.sh"
 	export PG_FSYNC=${PG_FSYNC:-on}
+	PG_KEEP=${KEEP:-0} # KEEP=1: pg_stop keeps the cluster
 	if [ "${PG_TCP:-0}" = 1 ]; then
 		pg_start --tcp
 		db_arg=$PG_TCP_URI

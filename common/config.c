@@ -173,8 +173,8 @@ static const struct config_key keys[] = {
 	PATH("ingest_client_ca", ingest_client_ca, CK_EMPTY_OK, "", "ingest",
 	     "with TLS: the CA client certificates must chain to (PEM), checked in the handshake; empty: none asked"),
 	DURATION("lake_retention", lake_retention_ns, 0, 100 * 366 * DAY, "2160h", "ingest",
-		 "how long the lake keeps records, samples, files, heartbeats and its batches ledger, in whole days "
-		 "(2160h: 90 days); 0: for ever"),
+		 "how long the lake keeps records, samples, files, heartbeats, the agents' counters and losses, and "
+		 "its batches ledger, in whole days (2160h: 90 days); 0: for ever"),
 	DURATION("lake_retention_runs", lake_retention_runs_ns, 0, 100 * 366 * DAY, "8784h", "ingest",
 		 "how long the lake keeps runs (with their steps, processes and signals) and processes (8784h: 366 "
 		 "days); 0: for ever"),

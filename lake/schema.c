@@ -33,6 +33,8 @@
 /* 9: when the ingest received the row's batch (a time-partitioned table's partition key); the rows of before
  * take their batch's (upgrades[]) */
 #define RECEIVED ZERO(LAKE_PARTITION_COLUMN, 9)
+/* 10: the same for the other rows a record makes, the agent's counters and its losses */
+#define RECEIVED_10 ZERO(LAKE_PARTITION_COLUMN, 10)
 
 #define IDX(n, c, u, v) { .name = n, .columns = c, .unique = u, .since = v }
 #define IDX_UNTIL(n, c, u, v, w) { .name = n, .columns = c, .unique = u, .since = v, .until = w }
@@ -141,7 +143,7 @@ static const struct lake_index signals_idx[] = { IDX("signals_run", "run_id", fa
 static const struct lake_column agent_counters_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("ts_ns"), INT_NN("kernel_drops"),
 	INT_NN("kernel_state_drops"), INT_NN("ring_drops"), INT_NN("records_copied"), INT_NN("bad_consumer_pos"),
-	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM,
+	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM, RECEIVED_10,
 };
 
 /* 9: a host's newest counters (tracer-web's hosts, read_web.c) */
@@ -149,7 +151,7 @@ static const struct lake_index agent_counters_idx[] = { IDX("agent_counters_host
 
 static const struct lake_column losses_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),
-	INT_NN("records"), INT_NN("bytes"), STREAM,
+	INT_NN("records"), INT_NN("bytes"), STREAM, RECEIVED_10,
 };
 
 /* The six figures of a "live" object (docs/live.md), in runs and steps from version 3. */
@@ -239,8 +241,8 @@ const struct lake_table lake_tables[] = {
 	TABLE("cgroups", 1, cgroups_cols, .key = "host_id, boot_id, v1, cgroup_id"),
 	TABLE("signals", 1, signals_cols, INDEXES(signals_idx)),
 	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
-	      INDEXES(agent_counters_idx)),
-	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY)),
+	      INDEXES(agent_counters_idx), .partitioned = 10),
+	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY), .partitioned = 10),
 	TABLE("runs", 1, runs_cols, .unique = "host_id, stream, seq", REBUILT_8(SEQ_KEY), INDEXES(runs_idx)),
 	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
 	TABLE("run_processes", 1, run_processes_cols, .key = "run_id, idx"),
@@ -293,6 +295,10 @@ static const struct {
 	  .pg = "UPDATE records r SET received_ns = b.received_ns FROM batches b WHERE b.hash = r.batch_hash;\n"
 		PG_RECEIVED_FROM_RECORDS("samples") PG_RECEIVED_FROM_RECORDS("files")
 			PG_RECEIVED_FROM_RECORDS("heartbeats") },
+	/* 10: the same for the agent's counters and losses (a row per record: a second of each host's) */
+	{ .version = 10,
+	  .sqlite = RECEIVED_FROM_RECORDS("agent_counters") RECEIVED_FROM_RECORDS("losses"),
+	  .pg = PG_RECEIVED_FROM_RECORDS("agent_counters") PG_RECEIVED_FROM_RECORDS("losses") },
 };
 
 const struct lake_table *lake_table(const char *name)

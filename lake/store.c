@@ -223,11 +223,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
 		      "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, v1, cgroup_id) DO UPDATE SET "
 		      "path = excluded.path, truncated = excluded.truncated, seq = excluded.seq",
-	[ST_COUNTERS] = "INSERT INTO agent_counters (host_id, stream, seq, boot_id, ts_ns, kernel_drops, kernel_state_drops, "
-			"ring_drops, records_copied, bad_consumer_pos, kernel_drops_by_type, ring_drops_by_type) "
-			"VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_LOSS] = "INSERT INTO losses (host_id, stream, seq, reason, first_seq, last_seq, records, bytes) "
-		    "VALUES (?,?,?,?,?,?,?,?)",
+	[ST_COUNTERS] = "INSERT INTO agent_counters (host_id, stream, seq, received_ns, boot_id, ts_ns, kernel_drops, "
+			"kernel_state_drops, ring_drops, records_copied, bad_consumer_pos, kernel_drops_by_type, "
+			"ring_drops_by_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_LOSS] = "INSERT INTO losses (host_id, stream, seq, received_ns, reason, first_seq, last_seq, records, bytes) "
+		    "VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_KEY_GET] = "SELECT public_key, host_id, source FROM keys WHERE key_id = ?1",
 	[ST_KEY_ROTATION] = "INSERT INTO keys (key_id, public_key, host_id, source, announced_by, batch_hash, "
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
@@ -977,22 +977,17 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* Start a statement with the columns every per-record row begins with: host_id, stream, seq. */
-static struct bind bind_record_row(struct batch_ctx *c, enum stmt_id id)
+/*
+ * Start a statement with the columns every per-record row begins with (records, samples, files,
+ * agent_counters, losses: time-partitioned tables): host_id, stream, seq, then when its batch came.
+ */
+static struct bind bind_series_row(struct batch_ctx *c, enum stmt_id id)
 {
 	struct bind b = lake_bind_start(c->s, id);
 
 	lake_b_str(&b, c->host);
 	lake_b_i64(&b, c->stream);
 	b_u64(&b, c->seq);
-	return b;
-}
-
-/* A row of a time-partitioned table (records, samples, files): those, then when its batch came. */
-static struct bind bind_series_row(struct batch_ctx *c, enum stmt_id id)
-{
-	struct bind b = bind_record_row(c, id);
-
 	b_u64(&b, c->received_ns);
 	return b;
 }
@@ -1309,7 +1304,7 @@ static uint64_t put_counts(struct obuf *o, const __u64 *v, size_t n)
 static int derive_counters(struct batch_ctx *c, const struct tr_counters *k)
 {
 	struct obuf *o = &c->s->drops_json;
-	struct bind b = bind_record_row(c, ST_COUNTERS);
+	struct bind b = bind_series_row(c, ST_COUNTERS);
 	uint64_t kernel, ring;
 	size_t klen;
 
@@ -1379,7 +1374,7 @@ static int derive_loss(struct batch_ctx *c, const struct tr_frame *f, const void
 		c->res->undecodable++;
 		return STORE_OK;
 	}
-	b = bind_record_row(c, ST_LOSS);
+	b = bind_series_row(c, ST_LOSS);
 	lake_b_str(&b, reason);
 	b_u64(&b, l.first_seq);
 	b_u64(&b, l.last_seq);

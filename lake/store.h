@@ -126,7 +126,8 @@ struct store_upkeep {
 };
 
 /*
- * Keep the time series (records, samples, files, heartbeats, the batches ledger, gaps) series_ns, runs
+ * Keep the time series (records, samples, files, heartbeats, agent_counters, losses, the batches ledger,
+ * gaps) series_ns, runs
  * with their steps, processes and signals runs_ns; 0: for ever (the default of a store opened).
  */
 void store_set_retention(struct store *s, uint64_t series_ns, uint64_t runs_ns);

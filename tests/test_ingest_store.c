@@ -306,6 +306,14 @@ static void samples_files_cgroups_counters_and_losses_fill_their_tables(void **s
 	assert_int_equal(lake_q(fx, "SELECT records_copied FROM agent_counters"), 1000);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM losses WHERE reason = 'evicted' AND first_seq = 100 AND "
 			       "last_seq = 199 AND records = 100 AND bytes = 12345"), 1);
+	/* every row a record made carries when its batch came, as the record does (the day partition) */
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM records WHERE received_ns > 0"), 7);
+	assert_int_equal(lake_q(fx, "SELECT (SELECT count(*) FROM samples s JOIN records r USING (host_id, stream, "
+			       "seq) WHERE s.received_ns = r.received_ns) + (SELECT count(*) FROM files f JOIN "
+			       "records r USING (host_id, stream, seq) WHERE f.received_ns = r.received_ns) + "
+			       "(SELECT count(*) FROM agent_counters a JOIN records r USING (host_id, stream, seq) "
+			       "WHERE a.received_ns = r.received_ns) + (SELECT count(*) FROM losses l JOIN records r "
+			       "USING (host_id, stream, seq) WHERE l.received_ns = r.received_ns)"), 3 + 1 + 1 + 1);
 }
 
 /* ---- exactly once ------------------------------------------------------------ */
@@ -1197,8 +1205,14 @@ static void retention_removes_the_days_past_it_and_keeps_the_rest(void **state)
 	struct lake_fixture *fx = *state;
 	struct store_upkeep up;
 	struct store_result res;
+	struct tr_counters k;
+	struct tl_loss loss = { .reason = TL_LOSS_RING, .first_seq = 1, .last_seq = 2, .records = 2, .bytes = 9 };
 
-	add_samples(fx, 1, 5);
+	memset(&k, 0, sizeof(k));
+	k.hdr = encode_hdr(TR_COUNTERS, 4);
+	add_samples(fx, 1, 3);
+	assert_true(frames_add(&fx->f, 4, TR_COUNTERS, &k, sizeof(k)));
+	assert_true(frames_add(&fx->f, 5, TL_LOSS, &loss, sizeof(loss)));
 	assert_true(frames_add(&fx->f, 6, TL_RUN_REPORT, good_report, sizeof(good_report) - 1));
 	assert_int_equal(lake_store_sealed(fx, fx->host, 1, DAY0 * DAY_NS + 7, &res, NULL), STORE_OK);
 	frames_reset(&fx->f);
@@ -1208,7 +1222,9 @@ static void retention_removes_the_days_past_it_and_keeps_the_rest(void **state)
 	add_samples(fx, 11, 3);
 	assert_int_equal(lake_store_sealed(fx, fx->host, 3, (DAY0 + 100) * DAY_NS, &res, NULL), STORE_OK);
 	frames_reset(&fx->f);
-	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 10);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 8);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM agent_counters") + lake_q(fx, "SELECT count(*) FROM losses"),
+			 2);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 1);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 1);
 
@@ -1220,6 +1236,8 @@ static void retention_removes_the_days_past_it_and_keeps_the_rest(void **state)
 	/* 90 days: the cutoff falls in DAY0 + 1 (its first hour): DAY0 goes, DAY0 + 1 stays whole */
 	assert_int_equal(lake_maintain(fx, 90 * DAY_NS, 0, (DAY0 + 91) * DAY_NS + 3600000000000ull, &up), STORE_OK);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM samples"), 5);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM agent_counters") + lake_q(fx, "SELECT count(*) FROM losses"),
+			 0);
 	assert_int_equal(lake_q(fx, "SELECT min(seq) FROM records"), 9);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM batches"), 2);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM gaps"), 1); /* found on DAY0 + 1 */
@@ -1711,6 +1729,8 @@ static void a_version_8_lake_gets_each_rows_received_ns_from_its_batch(void **st
 	struct store_result res;
 	char path[128], err[256];
 	uint8_t boot[BATCH_BOOT_ID_LEN] = { 8 };
+	struct tr_counters k;
+	struct tl_loss loss = { .reason = TL_LOSS_RING, .first_seq = 1, .last_seq = 2, .records = 2, .bytes = 9 };
 
 	lake_mirror_off(fx); /* an old lake made by hand */
 	snprintf(path, sizeof(path), "%s/v8.db", fx->dir);
@@ -1720,6 +1740,10 @@ static void a_version_8_lake_gets_each_rows_received_ns_from_its_batch(void **st
 	assert_int_equal(lake_store_sealed(fx, fx->host, 1, 1700000000000000111ull, &res, NULL), STORE_OK);
 	frames_reset(&fx->f);
 	add_samples(fx, 4, 2);
+	memset(&k, 0, sizeof(k));
+	k.hdr = encode_hdr(TR_COUNTERS, 6);
+	assert_true(frames_add(&fx->f, 6, TR_COUNTERS, &k, sizeof(k)));
+	assert_true(frames_add(&fx->f, 7, TL_LOSS, &loss, sizeof(loss)));
 	assert_int_equal(store_sealed_boot(fx, boot, 2, &res), STORE_OK);
 	frames_reset(&fx->f);
 	fx->st = keep;
@@ -1729,10 +1753,15 @@ static void a_version_8_lake_gets_each_rows_received_ns_from_its_batch(void **st
 			 0);
 	lake_assert_upgraded(fx, path, 8);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM records r JOIN batches b ON b.hash = r.batch_hash AND "
-				       "b.received_ns = r.received_ns"), 5);
+				       "b.received_ns = r.received_ns"), 7);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM records WHERE received_ns = 1700000000000000111"), 3);
 	assert_int_equal(sql_int(path, "SELECT count(*) FROM samples s JOIN records r USING (host_id, stream, seq) "
 				       "WHERE s.received_ns = r.received_ns AND r.received_ns > 0"), 5);
+	/* version 10's: the agent's counters and losses the same way */
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM agent_counters a JOIN records r USING (host_id, stream, "
+				       "seq) WHERE a.received_ns = r.received_ns AND r.received_ns > 0"), 1);
+	assert_int_equal(sql_int(path, "SELECT count(*) FROM losses l JOIN records r USING (host_id, stream, seq) "
+				       "WHERE l.received_ns = r.received_ns AND r.received_ns > 0"), 1);
 }
 
 static void a_version_3_lake_is_upgraded_keeping_its_rows_with_the_host_unknown(void **state)

@@ -404,9 +404,10 @@ static void a_version_8_pg_lake_upgraded_is_exactly_a_new_one(void **state)
 }
 
 /*
- * Version 9 partitioned records, samples, files and heartbeats by day on received_ns: a version 8 lake's rows
- * take their batch's received_ns (a record names its batch, the other rows share its seq), each lands in its
- * day's partition, and nothing is lost; a row whose batch is gone gets 0 (1970-01-01's partition).
+ * Version 9 partitioned records, samples, files and heartbeats by day on received_ns (version 10 the agent's
+ * counters and losses): a version 8 lake's rows take their batch's received_ns (a record names its batch, the
+ * other rows share its seq), each lands in its day's partition, and nothing is lost; a row whose batch is
+ * gone gets 0 (1970-01-01's partition).
  */
 static void a_version_8_pg_lakes_rows_move_into_their_days_partitions(void **state)
 {
@@ -426,7 +427,12 @@ static void a_version_8_pg_lakes_rows_move_into_their_days_partitions(void **sta
 		 "('h', 3, 'o', 1, 1, 2);\n"
 		 "INSERT INTO files (host_id, seq, boot_id, tgid, start_ns, ts_ns, path, mode, truncated) VALUES "
 		 "('h', 1, 'o', 1, 1, 1, '/x', 'r', 0);\n"
-		 "INSERT INTO heartbeats (host_id, seq, start_ns, end_ns) VALUES ('h', 3, 1, 2)");
+		 "INSERT INTO heartbeats (host_id, seq, start_ns, end_ns) VALUES ('h', 3, 1, 2);\n"
+		 "INSERT INTO agent_counters (host_id, seq, boot_id, ts_ns, kernel_drops, kernel_state_drops, ring_drops, "
+		 "records_copied, bad_consumer_pos, kernel_drops_by_type, ring_drops_by_type) VALUES "
+		 "('h', 2, 'o', 1, 0, 0, 0, 0, 0, '[]', '[]');\n"
+		 "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes) VALUES "
+		 "('h', 3, 'ring', 1, 1, 1, 1)");
 	pg_schema_apply(t->db, LAKE_SCHEMA_PG_FIRST, LAKE_SCHEMA_VERSION);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records"), 4);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records WHERE seq = 1 AND received_ns = 20000 * " DAY_NS
@@ -438,6 +444,11 @@ static void a_version_8_pg_lakes_rows_move_into_their_days_partitions(void **sta
 				     " + 5) OR (seq = 3 AND received_ns = 20001 * " DAY_NS " + 7)"), 2);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM files WHERE received_ns = 20000 * " DAY_NS " + 5"), 1);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM heartbeats WHERE received_ns = 20001 * " DAY_NS " + 7"), 1);
+	/* version 10: the counters and losses too */
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM agent_counters_p20241004 WHERE received_ns = 20000 * " DAY_NS
+				     " + 5"), 1);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM losses_p20241005 WHERE received_ns = 20001 * " DAY_NS
+				     " + 7"), 1);
 	/* day 20000 is 2024-10-04: each row in its day's partition, each table with the days it has rows of */
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records_p20241004"), 2);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM records_p20241005"), 1);
@@ -447,7 +458,7 @@ static void a_version_8_pg_lakes_rows_move_into_their_days_partitions(void **sta
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhparent "
 				     "WHERE c.relname = 'samples'"), 2);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
-				     "c.relkind = 'r'"), 3 + 2 + 1 + 1);
+				     "c.relkind = 'r'"), 3 + 2 + 1 + 1 + 1 + 1);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_class WHERE relname = 'lake_old'"), 0);
 #undef DAY_NS
 }

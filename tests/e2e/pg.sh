@@ -20,7 +20,8 @@
 # a test's own cluster, never a real lake. PG_BIN: PostgreSQL's programs
 # (TRACER_PG_BIN overrides /usr/lib/postgresql/15/bin).
 #
-# pg_stop (pg_ctl stop -m fast, then the directory removed) is registered
+# pg_stop (pg_ctl stop -m fast, then the directory removed; PG_KEEP=1 keeps
+# it, and says how to start the cluster again) is registered
 # with lib.sh's e2e_on_exit when lib.sh is sourced, so it runs however the
 # test ends; a script without lib.sh (a benchmark) calls it itself, or
 # traps it. One cluster per shell; pg_stop twice is harmless.
@@ -120,7 +121,12 @@ pg_stop() {
 		pg_ctl_owner stop -m fast -w -t 30 -s >>"$PG_DIR/setup.log" 2>&1 ||
 			pg_ctl_owner stop -m immediate -w -t 30 -s >>"$PG_DIR/setup.log" 2>&1
 	fi
-	rm -rf "$PG_DIR"
+	if [ "${PG_KEEP:-0}" = 1 ]; then
+		echo "pg.sh: kept the cluster in $PG_DIR; to start it again, as $(stat -c %U "$PG_DIR/data"):" \
+			"$PG_BIN/pg_ctl -D $PG_DIR/data -l $PG_DIR/server.log start; then psql '$PG_URI'" >&2
+	else
+		rm -rf "$PG_DIR"
+	fi
 	unset PG_DIR PG_URI PG_TCP_URI PG_TCP_PORT
 	return 0
 }

@@ -136,7 +136,7 @@ wait "$a_pid" "$b_pid" 2>/dev/null
 # ---- 2b. partitions and retention (docs/lake.md, "Partitions and retention") ---------------------------
 # Each ingest ran the upkeep when it opened the lake: each time-series table has its partitions of yesterday
 # to a week ahead (9 days; 10 if the day changed between the two ingests' starts), today's among them.
-for t in records samples files heartbeats; do
+for t in records samples files heartbeats agent_counters losses; do
 	got=$(psql_q "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
 		WHERE i.inhparent = '$t'::regclass")
 	case $got in 9 | 10) ;; *) e2e_fail "$t has $got partitions, want 9 (yesterday to 7 days ahead)" ;; esac
