@@ -146,8 +146,14 @@ static const struct lake_column agent_counters_cols[] = {
 	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM, RECEIVED_10,
 };
 
-/* 9: a host's newest counters (tracer-web's hosts, read_web.c) */
-static const struct lake_index agent_counters_idx[] = { IDX("agent_counters_host_seq", "host_id, seq", false, 9) };
+/*
+ * A host's newest counters (tracer-web's hosts, read_web.c): 9, by seq; 10, those received last (a new spool's
+ * stream counts its seqs from 1 again), then by seq.
+ */
+static const struct lake_index agent_counters_idx[] = {
+	IDX_UNTIL("agent_counters_host_seq", "host_id, seq", false, 9, 10),
+	IDX("agent_counters_newest", "host_id, received_ns, seq", false, 10),
+};
 
 static const struct lake_column losses_cols[] = {
 	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),

@@ -316,6 +316,51 @@ static void samples_files_cgroups_counters_and_losses_fill_their_tables(void **s
 			       "USING (host_id, stream, seq) WHERE l.received_ns = r.received_ns)"), 3 + 1 + 1 + 1);
 }
 
+static int newest_drops(void *ctx, const struct store_host *h)
+{
+	int64_t *out = ctx;
+
+	out[0] = h->kernel_drops.known ? h->kernel_drops.v : -1;
+	out[1] = h->ring_drops.known ? h->ring_drops.v : -1;
+	return 0;
+}
+
+/*
+ * A host's drops on tracer-web are its newest counters: those received last, whatever their stream (a new
+ * spool's stream counts its seqs from 1 again, below the old stream's), by seq within a batch.
+ */
+static void a_hosts_newest_counters_are_those_received_last_of_any_stream(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store_result res;
+	struct tr_counters k;
+	int64_t got[2] = { 0, 0 };
+
+	memset(&k, 0, sizeof(k));
+	k.hdr = encode_hdr(TR_COUNTERS, 1);
+	k.kernel_drops[TR_EXEC] = 7;
+	k.ring_drops[TR_EXEC] = 70;
+	assert_true(frames_add(&fx->f, 50, TR_COUNTERS, &k, sizeof(k)));
+	k.kernel_drops[TR_EXEC] = 8; /* the batch's newer row: its higher seq */
+	assert_true(frames_add(&fx->f, 51, TR_COUNTERS, &k, sizeof(k)));
+	assert_int_equal(lake_store_sealed(fx, fx->host, 1, 1700000000000000000ull, &res, NULL), STORE_OK);
+	frames_reset(&fx->f);
+	assert_int_equal(store_hosts(fx->st, newest_drops, got), STORE_OK);
+	assert_int_equal(got[0], 8);
+	assert_int_equal(got[1], 70);
+	fx->f.stream = 0x99; /* the collector restarted with a new spool: seqs from 1, received later */
+	k.kernel_drops[TR_EXEC] = 2;
+	k.ring_drops[TR_EXEC] = 3;
+	assert_true(frames_add(&fx->f, 1, TR_COUNTERS, &k, sizeof(k)));
+	assert_int_equal(lake_store_sealed(fx, fx->host, 1, 1700000000000000000ull + 1000000000, &res, NULL),
+			 STORE_OK);
+	frames_reset(&fx->f);
+	fx->f.stream = 0;
+	assert_int_equal(store_hosts(fx->st, newest_drops, got), STORE_OK);
+	assert_int_equal(got[0], 2);
+	assert_int_equal(got[1], 3);
+}
+
 /* ---- exactly once ------------------------------------------------------------ */
 
 static void same_batch_twice_is_a_duplicate_and_stores_nothing(void **state)
@@ -2503,6 +2548,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(reformed_batch_overlapping_stored_records_stores_only_the_new_ones, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(records_are_keyed_by_host_so_two_hosts_share_seqs, setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_hosts_newest_counters_are_those_received_last_of_any_stream, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(two_streams_of_a_host_share_seqs_each_stored_once, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(gaps_between_and_within_batches_are_recorded_and_filled, setup, lake_fixture_teardown),

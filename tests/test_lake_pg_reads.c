@@ -196,6 +196,10 @@ static const char *const rows_sql[] = {
 	"INSERT INTO agent_counters (host_id, seq, boot_id, ts_ns, kernel_drops, kernel_state_drops, ring_drops, "
 	"records_copied, bad_consumer_pos, kernel_drops_by_type, ring_drops_by_type) VALUES "
 	"('h1', 1, 'bt1', 1, 5, 0, 6, 0, 0, '[]', '[]'), ('h1', 2, 'bt1', 2, 7, 0, 8, 0, 0, '[]', '[]')",
+	/* h1's newest counters: of a new stream, a lower seq, received later */
+	"INSERT INTO agent_counters (host_id, stream, seq, received_ns, boot_id, ts_ns, kernel_drops, "
+	"kernel_state_drops, ring_drops, records_copied, bad_consumer_pos, kernel_drops_by_type, ring_drops_by_type) "
+	"VALUES ('h1', 9, 1, 5, 'bt1', 3, 1, 0, 2, 0, 0, '[]', '[]')",
 	"INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes) VALUES "
 	"('h1', 3, 'evicted', 1, 3, 3, 100), ('h1', 4, 'ring', 1, 4, 4, 100), ('h1', 5, 'evicted', 1, 2, 2, 10)",
 	"INSERT INTO runs (run_id, host_id, boot_id, seq, batch_hash, command, exit_code, start_ns, end_ns, pipeline, "
