@@ -82,7 +82,7 @@ else
 	# shellcheck source=/dev/null
 	. "$repo/tests/e2e/pg.sh"
 	export PG_FSYNC=${PG_FSYNC:-on}
-	PG_KEEP=${KEEP:-0} # KEEP=1: pg_stop keeps the cluster
+	export PG_KEEP=${KEEP:-0} # KEEP=1: pg_stop keeps the cluster
 	if [ "${PG_TCP:-0}" = 1 ]; then
 		pg_start --tcp
 		db_arg=$PG_TCP_URI

@@ -175,7 +175,7 @@ dlv_wait_status() {
 	local key=$1 op=$2 want=$3 limit=$(($4 * 10)) i v
 	for ((i = 0; i <= limit; i++)); do
 		v=$(dlv_status "$key")
-		[ "$v" "$op" "$want" ] 2>/dev/null && return 0
+		test "$v" "$op" "$want" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	e2e_fail "status $key: expected $op $want within $4 s${5:+ ($5)}, saw $v; processor: $(tail -2 "$D/processor.err")"
