@@ -57,8 +57,8 @@
  * The second writes "generating\n" to FD when the first look makes
  * records, its results as "<metric> <value> <unit>" lines on stdout,
  * progress on stderr, and into FILE a line a host: its host id (hex), its
- * stream, the last seq it made, the batches acknowledged (bench/fleet.sh
- * compares them with the lake). HEX: 64 hex digits. Environment: HOSTS
+ * stream, the last seq it made, the batches acknowledged, the last seq
+ * acknowledged (bench/fleet.sh compares them with the lake). HEX: 64 hex digits. Environment: HOSTS
  * (1000), PROCS (100: a root and (PROCS - 1) / 3 jobs), SECONDS (60),
  * HEARTBEAT_S (5), DRAIN_S (300). Exit 0 when every record made was
  * acknowledged; 1 when not (the drain timed out, a batch was refused for
@@ -203,6 +203,7 @@ struct host {
 	size_t reply_len;
 	char errbuf[CURL_ERROR_SIZE];
 	uint64_t batches_acked;
+	uint64_t acked_seq; /* the last seq of the last batch acknowledged: one in flight, so all below too */
 };
 
 struct fleet {
@@ -1029,6 +1030,7 @@ static void acked(struct fleet *f, struct host *h)
 		f->dup_replies++;
 	h->targets[h->in_use].fails = 0;
 	h->batches_acked++;
+	h->acked_seq = h->b.last_seq;
 	f->batches++;
 	f->acked += h->inflight_n;
 	f->bytes_sent += h->wire_len;
@@ -1150,8 +1152,9 @@ static void write_sent(const struct fleet *f, const char *path)
 		const struct host *h = &f->h[i];
 
 		sodium_bin2hex(hex, sizeof(hex), h->id.host_id, sizeof(h->id.host_id));
-		fprintf(out, "%s %llu %llu %llu\n", hex, (unsigned long long)h->stream,
-			(unsigned long long)(h->next_seq - 1), (unsigned long long)h->batches_acked);
+		fprintf(out, "%s %llu %llu %llu %llu\n", hex, (unsigned long long)h->stream,
+			(unsigned long long)(h->next_seq - 1), (unsigned long long)h->batches_acked,
+			(unsigned long long)h->acked_seq);
 	}
 	if (fclose(out)) {
 		fprintf(stderr, "<3>%s: %s\n", path, strerror(errno));
