@@ -96,8 +96,9 @@ pg_start() {
 			port=$(_pg_free_port) || { _pg_fail "no free TCP port on 127.0.0.1 (python3: make deps)"; return 1; }
 			listen=127.0.0.1
 		fi
-		(cd "$PG_DIR" && pg_ctl_owner start -l "$PG_DIR/server.log" -w -t 60 -s \
-			-o "-k $PG_DIR -c listen_addresses=$listen -p $port -c fsync=${PG_FSYNC:-off}") >>"$PG_DIR/setup.log" 2>&1 && break
+		PG_OPTS="-k $PG_DIR -c listen_addresses=$listen -p $port -c fsync=${PG_FSYNC:-off}"
+		(cd "$PG_DIR" && pg_ctl_owner start -l "$PG_DIR/server.log" -w -t 60 -s -o "$PG_OPTS") \
+			>>"$PG_DIR/setup.log" 2>&1 && break
 		# a port someone took in between: another one
 		[ "$tcp" = 1 ] && [ "$try" -lt 3 ] && grep -q "could not bind" "$PG_DIR/server.log" 2>/dev/null && continue
 		_pg_show_logs
@@ -123,7 +124,7 @@ pg_stop() {
 	fi
 	if [ "${PG_KEEP:-0}" = 1 ]; then
 		echo "pg.sh: kept the cluster in $PG_DIR; to start it again, as $(stat -c %U "$PG_DIR/data"):" \
-			"$PG_BIN/pg_ctl -D $PG_DIR/data -l $PG_DIR/server.log start; then psql '$PG_URI'" >&2
+			"$PG_BIN/pg_ctl -D $PG_DIR/data -l $PG_DIR/server.log -o '$PG_OPTS' start; then psql '$PG_URI'" >&2
 	else
 		rm -rf "$PG_DIR"
 	fi
