@@ -130,7 +130,8 @@ struct bind {
 #define SQL_ADD(a, b) "(CASE WHEN abs(CAST(" a " AS DOUBLE PRECISION) + (" b ")) < 9.2e18 THEN " a " + (" b ") END)"
 
 /*
- * The newest sample of the process p (by ts_ns, then stream, then seq), joined as ls where `when` holds (SQL,
+ * The newest sample of the process p (by ts_ns, then stream, then seq: a tie, which two streams could make,
+ * settled by the key): NEWEST_SAMPLE_OF_P as a subquery's condition, or joined as ls where `when` holds (SQL,
  * or TRUE). SQLite finds its key with one seek in samples_by_process, then the row by the table's key.
  * PostgreSQL cannot use a correlated subquery as an index condition (it would read every sample of the
  * host and run the subquery on each): there a LATERAL subquery, one backward probe of samples_by_process

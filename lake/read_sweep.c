@@ -63,6 +63,7 @@ static const char beats_sql[] =
 	"ORDER BY p.host_id, p.boot_id, p.start_ns, p.tgid"
 static const char processes_sql[] = PROCESSES_SQL(NEWEST_SAMPLE_JOIN_SQLITE("TRUE"));
 static const char processes_sql_pg[] = PROCESSES_SQL(NEWEST_SAMPLE_JOIN_PG("TRUE"));
+static const struct lake_read processes_sql_read = { processes_sql, processes_sql_pg };
 
 /* The newest heartbeat end and the newest stored batch: aggregates skip the NULL of an empty table. */
 static const char newest_sql[] =
@@ -206,7 +207,7 @@ int store_sweep_beats(struct store *s, int64_t since_ns, store_beat_fn fn, void 
 int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process_fn fn, void *ctx)
 {
 	struct sweep_cb cb = { .process = fn, .ctx = ctx };
-	int rc = sweep_walk(s, sql_is_pg(s->db) ? processes_sql_pg : processes_sql, since_ns, visit_process, &cb);
+	int rc = sweep_walk(s, lake_read_text(&processes_sql_read, s->db), since_ns, visit_process, &cb);
 
 	lake_json_free(&cb.js);
 	return rc;

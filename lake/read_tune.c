@@ -107,6 +107,7 @@ static const char runs_sql[] =
 	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER
 static const char live_sql[] = LIVE_SQL(NEWEST_SAMPLE_JOIN_SQLITE("p.exit_ts_ns IS NULL"));
 static const char live_sql_pg[] = LIVE_SQL(NEWEST_SAMPLE_JOIN_PG("p.exit_ts_ns IS NULL"));
+static const struct lake_read live_sql_read = { live_sql, live_sql_pg };
 
 /*
  * The steps, with what a tracer run report's processes (run_processes: no
@@ -964,7 +965,7 @@ int store_tune_tasks(struct store *s, const char *pipeline, store_tune_task_fn f
 	rc = oom_load(s, pipeline, &oom);
 	if (rc)
 		goto out;
-	rc = tune_prepare(s, sql_is_pg(s->db) ? live_sql_pg : live_sql, pipeline, &r.live);
+	rc = tune_prepare(s, lake_read_text(&live_sql_read, s->db), pipeline, &r.live);
 	if (rc)
 		goto out;
 	r.rc = sql_step(r.live);

@@ -112,8 +112,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"boot_id, beat, start_ns, end_ns, uptime_s, cpus, cpu_busy_ns, cpu_idle_ns, mem_total_bytes, "      \
 	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes, host_cloud, host_instance_type, " \
 	"host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour"
-/* A process's newest sample (of any stream; a tie, which two streams could make, settled by the key). */
-#define NEWEST_SAMPLE "ORDER BY s.ts_ns DESC, s.stream DESC, s.seq DESC LIMIT 1"
 
 /* What read.c's row_to_run() reads, in its order (the command, a JSON array, joined there: read_json.h). */
 #define RUN_COLUMNS                                                                                      \
@@ -346,10 +344,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s WHERE s.host_id = p.host_id AND "
 		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns), "
 		"p.read_bytes, p.write_bytes, p.rchar, p.wchar, p.net_tx_bytes, p.net_rx_bytes, p.exit_flags, "
-		"p.state_flags, (SELECT s.net_tx_bytes FROM samples s WHERE s.host_id = p.host_id AND "
-		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns " NEWEST_SAMPLE "), "
-		"(SELECT s.net_rx_bytes FROM samples s WHERE s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
-		"s.tgid = p.tgid AND s.start_ns = p.start_ns " NEWEST_SAMPLE "), "
+		"p.state_flags, (SELECT s.net_tx_bytes FROM samples s WHERE " NEWEST_SAMPLE_OF_P "), "
+		"(SELECT s.net_rx_bytes FROM samples s WHERE " NEWEST_SAMPLE_OF_P "), "
 		"CASE WHEN EXISTS (SELECT 1 FROM files f WHERE f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
 		"f.tgid = p.tgid AND f.start_ns = p.start_ns) THEN 1 ELSE 0 END, p.exe, p.cwd, p.tool, p.step, p.argv, "
 		"coalesce(CASE WHEN c2.path <> '/' THEN c2.path END, c1.path, c2.path) "
