@@ -15,7 +15,12 @@
 #include "schema.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "lake.h"
+#include "records.h"
 
 /* Column shorthands: type, NOT NULL, the version that added it. */
 #define COL(n, t, f, v) { .name = n, .type = t, .flags = f, .since = v }
@@ -35,6 +40,33 @@
 #define RECEIVED ZERO(LAKE_PARTITION_COLUMN, 9)
 /* 10: the same for the other rows a record makes, the agent's counters and its losses */
 #define RECEIVED_10 ZERO(LAKE_PARTITION_COLUMN, 10)
+
+/*
+ * The columns of a row one record fills (lake_table.record_size): from its batch, and from the record's bytes
+ * (the record's struct S, field f; enum lake_from).
+ */
+#define FROM_BATCH(n, t, w) { .name = n, .type = t, .flags = LK_NOT_NULL, .since = 1, .from = w }
+#define B_HOST FROM_BATCH("host_id", LK_TEXT, LF_HOST)
+#define B_SEQ FROM_BATCH("seq", LK_INT, LF_SEQ)
+#define B_BOOT FROM_BATCH("boot_id", LK_TEXT, LF_BOOT)
+#define B_STREAM { .name = "stream", .type = LK_INT, .flags = LK_NOT_NULL, .since = 8, .dflt = "0", .from = LF_STREAM }
+#define B_RECEIVED(v)                                                                                    \
+	{ .name = LAKE_PARTITION_COLUMN, .type = LK_INT, .flags = LK_NOT_NULL, .since = v, .dflt = "0",        \
+	  .from = LF_RECEIVED }
+#define FIELD(S, f) .off = offsetof(S, f), .len = sizeof(((S *)0)->f)
+/* An unsigned field, from record version rv on (0: all); a column of schema version v. */
+#define R_UINT(n, fl, v, S, f, rv)                                                                      \
+	{ .name = n, .type = LK_INT, .flags = fl, .since = v, .from = LF_UINT, .rec_version = rv, FIELD(S, f) }
+#define R_CHARS(n, v, S, f) { .name = n, .type = LK_TEXT, .since = v, .from = LF_CHARS, FIELD(S, f) }
+#define R_DERIVED(n, t, fl, v, S, f, d)                                                                \
+	{ .name = n, .type = t, .flags = fl, .since = v, .from = LF_DERIVED, .derived = d, FIELD(S, f) }
+#define SKIP(S, f, w) { FIELD(S, f), .why = w }
+/* A record header's fields no column holds. */
+#define SKIP_HDR(S)                                                                                      \
+	SKIP(S, hdr.type, "the record's type: its table"),                                             \
+		SKIP(S, hdr.version, "which fields it has (rec_version: a field it lacks is NULL)"),            \
+		SKIP(S, hdr.cpu, "the CPU the collector read it on: says nothing of the process")
+#define ROWS_OF(S, s) .record_size = sizeof(S), .skip = s, .nskip = N(s)
 
 #define IDX(n, c, u, v) { .name = n, .columns = c, .unique = u, .since = v }
 #define IDX_UNTIL(n, c, u, v, w) { .name = n, .columns = c, .unique = u, .since = v, .until = w }
@@ -106,13 +138,21 @@ static const struct lake_column processes_cols[] = {
 };
 static const struct lake_index processes_idx[] = { IDX("processes_run", "run_id", false, 3) };
 
+#define SAMPLE(n) R_UINT(#n, 0, 1, struct tr_sample, n, 0)
+#define SAMPLE_NN(n) R_UINT(#n, LK_NOT_NULL, 1, struct tr_sample, n, 0)
+/* 11: the allocation a process runs under at each sample (record version 4: NULL in the older ones) */
+#define SAMPLE_11(n) R_UINT(#n, 0, 11, struct tr_sample, n, 4)
 static const struct lake_column samples_cols[] = {
-	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
-	INT("ppid"), INT("runtime_ns"), INT("utime_ns"), INT("stime_ns"), INT("rss_bytes"), INT("hiwater_rss_bytes"),
-	INT("read_bytes"), INT("write_bytes"), INT("rchar"), INT("wchar"), INT("net_tx_bytes"), INT("net_rx_bytes"),
-	INT("iowait_ns"), INT("blocked_ns"), INT("net_wait_ns"), INT("run_delay_ns"), INT("cgroup_id"), INT("uid"),
-	INT("nr_threads"), INT("state_flags"), INT("flags"), TEXT("comm"), INTV("reclaim_ns", 7), STREAM, RECEIVED,
+	B_HOST, B_SEQ, B_BOOT, SAMPLE_NN(tgid), SAMPLE_NN(start_ns),
+	R_UINT("ts_ns", LK_NOT_NULL, 1, struct tr_sample, hdr.ts_ns, 0), SAMPLE(ppid), SAMPLE(runtime_ns),
+	SAMPLE(utime_ns), SAMPLE(stime_ns), SAMPLE(rss_bytes), SAMPLE(hiwater_rss_bytes), SAMPLE(read_bytes),
+	SAMPLE(write_bytes), SAMPLE(rchar), SAMPLE(wchar), SAMPLE(net_tx_bytes), SAMPLE(net_rx_bytes),
+	SAMPLE(iowait_ns), SAMPLE(blocked_ns), SAMPLE(net_wait_ns), SAMPLE(run_delay_ns), SAMPLE(cgroup_id),
+	SAMPLE(uid), SAMPLE(nr_threads), SAMPLE(state_flags), SAMPLE(flags), R_CHARS("comm", 1, struct tr_sample, comm),
+	R_DERIVED("reclaim_ns", LK_INT, 0, 7, struct tr_sample, reclaim_ns, LD_RECLAIM), B_STREAM, B_RECEIVED(9),
+	SAMPLE_11(memcg_limit_bytes), SAMPLE_11(cpu_quota_millicores), SAMPLE_11(cpus_allowed),
 };
+static const struct lake_skip samples_skip[] = { SKIP_HDR(struct tr_sample) };
 static const struct lake_index samples_idx[] = {
 	/* 8: with ts_ns, for a process's newest sample of any stream (its table rebuilt, its indexes anew) */
 	IDX_UNTIL("samples_process", "host_id, boot_id, tgid, start_ns, ts_ns", false, 1, 10),
@@ -123,9 +163,15 @@ static const struct lake_index samples_idx[] = {
 };
 
 static const struct lake_column files_cols[] = {
-	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT_NN("ts_ns"),
-	TEXT_NN("path"), TEXT_NN("mode"), INT_NN("truncated"), STREAM, RECEIVED,
+	B_HOST, B_SEQ, B_BOOT, R_UINT("tgid", LK_NOT_NULL, 1, struct tr_file, tgid, 0),
+	R_UINT("start_ns", LK_NOT_NULL, 1, struct tr_file, start_ns, 0),
+	R_UINT("ts_ns", LK_NOT_NULL, 1, struct tr_file, hdr.ts_ns, 0),
+	R_DERIVED("path", LK_TEXT, LK_NOT_NULL, 1, struct tr_file, path_len, LD_FILE_PATH),
+	R_DERIVED("mode", LK_TEXT, LK_NOT_NULL, 1, struct tr_file, mode, LD_FILE_MODE),
+	R_DERIVED("truncated", LK_INT, LK_NOT_NULL, 1, struct tr_file, mode, LD_FILE_TRUNCATED), B_STREAM,
+	B_RECEIVED(9),
 };
+static const struct lake_skip files_skip[] = { SKIP_HDR(struct tr_file), SKIP(struct tr_file, pad, "padding, 0") };
 static const struct lake_index files_idx[] = { IDX("files_process", "host_id, boot_id, tgid, start_ns", false, 1) };
 
 static const struct lake_column cgroups_cols[] = {
@@ -140,11 +186,18 @@ static const struct lake_column signals_cols[] = {
 };
 static const struct lake_index signals_idx[] = { IDX("signals_run", "run_id", false, 1) };
 
+#define COUNTER(n) R_UINT(#n, LK_NOT_NULL, 1, struct tr_counters, n, 0)
 static const struct lake_column agent_counters_cols[] = {
-	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("boot_id"), INT_NN("ts_ns"), INT_NN("kernel_drops"),
-	INT_NN("kernel_state_drops"), INT_NN("ring_drops"), INT_NN("records_copied"), INT_NN("bad_consumer_pos"),
-	TEXT_NN("kernel_drops_by_type"), TEXT_NN("ring_drops_by_type"), STREAM, RECEIVED_10,
+	B_HOST, B_SEQ, B_BOOT, R_UINT("ts_ns", LK_NOT_NULL, 1, struct tr_counters, hdr.ts_ns, 0),
+	R_DERIVED("kernel_drops", LK_INT, LK_NOT_NULL, 1, struct tr_counters, kernel_drops, LD_SUM),
+	R_UINT("kernel_state_drops", LK_NOT_NULL, 1, struct tr_counters, kernel_drops[TR_DROP_STATE], 0),
+	R_DERIVED("ring_drops", LK_INT, LK_NOT_NULL, 1, struct tr_counters, ring_drops, LD_SUM),
+	COUNTER(records_copied), COUNTER(bad_consumer_pos),
+	R_DERIVED("kernel_drops_by_type", LK_TEXT, LK_NOT_NULL, 1, struct tr_counters, kernel_drops, LD_COUNTS_JSON),
+	R_DERIVED("ring_drops_by_type", LK_TEXT, LK_NOT_NULL, 1, struct tr_counters, ring_drops, LD_COUNTS_JSON),
+	B_STREAM, B_RECEIVED(10),
 };
+static const struct lake_skip agent_counters_skip[] = { SKIP_HDR(struct tr_counters) };
 
 /*
  * A host's newest counters (tracer-web's hosts, read_web.c): 9, by seq; 10, those received last (a new spool's
@@ -155,10 +208,12 @@ static const struct lake_index agent_counters_idx[] = {
 	IDX("agent_counters_newest", "host_id, received_ns, seq", false, 10),
 };
 
+#define LOSS(n) R_UINT(#n, LK_NOT_NULL, 1, struct tl_loss, n, 0)
 static const struct lake_column losses_cols[] = {
-	TEXT_NN("host_id"), INT_NN("seq"), TEXT_NN("reason"), INT_NN("first_seq"), INT_NN("last_seq"),
-	INT_NN("records"), INT_NN("bytes"), STREAM, RECEIVED_10,
+	B_HOST, B_SEQ, R_DERIVED("reason", LK_TEXT, LK_NOT_NULL, 1, struct tl_loss, reason, LD_LOSS_REASON),
+	LOSS(first_seq), LOSS(last_seq), LOSS(records), LOSS(bytes), B_STREAM, B_RECEIVED(10),
 };
+static const struct lake_skip losses_skip[] = { SKIP(struct tl_loss, rsvd, "reserved, 0") };
 
 /* The six figures of a "live" object (docs/live.md), in runs and steps from version 3. */
 #define LIVE_FIGURES                                                                                     \
@@ -241,14 +296,15 @@ const struct lake_table lake_tables[] = {
 	      .partitioned = 9),
 	TABLE("processes", 1, processes_cols, .key = "host_id, boot_id, tgid, start_ns", INDEXES(processes_idx)),
 	TABLE("samples", 1, samples_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
-	      INDEXES(samples_idx), .partitioned = 9),
+	      INDEXES(samples_idx), .partitioned = 9, ROWS_OF(struct tr_sample, samples_skip)),
 	TABLE("files", 1, files_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
-	      INDEXES(files_idx), .partitioned = 9),
+	      INDEXES(files_idx), .partitioned = 9, ROWS_OF(struct tr_file, files_skip)),
 	TABLE("cgroups", 1, cgroups_cols, .key = "host_id, boot_id, v1, cgroup_id"),
 	TABLE("signals", 1, signals_cols, INDEXES(signals_idx)),
 	TABLE("agent_counters", 1, agent_counters_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
-	      INDEXES(agent_counters_idx), .partitioned = 10),
-	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY), .partitioned = 10),
+	      INDEXES(agent_counters_idx), .partitioned = 10, ROWS_OF(struct tr_counters, agent_counters_skip)),
+	TABLE("losses", 1, losses_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY), .partitioned = 10,
+	      ROWS_OF(struct tl_loss, losses_skip)),
 	TABLE("runs", 1, runs_cols, .unique = "host_id, stream, seq", REBUILT_8(SEQ_KEY), INDEXES(runs_idx)),
 	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
 	TABLE("run_processes", 1, run_processes_cols, .key = "run_id, idx"),
@@ -313,6 +369,47 @@ const struct lake_table *lake_table(const char *name)
 		if (!strcmp(lake_tables[i].name, name))
 			return &lake_tables[i];
 	return NULL;
+}
+
+/* The row statements of the tables a record fills a row of (lake_row_sql), built once. */
+#define ROW_SQL_MAX 1024
+static char row_sql[N(lake_tables)][ROW_SQL_MAX];
+static pthread_once_t row_sql_once = PTHREAD_ONCE_INIT;
+
+static void row_sql_build(void)
+{
+	for (unsigned i = 0; i < lake_ntables; i++) {
+		const struct lake_table *t = &lake_tables[i];
+		struct obuf o;
+		unsigned n = 0;
+
+		if (!t->record_size)
+			continue;
+		obuf_init_mem(&o, ROW_SQL_MAX);
+		obuf_printf(&o, "INSERT INTO %s (", t->name);
+		for (unsigned j = 0; j < t->ncols; j++)
+			if (lake_row_column(&t->cols[j]))
+				obuf_printf(&o, "%s%s", n++ ? ", " : "", t->cols[j].name);
+		obuf_puts(&o, ") VALUES (");
+		for (unsigned j = 0; j < n; j++)
+			obuf_puts(&o, j ? ",?" : "?");
+		obuf_putc(&o, ')');
+		obuf_putc(&o, 0);
+		/* Too long for its buffer, or no memory: left empty, which lake_row_sql answers NULL for. */
+		if (!o.err && o.len <= ROW_SQL_MAX)
+			memcpy(row_sql[i], o.buf, o.len);
+		obuf_free(&o);
+	}
+}
+
+const char *lake_row_sql(const struct lake_table *t)
+{
+	size_t i = (size_t)(t - lake_tables);
+
+	if (i >= lake_ntables || !t->record_size)
+		return NULL;
+	pthread_once(&row_sql_once, row_sql_build);
+	return row_sql[i][0] ? row_sql[i] : NULL;
 }
 
 static const char *const sqlite_type[] = {

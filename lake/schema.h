@@ -15,7 +15,7 @@
 #include "json.h"
 
 /* The lake's schema version: what schema.c's table describes (docs/lake.md, "Versions"). */
-#define LAKE_SCHEMA_VERSION 10
+#define LAKE_SCHEMA_VERSION 11
 
 enum lake_type {
 	LK_INT,  /* a 64-bit integer */
@@ -31,6 +31,42 @@ enum {
 	LK_UNIQUE = 1u << 2, /* unique on its own */
 };
 
+/*
+ * Where a column of a table that one record fills a row of (lake_table.record_size) takes its value from:
+ * store.c binds each such row from this table, and tests/test_lake_schema_writes.c checks that every byte
+ * of the record is a column's or skipped with a reason. Other tables' columns are LF_NONE: store.c's own
+ * statements write them.
+ */
+enum lake_from {
+	LF_NONE = 0,
+	LF_HOST,     /* the batch's host id, hex */
+	LF_STREAM,   /* the batch's stream */
+	LF_SEQ,      /* the record's seq in its stream */
+	LF_RECEIVED, /* when the ingest received the batch, ns since the epoch */
+	LF_BOOT,     /* the batch's boot id, hex */
+	LF_UINT,     /* the record's unsigned integer at off, len bytes (4 or 8); NULL in records of a version
+		      * below rec_version (they lack it) */
+	LF_CHARS,    /* the record's char array at off, len bytes, up to its first NUL */
+	LF_DERIVED,  /* made by store.c from the record's bytes at off, len: enum lake_derived */
+};
+
+enum lake_derived {
+	LD_NONE = 0,
+	LD_RECLAIM,         /* a reclaim_ns: NULL where the record's flags hold TR_EXIT_NO_RECLAIM */
+	LD_FILE_PATH,       /* a struct tr_file's path: the path_len bytes after the record */
+	LD_FILE_MODE,       /* a struct tr_file's mode as "r", "w" or "rw" */
+	LD_FILE_TRUNCATED,  /* 1 if a struct tr_file's mode holds TR_FILE_TRUNCATED, else 0 */
+	LD_SUM,             /* the sum of the 64-bit counters at off, len bytes */
+	LD_COUNTS_JSON,     /* the 64-bit counters at off, len bytes as a JSON array */
+	LD_LOSS_REASON,     /* a struct tl_loss's reason as its name (docs/lake.md, losses) */
+};
+
+/* Bytes of a record no column holds, and why (lake_table.skip). */
+struct lake_skip {
+	uint16_t off, len;
+	const char *why;
+};
+
 struct lake_column {
 	const char *name;
 	uint8_t type;      /* enum lake_type */
@@ -39,7 +75,18 @@ struct lake_column {
 	uint8_t until;     /* the version that removed it; 0: none did */
 	const char *dflt;  /* its DEFAULT, as SQL; NULL: none */
 	const char *check; /* a CHECK on it, as SQL; NULL: none */
+	/* A row a record fills (lake_table.record_size): */
+	uint8_t from;        /* enum lake_from */
+	uint8_t derived;     /* LF_DERIVED: enum lake_derived */
+	uint8_t rec_version; /* LF_UINT: the record version that added the field; 0: every version has it */
+	uint16_t off, len;   /* the record's bytes it holds or is made of */
 };
+
+/* Whether a record's row statement (lake_row_sql) writes the column: every column of this version. */
+static inline bool lake_row_column(const struct lake_column *k)
+{
+	return !k->until;
+}
 
 struct lake_index {
 	const char *name;
@@ -64,6 +111,11 @@ struct lake_table {
 	/* PostgreSQL: from this version on, partitioned by day on received_ns (LAKE_PARTITION_COLUMN), its key
 	 * then ending with that column; 0: never. SQLite keeps one table. */
 	uint8_t partitioned;
+	/* A table one record fills a row of: the record's size (its struct's), and its bytes no column holds.
+	 * Its columns each say where they come from (lake_column.from); its INSERT is lake_row_sql's. 0: not. */
+	uint16_t record_size;
+	const struct lake_skip *skip;
+	unsigned nskip;
 };
 
 /* The column a time-partitioned table is partitioned on: when the ingest received the row's batch. */
@@ -84,6 +136,13 @@ const struct lake_table *lake_table(const char *name);
  * -EINVAL for versions this build cannot upgrade (from below 0, to below from or above LAKE_SCHEMA_VERSION).
  */
 int lake_schema_sqlite(int from, int to, struct obuf *o);
+
+/*
+ * A table that one record fills a row of (record_size): `INSERT INTO t (column, ...) VALUES (?, ...)` over
+ * its columns of this version (lake_row_column), in the table's order, which is the order store.c binds
+ * them in. Built once; NULL for another table.
+ */
+const char *lake_row_sql(const struct lake_table *t);
 
 /* The first schema version a PostgreSQL lake can have: none was made before version 8. */
 #define LAKE_SCHEMA_PG_FIRST 8

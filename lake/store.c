@@ -211,21 +211,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  "stream) VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
 			  "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?4 AND start_ns <= ?5 "
 			  "ORDER BY start_ns DESC LIMIT 1), ?5, ?6, ?7)",
-	[ST_SAMPLE] = "INSERT INTO samples (host_id, stream, seq, received_ns, boot_id, tgid, start_ns, ts_ns, ppid, runtime_ns, utime_ns, "
-		      "stime_ns, rss_bytes, hiwater_rss_bytes, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, "
-		      "net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, run_delay_ns, cgroup_id, uid, nr_threads, "
-		      "state_flags, flags, comm, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		      "?,?,?)",
-	[ST_FILE] = "INSERT INTO files (host_id, stream, seq, received_ns, boot_id, tgid, start_ns, ts_ns, path, mode, "
-		    "truncated) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
 		      "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, v1, cgroup_id) DO UPDATE SET "
 		      "path = excluded.path, truncated = excluded.truncated, seq = excluded.seq",
-	[ST_COUNTERS] = "INSERT INTO agent_counters (host_id, stream, seq, received_ns, boot_id, ts_ns, kernel_drops, "
-			"kernel_state_drops, ring_drops, records_copied, bad_consumer_pos, kernel_drops_by_type, "
-			"ring_drops_by_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_LOSS] = "INSERT INTO losses (host_id, stream, seq, received_ns, reason, first_seq, last_seq, records, bytes) "
-		    "VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_KEY_GET] = "SELECT public_key, host_id, source FROM keys WHERE key_id = ?1",
 	[ST_KEY_ROTATION] = "INSERT INTO keys (key_id, public_key, host_id, source, announced_by, batch_hash, "
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
@@ -395,6 +383,19 @@ static const bool stmt_queued[ST_COUNT] = {
 	[ST_LOST_RUNS] = true,
 };
 
+/*
+ * The statements that store a row a record fills, made from the table's columns (lake_row_sql): stmt_sql[]
+ * has no text for them.
+ */
+static const char *const stmt_row_table[ST_COUNT] = {
+	[ST_SAMPLE] = "samples", [ST_FILE] = "files", [ST_COUNTERS] = "agent_counters", [ST_LOSS] = "losses",
+};
+
+static const char *statement_text(enum stmt_id id)
+{
+	return stmt_row_table[id] ? lake_row_sql(lake_table(stmt_row_table[id])) : stmt_sql[id];
+}
+
 const char *lake_read_text(const struct lake_read *r, const struct sql *db)
 {
 	return r->pg && sql_is_pg(db) ? r->pg : r->sql;
@@ -402,7 +403,7 @@ const char *lake_read_text(const struct lake_read *r, const struct sql *db)
 
 const char *lake_stmt_sql(enum stmt_id id)
 {
-	return (unsigned)id < ST_COUNT ? stmt_sql[id] : NULL;
+	return (unsigned)id < ST_COUNT ? statement_text(id) : NULL;
 }
 
 /* One batch being stored. */
@@ -454,9 +455,19 @@ int lake_sql_fail(struct store *s, int rc)
 
 static struct sql_stmt *stmt(struct store *s, enum stmt_id id)
 {
-	if (!s->st[id] && (stmt_bulk[id]     ? sql_prepare_bulk(s->db, stmt_sql[id], &s->st[id])
-			   : stmt_queued[id] ? sql_prepare_queued(s->db, stmt_sql[id], &s->st[id])
-					     : sql_prepare(s->db, stmt_sql[id], true, &s->st[id])) != SQL_OK) {
+	const char *text;
+
+	if (s->st[id])
+		return s->st[id];
+	text = statement_text(id);
+	if (!text) {
+		snprintf(s->errmsg, sizeof(s->errmsg), "statement %d: its text could not be made (lake_row_sql)",
+			 (int)id);
+		return NULL;
+	}
+	if ((stmt_bulk[id]     ? sql_prepare_bulk(s->db, text, &s->st[id])
+	     : stmt_queued[id] ? sql_prepare_queued(s->db, text, &s->st[id])
+			       : sql_prepare(s->db, text, true, &s->st[id])) != SQL_OK) {
 		snprintf(s->errmsg, sizeof(s->errmsg), "preparing statement %d: %s", (int)id, sql_errmsg(s->db));
 		s->st[id] = NULL;
 	}
@@ -1221,29 +1232,6 @@ static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
 	return exec_bound(&b);
 }
 
-static int derive_sample(struct batch_ctx *c, const struct tr_sample *x)
-{
-	const uint64_t v[] = { x->runtime_ns, x->utime_ns, x->stime_ns, x->rss_bytes, x->hiwater_rss_bytes,
-			       x->read_bytes, x->write_bytes, x->rchar, x->wchar, x->net_tx_bytes, x->net_rx_bytes,
-			       x->iowait_ns, x->blocked_ns, x->net_wait_ns, x->run_delay_ns, x->cgroup_id, x->uid,
-			       x->nr_threads, x->state_flags, x->flags };
-	char comm[TR_COMM_LEN + 1];
-	struct bind b = bind_series_row(c, ST_SAMPLE);
-
-	memcpy(comm, x->comm, TR_COMM_LEN);
-	comm[TR_COMM_LEN] = 0;
-	lake_b_str(&b, c->boot);
-	b_u64(&b, x->tgid);
-	b_u64(&b, x->start_ns);
-	b_u64(&b, x->hdr.ts_ns);
-	b_u64(&b, x->ppid);
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		b_u64(&b, v[i]);
-	lake_b_str(&b, comm);
-	bind_reclaim(&b, x->flags, x->reclaim_ns);
-	return exec_bound(&b);
-}
-
 static const char *file_mode(uint32_t mode)
 {
 	switch (mode & (TR_FILE_READ | TR_FILE_WRITE)) {
@@ -1253,18 +1241,179 @@ static const char *file_mode(uint32_t mode)
 	}
 }
 
+static const char *loss_reason(uint32_t r)
+{
+	switch (r) {
+	case TL_LOSS_EVICTED: return "evicted";
+	case TL_LOSS_QUARANTINED: return "quarantined";
+	case TL_LOSS_CORRUPT: return "corrupt";
+	case TL_LOSS_RING: return "ring";
+	default: return NULL;
+	}
+}
+
+/* The record a row is made of (store_row): its struct's bytes, its version, the bytes that follow it. */
+struct row_src {
+	const void *rec;
+	unsigned version;
+	const char *tail;
+	size_t tail_len;
+};
+
+static uint64_t rec_uint(const struct row_src *r, const struct lake_column *k)
+{
+	const char *p = (const char *)r->rec + k->off;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (k->len == sizeof(v32)) {
+		memcpy(&v32, p, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, p, sizeof(v64));
+	return v64;
+}
+
+/* The 64-bit counters at the column's bytes: their sum, and into o (if not NULL) as a JSON array. */
+static uint64_t rec_counts(const struct row_src *r, const struct lake_column *k, struct obuf *o)
+{
+	uint64_t sum = 0, v;
+	struct json j;
+
+	if (o) {
+		json_init(&j, o);
+		json_array_begin(&j);
+	}
+	for (size_t i = 0; i + sizeof(v) <= k->len; i += sizeof(v)) {
+		memcpy(&v, (const char *)r->rec + k->off + i, sizeof(v));
+		sum += v;
+		if (o)
+			json_u64(&j, v);
+	}
+	if (o)
+		json_array_end(&j);
+	return sum;
+}
+
+/*
+ * A column store.c makes from the record's bytes (LF_DERIVED). *json: the next of the row's JSON texts, which
+ * store_row made before binding any (a bound text must stay where it is until the statement runs).
+ */
+static void bind_derived(struct bind *b, const struct row_src *r, const struct lake_column *k, const char **json)
+{
+	uint32_t u32 = (uint32_t)rec_uint(r, k);
+	size_t n;
+
+	switch (k->derived) {
+	case LD_RECLAIM: {
+		uint32_t flags;
+
+		memcpy(&flags, (const char *)r->rec + offsetof(struct tr_sample, flags), sizeof(flags));
+		bind_reclaim(b, flags, rec_uint(r, k));
+		return;
+	}
+	case LD_FILE_PATH: b_text(b, r->tail, r->tail_len); return;
+	case LD_FILE_MODE: lake_b_str(b, file_mode(u32)); return;
+	case LD_FILE_TRUNCATED: lake_b_i64(b, (u32 & TR_FILE_TRUNCATED) != 0); return;
+	case LD_SUM: b_u64(b, rec_counts(r, k, NULL)); return;
+	case LD_COUNTS_JSON:
+		n = strlen(*json);
+		b_text(b, *json, n);
+		*json += n + 1;
+		return;
+	case LD_LOSS_REASON: lake_b_str(b, loss_reason(u32)); return;
+	default: /* a converter schema.c names and store.c lacks (test_lake_schema_writes) */
+		if (b->rc == SQL_OK)
+			b->rc = SQL_E;
+	}
+}
+
+/* The row's LD_COUNTS_JSON texts, each ending in a NUL, in the store's buffer: where they start. */
+static const char *row_json(struct batch_ctx *c, const struct lake_table *t, const struct row_src *r)
+{
+	struct obuf *o = &c->s->drops_json;
+	unsigned n = 0;
+
+	o->len = 0;
+	o->err = 0;
+	for (unsigned i = 0; i < t->ncols; i++)
+		if (lake_row_column(&t->cols[i]) && t->cols[i].from == LF_DERIVED &&
+		    t->cols[i].derived == LD_COUNTS_JSON) {
+			rec_counts(r, &t->cols[i], o);
+			obuf_putc(o, 0);
+			n++;
+		}
+	if (!n)
+		return "";
+	if (!o->err)
+		return o->buf;
+	/* No memory for them: each an empty array (the sums stay exact). */
+	o->len = 0;
+	o->err = 0;
+	while (n--)
+		obuf_put(o, "[]", 3);
+	return o->err ? NULL : o->buf;
+}
+
+/*
+ * The row a record fills (a table with record_size: samples, files, agent_counters, losses), each column bound
+ * as lake/schema.c says it is made (enum lake_from), in the order of lake_row_sql's statement.
+ */
+static int store_row(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
+{
+	const struct lake_table *t = lake_table(stmt_row_table[id]);
+	const char *json = row_json(c, t, r);
+	struct bind b = lake_bind_start(c->s, id);
+
+	if (!json && b.rc == SQL_OK)
+		b.rc = SQL_E_NOMEM;
+	for (unsigned i = 0; i < t->ncols; i++) {
+		const struct lake_column *k = &t->cols[i];
+
+		if (!lake_row_column(k))
+			continue;
+		switch (k->from) {
+		case LF_HOST: lake_b_str(&b, c->host); break;
+		case LF_STREAM: lake_b_i64(&b, c->stream); break;
+		case LF_SEQ: b_u64(&b, c->seq); break;
+		case LF_RECEIVED: b_u64(&b, c->received_ns); break;
+		case LF_BOOT: lake_b_str(&b, c->boot); break;
+		case LF_UINT:
+			if (r->version < k->rec_version)
+				b_null(&b);
+			else
+				b_u64(&b, rec_uint(r, k));
+			break;
+		case LF_CHARS:
+			b_text(&b, (const char *)r->rec + k->off, strnlen((const char *)r->rec + k->off, k->len));
+			break;
+		case LF_DERIVED:
+			if (json)
+				bind_derived(&b, r, k, &json);
+			break;
+		default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
+			if (b.rc == SQL_OK)
+				b.rc = SQL_E;
+		}
+	}
+	return exec_bound(&b);
+}
+
 static int derive_file(struct batch_ctx *c, const struct decoded_file *f)
 {
-	struct bind b = bind_series_row(c, ST_FILE);
+	const struct row_src r = {
+		.rec = &f->rec, .version = f->rec.hdr.version, .tail = f->path, .tail_len = f->path_len
+	};
 
-	lake_b_str(&b, c->boot);
-	b_u64(&b, f->rec.tgid);
-	b_u64(&b, f->rec.start_ns);
-	b_u64(&b, f->rec.hdr.ts_ns);
-	b_text(&b, f->path, f->path_len);
-	lake_b_str(&b, file_mode(f->rec.mode));
-	lake_b_i64(&b, (f->rec.mode & TR_FILE_TRUNCATED) != 0);
-	return exec_bound(&b);
+	return store_row(c, ST_FILE, &r);
+}
+
+/* The row of a fixed-size kernel record that begins with its header h. */
+static int record_row(struct batch_ctx *c, enum stmt_id id, const struct tr_hdr *h)
+{
+	const struct row_src r = { .rec = h, .version = h->version };
+
+	return store_row(c, id, &r);
 }
 
 static int derive_cgroup(struct batch_ctx *c, const struct decoded_cgroup *g)
@@ -1281,48 +1430,6 @@ static int derive_cgroup(struct batch_ctx *c, const struct decoded_cgroup *g)
 	return exec_bound(&b);
 }
 
-/* n counters appended to o as a JSON array; returns their sum. */
-static uint64_t put_counts(struct obuf *o, const __u64 *v, size_t n)
-{
-	uint64_t sum = 0;
-	struct json j;
-
-	json_init(&j, o);
-	json_array_begin(&j);
-	for (size_t i = 0; i < n; i++) {
-		json_u64(&j, v[i]);
-		sum += v[i];
-	}
-	json_array_end(&j);
-	return sum;
-}
-
-static int derive_counters(struct batch_ctx *c, const struct tr_counters *k)
-{
-	struct obuf *o = &c->s->drops_json;
-	struct bind b = bind_series_row(c, ST_COUNTERS);
-	uint64_t kernel, ring;
-	size_t klen;
-
-	/* Both arrays in one buffer: the kernel's, a NUL, the ring's. */
-	o->len = 0;
-	o->err = 0;
-	kernel = put_counts(o, k->kernel_drops, TR_KERNEL_TYPES_END);
-	klen = o->len;
-	obuf_putc(o, 0);
-	ring = put_counts(o, k->ring_drops, sizeof(k->ring_drops) / sizeof(k->ring_drops[0]));
-	lake_b_str(&b, c->boot);
-	b_u64(&b, k->hdr.ts_ns);
-	b_u64(&b, kernel);
-	b_u64(&b, k->kernel_drops[TR_DROP_STATE]);
-	b_u64(&b, ring);
-	b_u64(&b, k->records_copied);
-	b_u64(&b, k->bad_consumer_pos);
-	b_text(&b, o->err ? "[]" : o->buf, o->err ? 2 : klen);
-	b_text(&b, o->err ? "[]" : o->buf + klen + 1, o->err ? 2 : o->len - klen - 1);
-	return exec_bound(&b);
-}
-
 /* A kernel record the decoder accepted (store_frame decoded it): its table. */
 static int derive_decoded(struct batch_ctx *c)
 {
@@ -1333,30 +1440,17 @@ static int derive_decoded(struct batch_ctx *c)
 	case TR_FORK: return derive_fork(c, &d->u.fork);
 	case TR_EXIT: return derive_exit(c, &d->u.exit);
 	case TR_OOM: return derive_oom(c, &d->u.oom);
-	case TR_SAMPLE: return derive_sample(c, &d->u.sample);
+	case TR_SAMPLE: return record_row(c, ST_SAMPLE, &d->u.sample.hdr);
 	case TR_FILE: return derive_file(c, &d->u.file);
 	case TR_CGROUP: return derive_cgroup(c, &d->u.cgroup);
-	case TR_COUNTERS: return derive_counters(c, &d->u.counters);
+	case TR_COUNTERS: return record_row(c, ST_COUNTERS, &d->u.counters.hdr);
 	default: return STORE_OK; /* TR_END: nothing beyond the record itself */
-	}
-}
-
-static const char *loss_reason(uint32_t r)
-{
-	switch (r) {
-	case TL_LOSS_EVICTED: return "evicted";
-	case TL_LOSS_QUARANTINED: return "quarantined";
-	case TL_LOSS_CORRUPT: return "corrupt";
-	case TL_LOSS_RING: return "ring";
-	default: return NULL;
 	}
 }
 
 static int derive_loss(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
 	struct tl_loss l;
-	struct bind b;
-	const char *reason;
 
 	if (f->len != sizeof(l)) {
 		c->note = "length";
@@ -1364,19 +1458,12 @@ static int derive_loss(struct batch_ctx *c, const struct tr_frame *f, const void
 		return STORE_OK;
 	}
 	memcpy(&l, payload, sizeof(l));
-	reason = loss_reason(l.reason);
-	if (!reason) {
+	if (!loss_reason(l.reason)) {
 		c->note = "loss_reason";
 		c->res->undecodable++;
 		return STORE_OK;
 	}
-	b = bind_series_row(c, ST_LOSS);
-	lake_b_str(&b, reason);
-	b_u64(&b, l.first_seq);
-	b_u64(&b, l.last_seq);
-	b_u64(&b, l.records);
-	b_u64(&b, l.bytes);
-	return exec_bound(&b);
+	return store_row(c, ST_LOSS, &(const struct row_src){ .rec = &l });
 }
 
 /* ---- key rotation ------------------------------------------------------- */

@@ -1577,6 +1577,42 @@ static void exits_and_samples_store_reclaim_time_and_unmeasured_or_old_records_s
 			       "runtime_ns = 1000000"), 2);
 }
 
+/*
+ * Samples of version 4 on carry the allocation the process runs under (its memory cgroup's limit, its CPU
+ * quota, the CPUs it may run on): stored as they came, 0 meaning "none" as in the record; an older sample
+ * lacks them, and the lake says unknown (NULL), not "no limit".
+ */
+static void samples_store_their_allocation_and_older_samples_say_unknown(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct tr_sample s[3];
+	struct store_result res;
+
+	for (int i = 0; i < 3; i++) {
+		s[i] = encode_sample(400 + i, 42, 99, 41, 1000000, 1 << 20, 0);
+		s[i].memcg_limit_bytes = (uint64_t)(512 + i) << 20;
+		s[i].cpu_quota_millicores = 1500;
+		s[i].cpus_allowed = 2;
+	}
+	s[1].memcg_limit_bytes = 0; /* no memory limit */
+	s[1].cpu_quota_millicores = 0;
+	s[1].hdr.version = 4;
+	s[2].hdr.version = 3; /* its allocation is past its bytes: never read */
+	assert_true(frames_add(&fx->f, 1, TR_SAMPLE, &s[0], sizeof(s[0])));
+	assert_true(frames_add(&fx->f, 2, TR_SAMPLE, &s[1], TR_SAMPLE_V4_SIZE));
+	assert_true(frames_add(&fx->f, 3, TR_SAMPLE, &s[2], TR_SAMPLE_V3_SIZE));
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.undecodable, 0);
+	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes FROM samples WHERE seq = 1"), 512 << 20);
+	assert_int_equal(lake_q(fx, "SELECT cpu_quota_millicores * 10 + cpus_allowed FROM samples WHERE seq = 1"),
+			 15002);
+	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes = 0 AND cpu_quota_millicores = 0 AND cpus_allowed = 2 "
+			       "FROM samples WHERE seq = 2"), 1);
+	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes IS NULL AND cpu_quota_millicores IS NULL AND "
+			       "cpus_allowed IS NULL AND runtime_ns = 1000000 AND reclaim_ns IS NULL FROM samples "
+			       "WHERE seq = 3"), 1);
+}
+
 /* The schema of version 2, as store.c created it: lakes written before version 3 look like this. */
 static const char schema_v2_sql[] =
 	"CREATE TABLE schema_version (version INTEGER NOT NULL);\n"
@@ -2580,6 +2616,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			exits_and_samples_store_reclaim_time_and_unmeasured_or_old_records_say_unknown, setup,
 			lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(samples_store_their_allocation_and_older_samples_say_unknown, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_records_store_the_host_and_a_later_one_without_it_keeps_it, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(host_values_of_the_wrong_type_or_range_are_null, setup, lake_fixture_teardown),

@@ -10,7 +10,11 @@
  * naming a column schema.c lacks, fails here: the schema is defined once
  * and the write path follows it. What counts as written: the column list
  * of an INSERT (and of an INSERT ... SELECT), and the assignments of an
- * UPDATE ... SET and of an upsert's DO UPDATE SET.
+ * UPDATE ... SET and of an upsert's DO UPDATE SET. The rows one record
+ * fills (samples, files, agent_counters, losses) are written by statements
+ * made from the table (lake_row_sql), each column bound as schema.c says it
+ * is made; every byte of their record must be a column's, or skipped there
+ * with a reason.
  */
 #include <ctype.h>
 #include <setjmp.h>
@@ -270,11 +274,125 @@ static void what_schema_c_lacks_is_found_wherever_it_is_written(void **state)
 	memset(written, 0, sizeof(written));
 }
 
+/*
+ * A table one record fills a row of (record_size): the first thing wrong with how its columns say they are
+ * made, into why (empty if nothing). Every column of this version has a source; every byte of the record is
+ * a column's (held or made from) or skipped with a reason, so that a field added to the record's struct and
+ * not to the lake fails here.
+ */
+static void record_covered(const struct lake_table *t, char *why, size_t len)
+{
+	uint8_t cover[4096] = { 0 };
+
+	*why = 0;
+	if (t->record_size > sizeof(cover)) {
+		snprintf(why, len, "%s: a record of %u bytes, more than this test looks at", t->name, t->record_size);
+		return;
+	}
+	for (unsigned j = 0; j < t->ncols; j++) {
+		const struct lake_column *k = &t->cols[j];
+
+		if (!lake_row_column(k))
+			continue;
+		if (k->from == LF_NONE) {
+			snprintf(why, len, "%s.%s: says nowhere where its value comes from (lake_column.from)", t->name,
+				 k->name);
+			return;
+		}
+		if (k->from < LF_UINT)
+			continue; /* from the batch */
+		if (k->off + k->len > t->record_size || !k->len ||
+		    (k->from == LF_UINT && k->len != 4 && k->len != 8) ||
+		    (k->from == LF_DERIVED && k->derived == LD_NONE)) {
+			snprintf(why, len, "%s.%s: bytes %u+%u of a %u-byte record, source %u/%u", t->name, k->name,
+				 k->off, k->len, t->record_size, k->from, k->derived);
+			return;
+		}
+		memset(cover + k->off, 1, k->len);
+	}
+	for (unsigned j = 0; j < t->nskip; j++) {
+		const struct lake_skip *k = &t->skip[j];
+
+		if (!k->why || !*k->why || k->off + k->len > t->record_size) {
+			snprintf(why, len, "%s: skipped bytes %u+%u without a reason or past the record", t->name,
+				 k->off, k->len);
+			return;
+		}
+		memset(cover + k->off, 1, k->len);
+	}
+	for (unsigned b = 0; b < t->record_size; b++)
+		if (!cover[b]) {
+			snprintf(why, len, "%s: byte %u of its record is no column's and not skipped: map the field in "
+				 "lake/schema.c, or skip it there saying why", t->name, b);
+			return;
+		}
+}
+
+static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
+{
+	static const char *const rows_of_records[] = { "samples", "files", "agent_counters", "losses" };
+	char why[256];
+	unsigned tables = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < lake_ntables; i++) {
+		const struct lake_table *t = &lake_tables[i];
+
+		if (!t->record_size) {
+			assert_null(lake_row_sql(t));
+			continue;
+		}
+		tables++;
+		record_covered(t, why, sizeof(why));
+		if (*why)
+			fail_msg("%s", why);
+		assert_non_null(lake_row_sql(t));
+	}
+	assert_int_equal(tables, sizeof(rows_of_records) / sizeof(rows_of_records[0]));
+	for (size_t i = 0; i < sizeof(rows_of_records) / sizeof(rows_of_records[0]); i++)
+		assert_true(lake_table(rows_of_records[i])->record_size > 0);
+	assert_string_equal(lake_row_sql(lake_table("losses")),
+			    "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes, stream, "
+			    "received_ns) VALUES (?,?,?,?,?,?,?,?,?)");
+}
+
+/* The check finds a field left out, a column without a source, and a skip without a reason. */
+static void a_field_left_out_of_the_lake_is_found(void **state)
+{
+	static const struct lake_column cols[] = {
+		{ .name = "host_id", .type = LK_TEXT, .since = 1, .from = LF_HOST },
+		{ .name = "a", .type = LK_INT, .since = 1, .from = LF_UINT, .off = 0, .len = 8 },
+		{ .name = "b", .type = LK_INT, .since = 1, .from = LF_UINT, .off = 8, .len = 4 },
+	};
+	static const struct lake_column unsourced[] = { { .name = "c", .type = LK_INT, .since = 1 } };
+	static const struct lake_skip pad[] = { { .off = 12, .len = 4, .why = "padding" } };
+	static const struct lake_skip mute[] = { { .off = 12, .len = 4, .why = "" } };
+	struct lake_table t = { .name = "t", .since = 1, .cols = cols, .ncols = 3, .record_size = 16 };
+	char why[256];
+
+	(void)state;
+	record_covered(&t, why, sizeof(why));
+	assert_non_null(strstr(why, "byte 12 of its record is no column's"));
+	t.skip = pad;
+	t.nskip = 1;
+	record_covered(&t, why, sizeof(why));
+	assert_string_equal(why, "");
+	t.skip = mute;
+	record_covered(&t, why, sizeof(why));
+	assert_non_null(strstr(why, "without a reason"));
+	t.cols = unsourced;
+	t.ncols = 1;
+	record_covered(&t, why, sizeof(why));
+	assert_non_null(strstr(why, "t.c: says nowhere"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(what_schema_c_lacks_is_found_wherever_it_is_written),
 		cmocka_unit_test(every_column_is_written_by_a_statement_and_every_written_column_exists),
+		cmocka_unit_test(every_byte_of_a_record_is_a_columns_or_skipped_with_why),
+		cmocka_unit_test(a_field_left_out_of_the_lake_is_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
