@@ -135,6 +135,8 @@ static const struct lake_column processes_cols[] = {
 	INT("net_tx_bytes"), INT("net_rx_bytes"), INT("iowait_ns"), INT("blocked_ns"), INT("net_wait_ns"),
 	INT("files_dropped"), INT("state_flags"), INT("last_pid"), INTV("peak_rss_bytes", 2),
 	INTV("memcg_peak_bytes", 2), INTV("run_id", 3), TEXTV("step", 3), TEXTV("tool", 3), INTV("reclaim_ns", 7),
+	/* 11: the allocation it ran under at its end (records version 4: NULL in the older ones) */
+	INTV("memcg_limit_bytes", 11), INTV("cpu_quota_millicores", 11), INTV("cpus_allowed", 11),
 };
 static const struct lake_index processes_idx[] = { IDX("processes_run", "run_id", false, 3) };
 

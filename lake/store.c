@@ -179,8 +179,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "stime_ns, runtime_ns, maxrss_bytes, read_bytes, write_bytes, cancelled_write_bytes, rchar, "
 		    "wchar, syscr, syscw, nvcsw, nivcsw, min_flt, maj_flt, run_delay_ns, nr_threads, exit_flags, "
 		    "net_tx_bytes, net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, files_dropped, state_flags, "
-		    "last_pid, peak_rss_bytes, memcg_peak_bytes, reclaim_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
+		    "last_pid, peak_rss_bytes, memcg_peak_bytes, reclaim_ns, memcg_limit_bytes, cpu_quota_millicores, "
+		    "cpus_allowed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
 		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(processes.ppid, excluded.ppid), "
 		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), "
 		    "comm = excluded.comm, cgroup_id = coalesce(processes.cgroup_id, excluded.cgroup_id), "
@@ -198,7 +199,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "blocked_ns = excluded.blocked_ns, net_wait_ns = excluded.net_wait_ns, "
 		    "files_dropped = excluded.files_dropped, state_flags = excluded.state_flags, "
 		    "last_pid = excluded.last_pid, peak_rss_bytes = excluded.peak_rss_bytes, "
-		    "memcg_peak_bytes = excluded.memcg_peak_bytes, reclaim_ns = excluded.reclaim_ns",
+		    "memcg_peak_bytes = excluded.memcg_peak_bytes, reclaim_ns = excluded.reclaim_ns, "
+		    "memcg_limit_bytes = excluded.memcg_limit_bytes, cpu_quota_millicores = excluded.cpu_quota_millicores, "
+		    "cpus_allowed = excluded.cpus_allowed",
 	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
 	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
 			   "stream) SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM processes "
@@ -1182,6 +1185,16 @@ static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
 	else
 		b_null(&b);
 	bind_reclaim(&b, x->flags, x->reclaim_ns);
+	/* The allocation it ran under at its end: unknown (NULL) in a record older than version 4. */
+	if (x->hdr.version < 4) {
+		b_null(&b);
+		b_null(&b);
+		b_null(&b);
+	} else {
+		b_u64(&b, x->memcg_limit_bytes);
+		b_u64(&b, x->cpu_quota_millicores);
+		b_u64(&b, x->cpus_allowed);
+	}
 	rc = exec_bound(&b);
 	return rc ? rc : exit_signal(c, x);
 }

@@ -1578,14 +1578,15 @@ static void exits_and_samples_store_reclaim_time_and_unmeasured_or_old_records_s
 }
 
 /*
- * Samples of version 4 on carry the allocation the process runs under (its memory cgroup's limit, its CPU
- * quota, the CPUs it may run on): stored as they came, 0 meaning "none" as in the record; an older sample
- * lacks them, and the lake says unknown (NULL), not "no limit".
+ * Samples and exits of records version 4 on carry the allocation the process runs (ran) under: its memory
+ * cgroup's limit, its CPU quota, the CPUs it may run on. Stored as they came, 0 meaning "none" as in the
+ * record; an older record lacks them, and the lake says unknown (NULL), not "no limit".
  */
-static void samples_store_their_allocation_and_older_samples_say_unknown(void **state)
+static void samples_and_exits_store_the_allocation_and_older_records_say_unknown(void **state)
 {
 	struct lake_fixture *fx = *state;
 	struct tr_sample s[3];
+	struct tr_exit x[2] = { make_exit(500, 42, 99, 41, 0, 1000), make_exit(600, 43, 120, 41, 0, 2000) };
 	struct store_result res;
 
 	for (int i = 0; i < 3; i++) {
@@ -1598,9 +1599,17 @@ static void samples_store_their_allocation_and_older_samples_say_unknown(void **
 	s[1].cpu_quota_millicores = 0;
 	s[1].hdr.version = 4;
 	s[2].hdr.version = 3; /* its allocation is past its bytes: never read */
+	for (int i = 0; i < 2; i++) {
+		x[i].memcg_limit_bytes = 256 << 20;
+		x[i].cpu_quota_millicores = 250;
+		x[i].cpus_allowed = 1;
+	}
+	x[1].hdr.version = 3;
 	assert_true(frames_add(&fx->f, 1, TR_SAMPLE, &s[0], sizeof(s[0])));
 	assert_true(frames_add(&fx->f, 2, TR_SAMPLE, &s[1], TR_SAMPLE_V4_SIZE));
 	assert_true(frames_add(&fx->f, 3, TR_SAMPLE, &s[2], TR_SAMPLE_V3_SIZE));
+	assert_true(frames_add(&fx->f, 4, TR_EXIT, &x[0], sizeof(x[0])));
+	assert_true(frames_add(&fx->f, 5, TR_EXIT, &x[1], TR_EXIT_V3_SIZE));
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.undecodable, 0);
 	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes FROM samples WHERE seq = 1"), 512 << 20);
@@ -1611,6 +1620,10 @@ static void samples_store_their_allocation_and_older_samples_say_unknown(void **
 	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes IS NULL AND cpu_quota_millicores IS NULL AND "
 			       "cpus_allowed IS NULL AND runtime_ns = 1000000 AND reclaim_ns IS NULL FROM samples "
 			       "WHERE seq = 3"), 1);
+	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes = 268435456 AND cpu_quota_millicores = 250 AND "
+			       "cpus_allowed = 1 FROM processes WHERE tgid = 42"), 1);
+	assert_int_equal(lake_q(fx, "SELECT memcg_limit_bytes IS NULL AND cpu_quota_millicores IS NULL AND "
+			       "cpus_allowed IS NULL AND runtime_ns = 2003 FROM processes WHERE tgid = 43"), 1);
 }
 
 /* The schema of version 2, as store.c created it: lakes written before version 3 look like this. */
@@ -2616,8 +2629,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			exits_and_samples_store_reclaim_time_and_unmeasured_or_old_records_say_unknown, setup,
 			lake_fixture_teardown),
-		cmocka_unit_test_setup_teardown(samples_store_their_allocation_and_older_samples_say_unknown, setup,
-						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(samples_and_exits_store_the_allocation_and_older_records_say_unknown,
+						setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_records_store_the_host_and_a_later_one_without_it_keeps_it, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(host_values_of_the_wrong_type_or_range_are_null, setup, lake_fixture_teardown),
