@@ -45,21 +45,27 @@
  * The columns of a row one record fills (lake_table.record_size): from its batch, and from the record's bytes
  * (the record's struct S, field f; enum lake_from).
  */
-#define FROM_BATCH(n, t, w) { .name = n, .type = t, .flags = LK_NOT_NULL, .since = 1, .from = w }
+#define FROM_BATCH(n, t, w) { .name = n, .type = t, .flags = LK_NOT_NULL, .since = 1, .src = { .from = w } }
 #define B_HOST FROM_BATCH("host_id", LK_TEXT, LF_HOST)
 #define B_SEQ FROM_BATCH("seq", LK_INT, LF_SEQ)
 #define B_BOOT FROM_BATCH("boot_id", LK_TEXT, LF_BOOT)
-#define B_STREAM { .name = "stream", .type = LK_INT, .flags = LK_NOT_NULL, .since = 8, .dflt = "0", .from = LF_STREAM }
+#define B_STREAM                                                                                         \
+	{ .name = "stream", .type = LK_INT, .flags = LK_NOT_NULL, .since = 8, .dflt = "0",                     \
+	  .src = { .from = LF_STREAM } }
 #define B_RECEIVED(v)                                                                                    \
 	{ .name = LAKE_PARTITION_COLUMN, .type = LK_INT, .flags = LK_NOT_NULL, .since = v, .dflt = "0",        \
-	  .from = LF_RECEIVED }
+	  .src = { .from = LF_RECEIVED } }
 #define FIELD(S, f) .off = offsetof(S, f), .len = sizeof(((S *)0)->f)
-/* An unsigned field, from record version rv on (0: all); a column of schema version v. */
-#define R_UINT(n, fl, v, S, f, rv)                                                                      \
-	{ .name = n, .type = LK_INT, .flags = fl, .since = v, .from = LF_UINT, .rec_version = rv, FIELD(S, f) }
-#define R_CHARS(n, v, S, f) { .name = n, .type = LK_TEXT, .since = v, .from = LF_CHARS, FIELD(S, f) }
-#define R_DERIVED(n, t, fl, v, S, f, d)                                                                \
-	{ .name = n, .type = t, .flags = fl, .since = v, .from = LF_DERIVED, .derived = d, FIELD(S, f) }
+/* Sources: an unsigned field, from record version rv on (0: all); a char array; a field store.c converts. */
+#define S_UINT(S, f, rv) { .from = LF_UINT, .rec_version = rv, FIELD(S, f) }
+#define S_CHARS(S, f) { .from = LF_CHARS, FIELD(S, f) }
+#define S_DERIVED(S, f, d) { .from = LF_DERIVED, .derived = d, FIELD(S, f) }
+/* A conversion that also reads the record's flags (LD_RECLAIM, LD_IMAGE_PEAK). */
+#define S_FLAGGED(S, f, d) { .from = LF_DERIVED, .derived = d, FIELD(S, f), .flags_off = offsetof(S, flags) }
+/* Columns so made, of schema version v. */
+#define R_UINT(n, fl, v, S, f, rv) { .name = n, .type = LK_INT, .flags = fl, .since = v, .src = S_UINT(S, f, rv) }
+#define R_CHARS(n, v, S, f) { .name = n, .type = LK_TEXT, .since = v, .src = S_CHARS(S, f) }
+#define R_DERIVED(n, t, fl, v, S, f, d) { .name = n, .type = t, .flags = fl, .since = v, .src = S_DERIVED(S, f, d) }
 #define SKIP(S, f, w) { FIELD(S, f), .why = w }
 /* A record header's fields no column holds. */
 #define SKIP_HDR(S)                                                                                      \
@@ -151,7 +157,9 @@ static const struct lake_column samples_cols[] = {
 	SAMPLE(write_bytes), SAMPLE(rchar), SAMPLE(wchar), SAMPLE(net_tx_bytes), SAMPLE(net_rx_bytes),
 	SAMPLE(iowait_ns), SAMPLE(blocked_ns), SAMPLE(net_wait_ns), SAMPLE(run_delay_ns), SAMPLE(cgroup_id),
 	SAMPLE(uid), SAMPLE(nr_threads), SAMPLE(state_flags), SAMPLE(flags), R_CHARS("comm", 1, struct tr_sample, comm),
-	R_DERIVED("reclaim_ns", LK_INT, 0, 7, struct tr_sample, reclaim_ns, LD_RECLAIM), B_STREAM, B_RECEIVED(9),
+	{ .name = "reclaim_ns", .type = LK_INT, .since = 7,
+	  .src = S_FLAGGED(struct tr_sample, reclaim_ns, LD_RECLAIM) },
+	B_STREAM, B_RECEIVED(9),
 	SAMPLE_11(memcg_limit_bytes), SAMPLE_11(cpu_quota_millicores), SAMPLE_11(cpus_allowed),
 };
 static const struct lake_skip samples_skip[] = { SKIP_HDR(struct tr_sample) };
@@ -315,6 +323,44 @@ const struct lake_table lake_tables[] = {
 };
 const unsigned lake_ntables = N(lake_tables);
 
+/*
+ * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
+ * exit record. What the fork or the exec gave first is kept (LM_KEEP: its start, its parent, its cgroups);
+ * the rest is the exit's.
+ */
+#define FILL(c, m, ...) { .column = c, .merge = m, .src = __VA_ARGS__ }
+#define EXIT_U(c, f) FILL(c, LM_NEW, S_UINT(struct tr_exit, f, 0))
+#define EXIT_FIGURE(f) EXIT_U(#f, f)
+static const struct lake_fill exit_fills[] = {
+	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	FILL("tgid", LM_KEY, S_UINT(struct tr_exit, tgid, 0)),
+	FILL("start_ns", LM_KEY, S_UINT(struct tr_exit, start_ns, 0)),
+	FILL("start_real_ns", LM_KEEP, S_DERIVED(struct tr_exit, start_ns, LD_REAL)),
+	FILL("end_real_ns", LM_NEW, S_DERIVED(struct tr_exit, hdr.ts_ns, LD_REAL)),
+	FILL("ppid", LM_KEEP, S_UINT(struct tr_exit, ppid, 0)), FILL("comm", LM_NEW, S_CHARS(struct tr_exit, comm)),
+	FILL("cgroup_id", LM_KEEP, S_UINT(struct tr_exit, cgroup_id, 0)),
+	FILL("cgroup_v1_id", LM_KEEP, S_UINT(struct tr_exit, cgroup_v1_id, 0)), EXIT_U("exit_ts_ns", hdr.ts_ns),
+	EXIT_U("exit_raw", exit_code), FILL("exit_code", LM_NEW, S_DERIVED(struct tr_exit, exit_code, LD_EXIT_STATUS)),
+	FILL("signal", LM_NEW, S_DERIVED(struct tr_exit, exit_code, LD_EXIT_SIGNAL)),
+	FILL("core_dumped", LM_NEW, S_DERIVED(struct tr_exit, exit_code, LD_EXIT_CORE)), EXIT_FIGURE(utime_ns),
+	EXIT_FIGURE(stime_ns), EXIT_FIGURE(runtime_ns), EXIT_FIGURE(maxrss_bytes), EXIT_FIGURE(read_bytes),
+	EXIT_FIGURE(write_bytes), EXIT_FIGURE(cancelled_write_bytes), EXIT_FIGURE(rchar), EXIT_FIGURE(wchar),
+	EXIT_FIGURE(syscr), EXIT_FIGURE(syscw), EXIT_FIGURE(nvcsw), EXIT_FIGURE(nivcsw), EXIT_FIGURE(min_flt),
+	EXIT_FIGURE(maj_flt), EXIT_FIGURE(run_delay_ns), EXIT_FIGURE(nr_threads), EXIT_U("exit_flags", flags),
+	EXIT_FIGURE(net_tx_bytes), EXIT_FIGURE(net_rx_bytes), EXIT_FIGURE(iowait_ns), EXIT_FIGURE(blocked_ns),
+	EXIT_FIGURE(net_wait_ns), EXIT_FIGURE(files_dropped), EXIT_FIGURE(state_flags), EXIT_U("last_pid", pid),
+	FILL("peak_rss_bytes", LM_NEW, S_FLAGGED(struct tr_exit, image_peak_rss_bytes, LD_IMAGE_PEAK)),
+	FILL("memcg_peak_bytes", LM_NEW, S_DERIVED(struct tr_exit, memcg_peak_bytes, LD_NONZERO)),
+	FILL("reclaim_ns", LM_NEW, S_FLAGGED(struct tr_exit, reclaim_ns, LD_RECLAIM)),
+	FILL("memcg_limit_bytes", LM_NEW, S_UINT(struct tr_exit, memcg_limit_bytes, 4)),
+	FILL("cpu_quota_millicores", LM_NEW, S_UINT(struct tr_exit, cpu_quota_millicores, 4)),
+	FILL("cpus_allowed", LM_NEW, S_UINT(struct tr_exit, cpus_allowed, 4)),
+};
+static const struct lake_skip exit_skip[] = { SKIP_HDR(struct tr_exit) };
+const struct lake_upsert lake_exit_upsert = {
+	.table = "processes", .fills = exit_fills, .nfills = N(exit_fills), ROWS_OF(struct tr_exit, exit_skip),
+};
+
 /* A row's received_ns from its record's (the same host, stream and seq), on both engines. */
 #define RECEIVED_FROM_RECORDS(t)                                                                         \
 	"UPDATE " t " SET received_ns = coalesce((SELECT r.received_ns FROM records r WHERE r.host_id = " t \
@@ -412,6 +458,56 @@ const char *lake_row_sql(const struct lake_table *t)
 		return NULL;
 	pthread_once(&row_sql_once, row_sql_build);
 	return row_sql[i][0] ? row_sql[i] : NULL;
+}
+
+/* The upserts' statements (lake_upsert_sql), built once. */
+static const struct lake_upsert *const upserts[] = { &lake_exit_upsert };
+static char upsert_sql[N(upserts)][4096];
+static pthread_once_t upsert_sql_once = PTHREAD_ONCE_INIT;
+
+static void upsert_sql_build(void)
+{
+	for (size_t i = 0; i < N(upserts); i++) {
+		const struct lake_upsert *u = upserts[i];
+		struct obuf o;
+		unsigned n = 0;
+
+		obuf_init_mem(&o, sizeof(upsert_sql[i]));
+		obuf_printf(&o, "INSERT INTO %s (", u->table);
+		for (unsigned j = 0; j < u->nfills; j++)
+			obuf_printf(&o, "%s%s", j ? ", " : "", u->fills[j].column);
+		obuf_puts(&o, ") VALUES (");
+		for (unsigned j = 0; j < u->nfills; j++)
+			obuf_puts(&o, j ? ",?" : "?");
+		obuf_puts(&o, ") ON CONFLICT (");
+		for (unsigned j = 0; j < u->nfills; j++)
+			if (u->fills[j].merge == LM_KEY)
+				obuf_printf(&o, "%s%s", n++ ? ", " : "", u->fills[j].column);
+		obuf_puts(&o, ") DO UPDATE SET ");
+		n = 0;
+		for (unsigned j = 0; j < u->nfills; j++) {
+			const char *c = u->fills[j].column;
+
+			if (u->fills[j].merge == LM_NEW)
+				obuf_printf(&o, "%s%s = excluded.%s", n++ ? ", " : "", c, c);
+			else if (u->fills[j].merge == LM_KEEP)
+				obuf_printf(&o, "%s%s = coalesce(%s.%s, excluded.%s)", n++ ? ", " : "", c, u->table, c,
+					    c);
+		}
+		obuf_putc(&o, 0);
+		if (!o.err)
+			memcpy(upsert_sql[i], o.buf, o.len);
+		obuf_free(&o);
+	}
+}
+
+const char *lake_upsert_sql(const struct lake_upsert *u)
+{
+	pthread_once(&upsert_sql_once, upsert_sql_build);
+	for (size_t i = 0; i < N(upserts); i++)
+		if (upserts[i] == u)
+			return upsert_sql[i][0] ? upsert_sql[i] : NULL;
+	return NULL;
 }
 
 static const char *const sqlite_type[] = {

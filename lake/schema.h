@@ -52,13 +52,28 @@ enum lake_from {
 
 enum lake_derived {
 	LD_NONE = 0,
-	LD_RECLAIM,         /* a reclaim_ns: NULL where the record's flags hold TR_EXIT_NO_RECLAIM */
+	LD_RECLAIM,         /* a reclaim_ns: NULL where the record's flags (flags_off) hold TR_EXIT_NO_RECLAIM */
 	LD_FILE_PATH,       /* a struct tr_file's path: the path_len bytes after the record */
 	LD_FILE_MODE,       /* a struct tr_file's mode as "r", "w" or "rw" */
 	LD_FILE_TRUNCATED,  /* 1 if a struct tr_file's mode holds TR_FILE_TRUNCATED, else 0 */
 	LD_SUM,             /* the sum of the 64-bit counters at off, len bytes */
 	LD_COUNTS_JSON,     /* the 64-bit counters at off, len bytes as a JSON array */
 	LD_LOSS_REASON,     /* a struct tl_loss's reason as its name (docs/lake.md, losses) */
+	LD_REAL,            /* a CLOCK_MONOTONIC time as ns since the epoch, by the batch's clock offset */
+	LD_EXIT_STATUS,     /* a raw exit code's status; NULL when a signal ended the process */
+	LD_EXIT_SIGNAL,     /* a raw exit code's signal; 0: none */
+	LD_EXIT_CORE,       /* 1 if a raw exit code says a core was dumped */
+	LD_IMAGE_PEAK,      /* an image's peak: NULL where the record's flags (flags_off) hold TR_EXIT_NO_IMAGE_PEAK */
+	LD_NONZERO,         /* an unsigned integer, NULL where 0 (unknown) */
+};
+
+/* Where one column's value comes from when a record fills it (enum lake_from). */
+struct lake_source {
+	uint8_t from;        /* enum lake_from */
+	uint8_t derived;     /* LF_DERIVED: enum lake_derived */
+	uint8_t rec_version; /* LF_UINT: the record version that added the field; 0: every version has it */
+	uint16_t off, len;   /* the record's bytes it holds or is made of */
+	uint16_t flags_off;  /* LD_RECLAIM, LD_IMAGE_PEAK: the record's 32-bit flags */
 };
 
 /* Bytes of a record no column holds, and why (lake_table.skip). */
@@ -75,11 +90,7 @@ struct lake_column {
 	uint8_t until;     /* the version that removed it; 0: none did */
 	const char *dflt;  /* its DEFAULT, as SQL; NULL: none */
 	const char *check; /* a CHECK on it, as SQL; NULL: none */
-	/* A row a record fills (lake_table.record_size): */
-	uint8_t from;        /* enum lake_from */
-	uint8_t derived;     /* LF_DERIVED: enum lake_derived */
-	uint8_t rec_version; /* LF_UINT: the record version that added the field; 0: every version has it */
-	uint16_t off, len;   /* the record's bytes it holds or is made of */
+	struct lake_source src; /* a row a record fills (lake_table.record_size): where it comes from */
 };
 
 /* Whether a record's row statement (lake_row_sql) writes the column: every column of this version. */
@@ -143,6 +154,42 @@ int lake_schema_sqlite(int from, int to, struct obuf *o);
  * them in. Built once; NULL for another table.
  */
 const char *lake_row_sql(const struct lake_table *t);
+
+/* How an upsert's column takes a record's value when the row is there already. */
+enum lake_merge {
+	LM_NEW = 0, /* the record's: c = excluded.c */
+	LM_KEEP,    /* the row's, if it has one: c = coalesce(t.c, excluded.c) */
+	LM_KEY,     /* a column of the conflict's key */
+};
+
+/* A column an upsert of a record fills (struct lake_upsert). */
+struct lake_fill {
+	const char *column;
+	struct lake_source src;
+	uint8_t merge; /* enum lake_merge */
+};
+
+/*
+ * An upsert of one record into a table that several records fill parts of (processes: exec, fork, exit): the
+ * columns it fills and how, and, as lake_table's, the record's size and its bytes no column holds.
+ */
+struct lake_upsert {
+	const char *table;
+	const struct lake_fill *fills;
+	unsigned nfills;
+	uint16_t record_size;
+	const struct lake_skip *skip;
+	unsigned nskip;
+};
+
+/* A process's exit (struct tr_exit) into processes. */
+extern const struct lake_upsert lake_exit_upsert;
+
+/*
+ * Its statement: `INSERT INTO t (column, ...) VALUES (?, ...) ON CONFLICT (key) DO UPDATE SET ...` over its
+ * fills in order, which is the order store.c binds them in. Built once; NULL if it could not be.
+ */
+const char *lake_upsert_sql(const struct lake_upsert *u);
 
 /* The first schema version a PostgreSQL lake can have: none was made before version 8. */
 #define LAKE_SCHEMA_PG_FIRST 8

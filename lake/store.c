@@ -174,34 +174,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), "
 		    "parent_start_ns = excluded.parent_start_ns, uid = coalesce(processes.uid, excluded.uid), "
 		    "fork_ts_ns = excluded.fork_ts_ns",
-	[ST_EXIT] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, end_real_ns, ppid, comm, "
-		    "cgroup_id, cgroup_v1_id, exit_ts_ns, exit_raw, exit_code, signal, core_dumped, utime_ns, "
-		    "stime_ns, runtime_ns, maxrss_bytes, read_bytes, write_bytes, cancelled_write_bytes, rchar, "
-		    "wchar, syscr, syscw, nvcsw, nivcsw, min_flt, maj_flt, run_delay_ns, nr_threads, exit_flags, "
-		    "net_tx_bytes, net_rx_bytes, iowait_ns, blocked_ns, net_wait_ns, files_dropped, state_flags, "
-		    "last_pid, peak_rss_bytes, memcg_peak_bytes, reclaim_ns, memcg_limit_bytes, cpu_quota_millicores, "
-		    "cpus_allowed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		    "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
-		    "end_real_ns = excluded.end_real_ns, ppid = coalesce(processes.ppid, excluded.ppid), "
-		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), "
-		    "comm = excluded.comm, cgroup_id = coalesce(processes.cgroup_id, excluded.cgroup_id), "
-		    "cgroup_v1_id = coalesce(processes.cgroup_v1_id, excluded.cgroup_v1_id), exit_ts_ns = excluded.exit_ts_ns, "
-		    "exit_raw = excluded.exit_raw, exit_code = excluded.exit_code, signal = excluded.signal, "
-		    "core_dumped = excluded.core_dumped, utime_ns = excluded.utime_ns, stime_ns = excluded.stime_ns, "
-		    "runtime_ns = excluded.runtime_ns, maxrss_bytes = excluded.maxrss_bytes, "
-		    "read_bytes = excluded.read_bytes, write_bytes = excluded.write_bytes, "
-		    "cancelled_write_bytes = excluded.cancelled_write_bytes, rchar = excluded.rchar, "
-		    "wchar = excluded.wchar, syscr = excluded.syscr, syscw = excluded.syscw, nvcsw = excluded.nvcsw, "
-		    "nivcsw = excluded.nivcsw, min_flt = excluded.min_flt, maj_flt = excluded.maj_flt, "
-		    "run_delay_ns = excluded.run_delay_ns, nr_threads = excluded.nr_threads, "
-		    "exit_flags = excluded.exit_flags, net_tx_bytes = excluded.net_tx_bytes, "
-		    "net_rx_bytes = excluded.net_rx_bytes, iowait_ns = excluded.iowait_ns, "
-		    "blocked_ns = excluded.blocked_ns, net_wait_ns = excluded.net_wait_ns, "
-		    "files_dropped = excluded.files_dropped, state_flags = excluded.state_flags, "
-		    "last_pid = excluded.last_pid, peak_rss_bytes = excluded.peak_rss_bytes, "
-		    "memcg_peak_bytes = excluded.memcg_peak_bytes, reclaim_ns = excluded.reclaim_ns, "
-		    "memcg_limit_bytes = excluded.memcg_limit_bytes, cpu_quota_millicores = excluded.cpu_quota_millicores, "
-		    "cpus_allowed = excluded.cpus_allowed",
 	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
 	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
 			   "stream) SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM processes "
@@ -394,9 +366,16 @@ static const char *const stmt_row_table[ST_COUNT] = {
 	[ST_SAMPLE] = "samples", [ST_FILE] = "files", [ST_COUNTERS] = "agent_counters", [ST_LOSS] = "losses",
 };
 
+/* The upserts made from lake/schema.c's maps of a record's fields to columns (lake_upsert_sql). */
+static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
+	[ST_EXIT] = &lake_exit_upsert,
+};
+
 static const char *statement_text(enum stmt_id id)
 {
-	return stmt_row_table[id] ? lake_row_sql(lake_table(stmt_row_table[id])) : stmt_sql[id];
+	return stmt_row_table[id] ? lake_row_sql(lake_table(stmt_row_table[id]))
+	       : stmt_upsert[id]  ? lake_upsert_sql(stmt_upsert[id])
+				  : stmt_sql[id];
 }
 
 const char *lake_read_text(const struct lake_read *r, const struct sql *db)
@@ -1095,18 +1074,6 @@ static int derive_fork(struct batch_ctx *c, const struct tr_fork *f)
 	return exec_bound(&b);
 }
 
-static void bind_exit_figures(struct bind *b, const struct tr_exit *x)
-{
-	const uint64_t v[] = { x->utime_ns, x->stime_ns, x->runtime_ns, x->maxrss_bytes, x->read_bytes,
-			       x->write_bytes, x->cancelled_write_bytes, x->rchar, x->wchar, x->syscr, x->syscw,
-			       x->nvcsw, x->nivcsw, x->min_flt, x->maj_flt, x->run_delay_ns, x->nr_threads,
-			       x->flags, x->net_tx_bytes, x->net_rx_bytes, x->iowait_ns, x->blocked_ns,
-			       x->net_wait_ns, x->files_dropped, x->state_flags, x->pid };
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		b_u64(b, v[i]);
-}
-
 /*
  * The killed signal an exit status gives, if any. A record says how one
  * process ended, not whether that failed anything: a non-zero exit is a
@@ -1145,58 +1112,6 @@ static void bind_reclaim(struct bind *b, uint32_t flags, uint64_t reclaim_ns)
 		b_null(b);
 	else
 		b_u64(b, reclaim_ns);
-}
-
-static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
-{
-	unsigned sig = decode_exit_signal(x->exit_code);
-	char comm[TR_COMM_LEN + 1];
-	struct bind b = lake_bind_start(c->s, ST_EXIT);
-	int rc;
-
-	memcpy(comm, x->comm, TR_COMM_LEN);
-	comm[TR_COMM_LEN] = 0;
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, x->tgid);
-	b_u64(&b, x->start_ns);
-	lake_b_i64(&b, to_real(c, x->start_ns));
-	lake_b_i64(&b, to_real(c, x->hdr.ts_ns));
-	b_u64(&b, x->ppid);
-	lake_b_str(&b, comm);
-	b_u64(&b, x->cgroup_id);
-	b_u64(&b, x->cgroup_v1_id);
-	b_u64(&b, x->hdr.ts_ns);
-	b_u64(&b, x->exit_code);
-	if (sig)
-		b_null(&b);
-	else
-		b_u64(&b, decode_exit_status(x->exit_code));
-	b_u64(&b, sig);
-	lake_b_i64(&b, decode_exit_core(x->exit_code));
-	bind_exit_figures(&b, x);
-	/* The final image's own peak: unknown (NULL) where the kernel released it before the exit was seen. */
-	if (x->flags & TR_EXIT_NO_IMAGE_PEAK)
-		b_null(&b);
-	else
-		b_u64(&b, x->image_peak_rss_bytes);
-	if (x->memcg_peak_bytes)
-		b_u64(&b, x->memcg_peak_bytes);
-	else
-		b_null(&b);
-	bind_reclaim(&b, x->flags, x->reclaim_ns);
-	/* The allocation it ran under at its end: unknown (NULL) in a record older than version 4. */
-	if (x->hdr.version < 4) {
-		b_null(&b);
-		b_null(&b);
-		b_null(&b);
-	} else {
-		b_u64(&b, x->memcg_limit_bytes);
-		b_u64(&b, x->cpu_quota_millicores);
-		b_u64(&b, x->cpus_allowed);
-	}
-	rc = exec_bound(&b);
-	return rc ? rc : exit_signal(c, x);
 }
 
 static int derive_oom(struct batch_ctx *c, const struct tr_oom *o)
@@ -1273,7 +1188,7 @@ struct row_src {
 	size_t tail_len;
 };
 
-static uint64_t rec_uint(const struct row_src *r, const struct lake_column *k)
+static uint64_t rec_uint(const struct row_src *r, const struct lake_source *k)
 {
 	const char *p = (const char *)r->rec + k->off;
 	uint32_t v32;
@@ -1288,7 +1203,7 @@ static uint64_t rec_uint(const struct row_src *r, const struct lake_column *k)
 }
 
 /* The 64-bit counters at the column's bytes: their sum, and into o (if not NULL) as a JSON array. */
-static uint64_t rec_counts(const struct row_src *r, const struct lake_column *k, struct obuf *o)
+static uint64_t rec_counts(const struct row_src *r, const struct lake_source *k, struct obuf *o)
 {
 	uint64_t sum = 0, v;
 	struct json j;
@@ -1312,19 +1227,38 @@ static uint64_t rec_counts(const struct row_src *r, const struct lake_column *k,
  * A column store.c makes from the record's bytes (LF_DERIVED). *json: the next of the row's JSON texts, which
  * store_row made before binding any (a bound text must stay where it is until the statement runs).
  */
-static void bind_derived(struct bind *b, const struct row_src *r, const struct lake_column *k, const char **json)
+static void bind_derived(const struct batch_ctx *c, struct bind *b, const struct row_src *r,
+			 const struct lake_source *k, const char **json)
 {
-	uint32_t u32 = (uint32_t)rec_uint(r, k);
+	uint64_t v = rec_uint(r, k);
+	uint32_t u32 = (uint32_t)v, flags;
 	size_t n;
 
+	memcpy(&flags, (const char *)r->rec + k->flags_off, sizeof(flags));
 	switch (k->derived) {
-	case LD_RECLAIM: {
-		uint32_t flags;
-
-		memcpy(&flags, (const char *)r->rec + offsetof(struct tr_sample, flags), sizeof(flags));
-		bind_reclaim(b, flags, rec_uint(r, k));
+	case LD_RECLAIM: bind_reclaim(b, flags, v); return;
+	case LD_IMAGE_PEAK:
+		/* unknown where the kernel released the final image before the exit was seen */
+		if (flags & TR_EXIT_NO_IMAGE_PEAK)
+			b_null(b);
+		else
+			b_u64(b, v);
 		return;
-	}
+	case LD_NONZERO:
+		if (v)
+			b_u64(b, v);
+		else
+			b_null(b);
+		return;
+	case LD_REAL: lake_b_i64(b, to_real(c, v)); return;
+	case LD_EXIT_STATUS:
+		if (decode_exit_signal(u32))
+			b_null(b);
+		else
+			b_u64(b, decode_exit_status(u32));
+		return;
+	case LD_EXIT_SIGNAL: b_u64(b, decode_exit_signal(u32)); return;
+	case LD_EXIT_CORE: lake_b_i64(b, decode_exit_core(u32)); return;
 	case LD_FILE_PATH: b_text(b, r->tail, r->tail_len); return;
 	case LD_FILE_MODE: lake_b_str(b, file_mode(u32)); return;
 	case LD_FILE_TRUNCATED: lake_b_i64(b, (u32 & TR_FILE_TRUNCATED) != 0); return;
@@ -1350,9 +1284,9 @@ static const char *row_json(struct batch_ctx *c, const struct lake_table *t, con
 	o->len = 0;
 	o->err = 0;
 	for (unsigned i = 0; i < t->ncols; i++)
-		if (lake_row_column(&t->cols[i]) && t->cols[i].from == LF_DERIVED &&
-		    t->cols[i].derived == LD_COUNTS_JSON) {
-			rec_counts(r, &t->cols[i], o);
+		if (lake_row_column(&t->cols[i]) && t->cols[i].src.from == LF_DERIVED &&
+		    t->cols[i].src.derived == LD_COUNTS_JSON) {
+			rec_counts(r, &t->cols[i].src, o);
 			obuf_putc(o, 0);
 			n++;
 		}
@@ -1368,6 +1302,33 @@ static const char *row_json(struct batch_ctx *c, const struct lake_table *t, con
 	return o->err ? NULL : o->buf;
 }
 
+/* One column's value, made from the record as its source says; json as bind_derived's. */
+static void bind_source(const struct batch_ctx *c, struct bind *b, const struct row_src *r,
+			const struct lake_source *k, const char **json)
+{
+	switch (k->from) {
+	case LF_HOST: lake_b_str(b, c->host); break;
+	case LF_STREAM: lake_b_i64(b, c->stream); break;
+	case LF_SEQ: b_u64(b, c->seq); break;
+	case LF_RECEIVED: b_u64(b, c->received_ns); break;
+	case LF_BOOT: lake_b_str(b, c->boot); break;
+	case LF_UINT:
+		if (r->version < k->rec_version)
+			b_null(b);
+		else
+			b_u64(b, rec_uint(r, k));
+		break;
+	case LF_CHARS: b_text(b, (const char *)r->rec + k->off, strnlen((const char *)r->rec + k->off, k->len)); break;
+	case LF_DERIVED:
+		if (*json)
+			bind_derived(c, b, r, k, json);
+		break;
+	default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
+		if (b->rc == SQL_OK)
+			b->rc = SQL_E;
+	}
+}
+
 /*
  * The row a record fills (a table with record_size: samples, files, agent_counters, losses), each column bound
  * as lake/schema.c says it is made (enum lake_from), in the order of lake_row_sql's statement.
@@ -1380,36 +1341,30 @@ static int store_row(struct batch_ctx *c, enum stmt_id id, const struct row_src 
 
 	if (!json && b.rc == SQL_OK)
 		b.rc = SQL_E_NOMEM;
-	for (unsigned i = 0; i < t->ncols; i++) {
-		const struct lake_column *k = &t->cols[i];
-
-		if (!lake_row_column(k))
-			continue;
-		switch (k->from) {
-		case LF_HOST: lake_b_str(&b, c->host); break;
-		case LF_STREAM: lake_b_i64(&b, c->stream); break;
-		case LF_SEQ: b_u64(&b, c->seq); break;
-		case LF_RECEIVED: b_u64(&b, c->received_ns); break;
-		case LF_BOOT: lake_b_str(&b, c->boot); break;
-		case LF_UINT:
-			if (r->version < k->rec_version)
-				b_null(&b);
-			else
-				b_u64(&b, rec_uint(r, k));
-			break;
-		case LF_CHARS:
-			b_text(&b, (const char *)r->rec + k->off, strnlen((const char *)r->rec + k->off, k->len));
-			break;
-		case LF_DERIVED:
-			if (json)
-				bind_derived(&b, r, k, &json);
-			break;
-		default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
-			if (b.rc == SQL_OK)
-				b.rc = SQL_E;
-		}
-	}
+	for (unsigned i = 0; i < t->ncols; i++)
+		if (lake_row_column(&t->cols[i]))
+			bind_source(c, &b, r, &t->cols[i].src, &json);
 	return exec_bound(&b);
+}
+
+/* A record's upsert (stmt_upsert[]), its fills bound in the order of lake_upsert_sql's statement. */
+static int store_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
+{
+	const struct lake_upsert *u = stmt_upsert[id];
+	const char *json = ""; /* an upsert makes no JSON of counters */
+	struct bind b = lake_bind_start(c->s, id);
+
+	for (unsigned i = 0; i < u->nfills; i++)
+		bind_source(c, &b, r, &u->fills[i].src, &json);
+	return exec_bound(&b);
+}
+
+static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)
+{
+	const struct row_src r = { .rec = x, .version = x->hdr.version };
+	int rc = store_upsert(c, ST_EXIT, &r);
+
+	return rc ? rc : exit_signal(c, x);
 }
 
 static int derive_file(struct batch_ctx *c, const struct decoded_file *f)

@@ -275,6 +275,49 @@ static void what_schema_c_lacks_is_found_wherever_it_is_written(void **state)
 }
 
 /*
+ * A record's bytes and what a table (or an upsert) makes of them: marks in cover[] the bytes one column's
+ * source holds, or says into why what is wrong with it.
+ */
+static void source_covers(const char *table, const char *column, const struct lake_source *k, unsigned size,
+			  uint8_t *cover, char *why, size_t len)
+{
+	if (k->from == LF_NONE) {
+		snprintf(why, len, "%s.%s: says nowhere where its value comes from (lake_source.from)", table, column);
+		return;
+	}
+	if (k->from < LF_UINT)
+		return; /* from the batch */
+	if ((unsigned)k->off + k->len > size || !k->len || (k->from == LF_UINT && k->len != 4 && k->len != 8) ||
+	    (k->from == LF_DERIVED && k->derived == LD_NONE) ||
+	    ((k->derived == LD_RECLAIM || k->derived == LD_IMAGE_PEAK) && k->flags_off + 4u > size)) {
+		snprintf(why, len, "%s.%s: bytes %u+%u of a %u-byte record, source %u/%u", table, column, k->off,
+			 k->len, size, k->from, k->derived);
+		return;
+	}
+	memset(cover + k->off, 1, k->len);
+}
+
+/* Then the record's skipped bytes, each with a reason; then every byte must be marked. */
+static void skips_cover(const char *table, const struct lake_skip *skip, unsigned nskip, unsigned size,
+			uint8_t *cover, char *why, size_t len)
+{
+	for (unsigned j = 0; j < nskip && !*why; j++) {
+		const struct lake_skip *k = &skip[j];
+
+		if (!k->why || !*k->why || k->off + k->len > size) {
+			snprintf(why, len, "%s: skipped bytes %u+%u without a reason or past the record", table, k->off,
+				 k->len);
+			return;
+		}
+		memset(cover + k->off, 1, k->len);
+	}
+	for (unsigned b = 0; b < size && !*why; b++)
+		if (!cover[b])
+			snprintf(why, len, "%s: byte %u of its record is no column's and not skipped: map the field in "
+				 "lake/schema.c, or skip it there saying why", table, b);
+}
+
+/*
  * A table one record fills a row of (record_size): the first thing wrong with how its columns say they are
  * made, into why (empty if nothing). Every column of this version has a source; every byte of the record is
  * a column's (held or made from) or skipped with a reason, so that a field added to the record's struct and
@@ -289,43 +332,40 @@ static void record_covered(const struct lake_table *t, char *why, size_t len)
 		snprintf(why, len, "%s: a record of %u bytes, more than this test looks at", t->name, t->record_size);
 		return;
 	}
-	for (unsigned j = 0; j < t->ncols; j++) {
-		const struct lake_column *k = &t->cols[j];
+	for (unsigned j = 0; j < t->ncols && !*why; j++)
+		if (lake_row_column(&t->cols[j]))
+			source_covers(t->name, t->cols[j].name, &t->cols[j].src, t->record_size, cover, why, len);
+	if (!*why)
+		skips_cover(t->name, t->skip, t->nskip, t->record_size, cover, why, len);
+}
 
-		if (!lake_row_column(k))
-			continue;
-		if (k->from == LF_NONE) {
-			snprintf(why, len, "%s.%s: says nowhere where its value comes from (lake_column.from)", t->name,
-				 k->name);
-			return;
-		}
-		if (k->from < LF_UINT)
-			continue; /* from the batch */
-		if (k->off + k->len > t->record_size || !k->len ||
-		    (k->from == LF_UINT && k->len != 4 && k->len != 8) ||
-		    (k->from == LF_DERIVED && k->derived == LD_NONE)) {
-			snprintf(why, len, "%s.%s: bytes %u+%u of a %u-byte record, source %u/%u", t->name, k->name,
-				 k->off, k->len, t->record_size, k->from, k->derived);
-			return;
-		}
-		memset(cover + k->off, 1, k->len);
-	}
-	for (unsigned j = 0; j < t->nskip; j++) {
-		const struct lake_skip *k = &t->skip[j];
+/* The same for an upsert, whose columns must also be its table's, of this version, its key among them. */
+static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
+{
+	const struct lake_table *t = lake_table(u->table);
+	uint8_t cover[4096] = { 0 };
+	unsigned keys = 0;
 
-		if (!k->why || !*k->why || k->off + k->len > t->record_size) {
-			snprintf(why, len, "%s: skipped bytes %u+%u without a reason or past the record", t->name,
-				 k->off, k->len);
-			return;
-		}
-		memset(cover + k->off, 1, k->len);
+	*why = 0;
+	if (!t || u->record_size > sizeof(cover)) {
+		snprintf(why, len, "%s: no such table, or a record of %u bytes", u->table, u->record_size);
+		return;
 	}
-	for (unsigned b = 0; b < t->record_size; b++)
-		if (!cover[b]) {
-			snprintf(why, len, "%s: byte %u of its record is no column's and not skipped: map the field in "
-				 "lake/schema.c, or skip it there saying why", t->name, b);
-			return;
-		}
+	for (unsigned j = 0; j < u->nfills && !*why; j++) {
+		const struct lake_fill *f = &u->fills[j];
+		bool found = false;
+
+		for (unsigned i = 0; i < t->ncols; i++)
+			found |= !strcmp(t->cols[i].name, f->column) && !t->cols[i].until;
+		if (!found)
+			snprintf(why, len, "%s has no column '%s' (an upsert fills it)", u->table, f->column);
+		keys += f->merge == LM_KEY;
+		source_covers(u->table, f->column, &f->src, u->record_size, cover, why, len);
+	}
+	if (!*why && (!keys || !t->key))
+		snprintf(why, len, "%s: an upsert without its key's columns", u->table);
+	if (!*why)
+		skips_cover(u->table, u->skip, u->nskip, u->record_size, cover, why, len);
 }
 
 static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
@@ -351,6 +391,14 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_int_equal(tables, sizeof(rows_of_records) / sizeof(rows_of_records[0]));
 	for (size_t i = 0; i < sizeof(rows_of_records) / sizeof(rows_of_records[0]); i++)
 		assert_true(lake_table(rows_of_records[i])->record_size > 0);
+	upsert_covered(&lake_exit_upsert, why, sizeof(why));
+	if (*why)
+		fail_msg("%s", why);
+	assert_non_null(lake_upsert_sql(&lake_exit_upsert));
+	assert_non_null(strstr(lake_upsert_sql(&lake_exit_upsert),
+			       " ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET start_real_ns = "
+			       "coalesce(processes.start_real_ns, excluded.start_real_ns), end_real_ns = "
+			       "excluded.end_real_ns, "));
 	assert_string_equal(lake_row_sql(lake_table("losses")),
 			    "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes, stream, "
 			    "received_ns) VALUES (?,?,?,?,?,?,?,?,?)");
@@ -360,9 +408,9 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 static void a_field_left_out_of_the_lake_is_found(void **state)
 {
 	static const struct lake_column cols[] = {
-		{ .name = "host_id", .type = LK_TEXT, .since = 1, .from = LF_HOST },
-		{ .name = "a", .type = LK_INT, .since = 1, .from = LF_UINT, .off = 0, .len = 8 },
-		{ .name = "b", .type = LK_INT, .since = 1, .from = LF_UINT, .off = 8, .len = 4 },
+		{ .name = "host_id", .type = LK_TEXT, .since = 1, .src = { .from = LF_HOST } },
+		{ .name = "a", .type = LK_INT, .since = 1, .src = { .from = LF_UINT, .off = 0, .len = 8 } },
+		{ .name = "b", .type = LK_INT, .since = 1, .src = { .from = LF_UINT, .off = 8, .len = 4 } },
 	};
 	static const struct lake_column unsourced[] = { { .name = "c", .type = LK_INT, .since = 1 } };
 	static const struct lake_skip pad[] = { { .off = 12, .len = 4, .why = "padding" } };
@@ -386,6 +434,38 @@ static void a_field_left_out_of_the_lake_is_found(void **state)
 	assert_non_null(strstr(why, "t.c: says nowhere"));
 }
 
+/* An upsert's check finds a column its table lacks, a missing key, and a byte of its record left out. */
+static void an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_found(void **state)
+{
+	static const struct lake_fill nope[] = {
+		{ .column = "tgid", .merge = LM_KEY, .src = { .from = LF_UINT, .off = 0, .len = 4 } },
+		{ .column = "nope", .src = { .from = LF_UINT, .off = 4, .len = 4 } },
+	};
+	static const struct lake_fill keyless[] = {
+		{ .column = "tgid", .src = { .from = LF_UINT, .off = 0, .len = 4 } },
+		{ .column = "ppid", .src = { .from = LF_UINT, .off = 4, .len = 4 } },
+	};
+	static const struct lake_fill short_of_one[] = {
+		{ .column = "tgid", .merge = LM_KEY, .src = { .from = LF_UINT, .off = 0, .len = 4 } },
+		{ .column = "ppid", .src = { .from = LF_UINT, .off = 4, .len = 4 } },
+	};
+	struct lake_upsert u = { .table = "processes", .fills = nope, .nfills = 2, .record_size = 8 };
+	char why[256];
+
+	(void)state;
+	upsert_covered(&u, why, sizeof(why));
+	assert_non_null(strstr(why, "processes has no column 'nope'"));
+	u.fills = keyless;
+	upsert_covered(&u, why, sizeof(why));
+	assert_non_null(strstr(why, "without its key"));
+	u.fills = short_of_one;
+	upsert_covered(&u, why, sizeof(why));
+	assert_string_equal(why, "");
+	u.record_size = 12;
+	upsert_covered(&u, why, sizeof(why));
+	assert_non_null(strstr(why, "byte 8 of its record is no column's"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +473,7 @@ int main(void)
 		cmocka_unit_test(every_column_is_written_by_a_statement_and_every_written_column_exists),
 		cmocka_unit_test(every_byte_of_a_record_is_a_columns_or_skipped_with_why),
 		cmocka_unit_test(a_field_left_out_of_the_lake_is_found),
+		cmocka_unit_test(an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
