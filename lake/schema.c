@@ -62,6 +62,8 @@
 #define S_DERIVED(S, f, d) { .from = LF_DERIVED, .derived = d, FIELD(S, f) }
 /* A conversion that also reads the record's flags (LD_RECLAIM, LD_IMAGE_PEAK). */
 #define S_FLAGGED(S, f, d) { .from = LF_DERIVED, .derived = d, FIELD(S, f), .flags_off = offsetof(S, flags) }
+/* A column an upsert fills (struct lake_fill): merged as m (enum lake_merge), from the source that follows. */
+#define FILL(c, m, ...) { .column = c, .merge = m, .src = __VA_ARGS__ }
 /* Columns so made, of schema version v. */
 #define R_UINT(n, fl, v, S, f, rv) { .name = n, .type = LK_INT, .flags = fl, .since = v, .src = S_UINT(S, f, rv) }
 #define R_CHARS(n, v, S, f) { .name = n, .type = LK_TEXT, .since = v, .src = S_CHARS(S, f) }
@@ -324,11 +326,57 @@ const struct lake_table lake_tables[] = {
 const unsigned lake_ntables = N(lake_tables);
 
 /*
+ * A process's exec into its processes row (store.c's ST_EXEC): what it runs, where, as whom; an exec replaces
+ * what an earlier exec of the process gave (its parent too: the parent at the exec), keeps the start its fork
+ * gave, and counts itself (execs).
+ */
+#define EXEC_NEW(c, f) FILL(c, LM_NEW, S_UINT(struct tr_exec, f, 0))
+#define EXEC_TAIL(c, f, d) FILL(c, LM_NEW, S_DERIVED(struct tr_exec, f, d))
+static const struct lake_fill exec_fills[] = {
+	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	FILL("tgid", LM_KEY, S_UINT(struct tr_exec, tgid, 0)),
+	FILL("start_ns", LM_KEY, S_UINT(struct tr_exec, start_ns, 0)),
+	FILL("start_real_ns", LM_KEEP, S_DERIVED(struct tr_exec, start_ns, LD_REAL)), EXEC_NEW("ppid", ppid),
+	EXEC_NEW("uid", uid), EXEC_NEW("gid", gid), FILL("comm", LM_NEW, S_CHARS(struct tr_exec, comm)),
+	EXEC_TAIL("exe", path_len, LD_EXEC_PATH), EXEC_TAIL("argv", argv_len, LD_EXEC_ARGV),
+	EXEC_TAIL("cwd", cwd_len, LD_EXEC_CWD), EXEC_TAIL("env", env_len, LD_EXEC_ENV), EXEC_NEW("exec_flags", flags),
+	EXEC_NEW("cgroup_id", cgroup_id), EXEC_NEW("cgroup_v1_id", cgroup_v1_id), EXEC_NEW("mnt_ns", mnt_ns),
+	EXEC_NEW("pid_ns", pid_ns), EXEC_NEW("exec_ts_ns", hdr.ts_ns), EXEC_NEW("last_pid", pid),
+	FILL("execs", LM_ADD, { .from = LF_ONE }),
+};
+static const struct lake_skip exec_skip[] = {
+	SKIP_HDR(struct tr_exec),
+	SKIP(struct tr_exec, argv_true_len, "the whole argument area's size: exec_flags says when argv was cut"),
+	SKIP(struct tr_exec, pad, "padding, 0"),
+};
+const struct lake_upsert lake_exec_upsert = {
+	.table = "processes", .fills = exec_fills, .nfills = N(exec_fills), ROWS_OF(struct tr_exec, exec_skip),
+};
+
+/*
+ * A process's fork into its processes row (ST_FORK): its parent and start. The parent and user an exec gave,
+ * if stored first, are kept.
+ */
+static const struct lake_fill fork_fills[] = {
+	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	FILL("tgid", LM_KEY, S_UINT(struct tr_fork, child_tgid, 0)),
+	FILL("start_ns", LM_KEY, S_UINT(struct tr_fork, child_start_ns, 0)),
+	FILL("start_real_ns", LM_KEEP, S_DERIVED(struct tr_fork, child_start_ns, LD_REAL)),
+	FILL("ppid", LM_KEEP, S_UINT(struct tr_fork, parent_tgid, 0)),
+	FILL("parent_start_ns", LM_NEW, S_UINT(struct tr_fork, parent_start_ns, 0)),
+	FILL("uid", LM_KEEP, S_UINT(struct tr_fork, uid, 0)),
+	FILL("fork_ts_ns", LM_NEW, S_UINT(struct tr_fork, hdr.ts_ns, 0)),
+};
+static const struct lake_skip fork_skip[] = { SKIP_HDR(struct tr_fork), SKIP(struct tr_fork, pad, "padding, 0") };
+const struct lake_upsert lake_fork_upsert = {
+	.table = "processes", .fills = fork_fills, .nfills = N(fork_fills), ROWS_OF(struct tr_fork, fork_skip),
+};
+
+/*
  * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
  * exit record. What the fork or the exec gave first is kept (LM_KEEP: its start, its parent, its cgroups);
  * the rest is the exit's.
  */
-#define FILL(c, m, ...) { .column = c, .merge = m, .src = __VA_ARGS__ }
 #define EXIT_U(c, f) FILL(c, LM_NEW, S_UINT(struct tr_exit, f, 0))
 #define EXIT_FIGURE(f) EXIT_U(#f, f)
 static const struct lake_fill exit_fills[] = {
@@ -461,7 +509,7 @@ const char *lake_row_sql(const struct lake_table *t)
 }
 
 /* The upserts' statements (lake_upsert_sql), built once. */
-static const struct lake_upsert *const upserts[] = { &lake_exit_upsert };
+static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert };
 static char upsert_sql[N(upserts)][4096];
 static pthread_once_t upsert_sql_once = PTHREAD_ONCE_INIT;
 
@@ -493,6 +541,8 @@ static void upsert_sql_build(void)
 			else if (u->fills[j].merge == LM_KEEP)
 				obuf_printf(&o, "%s%s = coalesce(%s.%s, excluded.%s)", n++ ? ", " : "", c, u->table, c,
 					    c);
+			else if (u->fills[j].merge == LM_ADD)
+				obuf_printf(&o, "%s%s = %s.%s + excluded.%s", n++ ? ", " : "", c, u->table, c, c);
 		}
 		obuf_putc(&o, 0);
 		if (!o.err)

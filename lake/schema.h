@@ -48,6 +48,7 @@ enum lake_from {
 		      * below rec_version (they lack it) */
 	LF_CHARS,    /* the record's char array at off, len bytes, up to its first NUL */
 	LF_DERIVED,  /* made by store.c from the record's bytes at off, len: enum lake_derived */
+	LF_ONE,      /* 1: a record counted (with LM_ADD, how many such records the row has had) */
 };
 
 enum lake_derived {
@@ -65,6 +66,10 @@ enum lake_derived {
 	LD_EXIT_CORE,       /* 1 if a raw exit code says a core was dumped */
 	LD_IMAGE_PEAK,      /* an image's peak: NULL where the record's flags (flags_off) hold TR_EXIT_NO_IMAGE_PEAK */
 	LD_NONZERO,         /* an unsigned integer, NULL where 0 (unknown) */
+	LD_EXEC_PATH,       /* a struct tr_exec's path: its path_len bytes after the record */
+	LD_EXEC_ARGV,       /* a struct tr_exec's argv, a JSON array of strings */
+	LD_EXEC_CWD,        /* a struct tr_exec's cwd; NULL when unknown (cwd_len 0) */
+	LD_EXEC_ENV,        /* a struct tr_exec's allowlisted environment, a JSON array of strings */
 };
 
 /* Where one column's value comes from when a record fills it (enum lake_from). */
@@ -160,6 +165,7 @@ enum lake_merge {
 	LM_NEW = 0, /* the record's: c = excluded.c */
 	LM_KEEP,    /* the row's, if it has one: c = coalesce(t.c, excluded.c) */
 	LM_KEY,     /* a column of the conflict's key */
+	LM_ADD,     /* the row's plus the record's: c = t.c + excluded.c */
 };
 
 /* A column an upsert of a record fills (struct lake_upsert). */
@@ -182,8 +188,8 @@ struct lake_upsert {
 	unsigned nskip;
 };
 
-/* A process's exit (struct tr_exit) into processes. */
-extern const struct lake_upsert lake_exit_upsert;
+/* A process's exec (struct tr_exec), fork (struct tr_fork) and exit (struct tr_exit) into processes. */
+extern const struct lake_upsert lake_exec_upsert, lake_fork_upsert, lake_exit_upsert;
 
 /*
  * Its statement: `INSERT INTO t (column, ...) VALUES (?, ...) ON CONFLICT (key) DO UPDATE SET ...` over its

@@ -159,21 +159,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 		   "ON CONFLICT (host_id, stream, from_seq) DO NOTHING",
 	[ST_GAP_FILL] = "UPDATE gaps SET filled = filled + 1 WHERE host_id = ?1 AND stream = ?2 AND from_seq <= ?3 "
 			"AND to_seq >= ?3",
-	[ST_EXEC] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, uid, gid, comm, "
-		    "exe, argv, cwd, env, exec_flags, cgroup_id, cgroup_v1_id, mnt_ns, pid_ns, exec_ts_ns, last_pid, "
-		    "execs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1) "
-		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = excluded.ppid, "
-		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), uid = excluded.uid, gid = excluded.gid, comm = excluded.comm, exe = excluded.exe, "
-		    "argv = excluded.argv, cwd = excluded.cwd, env = excluded.env, exec_flags = excluded.exec_flags, "
-		    "cgroup_id = excluded.cgroup_id, cgroup_v1_id = excluded.cgroup_v1_id, mnt_ns = excluded.mnt_ns, "
-		    "pid_ns = excluded.pid_ns, exec_ts_ns = excluded.exec_ts_ns, last_pid = excluded.last_pid, "
-		    "execs = processes.execs + 1",
-	[ST_FORK] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, start_real_ns, ppid, parent_start_ns, "
-		    "uid, fork_ts_ns) VALUES (?,?,?,?,?,?,?,?,?) "
-		    "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET ppid = coalesce(processes.ppid, excluded.ppid), "
-		    "start_real_ns = coalesce(processes.start_real_ns, excluded.start_real_ns), "
-		    "parent_start_ns = excluded.parent_start_ns, uid = coalesce(processes.uid, excluded.uid), "
-		    "fork_ts_ns = excluded.fork_ts_ns",
 	/* A death by signal is "killed" unless the OOM killer did it (then the OOM record said so); exit_signal(). */
 	[ST_EXIT_SIGNAL] = "INSERT INTO signals (host_id, boot_id, seq, source, kind, pid, start_ns, ts_ns, detail, "
 			   "stream) SELECT ?1, ?2, ?3, 'record', ?4, ?5, ?6, ?7, ?8, ?9 WHERE NOT EXISTS (SELECT 1 FROM processes "
@@ -368,7 +353,7 @@ static const char *const stmt_row_table[ST_COUNT] = {
 
 /* The upserts made from lake/schema.c's maps of a record's fields to columns (lake_upsert_sql). */
 static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
-	[ST_EXIT] = &lake_exit_upsert,
+	[ST_EXEC] = &lake_exec_upsert, [ST_FORK] = &lake_fork_upsert, [ST_EXIT] = &lake_exit_upsert,
 };
 
 static const char *statement_text(enum stmt_id id)
@@ -1029,51 +1014,6 @@ static const char *strings_json(struct obuf *o, const char *area, size_t len)
 
 /* ---- derived rows, one function per record type ---------------------------- */
 
-static int derive_exec(struct batch_ctx *c, const struct decoded_exec *e)
-{
-	const char *argv = strings_json(&c->s->argv_json, e->argv, e->argv_len);
-	const char *env = strings_json(&c->s->env_json, e->env, e->env_len);
-	struct bind b = lake_bind_start(c->s, ST_EXEC);
-
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, e->rec.tgid);
-	b_u64(&b, e->rec.start_ns);
-	lake_b_i64(&b, to_real(c, e->rec.start_ns));
-	b_u64(&b, e->rec.ppid);
-	b_u64(&b, e->rec.uid);
-	b_u64(&b, e->rec.gid);
-	lake_b_str(&b, e->comm);
-	b_text(&b, e->path, e->path_len);
-	b_text(&b, argv, argv ? c->s->argv_json.len : 0);
-	b_text(&b, e->cwd_len ? e->cwd : NULL, e->cwd_len);
-	b_text(&b, env, env ? c->s->env_json.len : 0);
-	b_u64(&b, e->rec.flags);
-	b_u64(&b, e->rec.cgroup_id);
-	b_u64(&b, e->rec.cgroup_v1_id);
-	b_u64(&b, e->rec.mnt_ns);
-	b_u64(&b, e->rec.pid_ns);
-	b_u64(&b, e->rec.hdr.ts_ns);
-	b_u64(&b, e->rec.pid);
-	return exec_bound(&b);
-}
-
-static int derive_fork(struct batch_ctx *c, const struct tr_fork *f)
-{
-	struct bind b = lake_bind_start(c->s, ST_FORK);
-
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, f->child_tgid);
-	b_u64(&b, f->child_start_ns);
-	lake_b_i64(&b, to_real(c, f->child_start_ns));
-	b_u64(&b, f->parent_tgid);
-	b_u64(&b, f->parent_start_ns);
-	b_u64(&b, f->uid);
-	b_u64(&b, f->hdr.ts_ns);
-	return exec_bound(&b);
-}
-
 /*
  * The killed signal an exit status gives, if any. A record says how one
  * process ended, not whether that failed anything: a non-zero exit is a
@@ -1180,12 +1120,16 @@ static const char *loss_reason(uint32_t r)
 	}
 }
 
-/* The record a row is made of (store_row): its struct's bytes, its version, the bytes that follow it. */
+/*
+ * The record a row is made of (store_row, store_upsert): its struct's bytes, its version, the bytes that
+ * follow it (a file's path), or an exec's strings as the decoder found them.
+ */
 struct row_src {
 	const void *rec;
 	unsigned version;
 	const char *tail;
 	size_t tail_len;
+	const struct decoded_exec *exec;
 };
 
 static uint64_t rec_uint(const struct row_src *r, const struct lake_source *k)
@@ -1230,8 +1174,10 @@ static uint64_t rec_counts(const struct row_src *r, const struct lake_source *k,
 static void bind_derived(const struct batch_ctx *c, struct bind *b, const struct row_src *r,
 			 const struct lake_source *k, const char **json)
 {
+	const struct decoded_exec *e = r->exec;
 	uint64_t v = rec_uint(r, k);
 	uint32_t u32 = (uint32_t)v, flags;
+	const char *t;
 	size_t n;
 
 	memcpy(&flags, (const char *)r->rec + k->flags_off, sizeof(flags));
@@ -1259,6 +1205,16 @@ static void bind_derived(const struct batch_ctx *c, struct bind *b, const struct
 		return;
 	case LD_EXIT_SIGNAL: b_u64(b, decode_exit_signal(u32)); return;
 	case LD_EXIT_CORE: lake_b_i64(b, decode_exit_core(u32)); return;
+	case LD_EXEC_PATH: b_text(b, e->path, e->path_len); return;
+	case LD_EXEC_ARGV:
+		t = strings_json(&c->s->argv_json, e->argv, e->argv_len);
+		b_text(b, t, t ? c->s->argv_json.len : 0);
+		return;
+	case LD_EXEC_CWD: b_text(b, e->cwd_len ? e->cwd : NULL, e->cwd_len); return;
+	case LD_EXEC_ENV:
+		t = strings_json(&c->s->env_json, e->env, e->env_len);
+		b_text(b, t, t ? c->s->env_json.len : 0);
+		return;
 	case LD_FILE_PATH: b_text(b, r->tail, r->tail_len); return;
 	case LD_FILE_MODE: lake_b_str(b, file_mode(u32)); return;
 	case LD_FILE_TRUNCATED: lake_b_i64(b, (u32 & TR_FILE_TRUNCATED) != 0); return;
@@ -1323,6 +1279,7 @@ static void bind_source(const struct batch_ctx *c, struct bind *b, const struct 
 		if (*json)
 			bind_derived(c, b, r, k, json);
 		break;
+	case LF_ONE: lake_b_i64(b, 1); break;
 	default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
 		if (b->rc == SQL_OK)
 			b->rc = SQL_E;
@@ -1357,6 +1314,20 @@ static int store_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_s
 	for (unsigned i = 0; i < u->nfills; i++)
 		bind_source(c, &b, r, &u->fills[i].src, &json);
 	return exec_bound(&b);
+}
+
+static int derive_exec(struct batch_ctx *c, const struct decoded_exec *e)
+{
+	const struct row_src r = { .rec = &e->rec, .version = e->rec.hdr.version, .exec = e };
+
+	return store_upsert(c, ST_EXEC, &r);
+}
+
+static int derive_fork(struct batch_ctx *c, const struct tr_fork *f)
+{
+	const struct row_src r = { .rec = f, .version = f->hdr.version };
+
+	return store_upsert(c, ST_FORK, &r);
 }
 
 static int derive_exit(struct batch_ctx *c, const struct tr_exit *x)

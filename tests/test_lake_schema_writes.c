@@ -285,8 +285,8 @@ static void source_covers(const char *table, const char *column, const struct la
 		snprintf(why, len, "%s.%s: says nowhere where its value comes from (lake_source.from)", table, column);
 		return;
 	}
-	if (k->from < LF_UINT)
-		return; /* from the batch */
+	if (k->from < LF_UINT || k->from == LF_ONE)
+		return; /* from the batch, or a constant */
 	if ((unsigned)k->off + k->len > size || !k->len || (k->from == LF_UINT && k->len != 4 && k->len != 8) ||
 	    (k->from == LF_DERIVED && k->derived == LD_NONE) ||
 	    ((k->derived == LD_RECLAIM || k->derived == LD_IMAGE_PEAK) && k->flags_off + 4u > size)) {
@@ -371,6 +371,7 @@ static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
 {
 	static const char *const rows_of_records[] = { "samples", "files", "agent_counters", "losses" };
+	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert };
 	char why[256];
 	unsigned tables = 0;
 
@@ -391,10 +392,13 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_int_equal(tables, sizeof(rows_of_records) / sizeof(rows_of_records[0]));
 	for (size_t i = 0; i < sizeof(rows_of_records) / sizeof(rows_of_records[0]); i++)
 		assert_true(lake_table(rows_of_records[i])->record_size > 0);
-	upsert_covered(&lake_exit_upsert, why, sizeof(why));
-	if (*why)
-		fail_msg("%s", why);
-	assert_non_null(lake_upsert_sql(&lake_exit_upsert));
+	for (size_t i = 0; i < sizeof(upserts) / sizeof(upserts[0]); i++) {
+		upsert_covered(upserts[i], why, sizeof(why));
+		if (*why)
+			fail_msg("%s", why);
+		assert_non_null(lake_upsert_sql(upserts[i]));
+	}
+	assert_non_null(strstr(lake_upsert_sql(&lake_exec_upsert), ", execs = processes.execs + excluded.execs"));
 	assert_non_null(strstr(lake_upsert_sql(&lake_exit_upsert),
 			       " ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET start_real_ns = "
 			       "coalesce(processes.start_real_ns, excluded.start_real_ns), end_real_ns = "
