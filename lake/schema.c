@@ -62,6 +62,8 @@
 #define S_DERIVED(S, f, d) { .from = LF_DERIVED, .derived = d, FIELD(S, f) }
 /* A conversion that also reads the record's flags (LD_RECLAIM, LD_IMAGE_PEAK). */
 #define S_FLAGGED(S, f, d) { .from = LF_DERIVED, .derived = d, FIELD(S, f), .flags_off = offsetof(S, flags) }
+/* 1 if the field holds a bit of mask (LD_BIT). */
+#define S_BIT(S, f, m) { .from = LF_DERIVED, .derived = LD_BIT, FIELD(S, f), .mask = m }
 /* A column an upsert fills (struct lake_fill): merged as m (enum lake_merge), from the source that follows. */
 #define FILL(c, m, ...) { .column = c, .merge = m, .src = __VA_ARGS__ }
 /* Columns so made, of schema version v. */
@@ -178,9 +180,10 @@ static const struct lake_column files_cols[] = {
 	B_HOST, B_SEQ, B_BOOT, R_UINT("tgid", LK_NOT_NULL, 1, struct tr_file, tgid, 0),
 	R_UINT("start_ns", LK_NOT_NULL, 1, struct tr_file, start_ns, 0),
 	R_UINT("ts_ns", LK_NOT_NULL, 1, struct tr_file, hdr.ts_ns, 0),
-	R_DERIVED("path", LK_TEXT, LK_NOT_NULL, 1, struct tr_file, path_len, LD_FILE_PATH),
+	R_DERIVED("path", LK_TEXT, LK_NOT_NULL, 1, struct tr_file, path_len, LD_PATH),
 	R_DERIVED("mode", LK_TEXT, LK_NOT_NULL, 1, struct tr_file, mode, LD_FILE_MODE),
-	R_DERIVED("truncated", LK_INT, LK_NOT_NULL, 1, struct tr_file, mode, LD_FILE_TRUNCATED), B_STREAM,
+	{ .name = "truncated", .type = LK_INT, .flags = LK_NOT_NULL, .since = 1,
+	  .src = S_BIT(struct tr_file, mode, TR_FILE_TRUNCATED) }, B_STREAM,
 	B_RECEIVED(9),
 };
 static const struct lake_skip files_skip[] = { SKIP_HDR(struct tr_file), SKIP(struct tr_file, pad, "padding, 0") };
@@ -372,6 +375,24 @@ const struct lake_upsert lake_fork_upsert = {
 	.table = "processes", .fills = fork_fills, .nfills = N(fork_fills), ROWS_OF(struct tr_fork, fork_skip),
 };
 
+/* A cgroup's path into cgroups (ST_CGROUP): the newest record of each id names it. */
+static const struct lake_fill cgroup_fills[] = {
+	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	FILL("v1", LM_KEY, S_UINT(struct tr_cgroup, v1, 0)),
+	FILL("cgroup_id", LM_KEY, S_UINT(struct tr_cgroup, id, 0)),
+	FILL("path", LM_NEW, S_DERIVED(struct tr_cgroup, path_len, LD_PATH)),
+	FILL("truncated", LM_NEW, S_BIT(struct tr_cgroup, flags, TR_CGROUP_TRUNCATED)),
+	FILL("seq", LM_NEW, { .from = LF_SEQ }),
+};
+static const struct lake_skip cgroup_skip[] = {
+	SKIP_HDR(struct tr_cgroup),
+	SKIP(struct tr_cgroup, hdr.ts_ns, "when the path was seen: the row names the newest record, seq, instead"),
+	SKIP(struct tr_cgroup, pad, "padding, 0"),
+};
+const struct lake_upsert lake_cgroup_upsert = {
+	.table = "cgroups", .fills = cgroup_fills, .nfills = N(cgroup_fills), ROWS_OF(struct tr_cgroup, cgroup_skip),
+};
+
 /*
  * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
  * exit record. What the fork or the exec gave first is kept (LM_KEEP: its start, its parent, its cgroups);
@@ -509,7 +530,8 @@ const char *lake_row_sql(const struct lake_table *t)
 }
 
 /* The upserts' statements (lake_upsert_sql), built once. */
-static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert };
+static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert,
+						     &lake_cgroup_upsert };
 static char upsert_sql[N(upserts)][4096];
 static pthread_once_t upsert_sql_once = PTHREAD_ONCE_INIT;
 

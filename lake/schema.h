@@ -54,9 +54,9 @@ enum lake_from {
 enum lake_derived {
 	LD_NONE = 0,
 	LD_RECLAIM,         /* a reclaim_ns: NULL where the record's flags (flags_off) hold TR_EXIT_NO_RECLAIM */
-	LD_FILE_PATH,       /* a struct tr_file's path: the path_len bytes after the record */
+	LD_PATH,            /* the path that follows the record (a struct tr_file's, tr_cgroup's: its path_len) */
 	LD_FILE_MODE,       /* a struct tr_file's mode as "r", "w" or "rw" */
-	LD_FILE_TRUNCATED,  /* 1 if a struct tr_file's mode holds TR_FILE_TRUNCATED, else 0 */
+	LD_BIT,             /* 1 if the 32-bit field holds a bit of mask, else 0 */
 	LD_SUM,             /* the sum of the 64-bit counters at off, len bytes */
 	LD_COUNTS_JSON,     /* the 64-bit counters at off, len bytes as a JSON array */
 	LD_LOSS_REASON,     /* a struct tl_loss's reason as its name (docs/lake.md, losses) */
@@ -79,6 +79,7 @@ struct lake_source {
 	uint8_t rec_version; /* LF_UINT: the record version that added the field; 0: every version has it */
 	uint16_t off, len;   /* the record's bytes it holds or is made of */
 	uint16_t flags_off;  /* LD_RECLAIM, LD_IMAGE_PEAK: the record's 32-bit flags */
+	uint32_t mask;       /* LD_BIT */
 };
 
 /* Bytes of a record no column holds, and why (lake_table.skip). */
@@ -190,6 +191,8 @@ struct lake_upsert {
 
 /* A process's exec (struct tr_exec), fork (struct tr_fork) and exit (struct tr_exit) into processes. */
 extern const struct lake_upsert lake_exec_upsert, lake_fork_upsert, lake_exit_upsert;
+/* A cgroup's path (struct tr_cgroup) into cgroups. */
+extern const struct lake_upsert lake_cgroup_upsert;
 
 /*
  * Its statement: `INSERT INTO t (column, ...) VALUES (?, ...) ON CONFLICT (key) DO UPDATE SET ...` over its

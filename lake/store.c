@@ -171,9 +171,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  "stream) VALUES (?1, ?2, ?3, 'record', 'oom_kill', ?4, (SELECT start_ns FROM processes "
 			  "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?4 AND start_ns <= ?5 "
 			  "ORDER BY start_ns DESC LIMIT 1), ?5, ?6, ?7)",
-	[ST_CGROUP] = "INSERT INTO cgroups (host_id, boot_id, v1, cgroup_id, path, truncated, seq) "
-		      "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, v1, cgroup_id) DO UPDATE SET "
-		      "path = excluded.path, truncated = excluded.truncated, seq = excluded.seq",
 	[ST_KEY_GET] = "SELECT public_key, host_id, source FROM keys WHERE key_id = ?1",
 	[ST_KEY_ROTATION] = "INSERT INTO keys (key_id, public_key, host_id, source, announced_by, batch_hash, "
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
@@ -354,6 +351,7 @@ static const char *const stmt_row_table[ST_COUNT] = {
 /* The upserts made from lake/schema.c's maps of a record's fields to columns (lake_upsert_sql). */
 static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
 	[ST_EXEC] = &lake_exec_upsert, [ST_FORK] = &lake_fork_upsert, [ST_EXIT] = &lake_exit_upsert,
+	[ST_CGROUP] = &lake_cgroup_upsert,
 };
 
 static const char *statement_text(enum stmt_id id)
@@ -1215,9 +1213,9 @@ static void bind_derived(const struct batch_ctx *c, struct bind *b, const struct
 		t = strings_json(&c->s->env_json, e->env, e->env_len);
 		b_text(b, t, t ? c->s->env_json.len : 0);
 		return;
-	case LD_FILE_PATH: b_text(b, r->tail, r->tail_len); return;
+	case LD_PATH: b_text(b, r->tail, r->tail_len); return;
 	case LD_FILE_MODE: lake_b_str(b, file_mode(u32)); return;
-	case LD_FILE_TRUNCATED: lake_b_i64(b, (u32 & TR_FILE_TRUNCATED) != 0); return;
+	case LD_BIT: lake_b_i64(b, (u32 & k->mask) != 0); return;
 	case LD_SUM: b_u64(b, rec_counts(r, k, NULL)); return;
 	case LD_COUNTS_JSON:
 		n = strlen(*json);
@@ -1316,6 +1314,15 @@ static int store_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_s
 	return exec_bound(&b);
 }
 
+static int derive_cgroup(struct batch_ctx *c, const struct decoded_cgroup *g)
+{
+	const struct row_src r = {
+		.rec = &g->rec, .version = g->rec.hdr.version, .tail = g->path, .tail_len = g->path_len
+	};
+
+	return store_upsert(c, ST_CGROUP, &r);
+}
+
 static int derive_exec(struct batch_ctx *c, const struct decoded_exec *e)
 {
 	const struct row_src r = { .rec = &e->rec, .version = e->rec.hdr.version, .exec = e };
@@ -1353,20 +1360,6 @@ static int record_row(struct batch_ctx *c, enum stmt_id id, const struct tr_hdr 
 	const struct row_src r = { .rec = h, .version = h->version };
 
 	return store_row(c, id, &r);
-}
-
-static int derive_cgroup(struct batch_ctx *c, const struct decoded_cgroup *g)
-{
-	struct bind b = lake_bind_start(c->s, ST_CGROUP);
-
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, g->rec.v1);
-	b_u64(&b, g->rec.id);
-	b_text(&b, g->path, g->path_len);
-	lake_b_i64(&b, (g->rec.flags & TR_CGROUP_TRUNCATED) != 0);
-	b_u64(&b, c->seq);
-	return exec_bound(&b);
 }
 
 /* A kernel record the decoder accepted (store_frame decoded it): its table. */

@@ -371,7 +371,8 @@ static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
 {
 	static const char *const rows_of_records[] = { "samples", "files", "agent_counters", "losses" };
-	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert };
+	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert,
+							     &lake_cgroup_upsert };
 	char why[256];
 	unsigned tables = 0;
 
