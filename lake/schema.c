@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "frame.h"
 #include "lake.h"
 #include "records.h"
 
@@ -127,11 +128,17 @@ static const struct lake_column gaps_cols[] = {
 	ZERO("filled", 1), STREAM,
 };
 
+/* Every record as it came: its spool frame (struct tr_frame) and payload, its batch, what the lake made of it. */
+#define FRAME(n) R_UINT(#n, LK_NOT_NULL, 1, struct tr_frame, n, 0)
 static const struct lake_column records_cols[] = {
-	TEXT_NN("host_id"), INT_NN("seq"), INT_NN("src_pos"), INT_NN("src_gen"), INT_NN("type"), INT_NN("flags"),
-	INT("ts_ns"), INT_NN("len"), INT_NN("crc"), COL("payload", LK_BLOB, LK_NOT_NULL, 1), TEXT_NN("batch_hash"),
-	TEXT("note"), STREAM, RECEIVED,
+	B_HOST, FRAME(seq), FRAME(src_pos), FRAME(src_gen), FRAME(type), FRAME(flags),
+	{ .name = "ts_ns", .type = LK_INT, .since = 1, .src = { .from = LF_TS } }, FRAME(len), FRAME(crc),
+	R_DERIVED("payload", LK_BLOB, LK_NOT_NULL, 1, struct tr_frame, len, LD_PAYLOAD),
+	FROM_BATCH("batch_hash", LK_TEXT, LF_HASH),
+	{ .name = "note", .type = LK_TEXT, .since = 1, .src = { .from = LF_NOTE } },
+	B_STREAM, B_RECEIVED(9),
 };
+
 
 static const struct lake_column processes_cols[] = {
 	TEXT_NN("host_id"), TEXT_NN("boot_id"), INT_NN("tgid"), INT_NN("start_ns"), INT("start_real_ns"),
@@ -308,7 +315,7 @@ const struct lake_table lake_tables[] = {
 	TABLE("batches", 1, batches_cols, INDEXES(batches_idx)),
 	TABLE("gaps", 1, gaps_cols, .key = "host_id, stream, from_seq", REBUILT_8("host_id, from_seq")),
 	TABLE("records", 1, records_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
-	      .partitioned = 9),
+	      .partitioned = 9, .record_size = sizeof(struct tr_frame)),
 	TABLE("processes", 1, processes_cols, .key = "host_id, boot_id, tgid, start_ns", INDEXES(processes_idx)),
 	TABLE("samples", 1, samples_cols, .key = "host_id, stream, seq", .without_rowid = true, REBUILT_8(SEQ_KEY),
 	      INDEXES(samples_idx), .partitioned = 9, ROWS_OF(struct tr_sample, samples_skip)),

@@ -44,11 +44,14 @@ enum lake_from {
 	LF_SEQ,      /* the record's seq in its stream */
 	LF_RECEIVED, /* when the ingest received the batch, ns since the epoch */
 	LF_BOOT,     /* the batch's boot id, hex */
-	LF_UINT,     /* the record's unsigned integer at off, len bytes (4 or 8); NULL in records of a version
+	LF_UINT,     /* the record's unsigned integer at off, len bytes (2, 4 or 8); NULL in records of a version
 		      * below rec_version (they lack it) */
 	LF_CHARS,    /* the record's char array at off, len bytes, up to its first NUL */
 	LF_DERIVED,  /* made by store.c from the record's bytes at off, len: enum lake_derived */
 	LF_ONE,      /* 1: a record counted (with LM_ADD, how many such records the row has had) */
+	LF_HASH,     /* the batch's hash, hex */
+	LF_NOTE,     /* why the lake derived nothing from the record (NULL: it did) */
+	LF_TS,       /* a kernel record's time, once the decoder vouched for it (NULL otherwise) */
 };
 
 enum lake_derived {
@@ -70,6 +73,7 @@ enum lake_derived {
 	LD_EXEC_ARGV,       /* a struct tr_exec's argv, a JSON array of strings */
 	LD_EXEC_CWD,        /* a struct tr_exec's cwd; NULL when unknown (cwd_len 0) */
 	LD_EXEC_ENV,        /* a struct tr_exec's allowlisted environment, a JSON array of strings */
+	LD_PAYLOAD,         /* a frame's payload: its len bytes after the frame, as they came */
 };
 
 /* Where one column's value comes from when a record fills it (enum lake_from). */

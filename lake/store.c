@@ -151,8 +151,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 * A new record (bulk: store_frame() decided it is new), and the rows only a new record makes: samples,
 	 * files, agent counters, losses, heartbeats (stmt_bulk[]).
 	 */
-	[ST_RECORD] = "INSERT INTO records (host_id, stream, seq, received_ns, src_pos, src_gen, type, flags, ts_ns, "
-		      "len, crc, payload, batch_hash, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/* The crcs of the seqs the stream holds in a range (known_seqs(); its row is locked: no one adds any). */
 	[ST_RECORD_SEQS] = "SELECT seq, crc FROM records WHERE host_id = ?1 AND stream = ?2 AND seq BETWEEN ?3 AND ?4",
 	[ST_GAP] = "INSERT INTO gaps (host_id, stream, from_seq, to_seq, found_ns, batch_hash) VALUES (?,?,?,?,?,?) "
@@ -345,7 +343,8 @@ static const bool stmt_queued[ST_COUNT] = {
  * has no text for them.
  */
 static const char *const stmt_row_table[ST_COUNT] = {
-	[ST_SAMPLE] = "samples", [ST_FILE] = "files", [ST_COUNTERS] = "agent_counters", [ST_LOSS] = "losses",
+	[ST_RECORD] = "records", [ST_SAMPLE] = "samples", [ST_FILE] = "files", [ST_COUNTERS] = "agent_counters",
+	[ST_LOSS] = "losses",
 };
 
 /* The upserts made from lake/schema.c's maps of a record's fields to columns (lake_upsert_sql). */
@@ -950,21 +949,6 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /*
- * Start a statement with the columns every per-record row begins with (records, samples, files,
- * agent_counters, losses: time-partitioned tables): host_id, stream, seq, then when its batch came.
- */
-static struct bind bind_series_row(struct batch_ctx *c, enum stmt_id id)
-{
-	struct bind b = lake_bind_start(c->s, id);
-
-	lake_b_str(&b, c->host);
-	lake_b_i64(&b, c->stream);
-	b_u64(&b, c->seq);
-	b_u64(&b, c->received_ns);
-	return b;
-}
-
-/*
  * The bulk statements' rows sent (PostgreSQL; SQLite ran them at once): before COMMIT, and before a
  * statement reads their tables.
  */
@@ -1128,14 +1112,21 @@ struct row_src {
 	const char *tail;
 	size_t tail_len;
 	const struct decoded_exec *exec;
+	bool has_ts; /* a frame: the decoder vouched for its record's time, ts_ns */
+	uint64_t ts_ns;
 };
 
 static uint64_t rec_uint(const struct row_src *r, const struct lake_source *k)
 {
 	const char *p = (const char *)r->rec + k->off;
+	uint16_t v16;
 	uint32_t v32;
 	uint64_t v64;
 
+	if (k->len == sizeof(v16)) {
+		memcpy(&v16, p, sizeof(v16));
+		return v16;
+	}
 	if (k->len == sizeof(v32)) {
 		memcpy(&v32, p, sizeof(v32));
 		return v32;
@@ -1214,6 +1205,7 @@ static void bind_derived(const struct batch_ctx *c, struct bind *b, const struct
 		b_text(b, t, t ? c->s->env_json.len : 0);
 		return;
 	case LD_PATH: b_text(b, r->tail, r->tail_len); return;
+	case LD_PAYLOAD: b_blob(b, r->tail, r->tail_len); return;
 	case LD_FILE_MODE: lake_b_str(b, file_mode(u32)); return;
 	case LD_BIT: lake_b_i64(b, (u32 & k->mask) != 0); return;
 	case LD_SUM: b_u64(b, rec_counts(r, k, NULL)); return;
@@ -1278,6 +1270,14 @@ static void bind_source(const struct batch_ctx *c, struct bind *b, const struct 
 			bind_derived(c, b, r, k, json);
 		break;
 	case LF_ONE: lake_b_i64(b, 1); break;
+	case LF_HASH: lake_b_str(b, c->hash); break;
+	case LF_NOTE: lake_b_str(b, c->note); break;
+	case LF_TS:
+		if (r->has_ts)
+			b_u64(b, r->ts_ns);
+		else
+			b_null(b);
+		break;
 	default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
 		if (b->rc == SQL_OK)
 			b->rc = SQL_E;
@@ -2727,24 +2727,14 @@ static int track_gaps(struct batch_ctx *c, uint64_t seq)
  */
 static int insert_record(struct batch_ctx *c, const struct tr_frame *f, const void *payload, bool decoded)
 {
-	struct bind b = bind_series_row(c, ST_RECORD);
+	const struct row_src r = {
+		.rec = f, .tail = payload, .tail_len = f->len, .has_ts = decoded,
+		.ts_ns = decoded ? c->s->dec->ts_ns : 0
+	};
 
-	b_u64(&b, f->src_pos);
-	b_u64(&b, f->src_gen);
-	b_u64(&b, f->type);
-	b_u64(&b, f->flags);
-	if (decoded)
-		b_u64(&b, c->s->dec->ts_ns);
-	else
-		b_null(&b);
-	b_u64(&b, f->len);
-	b_u64(&b, f->crc);
-	b_blob(&b, payload, f->len);
-	lake_b_str(&b, c->hash);
-	lake_b_str(&b, c->note);
 	if (f->type == TL_RUN_REPORT)
 		c->report_unsent = true;
-	return exec_bound(&b);
+	return store_row(c, ST_RECORD, &r);
 }
 
 /*

@@ -285,9 +285,10 @@ static void source_covers(const char *table, const char *column, const struct la
 		snprintf(why, len, "%s.%s: says nowhere where its value comes from (lake_source.from)", table, column);
 		return;
 	}
-	if (k->from < LF_UINT || k->from == LF_ONE)
-		return; /* from the batch, or a constant */
-	if ((unsigned)k->off + k->len > size || !k->len || (k->from == LF_UINT && k->len != 4 && k->len != 8) ||
+	if (k->from < LF_UINT || k->from > LF_DERIVED)
+		return; /* from the batch, a constant, or what the lake made of the record */
+	if ((unsigned)k->off + k->len > size || !k->len ||
+	    (k->from == LF_UINT && k->len != 2 && k->len != 4 && k->len != 8) ||
 	    (k->from == LF_DERIVED && k->derived == LD_NONE) ||
 	    ((k->derived == LD_RECLAIM || k->derived == LD_IMAGE_PEAK) && k->flags_off + 4u > size)) {
 		snprintf(why, len, "%s.%s: bytes %u+%u of a %u-byte record, source %u/%u", table, column, k->off,
@@ -370,7 +371,7 @@ static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 
 static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
 {
-	static const char *const rows_of_records[] = { "samples", "files", "agent_counters", "losses" };
+	static const char *const rows_of_records[] = { "records", "samples", "files", "agent_counters", "losses" };
 	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert,
 							     &lake_cgroup_upsert };
 	char why[256];
