@@ -126,14 +126,30 @@ bool sql_is_pg_uri(const char *where)
 }
 
 /* libpq's message, its trailing newline gone. */
+/*
+ * libpq's message, on one line: its line breaks and their indentation ("server closed the connection
+ * unexpectedly\n\tThis probably means ...") become one space, so that a log line (journald's, the ingest's)
+ * holds the whole message; the trailing ones go.
+ */
 static void pg_note(struct sql *db, const char *msg)
 {
-	size_t n;
+	size_t n = 0;
 
-	snprintf(db->err, sizeof(db->err), "%s", msg && *msg ? msg : "unknown PostgreSQL failure");
-	n = strlen(db->err);
-	while (n && (db->err[n - 1] == '\n' || db->err[n - 1] == ' '))
-		db->err[--n] = 0;
+	if (!msg || !*msg)
+		msg = "unknown PostgreSQL failure";
+	for (const char *p = msg; *p && n + 1 < sizeof(db->err); p++) {
+		if (*p != '\n' && *p != '\r' && *p != '\t') {
+			db->err[n++] = *p;
+			continue;
+		}
+		while (p[1] == '\n' || p[1] == '\r' || p[1] == '\t' || p[1] == ' ')
+			p++;
+		if (n && db->err[n - 1] != ' ')
+			db->err[n++] = ' ';
+	}
+	while (n && db->err[n - 1] == ' ')
+		n--;
+	db->err[n] = 0;
 }
 
 /* libpq's notices (a NOTICE of IF NOT EXISTS) are not the lake's business: not printed. */

@@ -560,6 +560,10 @@ static void a_restarted_server_is_reconnected_to(void **state)
 	pg_ctl(&o->e->pc, "stop");
 	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
 	assert_int_equal(sql_step(st), SQL_E_BUSY);
+	/* libpq's message on one line, for the ingest's log line ("server closed the connection unexpectedly",
+	 * then its indented explanation, on lines of their own in libpq's text) */
+	assert_non_null(strstr(sql_errmsg(o->pg), "connection"));
+	assert_null(strpbrk(sql_errmsg(o->pg), "\n\r\t"));
 	sql_reset(st);
 	assert_int_equal(sql_bind_i64(st, 1, 1), SQL_OK);
 	assert_int_equal(sql_step(st), SQL_E_BUSY); /* down: no connection to be made */
