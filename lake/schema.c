@@ -289,14 +289,25 @@ static const struct lake_column run_processes_cols[] = {
 	TEXT("container_id"), INTV("maxrss_rusage_bytes", 2), TEXTV("peak_rss_source", 2),
 };
 
+/* A TL_HOST record's members (tracer.host.v1, docs/schema.md), each under its rule (enum lake_json_rule). */
+#define J(n, t, m, r) { .name = n, .type = t, .since = 5, .src = { .from = LF_JSON, .json = m, .rule = r } }
+#define J_COUNT(n) J(#n, LK_INT, #n, LJ_COUNT)
+#define J_COUNT32(n) J(#n, LK_INT, #n, LJ_COUNT32)
 static const struct lake_column heartbeats_cols[] = {
-	COL("host_id", LK_TEXT, LK_NOT_NULL, 5), COL("seq", LK_INT, LK_NOT_NULL, 5), TEXTV("boot_id", 5),
-	INTV("beat", 5), COL("start_ns", LK_INT, LK_NOT_NULL, 5), COL("end_ns", LK_INT, LK_NOT_NULL, 5),
-	REALV("uptime_s", 5), INTV("cpus", 5), INTV("cpu_busy_ns", 5), INTV("cpu_idle_ns", 5),
-	INTV("mem_total_bytes", 5), INTV("mem_used_bytes", 5), INTV("net_rx_bytes", 5), INTV("net_tx_bytes", 5),
-	INTV("runs", 5), INTV("steps", 5), INTV("processes", 5), TEXTV("host_cloud", 5),
-	TEXTV("host_instance_type", 5), TEXTV("host_instance_id", 5), TEXTV("host_region", 5), INTV("host_cpus", 5),
-	INTV("host_memory_bytes", 5), REALV("host_price_per_hour", 5), STREAM, RECEIVED,
+	{ .name = "host_id", .type = LK_TEXT, .flags = LK_NOT_NULL, .since = 5, .src = { .from = LF_HOST } },
+	{ .name = "seq", .type = LK_INT, .flags = LK_NOT_NULL, .since = 5, .src = { .from = LF_SEQ } },
+	J("boot_id", LK_TEXT, "boot_id", LJ_BOOT_ID), J_COUNT(beat),
+	{ .name = "start_ns", .type = LK_INT, .flags = LK_NOT_NULL, .since = 5,
+	  .src = { .from = LF_JSON, .json = "start_ns", .rule = LJ_COUNT } },
+	{ .name = "end_ns", .type = LK_INT, .flags = LK_NOT_NULL, .since = 5,
+	  .src = { .from = LF_JSON, .json = "end_ns", .rule = LJ_COUNT } },
+	J("uptime_s", LK_REAL, "uptime_s", LJ_SECONDS), J_COUNT32(cpus), J_COUNT(cpu_busy_ns), J_COUNT(cpu_idle_ns),
+	J_COUNT(mem_total_bytes), J_COUNT(mem_used_bytes), J_COUNT(net_rx_bytes), J_COUNT(net_tx_bytes),
+	J_COUNT32(runs), J_COUNT32(steps), J_COUNT32(processes), J("host_cloud", LK_TEXT, "host.cloud", LJ_TEXT),
+	J("host_instance_type", LK_TEXT, "host.instance_type", LJ_TEXT),
+	J("host_instance_id", LK_TEXT, "host.instance_id", LJ_TEXT), J("host_region", LK_TEXT, "host.region", LJ_TEXT),
+	J("host_cpus", LK_INT, "host.cpus", LJ_COUNT), J("host_memory_bytes", LK_INT, "host.memory_bytes", LJ_COUNT),
+	J("host_price_per_hour", LK_REAL, "host.price_per_hour", LJ_PRICE), B_STREAM, B_RECEIVED(9),
 };
 static const struct lake_index heartbeats_idx[] = {
 	IDX("heartbeats_host_start", "host_id, start_ns", false, 5),
@@ -331,7 +342,7 @@ const struct lake_table lake_tables[] = {
 	TABLE("steps", 1, steps_cols, .key = "run_id, idx", INDEXES(steps_idx)),
 	TABLE("run_processes", 1, run_processes_cols, .key = "run_id, idx"),
 	TABLE("heartbeats", 5, heartbeats_cols, .key = "host_id, stream, seq", REBUILT_8(SEQ_KEY),
-	      INDEXES(heartbeats_idx), .partitioned = 9),
+	      INDEXES(heartbeats_idx), .partitioned = 9, .json_schema = "tracer.host.v1"),
 };
 const unsigned lake_ntables = N(lake_tables);
 
@@ -507,7 +518,7 @@ static void row_sql_build(void)
 		struct obuf o;
 		unsigned n = 0;
 
-		if (!t->record_size)
+		if (!t->record_size && !t->json_schema)
 			continue;
 		obuf_init_mem(&o, ROW_SQL_MAX);
 		obuf_printf(&o, "INSERT INTO %s (", t->name);
@@ -530,7 +541,7 @@ const char *lake_row_sql(const struct lake_table *t)
 {
 	size_t i = (size_t)(t - lake_tables);
 
-	if (i >= lake_ntables || !t->record_size)
+	if (i >= lake_ntables || (!t->record_size && !t->json_schema))
 		return NULL;
 	pthread_once(&row_sql_once, row_sql_build);
 	return row_sql[i][0] ? row_sql[i] : NULL;

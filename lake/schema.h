@@ -52,6 +52,17 @@ enum lake_from {
 	LF_HASH,     /* the batch's hash, hex */
 	LF_NOTE,     /* why the lake derived nothing from the record (NULL: it did) */
 	LF_TS,       /* a kernel record's time, once the decoder vouched for it (NULL otherwise) */
+	LF_JSON,     /* a member of a JSON record's object (json: "name", or "object.name"), under rule */
+};
+
+/* What a JSON member must be to be stored (LF_JSON); anything else is stored as NULL. */
+enum lake_json_rule {
+	LJ_TEXT = 0, /* a string (made UTF-8 as every host's text) */
+	LJ_COUNT,    /* an integer from 0 to 2^63 - 1 */
+	LJ_COUNT32,  /* an integer from 0 to 2^32 - 1 */
+	LJ_SECONDS,  /* a number from 0 to 1e12 */
+	LJ_PRICE,    /* a number from 0 to STORE_PRICE_MAX (lake/store.h) */
+	LJ_BOOT_ID,  /* 32 lower-case hex digits */
 };
 
 enum lake_derived {
@@ -84,6 +95,8 @@ struct lake_source {
 	uint16_t off, len;   /* the record's bytes it holds or is made of */
 	uint16_t flags_off;  /* LD_RECLAIM, LD_IMAGE_PEAK: the record's 32-bit flags */
 	uint32_t mask;       /* LD_BIT */
+	const char *json;    /* LF_JSON: the member's path */
+	uint8_t rule;        /* LF_JSON: enum lake_json_rule */
 };
 
 /* Bytes of a record no column holds, and why (lake_table.skip). */
@@ -133,10 +146,13 @@ struct lake_table {
 	 * then ending with that column; 0: never. SQLite keeps one table. */
 	uint8_t partitioned;
 	/* A table one record fills a row of: the record's size (its struct's), and its bytes no column holds.
-	 * Its columns each say where they come from (lake_column.from); its INSERT is lake_row_sql's. 0: not. */
+	 * Its columns each say where they come from (lake_column.src); its INSERT is lake_row_sql's. 0: not. */
 	uint16_t record_size;
 	const struct lake_skip *skip;
 	unsigned nskip;
+	/* A table one JSON record fills a row of: the record's "schema" (tracer.host.v1); its columns come from
+	 * the batch and from the object's members (LF_JSON); its INSERT is lake_row_sql's. NULL: not. */
+	const char *json_schema;
 };
 
 /* The column a time-partitioned table is partitioned on: when the ingest received the row's batch. */
@@ -159,9 +175,9 @@ const struct lake_table *lake_table(const char *name);
 int lake_schema_sqlite(int from, int to, struct obuf *o);
 
 /*
- * A table that one record fills a row of (record_size): `INSERT INTO t (column, ...) VALUES (?, ...)` over
- * its columns of this version (lake_row_column), in the table's order, which is the order store.c binds
- * them in. Built once; NULL for another table.
+ * A table that one record fills a row of (record_size or json_schema): `INSERT INTO t (column, ...) VALUES
+ * (?, ...)` over its columns of this version (lake_row_column), in the table's order, which is the order
+ * store.c binds them in. Built once; NULL for another table.
  */
 const char *lake_row_sql(const struct lake_table *t);
 

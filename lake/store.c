@@ -103,16 +103,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, read_bytes, write_bytes, rchar, "      \
 	"wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, memory_limit_bytes, last_update_ns, "      \
 	LIVE_COLUMNS
-/*
- * A host heartbeat (TL_HOST, ?1 the record's JSON): every heartbeats column after host_id and seq, and its
- * value. The boot id only as the records carry one (32 lower-case hex digits, no NUL hidden in it); the
- * uptime a number from 0 to 1e12 s; the host identity as TL_RUN's (HOST_VALUES), without the uid.
- */
-#define HEARTBEAT_COLUMNS                                                                                \
-	"boot_id, beat, start_ns, end_ns, uptime_s, cpus, cpu_busy_ns, cpu_idle_ns, mem_total_bytes, "      \
-	"mem_used_bytes, net_rx_bytes, net_tx_bytes, runs, steps, processes, host_cloud, host_instance_type, " \
-	"host_instance_id, host_region, host_cpus, host_memory_bytes, host_price_per_hour"
-
 /* What read.c's row_to_run() reads, in its order (the command, a JSON array, joined there: read_json.h). */
 #define RUN_COLUMNS                                                                                      \
 	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
@@ -252,8 +242,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_TOOLS] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, tool) VALUES (?,?,?,?,?) "
 		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
 	/* A host heartbeat (TL_HOST; derive_host()). */
-	[ST_HEARTBEAT] = "INSERT INTO heartbeats (host_id, seq, stream, received_ns, " HEARTBEAT_COLUMNS ") VALUES "
-			 "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	/* Whether a live signal is one the run has (a restarted processor may repeat what it sent after its
 	 * checkpoint: once per run, kind, process). */
 	[ST_LIVE_SIGNAL_SEEN] = "SELECT 1 FROM signals WHERE run_id = ?1 AND source = 'live' AND kind = ?2 AND "
@@ -344,7 +332,7 @@ static const bool stmt_queued[ST_COUNT] = {
  */
 static const char *const stmt_row_table[ST_COUNT] = {
 	[ST_RECORD] = "records", [ST_SAMPLE] = "samples", [ST_FILE] = "files", [ST_COUNTERS] = "agent_counters",
-	[ST_LOSS] = "losses",
+	[ST_LOSS] = "losses", [ST_HEARTBEAT] = "heartbeats",
 };
 
 /* The upserts made from lake/schema.c's maps of a record's fields to columns (lake_upsert_sql). */
@@ -1114,7 +1102,10 @@ struct row_src {
 	const struct decoded_exec *exec;
 	bool has_ts; /* a frame: the decoder vouched for its record's time, ts_ns */
 	uint64_t ts_ns;
+	const struct json_node *json; /* a JSON record's object (LF_JSON), parsed in the store's document */
 };
+
+static void bind_json(struct store *s, struct bind *b, const struct json_node *root, const struct lake_source *k);
 
 static uint64_t rec_uint(const struct row_src *r, const struct lake_source *k)
 {
@@ -1278,6 +1269,7 @@ static void bind_source(const struct batch_ctx *c, struct bind *b, const struct 
 		else
 			b_null(b);
 		break;
+	case LF_JSON: bind_json(c->s, b, r->json, k); break;
 	default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
 		if (b->rc == SQL_OK)
 			b->rc = SQL_E;
@@ -2451,31 +2443,60 @@ static void jb_boot_id(struct bind *b, struct store *s, const struct json_node *
 		b_null(b);
 }
 
+/* A JSON record's member as its column's source says (LF_JSON: its path, its rule); NULL if it breaks it. */
+static void bind_json(struct store *s, struct bind *b, const struct json_node *root, const struct lake_source *k)
+{
+	const char *dot = strchr(k->json, '.');
+	const struct json_node *n = root;
+	char head[32];
+	double v = 0;
+
+	if (dot && (size_t)(dot - k->json) < sizeof(head)) {
+		memcpy(head, k->json, (size_t)(dot - k->json));
+		head[dot - k->json] = 0;
+		n = jget(s, n, head);
+	}
+	n = jget(s, n, dot ? dot + 1 : k->json);
+	switch (k->rule) {
+	case LJ_TEXT: jb_text(b, s, n); return;
+	case LJ_COUNT: jb_count(b, n, INT64_MAX); return;
+	case LJ_COUNT32: jb_count(b, n, UINT32_MAX); return;
+	case LJ_BOOT_ID: jb_boot_id(b, s, n); return;
+	case LJ_SECONDS:
+	case LJ_PRICE:
+		if (n && json_get_double(&s->jdoc, n, &v) == 0 && v >= 0 &&
+		    v <= (k->rule == LJ_SECONDS ? 1e12 : STORE_PRICE_MAX))
+			b_real(b, v);
+		else
+			b_null(b);
+		return;
+	default: /* a rule schema.c names and store.c lacks (test_lake_schema_writes) */
+		if (b->rc == SQL_OK)
+			b->rc = SQL_E;
+	}
+}
+
 /*
  * TL_HOST: the host's heartbeat, one heartbeats row. A record that is not
  * a tracer.host.v1 object with integer times, start before end, is noted
- * and counted with the bad live records; a number of the wrong type or
- * range in a good one is NULL: counts are whole numbers from 0 (CPUs,
- * runs, steps and processes to 2^32 - 1), the uptime a number from 0 to
- * 1e12 s; the host identity as a live record's, without the uid.
+ * and counted with the bad live records; a member of the wrong type or
+ * range in a good one is NULL, by its column's rule in lake/schema.c:
+ * counts are whole numbers from 0 (CPUs, runs, steps and processes to
+ * 2^32 - 1), the uptime a number from 0 to 1e12 s; the host identity as a
+ * live record's, without the uid.
  */
 static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
-	static const char *const counts[] = { "cpu_busy_ns", "cpu_idle_ns", "mem_total_bytes", "mem_used_bytes",
-					      "net_rx_bytes", "net_tx_bytes" };
-	static const char *const counts32[] = { "runs", "steps", "processes" };
 	struct store *s = c->s;
-	const struct json_node *root = NULL, *up;
+	const struct json_node *root = NULL;
 	uint64_t start = 0, end = 0;
-	double uptime = 0;
-	struct bind b;
 	int rc = STORE_OK;
 
 	if (f->len <= TL_RUN_MAX)
 		root = jdoc_object(s, payload, f->len, &rc);
 	if (rc)
 		return rc;
-	if (!root || !jis(s, jget(s, root, "schema"), "tracer.host.v1") ||
+	if (!root || !jis(s, jget(s, root, "schema"), lake_table("heartbeats")->json_schema) ||
 	    json_get_u64(jget(s, root, "start_ns"), &start) || json_get_u64(jget(s, root, "end_ns"), &end) ||
 	    start > INT64_MAX || end > INT64_MAX || start >= end) {
 		c->note = "bad_host_record";
@@ -2483,27 +2504,7 @@ static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void
 		return STORE_OK;
 	}
 	s->jarena_used = 0;
-	b = lake_bind_start(s, ST_HEARTBEAT);
-	lake_b_str(&b, c->host);
-	b_u64(&b, c->seq);
-	lake_b_i64(&b, c->stream);
-	b_u64(&b, c->received_ns);
-	jb_boot_id(&b, s, jget(s, root, "boot_id"));
-	jb_count(&b, jget(s, root, "beat"), INT64_MAX);
-	jb_count(&b, jget(s, root, "start_ns"), INT64_MAX);
-	jb_count(&b, jget(s, root, "end_ns"), INT64_MAX);
-	up = jget(s, root, "uptime_s");
-	if (up && json_get_double(&s->jdoc, up, &uptime) == 0 && uptime >= 0 && uptime <= 1e12)
-		b_real(&b, uptime);
-	else
-		b_null(&b);
-	jb_count(&b, jget(s, root, "cpus"), UINT32_MAX);
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-		jb_count(&b, jget(s, root, counts[i]), INT64_MAX);
-	for (size_t i = 0; i < sizeof(counts32) / sizeof(counts32[0]); i++)
-		jb_count(&b, jget(s, root, counts32[i]), UINT32_MAX);
-	jb_host(&b, s, jget(s, root, "host"));
-	return exec_bound(&b);
+	return store_row(c, ST_HEARTBEAT, &(const struct row_src){ .json = root });
 }
 
 /* A batch of a boot the host's running runs did not start in: they ended unseen (docs/live.md, "lost"). */

@@ -28,6 +28,10 @@
 #include <cmocka.h>
 
 #include "db.h"
+#include "hostbeat.h"
+#include "hostid.h"
+#include "json.h"
+#include "json_parse.h"
 #include "schema.h"
 
 /* Filled without a write statement naming them; each says how. */
@@ -381,6 +385,16 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	for (unsigned i = 0; i < lake_ntables; i++) {
 		const struct lake_table *t = &lake_tables[i];
 
+		if (t->json_schema) { /* every column from the batch or a member (the members: the next test) */
+			for (unsigned j = 0; j < t->ncols; j++)
+				if (lake_row_column(&t->cols[j]) &&
+				    (t->cols[j].src.from == LF_NONE ||
+				     (t->cols[j].src.from == LF_JSON) != !!t->cols[j].src.json))
+					fail_msg("%s.%s: no source, or a member without its path", t->name,
+						 t->cols[j].name);
+			assert_non_null(lake_row_sql(t));
+			continue;
+		}
 		if (!t->record_size) {
 			assert_null(lake_row_sql(t));
 			continue;
@@ -408,6 +422,71 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_string_equal(lake_row_sql(lake_table("losses")),
 			    "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes, stream, "
 			    "received_ns) VALUES (?,?,?,?,?,?,?,?,?)");
+}
+
+/* The heartbeats column whose source is the member at path, or NULL. */
+static const struct lake_column *member_column(const char *path)
+{
+	const struct lake_table *t = lake_table("heartbeats");
+
+	for (unsigned j = 0; j < t->ncols; j++)
+		if (lake_row_column(&t->cols[j]) && t->cols[j].src.from == LF_JSON &&
+		    !strcmp(t->cols[j].src.json, path))
+			return &t->cols[j];
+	return NULL;
+}
+
+/*
+ * A heartbeat as the processor writes it (report/hostbeat.c, every figure known, a host with a price): each
+ * of its members (and of its "host" object's) is a heartbeats column's source, but its schema (the table's
+ * json_schema); and each heartbeats member column is one the record has. A member the processor adds
+ * fails here until the lake stores it.
+ */
+static void every_member_of_a_host_record_is_a_heartbeats_column(void **state)
+{
+	struct hostid h = { .cloud = "aws", .instance_type = "m5.large", .instance_id = "i-0abc", .region = "eu-west-1",
+			    .cpus = 2, .memory_bytes = 8ull << 30, .price_known = true, .price_micro_usd = 96000 };
+	struct hostbeat b = { .beat = 3, .boot_id = "0123456789abcdef0123456789abcdef", .start_ns = 1, .end_ns = 2,
+			      .uptime_known = true, .uptime_ns = 5, .cpus_known = true, .cpus = 2, .cpu_known = true,
+			      .mem_total_known = true, .mem_used_known = true, .net_known = true, .runs = 1,
+			      .host = &h };
+	struct json_node nodes[128];
+	struct json_doc d;
+	struct obuf o;
+	unsigned members = 0, columns = 0;
+
+	(void)state;
+	obuf_init_mem(&o, 1 << 16);
+	assert_int_equal(hostbeat_write(&o, &b), 0);
+	assert_int_equal(json_parse(&d, o.buf, o.len, nodes, 128), 0);
+	assert_string_equal(lake_table("heartbeats")->json_schema, HOSTBEAT_SCHEMA);
+	for (uint32_t i = nodes[0].first; i; i = nodes[i].next) {
+		char path[96];
+		const struct json_node *n = &nodes[i];
+
+		snprintf(path, sizeof(path), "%.*s", (int)n->key_len, d.text + n->key_start);
+		if (!strcmp(path, "schema"))
+			continue;
+		if (n->type == JSON_OBJECT) {
+			for (uint32_t k = n->first; k; k = nodes[k].next) {
+				snprintf(path, sizeof(path), "%.*s.%.*s", (int)n->key_len, d.text + n->key_start,
+					 (int)nodes[k].key_len, d.text + nodes[k].key_start);
+				if (!member_column(path))
+					fail_msg("member %s of %s: no heartbeats column holds it", path,
+						 HOSTBEAT_SCHEMA);
+				members++;
+			}
+			continue;
+		}
+		if (!member_column(path))
+			fail_msg("member %s of %s: no heartbeats column holds it", path, HOSTBEAT_SCHEMA);
+		members++;
+	}
+	for (unsigned j = 0; j < lake_table("heartbeats")->ncols; j++)
+		columns += lake_table("heartbeats")->cols[j].src.from == LF_JSON;
+	assert_int_equal(members, columns); /* and no column for a member the record lacks */
+	assert_int_equal(members, 22);
+	obuf_free(&o);
 }
 
 /* The check finds a field left out, a column without a source, and a skip without a reason. */
@@ -479,6 +558,7 @@ int main(void)
 		cmocka_unit_test(every_column_is_written_by_a_statement_and_every_written_column_exists),
 		cmocka_unit_test(every_byte_of_a_record_is_a_columns_or_skipped_with_why),
 		cmocka_unit_test(a_field_left_out_of_the_lake_is_found),
+		cmocka_unit_test(every_member_of_a_host_record_is_a_heartbeats_column),
 		cmocka_unit_test(an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_found),
 	};
 
