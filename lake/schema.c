@@ -67,6 +67,10 @@
 #define S_BIT(S, f, m) { .from = LF_DERIVED, .derived = LD_BIT, FIELD(S, f), .mask = m }
 /* A column an upsert fills (struct lake_fill): merged as m (enum lake_merge), from the source that follows. */
 #define FILL(c, m, ...) { .column = c, .merge = m, .src = __VA_ARGS__ }
+/* The key's first columns in every upsert of a host's record: its host and boot. */
+#define HOST_BOOT_KEY FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT })
+/* An upsert of record S into table t by its fills f, S's bytes no column holds in k. */
+#define UPSERT(t, f, S, k) { .table = t, .fills = f, .nfills = N(f), ROWS_OF(S, k) }
 /* Columns so made, of schema version v. */
 #define R_UINT(n, fl, v, S, f, rv) { .name = n, .type = LK_INT, .flags = fl, .since = v, .src = S_UINT(S, f, rv) }
 #define R_CHARS(n, v, S, f) { .name = n, .type = LK_TEXT, .since = v, .src = S_CHARS(S, f) }
@@ -354,7 +358,7 @@ const unsigned lake_ntables = N(lake_tables);
 #define EXEC_NEW(c, f) FILL(c, LM_NEW, S_UINT(struct tr_exec, f, 0))
 #define EXEC_TAIL(c, f, d) FILL(c, LM_NEW, S_DERIVED(struct tr_exec, f, d))
 static const struct lake_fill exec_fills[] = {
-	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	HOST_BOOT_KEY,
 	FILL("tgid", LM_KEY, S_UINT(struct tr_exec, tgid, 0)),
 	FILL("start_ns", LM_KEY, S_UINT(struct tr_exec, start_ns, 0)),
 	FILL("start_real_ns", LM_KEEP, S_DERIVED(struct tr_exec, start_ns, LD_REAL)), EXEC_NEW("ppid", ppid),
@@ -370,16 +374,14 @@ static const struct lake_skip exec_skip[] = {
 	SKIP(struct tr_exec, argv_true_len, "the whole argument area's size: exec_flags says when argv was cut"),
 	SKIP(struct tr_exec, pad, "padding, 0"),
 };
-const struct lake_upsert lake_exec_upsert = {
-	.table = "processes", .fills = exec_fills, .nfills = N(exec_fills), ROWS_OF(struct tr_exec, exec_skip),
-};
+const struct lake_upsert lake_exec_upsert = UPSERT("processes", exec_fills, struct tr_exec, exec_skip);
 
 /*
  * A process's fork into its processes row (ST_FORK): its parent and start. The parent and user an exec gave,
  * if stored first, are kept.
  */
 static const struct lake_fill fork_fills[] = {
-	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	HOST_BOOT_KEY,
 	FILL("tgid", LM_KEY, S_UINT(struct tr_fork, child_tgid, 0)),
 	FILL("start_ns", LM_KEY, S_UINT(struct tr_fork, child_start_ns, 0)),
 	FILL("start_real_ns", LM_KEEP, S_DERIVED(struct tr_fork, child_start_ns, LD_REAL)),
@@ -389,13 +391,11 @@ static const struct lake_fill fork_fills[] = {
 	FILL("fork_ts_ns", LM_NEW, S_UINT(struct tr_fork, hdr.ts_ns, 0)),
 };
 static const struct lake_skip fork_skip[] = { SKIP_HDR(struct tr_fork), SKIP(struct tr_fork, pad, "padding, 0") };
-const struct lake_upsert lake_fork_upsert = {
-	.table = "processes", .fills = fork_fills, .nfills = N(fork_fills), ROWS_OF(struct tr_fork, fork_skip),
-};
+const struct lake_upsert lake_fork_upsert = UPSERT("processes", fork_fills, struct tr_fork, fork_skip);
 
 /* A cgroup's path into cgroups (ST_CGROUP): the newest record of each id names it. */
 static const struct lake_fill cgroup_fills[] = {
-	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	HOST_BOOT_KEY,
 	FILL("v1", LM_KEY, S_UINT(struct tr_cgroup, v1, 0)),
 	FILL("cgroup_id", LM_KEY, S_UINT(struct tr_cgroup, id, 0)),
 	FILL("path", LM_NEW, S_DERIVED(struct tr_cgroup, path_len, LD_PATH)),
@@ -407,9 +407,7 @@ static const struct lake_skip cgroup_skip[] = {
 	SKIP(struct tr_cgroup, hdr.ts_ns, "when the path was seen: the row names the newest record, seq, instead"),
 	SKIP(struct tr_cgroup, pad, "padding, 0"),
 };
-const struct lake_upsert lake_cgroup_upsert = {
-	.table = "cgroups", .fills = cgroup_fills, .nfills = N(cgroup_fills), ROWS_OF(struct tr_cgroup, cgroup_skip),
-};
+const struct lake_upsert lake_cgroup_upsert = UPSERT("cgroups", cgroup_fills, struct tr_cgroup, cgroup_skip);
 
 /*
  * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
@@ -419,7 +417,7 @@ const struct lake_upsert lake_cgroup_upsert = {
 #define EXIT_U(c, f) FILL(c, LM_NEW, S_UINT(struct tr_exit, f, 0))
 #define EXIT_FIGURE(f) EXIT_U(#f, f)
 static const struct lake_fill exit_fills[] = {
-	FILL("host_id", LM_KEY, { .from = LF_HOST }), FILL("boot_id", LM_KEY, { .from = LF_BOOT }),
+	HOST_BOOT_KEY,
 	FILL("tgid", LM_KEY, S_UINT(struct tr_exit, tgid, 0)),
 	FILL("start_ns", LM_KEY, S_UINT(struct tr_exit, start_ns, 0)),
 	FILL("start_real_ns", LM_KEEP, S_DERIVED(struct tr_exit, start_ns, LD_REAL)),
@@ -444,9 +442,7 @@ static const struct lake_fill exit_fills[] = {
 	FILL("cpus_allowed", LM_NEW, S_UINT(struct tr_exit, cpus_allowed, 4)),
 };
 static const struct lake_skip exit_skip[] = { SKIP_HDR(struct tr_exit) };
-const struct lake_upsert lake_exit_upsert = {
-	.table = "processes", .fills = exit_fills, .nfills = N(exit_fills), ROWS_OF(struct tr_exit, exit_skip),
-};
+const struct lake_upsert lake_exit_upsert = UPSERT("processes", exit_fills, struct tr_exit, exit_skip);
 
 /* A row's received_ns from its record's (the same host, stream and seq), on both engines. */
 #define RECEIVED_FROM_RECORDS(t)                                                                         \

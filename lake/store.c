@@ -26,6 +26,7 @@
 #include "db.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -341,9 +342,25 @@ static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
 	[ST_CGROUP] = &lake_cgroup_upsert,
 };
 
+/* stmt_row_table's tables, looked up once (store_row runs for every record). */
+static const struct lake_table *row_tables[ST_COUNT];
+static pthread_once_t row_tables_once = PTHREAD_ONCE_INIT;
+
+static void row_tables_find(void)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		row_tables[i] = stmt_row_table[i] ? lake_table(stmt_row_table[i]) : NULL;
+}
+
+static const struct lake_table *row_table(enum stmt_id id)
+{
+	pthread_once(&row_tables_once, row_tables_find);
+	return row_tables[id];
+}
+
 static const char *statement_text(enum stmt_id id)
 {
-	return stmt_row_table[id] ? lake_row_sql(lake_table(stmt_row_table[id]))
+	return stmt_row_table[id] ? lake_row_sql(row_table(id))
 	       : stmt_upsert[id]  ? lake_upsert_sql(stmt_upsert[id])
 				  : stmt_sql[id];
 }
@@ -1282,7 +1299,7 @@ static void bind_source(const struct batch_ctx *c, struct bind *b, const struct 
  */
 static int store_row(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
 {
-	const struct lake_table *t = lake_table(stmt_row_table[id]);
+	const struct lake_table *t = row_table(id);
 	const char *json = row_json(c, t, r);
 	struct bind b = lake_bind_start(c->s, id);
 
@@ -2496,7 +2513,7 @@ static int derive_host(struct batch_ctx *c, const struct tr_frame *f, const void
 		root = jdoc_object(s, payload, f->len, &rc);
 	if (rc)
 		return rc;
-	if (!root || !jis(s, jget(s, root, "schema"), lake_table("heartbeats")->json_schema) ||
+	if (!root || !jis(s, jget(s, root, "schema"), row_table(ST_HEARTBEAT)->json_schema) ||
 	    json_get_u64(jget(s, root, "start_ns"), &start) || json_get_u64(jget(s, root, "end_ns"), &end) ||
 	    start > INT64_MAX || end > INT64_MAX || start >= end) {
 		c->note = "bad_host_record";
