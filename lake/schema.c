@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frame.h"
@@ -410,6 +411,80 @@ static const struct lake_skip cgroup_skip[] = {
 const struct lake_upsert lake_cgroup_upsert = UPSERT("cgroups", cgroup_fills, struct tr_cgroup, cgroup_skip);
 
 /*
+ * A live record (tracer.live.v1, docs/live.md, written by report/live.c) into its run's row (store.c's
+ * ST_LIVE_INSERT and ST_LIVE_UPDATE, one map): the first record of a run makes the row, with the batch's ids and
+ * the run's key; a later one changes it only if its update is higher (a restarted processor may repeat
+ * itself). A record without the host or the user keeps what the row has. Members are stored under their rule
+ * (enum lake_json_rule), NULL where they break it.
+ */
+#define J_SRC(m, r) { .from = LF_JSON, .json = m, .rule = r }
+#define MEMBER(c, m, r) FILL(c, LM_NEW, J_SRC(m, r))
+#define SAME(c, r) MEMBER(#c, #c, r)
+#define GIVEN(c, m, r) FILL(c, LM_GIVEN, J_SRC(m, r))
+/* The six figures of a "live" object (docs/live.md), as the live_* columns. */
+#define LIVE_MEMBERS                                                                                     \
+	MEMBER("live_cpu_millicores", "live.cpu_millicores", LJ_INT),                                        \
+		MEMBER("live_rss_bytes", "live.rss_bytes", LJ_INT),                                          \
+		MEMBER("live_read_bytes_per_s", "live.read_bytes_per_s", LJ_INT),                            \
+		MEMBER("live_write_bytes_per_s", "live.write_bytes_per_s", LJ_INT),                          \
+		MEMBER("live_net_tx_bytes_per_s", "live.net_tx_bytes_per_s", LJ_INT),                        \
+		MEMBER("live_net_rx_bytes_per_s", "live.net_rx_bytes_per_s", LJ_INT)
+static const struct lake_fill live_run_fills[] = {
+	FILL("run_id", LM_WHERE, { .from = LF_RUN }),
+	FILL("host_id", LM_INSERT, { .from = LF_HOST }), FILL("boot_id", LM_INSERT, { .from = LF_BOOT }),
+	FILL("seq", LM_INSERT, { .from = LF_SEQ }), FILL("stream", LM_INSERT, { .from = LF_STREAM }),
+	FILL("batch_hash", LM_INSERT, { .from = LF_HASH }), FILL("run_key", LM_INSERT, J_SRC("key", LJ_TEXT)),
+	SAME(schema, LJ_TEXT), SAME(command, LJ_ARRAY), SAME(exit_code, LJ_INT), SAME(signal, LJ_INT),
+	SAME(start_ns, LJ_INT), SAME(end_ns, LJ_INT), MEMBER("duration_ns", NULL, LJ_DURATION), SAME(pipeline, LJ_TEXT),
+	MEMBER("pipeline_run_id", "run_id", LJ_TEXT), SAME(engine, LJ_TEXT), SAME(run_name, LJ_TEXT),
+	SAME(state, LJ_STATE), SAME(detected_by, LJ_TEXT), MEMBER("last_update_ns", "update_ns", LJ_INT),
+	FILL("update_seq", LM_NEWER, J_SRC("update", LJ_INT)), SAME(root_pid, LJ_INT), SAME(preexisting, LJ_BOOL),
+	SAME(slurm_job_id, LJ_TEXT), SAME(aws_batch_job_id, LJ_TEXT), SAME(processes, LJ_INT),
+	SAME(running_processes, LJ_INT), MEMBER("cpu_ns", "totals.cpu_ns", LJ_INT),
+	MEMBER("read_bytes", "totals.read_bytes", LJ_INT), MEMBER("write_bytes", "totals.write_bytes", LJ_INT),
+	MEMBER("rchar", "totals.rchar", LJ_INT), MEMBER("wchar", "totals.wchar", LJ_INT),
+	MEMBER("net_tx_bytes", "totals.net_tx_bytes", LJ_INT), MEMBER("net_rx_bytes", "totals.net_rx_bytes", LJ_INT),
+	LIVE_MEMBERS, GIVEN("host_cloud", "host.cloud", LJ_TEXT),
+	GIVEN("host_instance_type", "host.instance_type", LJ_TEXT),
+	GIVEN("host_instance_id", "host.instance_id", LJ_TEXT), GIVEN("host_region", "host.region", LJ_TEXT),
+	GIVEN("host_cpus", "host.cpus", LJ_COUNT), GIVEN("host_memory_bytes", "host.memory_bytes", LJ_COUNT),
+	GIVEN("host_price_per_hour", "host.price_per_hour", LJ_PRICE), GIVEN("uid", "uid", LJ_COUNT),
+};
+static const struct lake_member_skip live_run_skip[] = {
+	{ "root_start_mono_ns", "the root's start on the host's monotonic clock: start_ns is it made real" },
+	{ "steps", "each a steps row (lake_live_step_upsert)" },
+	{ "processes_attributed", "each its processes row's run, step and tool (store.c's ST_LIVE_ATTRIB)" },
+	{ "signals", "each a signals row (store.c's record_signals)" },
+};
+#define LIVE_RUN(w, ...)                                                                                 \
+	{ .table = "runs", .fills = live_run_fills, .nfills = N(live_run_fills), .write = w,                  \
+	  .json_schema = "tracer.live.v1", .jskip = live_run_skip, .njskip = N(live_run_skip), __VA_ARGS__ }
+const struct lake_upsert lake_live_run_insert = LIVE_RUN(LW_INSERT, .returning = "run_id");
+const struct lake_upsert lake_live_run_update = LIVE_RUN(LW_UPDATE);
+
+/*
+ * A live record's step (an element of its "steps") into steps (store.c's ST_LIVE_STEP), by its run and its
+ * id: steps are deltas, the newest wins whole; a new one goes after the run's others (idx).
+ */
+static const struct lake_fill live_step_fills[] = {
+	FILL("run_id", LM_KEY, { .from = LF_RUN }), FILL("idx", LM_INSERT, { .from = LF_NEXT_IDX }),
+	FILL("step_id", LM_KEY, J_SRC("id", LJ_TEXT)), SAME(name, LJ_TEXT), SAME(state, LJ_STATE),
+	SAME(engine, LJ_TEXT), SAME(rule, LJ_TEXT), SAME(workdir, LJ_TEXT), SAME(tools, LJ_ARRAY),
+	SAME(start_ns, LJ_INT), SAME(end_ns, LJ_INT), SAME(processes, LJ_INT), SAME(running, LJ_INT),
+	SAME(failed_processes, LJ_INT), SAME(nonzero_exits, LJ_INT), SAME(oom_killed, LJ_INT), SAME(exit_code, LJ_INT),
+	SAME(signal, LJ_INT), SAME(failed, LJ_BOOL), SAME(cpu_ns, LJ_INT), SAME(peak_rss_bytes, LJ_INT),
+	SAME(rss_sum_of_peaks_bytes, LJ_INT), SAME(peak_rss_partial, LJ_BOOL), SAME(memcg_peak_bytes, LJ_INT),
+	SAME(read_bytes, LJ_INT), SAME(write_bytes, LJ_INT), SAME(rchar, LJ_INT), SAME(wchar, LJ_INT),
+	SAME(net_tx_bytes, LJ_INT), SAME(net_rx_bytes, LJ_INT),
+	MEMBER("cpu_limit_millicores", "cpu_limit_cores", LJ_MILLICORES),
+	SAME(memory_limit_bytes, LJ_COUNT),
+	FILL("last_update_ns", LM_NEW, { .from = LF_ROOT_JSON, .json = "update_ns", .rule = LJ_INT }), LIVE_MEMBERS,
+};
+const struct lake_upsert lake_live_step_upsert = { .table = "steps", .fills = live_step_fills,
+						   .nfills = N(live_step_fills), .json_schema = "tracer.live.v1",
+						   .element = "steps" };
+
+/*
  * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
  * exit record. What the fork or the exec gave first is kept (LM_KEEP: its start, its parent, its cgroups);
  * the rest is the exit's.
@@ -544,44 +619,116 @@ const char *lake_row_sql(const struct lake_table *t)
 }
 
 /* The upserts' statements (lake_upsert_sql), built once. */
-static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert,
-						     &lake_cgroup_upsert };
+static const struct lake_upsert *const upserts[] = { &lake_exec_upsert,      &lake_fork_upsert,
+						     &lake_exit_upsert,      &lake_cgroup_upsert,
+						     &lake_live_run_insert,  &lake_live_run_update,
+						     &lake_live_step_upsert };
 static char upsert_sql[N(upserts)][4096];
 static pthread_once_t upsert_sql_once = PTHREAD_ONCE_INIT;
+
+/* Fill j's value, parameter ?n: its own, or (LF_NEXT_IDX) the position after its run's rows. */
+static void upsert_value(struct obuf *o, const struct lake_upsert *u, const struct lake_fill *f, unsigned n)
+{
+	if (f->src.from == LF_NEXT_IDX)
+		obuf_printf(o, "(SELECT coalesce(max(%s) + 1, 0) FROM %s WHERE run_id = ?%u)", f->column, u->table, n);
+	else
+		obuf_printf(o, "?%u", n);
+}
+
+/* The oldest a row's LM_NEWER column can be: the smallest int64, which SQL cannot write as one literal. */
+#define OLDEST "-9223372036854775807 - 1"
+
+/*
+ * An UPDATE's SET, or an upsert's DO UPDATE SET: each fill's merge, its value ?n (LW_UPDATE) or excluded.c.
+ * The fills that choose the row (LM_WHERE, LM_NEWER) into where.
+ */
+static void upsert_set(struct obuf *o, struct obuf *where, const struct lake_upsert *u)
+{
+	bool update = u->write == LW_UPDATE;
+	const char *t = update ? NULL : u->table;
+	unsigned n = 0, set = 0, w = 0;
+
+	for (unsigned j = 0; j < u->nfills; j++) {
+		const struct lake_fill *f = &u->fills[j];
+		const char *c = f->column, *sep = set ? ", " : "";
+		char v[96];
+
+		if (!lake_fill_bound(u, f))
+			continue;
+		n++;
+		if (update)
+			snprintf(v, sizeof(v), "?%u", n);
+		else
+			snprintf(v, sizeof(v), "excluded.%s", c);
+		switch (f->merge) {
+		case LM_NEW: obuf_printf(o, "%s%s = %s", sep, c, v); break;
+		case LM_KEEP: obuf_printf(o, "%s%s = coalesce(%s%s%s, %s)", sep, c, t ? t : "", t ? "." : "", c, v); break;
+		case LM_GIVEN: obuf_printf(o, "%s%s = coalesce(%s, %s%s%s)", sep, c, v, t ? t : "", t ? "." : "", c); break;
+		case LM_ADD: obuf_printf(o, "%s%s = %s%s%s + %s", sep, c, t ? t : "", t ? "." : "", c, v); break;
+		case LM_NEWER:
+			obuf_printf(o, "%s%s = %s", sep, c, v);
+			obuf_printf(where, "%s%s > coalesce(%s%s%s, " OLDEST ")", w++ ? " AND " : "", v, t ? t : "",
+				    t ? "." : "", c);
+			break;
+		case LM_WHERE: obuf_printf(where, "%s%s = %s", w++ ? " AND " : "", c, v); continue;
+		default: continue; /* LM_KEY, LM_INSERT: the row's */
+		}
+		set++;
+	}
+}
+
+static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u)
+{
+	struct obuf where;
+	unsigned n = 0;
+
+	obuf_init_mem(&where, 1024);
+	if (u->write == LW_UPDATE) {
+		obuf_printf(o, "UPDATE %s SET ", u->table);
+		upsert_set(o, &where, u);
+	} else {
+		obuf_printf(o, "INSERT INTO %s (", u->table);
+		for (unsigned j = 0; j < u->nfills; j++)
+			if (lake_fill_bound(u, &u->fills[j]))
+				obuf_printf(o, "%s%s", n++ ? ", " : "", u->fills[j].column);
+		obuf_puts(o, ") VALUES (");
+		n = 0;
+		for (unsigned j = 0; j < u->nfills; j++)
+			if (lake_fill_bound(u, &u->fills[j])) {
+				obuf_puts(o, n ? ", " : "");
+				upsert_value(o, u, &u->fills[j], ++n);
+			}
+		obuf_putc(o, ')');
+	}
+	if (u->write == LW_UPSERT) {
+		n = 0;
+		obuf_puts(o, " ON CONFLICT (");
+		for (unsigned j = 0; j < u->nfills; j++)
+			if (u->fills[j].merge == LM_KEY)
+				obuf_printf(o, "%s%s", n++ ? ", " : "", u->fills[j].column);
+		obuf_puts(o, ") DO UPDATE SET ");
+		upsert_set(o, &where, u);
+	}
+	if (where.len) {
+		obuf_puts(o, " WHERE ");
+		obuf_put(o, where.buf, where.len);
+	}
+	if (where.err)
+		o->err = where.err;
+	if (u->returning)
+		obuf_printf(o, " RETURNING %s", u->returning);
+	obuf_putc(o, 0);
+	obuf_free(&where);
+}
 
 static void upsert_sql_build(void)
 {
 	for (size_t i = 0; i < N(upserts); i++) {
-		const struct lake_upsert *u = upserts[i];
 		struct obuf o;
-		unsigned n = 0;
 
 		obuf_init_mem(&o, sizeof(upsert_sql[i]));
-		obuf_printf(&o, "INSERT INTO %s (", u->table);
-		for (unsigned j = 0; j < u->nfills; j++)
-			obuf_printf(&o, "%s%s", j ? ", " : "", u->fills[j].column);
-		obuf_puts(&o, ") VALUES (");
-		for (unsigned j = 0; j < u->nfills; j++)
-			obuf_puts(&o, j ? ",?" : "?");
-		obuf_puts(&o, ") ON CONFLICT (");
-		for (unsigned j = 0; j < u->nfills; j++)
-			if (u->fills[j].merge == LM_KEY)
-				obuf_printf(&o, "%s%s", n++ ? ", " : "", u->fills[j].column);
-		obuf_puts(&o, ") DO UPDATE SET ");
-		n = 0;
-		for (unsigned j = 0; j < u->nfills; j++) {
-			const char *c = u->fills[j].column;
-
-			if (u->fills[j].merge == LM_NEW)
-				obuf_printf(&o, "%s%s = excluded.%s", n++ ? ", " : "", c, c);
-			else if (u->fills[j].merge == LM_KEEP)
-				obuf_printf(&o, "%s%s = coalesce(%s.%s, excluded.%s)", n++ ? ", " : "", c, u->table, c,
-					    c);
-			else if (u->fills[j].merge == LM_ADD)
-				obuf_printf(&o, "%s%s = %s.%s + excluded.%s", n++ ? ", " : "", c, u->table, c, c);
-		}
-		obuf_putc(&o, 0);
-		if (!o.err)
+		upsert_sql_one(&o, upserts[i]);
+		if (!o.err && o.len <= sizeof(upsert_sql[i]))
 			memcpy(upsert_sql[i], o.buf, o.len);
 		obuf_free(&o);
 	}

@@ -53,6 +53,9 @@ enum lake_from {
 	LF_NOTE,     /* why the lake derived nothing from the record (NULL: it did) */
 	LF_TS,       /* a kernel record's time, once the decoder vouched for it (NULL otherwise) */
 	LF_JSON,     /* a member of a JSON record's object (json: "name", or "object.name"), under rule */
+	LF_ROOT_JSON, /* the same of the record's root, for a row made of an element of one of its arrays */
+	LF_RUN,      /* the id of the run the record is about (runs.run_id), found by its key */
+	LF_NEXT_IDX, /* the row's position among its run's: after the others (bound as the run's id) */
 };
 
 /* What a JSON member must be to be stored (LF_JSON); anything else is stored as NULL. */
@@ -63,6 +66,12 @@ enum lake_json_rule {
 	LJ_SECONDS,  /* a number from 0 to 1e12 */
 	LJ_PRICE,    /* a number from 0 to STORE_PRICE_MAX (lake/store.h) */
 	LJ_BOOT_ID,  /* 32 lower-case hex digits */
+	LJ_INT,      /* an integer in int64's range */
+	LJ_BOOL,     /* true or false, stored 1 or 0 */
+	LJ_STATE,    /* a run's or step's state: running, succeeded, failed or lost (docs/live.md) */
+	LJ_ARRAY,    /* an array, stored as its JSON text */
+	LJ_MILLICORES, /* CPUs, a number from 0 to 1e6, stored in thousandths rounded half away from zero */
+	LJ_DURATION, /* the object's end_ns - start_ns, both integers, when it fits (json: NULL) */
 };
 
 enum lake_derived {
@@ -187,6 +196,23 @@ enum lake_merge {
 	LM_KEEP,    /* the row's, if it has one: c = coalesce(t.c, excluded.c) */
 	LM_KEY,     /* a column of the conflict's key */
 	LM_ADD,     /* the row's plus the record's: c = t.c + excluded.c */
+	LM_GIVEN,   /* the record's where it has one, else the row's: c = coalesce(excluded.c, t.c) */
+	LM_INSERT,  /* written when the row is made, never changed after */
+	LM_WHERE,   /* an UPDATE's: the row it changes is the one with this value (not written) */
+	LM_NEWER,   /* the record's, and only a record with a higher value than the row's changes the row */
+};
+
+/* The statement a struct lake_upsert makes (lake_upsert_sql). */
+enum lake_write {
+	LW_UPSERT = 0, /* INSERT ... ON CONFLICT (its LM_KEY columns) DO UPDATE SET ... */
+	LW_INSERT,     /* INSERT of every fill but LM_WHERE's */
+	LW_UPDATE,     /* UPDATE ... SET ... WHERE (its LM_WHERE and LM_NEWER fills): every fill but LM_INSERT's */
+};
+
+/* A member of a JSON record's object that no column holds, and why (struct lake_upsert.jskip). */
+struct lake_member_skip {
+	const char *member; /* "name", or "object.name" */
+	const char *why;
 };
 
 /* A column an upsert of a record fills (struct lake_upsert). */
@@ -198,7 +224,9 @@ struct lake_fill {
 
 /*
  * An upsert of one record into a table that several records fill parts of (processes: exec, fork, exit): the
- * columns it fills and how, and, as lake_table's, the record's size and its bytes no column holds.
+ * columns it fills and how, and, as lake_table's, the record's size and its bytes no column holds. Or, for a
+ * JSON record (a live run, a step of one), the members of its object no fill holds and why; and which
+ * statement it is (enum lake_write), with what it returns.
  */
 struct lake_upsert {
 	const char *table;
@@ -207,16 +235,32 @@ struct lake_upsert {
 	uint16_t record_size;
 	const struct lake_skip *skip;
 	unsigned nskip;
+	uint8_t write;             /* enum lake_write */
+	const char *returning;     /* a column the statement returns (RETURNING), or NULL */
+	const char *json_schema;   /* a JSON record's "schema" whose object (or array element) it is made of */
+	const char *element;       /* that: the elements of the root's array of this name; NULL: the root */
+	const struct lake_member_skip *jskip;
+	unsigned njskip;
 };
+
+/* Whether the upsert's statement binds fill f (LW_INSERT binds no LM_WHERE, LW_UPDATE no LM_INSERT). */
+static inline bool lake_fill_bound(const struct lake_upsert *u, const struct lake_fill *f)
+{
+	return !(u->write == LW_INSERT && f->merge == LM_WHERE) && !(u->write == LW_UPDATE && f->merge == LM_INSERT);
+}
 
 /* A process's exec (struct tr_exec), fork (struct tr_fork) and exit (struct tr_exit) into processes. */
 extern const struct lake_upsert lake_exec_upsert, lake_fork_upsert, lake_exit_upsert;
 /* A cgroup's path (struct tr_cgroup) into cgroups. */
 extern const struct lake_upsert lake_cgroup_upsert;
+/* A live record (tracer.live.v1): its run's row made, or changed by a newer record; each of its steps. */
+extern const struct lake_upsert lake_live_run_insert, lake_live_run_update, lake_live_step_upsert;
 
 /*
- * Its statement: `INSERT INTO t (column, ...) VALUES (?, ...) ON CONFLICT (key) DO UPDATE SET ...` over its
- * fills in order, which is the order store.c binds them in. Built once; NULL if it could not be.
+ * Its statement: `INSERT INTO t (column, ...) VALUES (?1, ...) ON CONFLICT (key) DO UPDATE SET ...`, a plain
+ * INSERT, or an `UPDATE t SET c = ?1, ... WHERE ...` (enum lake_write), over the fills it binds
+ * (lake_fill_bound) numbered in order, which is the order store.c binds them in. Built once; NULL if it could
+ * not be.
  */
 const char *lake_upsert_sql(const struct lake_upsert *u);
 

@@ -91,19 +91,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"schema, command, exit_code, start_ns, end_ns, duration_ns, dropped, pipeline, pipeline_run_id, "   \
 	"engine, run_name, summary, processes, steps, signals, slurm_job_id, aws_batch_job_id, run_key, "    \
 	"detected_by, state, last_update_ns"
-/* A live run's header (TL_RUN, ?1 the record's JSON): every run column a record has, and its value. */
-#define LIVE_RUN_COLUMNS                                                                                 \
-	"schema, command, exit_code, signal, start_ns, end_ns, duration_ns, pipeline, pipeline_run_id, "    \
-	"engine, run_name, state, detected_by, last_update_ns, update_seq, root_pid, preexisting, "         \
-	"slurm_job_id, aws_batch_job_id, processes, running_processes, cpu_ns, read_bytes, write_bytes, "   \
-	"rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS
-/* A live step (?1 the element of "steps", ?3 the record's update_ns): every column but its keys. */
-#define LIVE_STEP_COLUMNS                                                                                \
-	"name, state, engine, rule, workdir, tools, start_ns, end_ns, processes, running, failed_processes, " \
-	"nonzero_exits, oom_killed, exit_code, signal, failed, cpu_ns, peak_rss_bytes, "                    \
-	"rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, read_bytes, write_bytes, rchar, "      \
-	"wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, memory_limit_bytes, last_update_ns, "      \
-	LIVE_COLUMNS
 /* What read.c's row_to_run() reads, in its order (the command, a JSON array, joined there: read_json.h). */
 #define RUN_COLUMNS                                                                                      \
 	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
@@ -206,35 +193,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 */
 	[ST_REPORT_ATTRIB] = "UPDATE processes SET run_id = ?1, step = ?2, tool = ?3 WHERE host_id = ?4 AND "
 			     "boot_id = ?5 AND tgid = ?6 AND start_real_ns BETWEEN ?7 AND ?8",
-	/* A live run's header: LIVE_RUN_COLUMNS' and HOST_COLUMNS' values typed, in order (bind_live_run()). */
-	[ST_LIVE_INSERT] = "INSERT INTO runs (host_id, boot_id, seq, stream, batch_hash, run_key, " LIVE_RUN_COLUMNS ", "
-			   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-			   "RETURNING run_id",
-	/*
-	 * Only a newer record (a higher update) changes the header: a restarted processor may repeat itself.
-	 * A record without the host or the uid keeps what the row has. ?43 the run, ?44 the record's update.
-	 */
-	[ST_LIVE_UPDATE] = "UPDATE runs SET (" LIVE_RUN_COLUMNS ", " HOST_COLUMNS ") = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, "
-			   HOST_KEPT ") WHERE run_id = ?43 AND "
-			   "?44 > coalesce(update_seq, -9223372036854775807 - 1)",
-	/*
-	 * Steps are deltas: the newest wins, whole. A new one goes after the run's others. ?1 the run, ?2 the
-	 * step's id, then LIVE_STEP_COLUMNS' values in order, typed (live_step()).
-	 */
-	[ST_LIVE_STEP] = "INSERT INTO steps (run_id, idx, step_id, " LIVE_STEP_COLUMNS ") VALUES (?1, "
-			 "(SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?1), ?2, "
-			 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-			 "ON CONFLICT (run_id, step_id) DO UPDATE SET (" LIVE_STEP_COLUMNS ") = ("
-			 "excluded.name, excluded.state, excluded.engine, excluded.rule, excluded.workdir, "
-			 "excluded.tools, excluded.start_ns, excluded.end_ns, excluded.processes, excluded.running, "
-			 "excluded.failed_processes, excluded.nonzero_exits, excluded.oom_killed, excluded.exit_code, "
-			 "excluded.signal, excluded.failed, excluded.cpu_ns, excluded.peak_rss_bytes, "
-			 "excluded.rss_sum_of_peaks_bytes, excluded.peak_rss_partial, excluded.memcg_peak_bytes, "
-			 "excluded.read_bytes, excluded.write_bytes, excluded.rchar, excluded.wchar, "
-			 "excluded.net_tx_bytes, excluded.net_rx_bytes, excluded.cpu_limit_millicores, "
-			 "excluded.memory_limit_bytes, excluded.last_update_ns, excluded.live_cpu_millicores, "
-			 "excluded.live_rss_bytes, excluded.live_read_bytes_per_s, excluded.live_write_bytes_per_s, "
-			 "excluded.live_net_tx_bytes_per_s, excluded.live_net_rx_bytes_per_s)",
 	/* A process's run, step and tool; the row its kernel records fill (or filled) otherwise. */
 	[ST_LIVE_ATTRIB] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, run_id, step, tool) "
 			   "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
@@ -339,7 +297,8 @@ static const char *const stmt_row_table[ST_COUNT] = {
 /* The upserts made from lake/schema.c's maps of a record's fields to columns (lake_upsert_sql). */
 static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
 	[ST_EXEC] = &lake_exec_upsert, [ST_FORK] = &lake_fork_upsert, [ST_EXIT] = &lake_exit_upsert,
-	[ST_CGROUP] = &lake_cgroup_upsert,
+	[ST_CGROUP] = &lake_cgroup_upsert, [ST_LIVE_INSERT] = &lake_live_run_insert,
+	[ST_LIVE_UPDATE] = &lake_live_run_update, [ST_LIVE_STEP] = &lake_live_step_upsert,
 };
 
 /* stmt_row_table's tables, looked up once (store_row runs for every record). */
@@ -1120,6 +1079,8 @@ struct row_src {
 	bool has_ts; /* a frame: the decoder vouched for its record's time, ts_ns */
 	uint64_t ts_ns;
 	const struct json_node *json; /* a JSON record's object (LF_JSON), parsed in the store's document */
+	const struct json_node *root; /* the record's root, where json is an element of one of its arrays */
+	int64_t run_id;               /* LF_RUN, LF_NEXT_IDX: the run the record is about */
 };
 
 static void bind_json(struct store *s, struct bind *b, const struct json_node *root, const struct lake_source *k);
@@ -1287,6 +1248,9 @@ static void bind_source(const struct batch_ctx *c, struct bind *b, const struct 
 			b_null(b);
 		break;
 	case LF_JSON: bind_json(c->s, b, r->json, k); break;
+	case LF_ROOT_JSON: bind_json(c->s, b, r->root, k); break;
+	case LF_RUN:
+	case LF_NEXT_IDX: lake_b_i64(b, r->run_id); break;
 	default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
 		if (b->rc == SQL_OK)
 			b->rc = SQL_E;
@@ -1312,14 +1276,22 @@ static int store_row(struct batch_ctx *c, enum stmt_id id, const struct row_src 
 }
 
 /* A record's upsert (stmt_upsert[]), its fills bound in the order of lake_upsert_sql's statement. */
-static int store_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
+static struct bind bind_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
 {
 	const struct lake_upsert *u = stmt_upsert[id];
 	const char *json = ""; /* an upsert makes no JSON of counters */
 	struct bind b = lake_bind_start(c->s, id);
 
 	for (unsigned i = 0; i < u->nfills; i++)
-		bind_source(c, &b, r, &u->fills[i].src, &json);
+		if (lake_fill_bound(u, &u->fills[i]))
+			bind_source(c, &b, r, &u->fills[i].src, &json);
+	return b;
+}
+
+static int store_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
+{
+	struct bind b = bind_upsert(c, id, r);
+
 	return exec_bound(&b);
 }
 
@@ -1768,16 +1740,6 @@ static void jb_millicores(struct bind *b, struct store *s, const struct json_nod
 	b_opt(b, ok, ok ? (int64_t)(1000 * v + 0.5) : 0);
 }
 
-/* The six figures of a "live" object, as the live_* columns. */
-static void jb_live(struct bind *b, struct store *s, const struct json_node *live)
-{
-	static const char *const k[] = { "cpu_millicores", "rss_bytes", "read_bytes_per_s", "write_bytes_per_s",
-					 "net_tx_bytes_per_s", "net_rx_bytes_per_s" };
-
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		jb_int(b, jget(s, live, k[i]));
-}
-
 static void b_real(struct bind *b, double v)
 {
 	if (b->rc == SQL_OK)
@@ -2182,45 +2144,6 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 
 /* ---- live records ---- */
 
-/* LIVE_RUN_COLUMNS' values (34), then HOST_COLUMNS' (8), from the record's root. */
-static void bind_live_run(struct bind *b, struct store *s)
-{
-	static const char *const head[] = { "exit_code", "signal", "start_ns", "end_ns" };
-	static const char *const totals[] = { "cpu_ns", "read_bytes", "write_bytes", "rchar", "wchar",
-					      "net_tx_bytes", "net_rx_bytes" };
-	const struct json_node *root = json_root(&s->jdoc), *t = jget(s, root, "totals");
-	int64_t start = 0, end = 0, d;
-	bool known;
-
-	s->jarena_used = 0;
-	lake_b_str(b, "tracer.live.v1");
-	jb_array(b, s, jget(s, root, "command"));
-	for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
-		jb_int(b, jget(s, root, head[i]));
-	known = jget(s, root, "start_ns") && jget(s, root, "end_ns") &&
-		json_get_i64(jget(s, root, "start_ns"), &start) == 0 && json_get_i64(jget(s, root, "end_ns"), &end) == 0 &&
-		!__builtin_sub_overflow(end, start, &d);
-	b_opt(b, known, known ? d : 0); /* duration_ns */
-	jb_text(b, s, jget(s, root, "pipeline"));
-	jb_text(b, s, jget(s, root, "run_id"));
-	jb_text(b, s, jget(s, root, "engine"));
-	jb_text(b, s, jget(s, root, "run_name"));
-	jb_state(b, s, jget(s, root, "state"));
-	jb_text(b, s, jget(s, root, "detected_by"));
-	jb_int(b, jget(s, root, "update_ns"));
-	jb_int(b, jget(s, root, "update"));
-	jb_int(b, jget(s, root, "root_pid"));
-	jb_bool(b, jget(s, root, "preexisting"));
-	jb_text(b, s, jget(s, root, "slurm_job_id"));
-	jb_text(b, s, jget(s, root, "aws_batch_job_id"));
-	jb_int(b, jget(s, root, "processes"));
-	jb_int(b, jget(s, root, "running_processes"));
-	for (size_t i = 0; i < sizeof(totals) / sizeof(totals[0]); i++)
-		jb_int(b, jget(s, t, totals[i]));
-	jb_live(b, s, jget(s, root, "live"));
-	jb_host_uid(b, s, root);
-}
-
 /* What a live record is: whether it is one, its key, its update_ns, its arrays' lengths. */
 struct live_head {
 	bool ok; /* a tracer.live.v1 object with a key of 1..STORE_RUN_KEY_MAX bytes, no NUL */
@@ -2250,63 +2173,30 @@ static int live_head(struct batch_ctx *c, const char *json, size_t len, struct l
 	return STORE_OK;
 }
 
-/* First sight of a run: its row, with this record's seq, batch and boot. */
-static int live_insert(struct batch_ctx *c, const char *key, int64_t *run_id)
+/*
+ * A live record's run row or step (an element of its "steps": json), as lake/schema.c's map of the record to
+ * the table says (lake_live_run_insert, _update, lake_live_step_upsert). Into *row_id (if not NULL) what the
+ * statement returns.
+ */
+static int live_write(struct batch_ctx *c, enum stmt_id id, const struct json_node *json, int64_t run_id,
+		      int64_t *row_id)
 {
-	struct bind b = lake_bind_start(c->s, ST_LIVE_INSERT);
-	int rc;
+	const struct row_src r = { .json = json, .root = json_root(&c->s->jdoc), .run_id = run_id };
+	struct bind b;
 
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, c->seq);
-	lake_b_i64(&b, c->stream);
-	lake_b_str(&b, c->hash);
-	lake_b_str(&b, key);
-	bind_live_run(&b, c->s);
-	rc = query_i64(&b, run_id);
+	c->s->jarena_used = 0;
+	b = bind_upsert(c, id, &r);
+	return row_id ? query_i64(&b, row_id) : exec_bound(&b);
+}
+
+/* First sight of a run: its row, with this record's seq, batch and boot. */
+static int live_insert(struct batch_ctx *c, int64_t *run_id)
+{
+	int rc = live_write(c, ST_LIVE_INSERT, json_root(&c->s->jdoc), 0, run_id);
+
 	if (!rc)
 		c->res->runs++;
 	return rc;
-}
-
-/* One element of "steps" (an object), upserted by its id: one whose id is not a string is not stored. */
-static int live_step(struct batch_ctx *c, const struct json_node *e, int64_t run_id, const struct live_head *h)
-{
-	static const char *const counts[] = { "start_ns", "end_ns", "processes", "running", "failed_processes",
-					      "nonzero_exits", "oom_killed", "exit_code", "signal" };
-	static const char *const bytes[] = { "read_bytes", "write_bytes", "rchar", "wchar", "net_tx_bytes",
-					     "net_rx_bytes" };
-	struct store *s = c->s;
-	const struct json_node *id = jget(s, e, "id");
-	struct bind b;
-
-	if (!id || id->type != JSON_STRING)
-		return STORE_OK;
-	s->jarena_used = 0;
-	b = lake_bind_start(s, ST_LIVE_STEP);
-	lake_b_i64(&b, run_id);
-	jb_text(&b, s, id);
-	jb_text(&b, s, jget(s, e, "name"));
-	jb_state(&b, s, jget(s, e, "state"));
-	jb_text(&b, s, jget(s, e, "engine"));
-	jb_text(&b, s, jget(s, e, "rule"));
-	jb_text(&b, s, jget(s, e, "workdir"));
-	jb_array(&b, s, jget(s, e, "tools"));
-	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
-		jb_int(&b, jget(s, e, counts[i]));
-	jb_bool(&b, jget(s, e, "failed"));
-	jb_int(&b, jget(s, e, "cpu_ns"));
-	jb_int(&b, jget(s, e, "peak_rss_bytes"));
-	jb_int(&b, jget(s, e, "rss_sum_of_peaks_bytes"));
-	jb_bool(&b, jget(s, e, "peak_rss_partial"));
-	jb_int(&b, jget(s, e, "memcg_peak_bytes"));
-	for (size_t i = 0; i < sizeof(bytes) / sizeof(bytes[0]); i++)
-		jb_int(&b, jget(s, e, bytes[i]));
-	jb_millicores(&b, s, jget(s, e, "cpu_limit_cores"));
-	jb_count(&b, jget(s, e, "memory_limit_bytes"), INT64_MAX);
-	b_opt(&b, h->has_update_ns, h->update_ns);
-	jb_live(&b, s, jget(s, e, "live"));
-	return exec_bound(&b);
 }
 
 /* One statement per step, so that a new step's position counts the steps before it in this record too. */
@@ -2324,7 +2214,9 @@ static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_hea
 			continue;
 		if (n++ == STORE_RUN_ROWS_MAX)
 			break;
-		rc = live_step(c, e, run_id, h);
+		rc = jget(s, e, "id") && jget(s, e, "id")->type == JSON_STRING /* its key */
+			     ? live_write(c, ST_LIVE_STEP, e, run_id, NULL)
+			     : STORE_OK;
 	}
 	if (!rc && h->steps > STORE_RUN_ROWS_MAX)
 		c->res->run_rows_dropped += (uint32_t)(h->steps - STORE_RUN_ROWS_MAX);
@@ -2376,13 +2268,9 @@ static int live_apply(struct batch_ctx *c, int64_t run_id, const struct live_hea
 {
 	struct store *s = c->s;
 	const struct json_node *root = json_root(&s->jdoc);
-	struct bind b = lake_bind_start(s, ST_LIVE_UPDATE);
-	int rc;
+	struct bind b;
+	int rc = live_write(c, ST_LIVE_UPDATE, root, run_id, NULL);
 
-	bind_live_run(&b, s);
-	lake_b_i64(&b, run_id);
-	jb_int(&b, jget(s, root, "update"));
-	rc = exec_bound(&b);
 	if (!rc)
 		rc = live_steps(c, run_id, h);
 	if (!rc)
@@ -2415,7 +2303,7 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 	}
 	rc = run_find(c, h.key, &run_id, &has_report);
 	if (rc == STORE_E_NOT_FOUND)
-		rc = live_insert(c, h.key, &run_id);
+		rc = live_insert(c, &run_id);
 	if (!rc && !has_report)
 		rc = live_apply(c, run_id, &h);
 	if (!rc)
@@ -2463,11 +2351,19 @@ static void jb_boot_id(struct bind *b, struct store *s, const struct json_node *
 /* A JSON record's member as its column's source says (LF_JSON: its path, its rule); NULL if it breaks it. */
 static void bind_json(struct store *s, struct bind *b, const struct json_node *root, const struct lake_source *k)
 {
-	const char *dot = strchr(k->json, '.');
+	const char *dot = k->json ? strchr(k->json, '.') : NULL;
 	const struct json_node *n = root;
 	char head[32];
 	double v = 0;
 
+	if (k->rule == LJ_DURATION) {
+		jb_duration(b, jget(s, root, "start_ns"), jget(s, root, "end_ns"));
+		return;
+	}
+	if (!k->json) {
+		b_null(b);
+		return;
+	}
 	if (dot && (size_t)(dot - k->json) < sizeof(head)) {
 		memcpy(head, k->json, (size_t)(dot - k->json));
 		head[dot - k->json] = 0;
@@ -2479,6 +2375,11 @@ static void bind_json(struct store *s, struct bind *b, const struct json_node *r
 	case LJ_COUNT: jb_count(b, n, INT64_MAX); return;
 	case LJ_COUNT32: jb_count(b, n, UINT32_MAX); return;
 	case LJ_BOOT_ID: jb_boot_id(b, s, n); return;
+	case LJ_INT: jb_int(b, n); return;
+	case LJ_BOOL: jb_bool(b, n); return;
+	case LJ_STATE: jb_state(b, s, n); return;
+	case LJ_ARRAY: jb_array(b, s, n); return;
+	case LJ_MILLICORES: jb_millicores(b, s, n); return;
 	case LJ_SECONDS:
 	case LJ_PRICE:
 		if (n && json_get_double(&s->jdoc, n, &v) == 0 && v >= 0 &&

@@ -344,12 +344,35 @@ static void record_covered(const struct lake_table *t, char *why, size_t len)
 		skips_cover(t->name, t->skip, t->nskip, t->record_size, cover, why, len);
 }
 
-/* The same for an upsert, whose columns must also be its table's, of this version, its key among them. */
+/*
+ * Whether the "a, b" columns the statement picks its row by are the table's key, its unique, or a unique
+ * index's (an upsert's ON CONFLICT needs one of them; an UPDATE's WHERE, the row's id or one of them).
+ */
+static bool is_unique(const struct lake_table *t, const char *cols)
+{
+	if ((t->key && !strcmp(t->key, cols)) || (t->unique && !strcmp(t->unique, cols)))
+		return true;
+	for (unsigned i = 0; i < t->nidx; i++)
+		if (t->idx[i].unique && !t->idx[i].until && !strcmp(t->idx[i].columns, cols))
+			return true;
+	for (unsigned i = 0; i < t->ncols; i++)
+		if (!strcmp(t->cols[i].name, cols) && !t->cols[i].until &&
+		    (t->cols[i].type == LK_ID || (t->cols[i].flags & (LK_KEY | LK_UNIQUE))))
+			return true;
+	return false;
+}
+
+/*
+ * The same for an upsert, whose columns must also be its table's, of this version, the columns it picks its
+ * row by a key of the table. A JSON record's (no record_size): every fill from the batch, the run, or a member
+ * under a rule; the members themselves are the processor's tests' (test_proc_runs).
+ */
 static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 {
 	const struct lake_table *t = lake_table(u->table);
 	uint8_t cover[4096] = { 0 };
-	unsigned keys = 0;
+	char keys[256] = "";
+	size_t kn = 0;
 
 	*why = 0;
 	if (!t || u->record_size > sizeof(cover)) {
@@ -358,26 +381,41 @@ static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 	}
 	for (unsigned j = 0; j < u->nfills && !*why; j++) {
 		const struct lake_fill *f = &u->fills[j];
-		bool found = false;
+		bool found = false, json = f->src.from == LF_JSON || f->src.from == LF_ROOT_JSON;
 
 		for (unsigned i = 0; i < t->ncols; i++)
 			found |= !strcmp(t->cols[i].name, f->column) && !t->cols[i].until;
 		if (!found)
 			snprintf(why, len, "%s has no column '%s' (an upsert fills it)", u->table, f->column);
-		keys += f->merge == LM_KEY;
-		source_covers(u->table, f->column, &f->src, u->record_size, cover, why, len);
+		else if (f->merge == (u->write == LW_UPSERT ? LM_KEY : LM_WHERE))
+			kn += (size_t)snprintf(keys + kn, sizeof(keys) - kn, "%s%s", kn ? ", " : "", f->column);
+		if (!u->record_size && !json && f->src.from > LF_BOOT && f->src.from != LF_HASH &&
+		    f->src.from != LF_RUN && f->src.from != LF_NEXT_IDX)
+			snprintf(why, len, "%s.%s: a JSON record's fill from its bytes (source %u)", u->table, f->column,
+				 f->src.from);
+		else if (json && !f->src.json != (f->src.rule == LJ_DURATION))
+			snprintf(why, len, "%s.%s: a member fill without its path", u->table, f->column);
+		if (u->record_size && !*why)
+			source_covers(u->table, f->column, &f->src, u->record_size, cover, why, len);
 	}
-	if (!*why && (!keys || !t->key))
-		snprintf(why, len, "%s: an upsert without its key's columns", u->table);
-	if (!*why)
+	if (!*why && u->write != LW_INSERT && !is_unique(t, keys))
+		snprintf(why, len, "%s: an upsert without its key's columns (it picks rows by '%s')", u->table, keys);
+	if (!*why && u->record_size)
 		skips_cover(u->table, u->skip, u->nskip, u->record_size, cover, why, len);
+	if (!*why && !u->record_size && !u->json_schema)
+		snprintf(why, len, "%s: an upsert of neither a record nor a JSON object", u->table);
+	for (unsigned j = 0; j < u->njskip && !*why; j++)
+		if (!u->jskip[j].why || !*u->jskip[j].why)
+			snprintf(why, len, "%s: member %s skipped without a reason", u->table, u->jskip[j].member);
 }
 
 static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
 {
 	static const char *const rows_of_records[] = { "records", "samples", "files", "agent_counters", "losses" };
-	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert, &lake_fork_upsert, &lake_exit_upsert,
-							     &lake_cgroup_upsert };
+	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert,     &lake_fork_upsert,
+							     &lake_exit_upsert,     &lake_cgroup_upsert,
+							     &lake_live_run_insert, &lake_live_run_update,
+							     &lake_live_step_upsert };
 	char why[256];
 	unsigned tables = 0;
 
@@ -419,6 +457,17 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 			       " ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET start_real_ns = "
 			       "coalesce(processes.start_real_ns, excluded.start_real_ns), end_real_ns = "
 			       "excluded.end_real_ns, "));
+	/* a new step after the run's others; a run's header changed only by a newer record, the host kept */
+	assert_non_null(strstr(lake_upsert_sql(&lake_live_step_upsert),
+			       "VALUES (?1, (SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?2), ?3, "));
+	assert_non_null(strstr(lake_upsert_sql(&lake_live_step_upsert), " ON CONFLICT (run_id, step_id) DO UPDATE SET "
+									 "name = excluded.name, "));
+	assert_null(strstr(lake_upsert_sql(&lake_live_step_upsert), "idx = "));
+	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update),
+			       " WHERE run_id = ?1 AND ?16 > coalesce(update_seq, -9223372036854775807 - 1)"));
+	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update), "host_cloud = coalesce(?36, host_cloud)"));
+	assert_null(strstr(lake_upsert_sql(&lake_live_run_update), "run_key"));
+	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_insert), ") RETURNING run_id"));
 	assert_string_equal(lake_row_sql(lake_table("losses")),
 			    "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes, stream, "
 			    "received_ns) VALUES (?,?,?,?,?,?,?,?,?)");
@@ -531,8 +580,10 @@ static void an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_fou
 		{ .column = "ppid", .src = { .from = LF_UINT, .off = 4, .len = 4 } },
 	};
 	static const struct lake_fill short_of_one[] = {
+		{ .column = "host_id", .merge = LM_KEY, .src = { .from = LF_HOST } },
+		{ .column = "boot_id", .merge = LM_KEY, .src = { .from = LF_BOOT } },
 		{ .column = "tgid", .merge = LM_KEY, .src = { .from = LF_UINT, .off = 0, .len = 4 } },
-		{ .column = "ppid", .src = { .from = LF_UINT, .off = 4, .len = 4 } },
+		{ .column = "start_ns", .merge = LM_KEY, .src = { .from = LF_UINT, .off = 4, .len = 4 } },
 	};
 	struct lake_upsert u = { .table = "processes", .fills = nope, .nfills = 2, .record_size = 8 };
 	char why[256];
@@ -543,7 +594,11 @@ static void an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_fou
 	u.fills = keyless;
 	upsert_covered(&u, why, sizeof(why));
 	assert_non_null(strstr(why, "without its key"));
-	u.fills = short_of_one;
+	u.fills = short_of_one; /* (tgid) alone is no key of processes */
+	u.nfills = 3;
+	upsert_covered(&u, why, sizeof(why));
+	assert_non_null(strstr(why, "picks rows by 'host_id, boot_id, tgid'"));
+	u.nfills = 4;
 	upsert_covered(&u, why, sizeof(why));
 	assert_string_equal(why, "");
 	u.record_size = 12;

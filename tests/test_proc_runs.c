@@ -20,10 +20,12 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "json_parse.h"
 #include "lake.h"
 #include "live.h"
 #include "runs.h"
 #include "runs_ckpt.h"
+#include "schema.h"
 #include "session.h"
 #include "steps.h"
 #include "toolrules.h"
@@ -731,6 +733,101 @@ static void test_a_damaged_checkpoint_is_refused_with_the_reason(void **state)
 	obuf_free(&o);
 }
 
+/* ---- what the lake stores of a live record ---------------------------- */
+
+/* Does upsert u hold member path (a fill's, or skipped with a reason)? Counted in seen[fill]. */
+static bool lake_holds(const struct lake_upsert *u, const char *path, bool *seen)
+{
+	for (unsigned i = 0; i < u->nfills; i++)
+		if (u->fills[i].src.from == LF_JSON && u->fills[i].src.json && !strcmp(u->fills[i].src.json, path)) {
+			seen[i] = true;
+			return true;
+		}
+	for (unsigned i = 0; i < u->njskip; i++)
+		if (!strcmp(u->jskip[i].member, path))
+			return u->jskip[i].why && *u->jskip[i].why;
+	return false;
+}
+
+/* Each member of object obj (an object member's own members: "object.name") held by u. */
+static void members_held(const struct json_doc *d, const struct json_node *nodes, uint32_t obj,
+			 const struct lake_upsert *u, const char *skip, bool *seen)
+{
+	for (uint32_t i = nodes[obj].first; i; i = nodes[i].next) {
+		const struct json_node *n = &nodes[i];
+		char path[96];
+
+		snprintf(path, sizeof(path), "%.*s", (int)n->key_len, d->text + n->key_start);
+		if (skip && !strcmp(path, skip))
+			continue;
+		if (n->type == JSON_OBJECT) {
+			for (uint32_t k = n->first; k; k = nodes[k].next) {
+				snprintf(path, sizeof(path), "%.*s.%.*s", (int)n->key_len, d->text + n->key_start,
+					 (int)nodes[k].key_len, d->text + nodes[k].key_start);
+				if (!lake_holds(u, path, seen))
+					fail_msg("member %s of a %s: the lake stores it nowhere", path, u->table);
+			}
+			continue;
+		}
+		if (!lake_holds(u, path, seen))
+			fail_msg("member %s of a %s: the lake stores it nowhere", path, u->table);
+	}
+}
+
+/* Every member fill of u was found in a record (no column waits for a member the processor does not write). */
+static void every_fill_seen(const struct lake_upsert *u, const bool *seen)
+{
+	for (unsigned i = 0; i < u->nfills; i++)
+		if (u->fills[i].src.from == LF_JSON && u->fills[i].src.json && !seen[i])
+			fail_msg("%s.%s holds member %s, which no live record has", u->table, u->fills[i].column,
+				 u->fills[i].src.json);
+}
+
+/*
+ * Live records as the processor writes them (a running run and its end, a host with a price): each member of
+ * the record and of its steps is stored by the lake (lake/schema.c's maps: lake_live_run_insert and
+ * lake_live_step_upsert) or skipped there with the reason; and each member those maps read is one the records
+ * have. A member added here fails until the lake stores it.
+ */
+static void test_every_member_of_a_live_record_is_stored_by_the_lake(void **state)
+{
+	static const struct hostid host = { .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0abc",
+					    .region = "us-east-1", .cpus = 4, .memory_bytes = 16ULL << 30,
+					    .price_known = true, .price_micro_usd = 192000 };
+	const struct lake_upsert *run = &lake_live_run_insert, *step = &lake_live_step_upsert;
+	bool run_seen[128] = { false }, step_seen[128] = { false };
+	static struct json_node nodes[4096];
+	unsigned steps = 0;
+
+	(void)state;
+	assert_true(run->nfills <= 128 && step->nfills <= 128);
+	assert_string_equal(run->json_schema, LIVE_SCHEMA);
+	assert_ptr_equal(lake_live_run_update.fills, run->fills);
+	L.host = &host;
+	snakemake_run(100, NULL);
+	cycle();
+	finish(102, 0, SEC);
+	finish(103, 0, SEC);
+	finish(101, 0, 1000);
+	finish(100, 0, SEC);
+	cycle();
+	for (size_t r = 0; r < npayloads; r++) {
+		struct json_doc d;
+
+		if (payload_type[r] != TL_RUN)
+			continue;
+		assert_int_equal(json_parse(&d, payloads[r], payload_len[r], nodes, 4096), 0);
+		members_held(&d, nodes, 0, run, NULL, run_seen);
+		for (uint32_t i = nodes[0].first; i; i = nodes[i].next)
+			if (nodes[i].key_len == 5 && !memcmp(d.text + nodes[i].key_start, step->element, 5))
+				for (uint32_t e = nodes[i].first; e; e = nodes[e].next, steps++)
+					members_held(&d, nodes, e, step, NULL, step_seen);
+	}
+	assert_true(steps >= 2);
+	every_fill_seen(run, run_seen);
+	every_fill_seen(step, step_seen);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,6 +858,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_checkpoint_brings_back_runs_and_their_processes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_damaged_checkpoint_is_refused_with_the_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_member_of_a_live_record_is_stored_by_the_lake, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
