@@ -15,7 +15,7 @@
 #include "json.h"
 
 /* The lake's schema version: what schema.c's table describes (docs/lake.md, "Versions"). */
-#define LAKE_SCHEMA_VERSION 11
+#define LAKE_SCHEMA_VERSION 12
 
 enum lake_type {
 	LK_INT,  /* a 64-bit integer */
@@ -122,6 +122,9 @@ struct lake_column {
 	uint8_t until;     /* the version that removed it; 0: none did */
 	const char *dflt;  /* its DEFAULT, as SQL; NULL: none */
 	const char *check; /* a CHECK on it, as SQL; NULL: none */
+	/* PostgreSQL: from this version on, its values are compressed with lz4 (on a server built without it, by
+	 * the default, pglz); 0: by the default. SQLite does not compress. */
+	uint8_t lz4;
 	struct lake_source src; /* a row a record fills (lake_table.record_size): where it comes from */
 };
 

@@ -25,7 +25,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 /* PostgreSQL: the advisory lock under which one ingest creates or upgrades the schema ("trace" 1). */
 #define STORE_PG_SCHEMA_LOCK "8390876135276281857"

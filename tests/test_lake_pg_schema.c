@@ -237,6 +237,10 @@ static void assert_column(PGconn *db, const struct lake_table *t, const struct l
 		assert_int_equal(pg_q(db, "SELECT count(*) FROM pg_constraint WHERE conrelid = 'public.%s'::regclass AND "
 					  "contype = 'c' AND conname = '%s_%s_check'", t->name, t->name, c->name),
 				 1);
+	/* lz4 where the table says (Debian's server has it), the default elsewhere */
+	assert_int_equal(pg_q(db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.%s'::regclass AND "
+				  "attname = '%s' AND attcompression = '%s'", t->name, c->name, c->lz4 ? "l" : ""),
+			 1);
 }
 
 /*
@@ -376,7 +380,10 @@ static void pg_schema_text(PGconn *db, char *out, size_t outlen)
 		"WHERE table_schema = 'public' UNION ALL "
 		"SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) "
 		"FROM pg_constraint WHERE connamespace = 'public'::regnamespace UNION ALL "
-		"SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public') s");
+		"SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public' UNION ALL "
+		"SELECT 'compression ' || a.attrelid::regclass || '.' || a.attname || ' ' || a.attcompression::text FROM "
+		"pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = 'public'::regnamespace "
+		"AND a.attcompression <> '') s");
 }
 
 /*
@@ -460,6 +467,11 @@ static void a_version_8_pg_lakes_rows_move_into_their_days_partitions(void **sta
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE "
 				     "c.relkind = 'r'"), 3 + 2 + 1 + 1 + 1 + 1);
 	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_class WHERE relname = 'lake_old'"), 0);
+	/* version 12: records' payloads in lz4, in the partitions of before too */
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_attribute a JOIN pg_inherits i ON i.inhrelid = a.attrelid "
+				     "WHERE i.inhparent = 'records'::regclass AND a.attname = 'payload' AND "
+				     "a.attcompression = 'l'"), 3);
+	assert_int_equal(pg_q(t->db, "SELECT count(*) FROM pg_attribute WHERE attcompression = 'l'"), 4);
 #undef DAY_NS
 }
 
