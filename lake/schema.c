@@ -161,6 +161,8 @@ static const struct lake_column processes_cols[] = {
 	INTV("memcg_peak_bytes", 2), INTV("run_id", 3), TEXTV("step", 3), TEXTV("tool", 3), INTV("reclaim_ns", 7),
 	/* 11: the allocation it ran under at its end (records version 4: NULL in the older ones) */
 	INTV("memcg_limit_bytes", 11), INTV("cpu_quota_millicores", 11), INTV("cpus_allowed", 11),
+	/* 12: it ran before the processor started (a live record's attribution says so) */
+	INTV("preexisting", 12),
 };
 static const struct lake_index processes_idx[] = { IDX("processes_run", "run_id", false, 3) };
 
@@ -487,6 +489,25 @@ const struct lake_upsert lake_live_step_upsert = { .table = "steps", .fills = li
 						   .element = "steps" };
 
 /*
+ * A live record's attribution of a process (an element of its "processes_attributed") into the process's row
+ * (store.c's ST_LIVE_ATTRIB), which its kernel records fill (or filled) otherwise: its run, step and tool.
+ */
+#define PROCESS_KEY                                                                                      \
+	HOST_BOOT_KEY, FILL("tgid", LM_KEY, J_SRC("pid", LJ_INT)), FILL("start_ns", LM_KEY, J_SRC("start_mono_ns", LJ_INT))
+static const struct lake_fill live_attrib_fills[] = {
+	PROCESS_KEY, FILL("run_id", LM_NEW, { .from = LF_RUN }), SAME(step, LJ_TEXT), SAME(tool, LJ_TEXT),
+	SAME(preexisting, LJ_BOOL),
+};
+const struct lake_upsert lake_live_attrib_upsert = { .table = "processes", .fills = live_attrib_fills,
+						     .nfills = N(live_attrib_fills), .json_schema = "tracer.live.v1",
+						     .element = "processes_attributed" };
+
+/* A TL_TOOLS record's process in no run (an element of its "processes") into its row: its tool (ST_TOOLS). */
+static const struct lake_fill tools_fills[] = { PROCESS_KEY, SAME(tool, LJ_TEXT) };
+const struct lake_upsert lake_tools_upsert = { .table = "processes", .fills = tools_fills, .nfills = N(tools_fills),
+					       .json_schema = "tracer.tools.v1", .element = "processes" };
+
+/*
  * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
  * exit record. What the fork or the exec gave first is kept (LM_KEEP: its start, its parent, its cgroups);
  * the rest is the exit's.
@@ -624,17 +645,27 @@ const char *lake_row_sql(const struct lake_table *t)
 static const struct lake_upsert *const upserts[] = { &lake_exec_upsert,      &lake_fork_upsert,
 						     &lake_exit_upsert,      &lake_cgroup_upsert,
 						     &lake_live_run_insert,  &lake_live_run_update,
-						     &lake_live_step_upsert };
-static char upsert_sql[N(upserts)][4096];
+						     &lake_live_step_upsert, &lake_live_attrib_upsert,
+						     &lake_tools_upsert };
+/* [upsert][log2 of its rows]: malloc'd once; NULL where none could be made, or it has one row only. */
+static char *upsert_sql[N(upserts)][LAKE_ROWS_LOG_MAX + 1];
 static pthread_once_t upsert_sql_once = PTHREAD_ONCE_INIT;
 
-/* Fill j's value, parameter ?n: its own, or (LF_NEXT_IDX) the position after its run's rows. */
-static void upsert_value(struct obuf *o, const struct lake_upsert *u, const struct lake_fill *f, unsigned n)
+/*
+ * Fill f's value in row `row` of the statement, parameter ?n: its own, or (LF_NEXT_IDX) the position after its
+ * run's rows, plus the row's (the rows of one statement each their own: the subquery sees the rows before the
+ * statement on PostgreSQL, perhaps the statement's own on SQLite; either way a later row's value is higher).
+ */
+static void upsert_value(struct obuf *o, const struct lake_upsert *u, const struct lake_fill *f, unsigned n,
+			 unsigned row)
 {
-	if (f->src.from == LF_NEXT_IDX)
+	if (f->src.from != LF_NEXT_IDX)
+		obuf_printf(o, "?%u", n);
+	else if (!row)
 		obuf_printf(o, "(SELECT coalesce(max(%s) + 1, 0) FROM %s WHERE run_id = ?%u)", f->column, u->table, n);
 	else
-		obuf_printf(o, "?%u", n);
+		obuf_printf(o, "(SELECT coalesce(max(%s) + 1, 0) FROM %s WHERE run_id = ?%u) + %u", f->column, u->table,
+			    n, row);
 }
 
 /* The oldest a row's LM_NEWER column can be: the smallest int64, which SQL cannot write as one literal. */
@@ -679,7 +710,7 @@ static void upsert_set(struct obuf *o, struct obuf *where, const struct lake_ups
 	}
 }
 
-static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u)
+static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u, unsigned rows)
 {
 	struct obuf where;
 	unsigned n = 0;
@@ -693,14 +724,19 @@ static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u)
 		for (unsigned j = 0; j < u->nfills; j++)
 			if (lake_fill_bound(u, &u->fills[j]))
 				obuf_printf(o, "%s%s", n++ ? ", " : "", u->fills[j].column);
-		obuf_puts(o, ") VALUES (");
+		obuf_puts(o, ") VALUES ");
 		n = 0;
-		for (unsigned j = 0; j < u->nfills; j++)
-			if (lake_fill_bound(u, &u->fills[j])) {
-				obuf_puts(o, n ? ", " : "");
-				upsert_value(o, u, &u->fills[j], ++n);
-			}
-		obuf_putc(o, ')');
+		for (unsigned r = 0; r < rows; r++) {
+			const char *sep = r ? ", (" : "(";
+
+			for (unsigned j = 0; j < u->nfills; j++)
+				if (lake_fill_bound(u, &u->fills[j])) {
+					obuf_puts(o, sep);
+					upsert_value(o, u, &u->fills[j], ++n, r);
+					sep = ", ";
+				}
+			obuf_putc(o, ')');
+		}
 	}
 	if (u->write == LW_UPSERT) {
 		n = 0;
@@ -725,24 +761,39 @@ static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u)
 
 static void upsert_sql_build(void)
 {
-	for (size_t i = 0; i < N(upserts); i++) {
-		struct obuf o;
+	for (size_t i = 0; i < N(upserts); i++)
+		for (unsigned k = 0; k <= LAKE_ROWS_LOG_MAX; k++) {
+			struct obuf o;
 
-		obuf_init_mem(&o, sizeof(upsert_sql[i]));
-		upsert_sql_one(&o, upserts[i]);
-		if (!o.err && o.len <= sizeof(upsert_sql[i]))
-			memcpy(upsert_sql[i], o.buf, o.len);
-		obuf_free(&o);
-	}
+			/* several rows: an upsert of an array's elements only (a row's merge sees no other row) */
+			if (k && (!upserts[i]->element || upserts[i]->write != LW_UPSERT))
+				break;
+			obuf_init_mem(&o, 1u << 20);
+			upsert_sql_one(&o, upserts[i], 1u << k);
+			if (!o.err)
+				upsert_sql[i][k] = strdup(o.buf);
+			obuf_free(&o);
+		}
+}
+
+const char *lake_upsert_rows_sql(const struct lake_upsert *u, unsigned rows)
+{
+	unsigned k = 0;
+
+	while (k < LAKE_ROWS_LOG_MAX && (1u << k) < rows)
+		k++;
+	if ((1u << k) != rows)
+		return NULL;
+	pthread_once(&upsert_sql_once, upsert_sql_build);
+	for (size_t i = 0; i < N(upserts); i++)
+		if (upserts[i] == u)
+			return upsert_sql[i][k];
+	return NULL;
 }
 
 const char *lake_upsert_sql(const struct lake_upsert *u)
 {
-	pthread_once(&upsert_sql_once, upsert_sql_build);
-	for (size_t i = 0; i < N(upserts); i++)
-		if (upserts[i] == u)
-			return upsert_sql[i][0] ? upsert_sql[i] : NULL;
-	return NULL;
+	return lake_upsert_rows_sql(u, 1);
 }
 
 static const char *const sqlite_type[] = {

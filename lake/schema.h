@@ -258,6 +258,8 @@ extern const struct lake_upsert lake_exec_upsert, lake_fork_upsert, lake_exit_up
 extern const struct lake_upsert lake_cgroup_upsert;
 /* A live record (tracer.live.v1): its run's row made, or changed by a newer record; each of its steps. */
 extern const struct lake_upsert lake_live_run_insert, lake_live_run_update, lake_live_step_upsert;
+/* A live record's attribution of a process; a TL_TOOLS record's process in no run. */
+extern const struct lake_upsert lake_live_attrib_upsert, lake_tools_upsert;
 
 /*
  * Its statement: `INSERT INTO t (column, ...) VALUES (?1, ...) ON CONFLICT (key) DO UPDATE SET ...`, a plain
@@ -266,6 +268,15 @@ extern const struct lake_upsert lake_live_run_insert, lake_live_run_update, lake
  * not be.
  */
 const char *lake_upsert_sql(const struct lake_upsert *u);
+
+/* The most rows one statement of an upsert of an array's elements writes: 2^LAKE_ROWS_LOG_MAX. */
+#define LAKE_ROWS_LOG_MAX 5
+/*
+ * An upsert of an array's elements (element set, LW_UPSERT) in one statement of `rows` rows, 1, 2, 4, ... up to
+ * 2^LAKE_ROWS_LOG_MAX, each row's fills numbered after the row before's. NULL for other counts, other upserts,
+ * or if it could not be made. rows 1: lake_upsert_sql's.
+ */
+const char *lake_upsert_rows_sql(const struct lake_upsert *u, unsigned rows);
 
 /* The first schema version a PostgreSQL lake can have: none was made before version 8. */
 #define LAKE_SCHEMA_PG_FIRST 8

@@ -193,13 +193,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 	 */
 	[ST_REPORT_ATTRIB] = "UPDATE processes SET run_id = ?1, step = ?2, tool = ?3 WHERE host_id = ?4 AND "
 			     "boot_id = ?5 AND tgid = ?6 AND start_real_ns BETWEEN ?7 AND ?8",
-	/* A process's run, step and tool; the row its kernel records fill (or filled) otherwise. */
-	[ST_LIVE_ATTRIB] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, run_id, step, tool) "
-			   "VALUES (?,?,?,?,?,?,?) ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET "
-			   "run_id = excluded.run_id, step = excluded.step, tool = excluded.tool",
-	/* The tool of a process in no run (TL_TOOLS); its kernel records fill (or filled) the rest of the row. */
-	[ST_TOOLS] = "INSERT INTO processes (host_id, boot_id, tgid, start_ns, tool) VALUES (?,?,?,?,?) "
-		     "ON CONFLICT (host_id, boot_id, tgid, start_ns) DO UPDATE SET tool = excluded.tool",
 	/* A host heartbeat (TL_HOST; derive_host()). */
 	/* Whether a live signal is one the run has (a restarted processor may repeat what it sent after its
 	 * checkpoint: once per run, kind, process). */
@@ -259,6 +252,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 };
 
 
+/* An upsert of an array's elements: its statements of 1, 2, 4, ... 2^LAKE_ROWS_LOG_MAX rows (id + k: 2^k). */
+#define ROWS_OF_UPSERT(id, u)                                                                            \
+	[id] = &u, [id##_2] = &u, [id##_4] = &u, [id##_8] = &u, [id##_16] = &u, [id##_32] = &u
+#define ROWS_LOG(id) [id##_2] = 1, [id##_4] = 2, [id##_8] = 3, [id##_16] = 4, [id##_32] = 5
+#define ROWS_QUEUED(id) [id] = true, [id##_2] = true, [id##_4] = true, [id##_8] = true, [id##_16] = true, [id##_32] = true
+
 /*
  * The statements of the rows keyed by a record's (host_id, stream, seq) and written only for a new record:
  * bulk statements (sql.h), sent with COPY on PostgreSQL at bulk_flush(). No statement of the batch reads
@@ -280,8 +279,8 @@ static const bool stmt_queued[ST_COUNT] = {
 	[ST_EXIT] = true, [ST_EXIT_SIGNAL] = true, [ST_OOM_MARK] = true, [ST_OOM_SIGNAL] = true,
 	[ST_CGROUP] = true, [ST_KEY_ROTATION] = true, [ST_RUN_MERGE] = true, [ST_RUN_CLEAR_STEPS] = true,
 	[ST_RUN_CLEAR_PROCS] = true, [ST_RUN_CLEAR_SIGNALS] = true, [ST_RUN_PROCS] = true,
-	[ST_RUN_SIGNALS] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true, [ST_LIVE_STEP] = true,
-	[ST_LIVE_ATTRIB] = true, [ST_TOOLS] = true, [ST_LIVE_COUNTS] = true, [ST_LOST_STEPS] = true,
+	[ST_RUN_SIGNALS] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true, ROWS_QUEUED(ST_LIVE_STEP),
+	ROWS_QUEUED(ST_LIVE_ATTRIB), ROWS_QUEUED(ST_TOOLS), [ST_LIVE_COUNTS] = true, [ST_LOST_STEPS] = true,
 	[ST_LOST_RUNS] = true,
 };
 
@@ -298,8 +297,16 @@ static const char *const stmt_row_table[ST_COUNT] = {
 static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
 	[ST_EXEC] = &lake_exec_upsert, [ST_FORK] = &lake_fork_upsert, [ST_EXIT] = &lake_exit_upsert,
 	[ST_CGROUP] = &lake_cgroup_upsert, [ST_LIVE_INSERT] = &lake_live_run_insert,
-	[ST_LIVE_UPDATE] = &lake_live_run_update, [ST_LIVE_STEP] = &lake_live_step_upsert,
+	[ST_LIVE_UPDATE] = &lake_live_run_update, ROWS_OF_UPSERT(ST_LIVE_STEP, lake_live_step_upsert), ROWS_OF_UPSERT(ST_LIVE_ATTRIB, lake_live_attrib_upsert),
+	ROWS_OF_UPSERT(ST_TOOLS, lake_tools_upsert),
 };
+/* How many rows an upsert's statement writes, as log2 (stmt_upsert[]: 0, one row, unless said here). */
+static const uint8_t stmt_rows_log[ST_COUNT] = {
+	ROWS_LOG(ST_LIVE_STEP), ROWS_LOG(ST_LIVE_ATTRIB), ROWS_LOG(ST_TOOLS),
+};
+_Static_assert(ST_LIVE_STEP_32 == ST_LIVE_STEP + LAKE_ROWS_LOG_MAX && ST_LIVE_ATTRIB_32 == ST_LIVE_ATTRIB + 5 &&
+		       ST_TOOLS_32 == ST_TOOLS + 5,
+	       "ST_LIVE_STEP_* ...: a statement per 2^k rows, k to LAKE_ROWS_LOG_MAX");
 
 /* stmt_row_table's tables, looked up once (store_row runs for every record). */
 static const struct lake_table *row_tables[ST_COUNT];
@@ -320,7 +327,7 @@ static const struct lake_table *row_table(enum stmt_id id)
 static const char *statement_text(enum stmt_id id)
 {
 	return stmt_row_table[id] ? lake_row_sql(row_table(id))
-	       : stmt_upsert[id]  ? lake_upsert_sql(stmt_upsert[id])
+	       : stmt_upsert[id]  ? lake_upsert_rows_sql(stmt_upsert[id], 1u << stmt_rows_log[id])
 				  : stmt_sql[id];
 }
 
@@ -1275,16 +1282,22 @@ static int store_row(struct batch_ctx *c, enum stmt_id id, const struct row_src 
 	return exec_bound(&b);
 }
 
-/* A record's upsert (stmt_upsert[]), its fills bound in the order of lake_upsert_sql's statement. */
-static struct bind bind_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
+/* One row of an upsert's statement: its fills bound in the order of lake_upsert_sql's. */
+static void bind_fills(struct batch_ctx *c, struct bind *b, const struct lake_upsert *u, const struct row_src *r)
 {
-	const struct lake_upsert *u = stmt_upsert[id];
 	const char *json = ""; /* an upsert makes no JSON of counters */
-	struct bind b = lake_bind_start(c->s, id);
 
 	for (unsigned i = 0; i < u->nfills; i++)
 		if (lake_fill_bound(u, &u->fills[i]))
-			bind_source(c, &b, r, &u->fills[i].src, &json);
+			bind_source(c, b, r, &u->fills[i].src, &json);
+}
+
+/* A record's upsert (stmt_upsert[]), one row. */
+static struct bind bind_upsert(struct batch_ctx *c, enum stmt_id id, const struct row_src *r)
+{
+	struct bind b = lake_bind_start(c->s, id);
+
+	bind_fills(c, &b, stmt_upsert[id], r);
 	return b;
 }
 
@@ -2199,11 +2212,112 @@ static int live_insert(struct batch_ctx *c, int64_t *run_id)
 	return rc;
 }
 
-/* One statement per step, so that a new step's position counts the steps before it in this record too. */
+/*
+ * The elements of one of a live record's arrays, each a row of an upsert of its elements (lake_upsert.element),
+ * gathered to be written by as few statements as they fill: first + k writes 2^k rows (ST_LIVE_STEP_*).
+ */
+struct rows {
+	struct batch_ctx *c;
+	enum stmt_id first;
+	int64_t run_id;
+	const struct json_node *e[1u << LAKE_ROWS_LOG_MAX];
+	unsigned n;
+};
+
+/* Elements off .. off + count of the gathered into statement id, which writes that many rows. */
+static int rows_write(struct rows *w, enum stmt_id id, unsigned off, unsigned count)
+{
+	struct store *s = w->c->s;
+	struct bind b;
+
+	s->jarena_used = 0;
+	b = lake_bind_start(s, id);
+	for (unsigned i = 0; i < count; i++) {
+		const struct row_src r = { .json = w->e[off + i], .root = json_root(&s->jdoc), .run_id = w->run_id };
+
+		bind_fills(w->c, &b, stmt_upsert[id], &r);
+	}
+	return exec_bound(&b);
+}
+
+/* Every element gathered, in order: 2^k at a time, the largest k first. */
+static int rows_flush(struct rows *w)
+{
+	unsigned off = 0, k = LAKE_ROWS_LOG_MAX;
+	int rc = STORE_OK;
+
+	while (off < w->n && !rc) {
+		while ((1u << k) > w->n - off)
+			k--;
+		rc = rows_write(w, w->first + k, off, 1u << k);
+		off += 1u << k;
+	}
+	w->n = 0;
+	return rc;
+}
+
+/*
+ * An element's key members (the upsert's LM_KEY fills of a member), as the record has them: *ok whether each is
+ * there as its rule needs (text: a string; an integer), *plain whether none has an escape (then two elements'
+ * keys are the same exactly when their bytes are). Their bytes compared with element o's: true when the same.
+ */
+static bool rows_key(struct store *s, const struct lake_upsert *u, const struct json_node *e,
+		     const struct json_node *o, bool *ok, bool *plain)
+{
+	bool same = o != NULL;
+	int64_t v;
+
+	*ok = *plain = true;
+	for (unsigned i = 0; i < u->nfills; i++) {
+		const struct lake_source *k = &u->fills[i].src;
+		const struct json_node *n, *m;
+
+		if (u->fills[i].merge != LM_KEY || k->from != LF_JSON)
+			continue;
+		n = jget(s, e, k->json);
+		if (!n || (k->rule == LJ_TEXT ? n->type != JSON_STRING : json_get_i64(n, &v) != 0)) {
+			*ok = false;
+			return false;
+		}
+		*plain &= !memchr(s->jdoc.text + n->start, '\\', n->len);
+		m = o ? jget(s, o, k->json) : NULL;
+		same &= m && m->len == n->len && !memcmp(s->jdoc.text + m->start, s->jdoc.text + n->start, n->len);
+	}
+	return same;
+}
+
+/*
+ * One more element: written with those gathered when there are 2^LAKE_ROWS_LOG_MAX. An element whose key the
+ * record lacks (or has of another type) is not stored. One statement writes a key once (PostgreSQL refuses an
+ * upsert that changes a row twice): an element whose key one gathered has, or whose key has an escape (its
+ * bytes say nothing then), is written after those gathered, so the later one still wins.
+ */
+static int rows_add(struct rows *w, const struct json_node *e)
+{
+	const struct lake_upsert *u = stmt_upsert[w->first];
+	struct store *s = w->c->s;
+	bool ok, plain, again = false;
+	int rc = STORE_OK;
+
+	rows_key(s, u, e, NULL, &ok, &plain);
+	if (!ok)
+		return STORE_OK;
+	for (unsigned i = 0; i < w->n && !again; i++)
+		again = rows_key(s, u, e, w->e[i], &ok, &plain);
+	if (again || !plain)
+		rc = rows_flush(w);
+	if (rc)
+		return rc;
+	w->e[w->n++] = e;
+	return w->n == (1u << LAKE_ROWS_LOG_MAX) || !plain ? rows_flush(w) : STORE_OK;
+}
+
+/* A live record's steps, in as few statements as they fill (a step's position: lake_live_step_upsert's idx). */
 static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
 {
 	struct store *s = c->s;
 	const struct json_node *steps = jget(s, json_root(&s->jdoc), "steps");
+	struct rows w = { .c = c, .first = ST_LIVE_STEP, .run_id = run_id };
 	uint32_t n = 0;
 	int rc = STORE_OK;
 
@@ -2214,10 +2328,10 @@ static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_hea
 			continue;
 		if (n++ == STORE_RUN_ROWS_MAX)
 			break;
-		rc = jget(s, e, "id") && jget(s, e, "id")->type == JSON_STRING /* its key */
-			     ? live_write(c, ST_LIVE_STEP, e, run_id, NULL)
-			     : STORE_OK;
+		rc = rows_add(&w, e);
 	}
+	if (!rc)
+		rc = rows_flush(&w);
 	if (!rc && h->steps > STORE_RUN_ROWS_MAX)
 		c->res->run_rows_dropped += (uint32_t)(h->steps - STORE_RUN_ROWS_MAX);
 	return rc;
@@ -2232,32 +2346,20 @@ static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_hea
 static int name_processes(struct batch_ctx *c, const struct json_node *list, const int64_t *run_id)
 {
 	struct store *s = c->s;
+	struct rows w = { .c = c, .first = run_id ? ST_LIVE_ATTRIB : ST_TOOLS, .run_id = run_id ? *run_id : 0 };
 	uint32_t n = 0;
 	int rc = STORE_OK;
 
 	for (const struct json_node *e = jcount(list) ? json_first(&s->jdoc, list) : NULL; e && !rc;
 	     e = json_next(&s->jdoc, e)) {
-		int64_t pid, start;
-		struct bind b;
-
-		if (e->type != JSON_OBJECT || json_get_i64(jget(s, e, "pid"), &pid) ||
-		    json_get_i64(jget(s, e, "start_mono_ns"), &start))
+		if (e->type != JSON_OBJECT)
 			continue;
 		if (n++ == STORE_RUN_ROWS_MAX)
 			break;
-		s->jarena_used = 0;
-		b = lake_bind_start(s, run_id ? ST_LIVE_ATTRIB : ST_TOOLS);
-		lake_b_str(&b, c->host);
-		lake_b_str(&b, c->boot);
-		lake_b_i64(&b, pid);
-		lake_b_i64(&b, start);
-		if (run_id) {
-			lake_b_i64(&b, *run_id);
-			jb_text(&b, s, jget(s, e, "step"));
-		}
-		jb_text(&b, s, jget(s, e, "tool"));
-		rc = exec_bound(&b);
+		rc = rows_add(&w, e);
 	}
+	if (!rc)
+		rc = rows_flush(&w);
 	if (!rc)
 		rows_dropped(c, jcount(list), STORE_RUN_ROWS_MAX);
 	return rc;

@@ -893,6 +893,64 @@ static void live_steps_are_upserted_by_id_and_keep_their_first_position(void **s
 }
 
 /*
+ * A record of many steps (they go in statements of several rows: lake_upsert_rows_sql): every one stored, each
+ * new one after those before it; a step repeated in one record, by the same bytes or by an escape of them, is
+ * stored once and the later element wins (PostgreSQL refuses a statement that changes a row twice).
+ */
+static void a_records_many_steps_are_each_stored_once_in_order_the_later_of_a_repeated_id_winning(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store_result res;
+	char steps[8192], text[64];
+	size_t n = 0;
+
+	n += (size_t)snprintf(steps + n, sizeof(steps) - n, "[");
+	for (int i = 0; i < 45; i++) {
+		n += (size_t)snprintf(steps + n, sizeof(steps) - n, "%s{\"id\":\"s%02d\",\"name\":\"n%d\","
+				      "\"state\":\"running\",\"cpu_ns\":%d}", i ? "," : "", i, i, i);
+		if (i == 2) /* in the same statement's rows: s01 again by escapes, s02 again */
+			n += (size_t)snprintf(steps + n, sizeof(steps) - n,
+					      ",{\"id\":\"\\u0073\\u0030\\u0031\",\"name\":\"escaped\"},"
+					      "{\"id\":\"s02\",\"name\":\"again\",\"state\":\"failed\"}");
+	}
+	/* s05 again, then s07 twice in a row */
+	n += (size_t)snprintf(steps + n, sizeof(steps) - n,
+			      ",{\"id\":\"s05\",\"name\":\"again\",\"state\":\"failed\"},"
+			      "{\"id\":\"s07\",\"name\":\"x\"},{\"id\":\"s07\",\"name\":\"y\"}]");
+	assert_true(n < sizeof(steps));
+	add_live(fx, 1, &(struct live){ .key = "k", .update = 1, .steps = steps });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 45);
+	assert_int_equal(lake_q(fx, "SELECT count(DISTINCT idx) FROM steps"), 45);
+	/* first appearance is the order: s00 < s01 < ... by idx */
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps a JOIN steps b ON a.step_id < b.step_id AND "
+				    "a.idx >= b.idx"), 0);
+	assert_int_equal(lake_q(fx, "SELECT cpu_ns FROM steps WHERE step_id = 's44'"), 44);
+	text_of(fx, "SELECT name || '|' || state FROM steps WHERE step_id = 's05'", text, sizeof(text));
+	assert_string_equal(text, "again|failed");
+	text_of(fx, "SELECT name FROM steps WHERE step_id = 's01'", text, sizeof(text));
+	assert_string_equal(text, "escaped");
+	text_of(fx, "SELECT name || '|' || state FROM steps WHERE step_id = 's02'", text, sizeof(text));
+	assert_string_equal(text, "again|failed");
+	text_of(fx, "SELECT name FROM steps WHERE step_id = 's07'", text, sizeof(text));
+	assert_string_equal(text, "y");
+	assert_int_equal(lake_q(fx, "SELECT steps FROM runs"), 45);
+
+	/* the next record: known steps stay where they are, new ones go after every one */
+	add_live(fx, 2, &(struct live){ .key = "k", .update = 2,
+					 .steps = "[{\"id\":\"s00\",\"name\":\"first\"},{\"id\":\"t1\"},"
+						  "{\"id\":\"s30\"},{\"id\":\"t2\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 47);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps WHERE idx < (SELECT idx FROM steps WHERE step_id = "
+				    "'t1') AND step_id LIKE 's%%'"), 45);
+	assert_int_equal(lake_q(fx, "SELECT (SELECT idx FROM steps WHERE step_id = 't1') < (SELECT idx FROM steps "
+				    "WHERE step_id = 't2')"), 1);
+	assert_int_equal(lake_q(fx, "SELECT idx FROM steps WHERE step_id = 's00'"), 0);
+	assert_int_equal(lake_q(fx, "SELECT steps FROM runs"), 47);
+}
+
+/*
  * A process's run, step and tool may reach the lake before or after its
  * kernel records: either way one row, complete, with the attribution kept.
  */
@@ -919,12 +977,14 @@ static void attribution_before_and_after_kernel_records_completes_the_process_an
 	assert_int_equal(lake_q(fx, "SELECT run_id FROM processes WHERE tgid = 42"), 1);
 	assert_int_equal(lake_q(fx, "SELECT execs = 0 AND exe IS NULL AND start_real_ns IS NULL FROM processes WHERE tgid = 42"),
 			 1);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes WHERE preexisting IS NULL"), 2); /* not said */
 
 	assert_true(frames_add(&fx->f, 4, TR_FORK, &fk42, sizeof(fk42)));
 	assert_true(frames_add(&fx->f, 5, TR_EXEC, exec42, (uint32_t)n42));
 	assert_true(frames_add(&fx->f, 6, TR_EXIT, &ex42, sizeof(ex42)));
 	add_live(fx, 7, &(struct live){ .key = "k", .update = 2,
-					 .attributed = "[{\"pid\":43,\"start_mono_ns\":120,\"step\":\"s2\",\"tool\":null}]" });
+					 .attributed = "[{\"pid\":43,\"start_mono_ns\":120,\"step\":\"s2\",\"tool\":null,"
+						       "\"preexisting\":true}]" });
 	assert_true(frames_add(&fx->f, 8, TR_EXIT, &ex43, sizeof(ex43)));
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM processes"), 2);
@@ -934,6 +994,8 @@ static void attribution_before_and_after_kernel_records_completes_the_process_an
 		    "FROM processes WHERE tgid = 42", text, sizeof(text));
 	assert_string_equal(text, "1|s1|samtools sort|/usr/bin/samtools|[\"samtools\",\"sort\"]|41|1|0|1003|"
 				  "1600000000000000099|1600000000000000500");
+	/* a process the processor found running when it started: its figures before that are not in them */
+	assert_int_equal(lake_q(fx, "SELECT preexisting FROM processes WHERE tgid = 43"), 1);
 	/* 43: attributed after its exec, and its exit kept the attribution */
 	text_of(fx, "SELECT run_id || '|' || step || '|' || coalesce(tool, 'NULL') || '|' || exit_code || '|' || exe "
 		    "FROM processes WHERE tgid = 43", text, sizeof(text));
@@ -2642,6 +2704,9 @@ int main(void)
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_steps_are_upserted_by_id_and_keep_their_first_position, setup,
 						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_records_many_steps_are_each_stored_once_in_order_the_later_of_a_repeated_id_winning, setup,
+			lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 			attribution_before_and_after_kernel_records_completes_the_process_and_keeps_its_run, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_signals_are_kept_whole_with_their_run, setup, lake_fixture_teardown),

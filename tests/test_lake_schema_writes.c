@@ -415,7 +415,8 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert,     &lake_fork_upsert,
 							     &lake_exit_upsert,     &lake_cgroup_upsert,
 							     &lake_live_run_insert, &lake_live_run_update,
-							     &lake_live_step_upsert };
+							     &lake_live_step_upsert, &lake_live_attrib_upsert,
+							     &lake_tools_upsert };
 	char why[256];
 	unsigned tables = 0;
 
@@ -468,6 +469,15 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update), "host_cloud = coalesce(?36, host_cloud)"));
 	assert_null(strstr(lake_upsert_sql(&lake_live_run_update), "run_key"));
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_insert), ") RETURNING run_id"));
+	/* an array's elements, several rows a statement, each new step after the row before it */
+	assert_non_null(strstr(lake_upsert_rows_sql(&lake_live_step_upsert, 32),
+			       "), (?40, (SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?41) + 1, ?42, "));
+	assert_non_null(strstr(lake_upsert_rows_sql(&lake_live_step_upsert, 32), "WHERE run_id = ?1211) + 31, ?1212, "));
+	assert_non_null(strstr(lake_upsert_rows_sql(&lake_tools_upsert, 4), "VALUES (?1, ?2, ?3, ?4, ?5), (?6, "));
+	assert_null(lake_upsert_rows_sql(&lake_live_step_upsert, 3));
+	assert_null(lake_upsert_rows_sql(&lake_live_step_upsert, 64));
+	assert_null(lake_upsert_rows_sql(&lake_exec_upsert, 2)); /* a record's own row: one a statement */
+	assert_null(lake_upsert_rows_sql(&lake_live_run_update, 2));
 	assert_string_equal(lake_row_sql(lake_table("losses")),
 			    "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes, stream, "
 			    "received_ns) VALUES (?,?,?,?,?,?,?,?,?)");

@@ -774,6 +774,20 @@ static void members_held(const struct json_doc *d, const struct json_node *nodes
 	}
 }
 
+/* Each element of the root's array u->element held by u: how many. */
+static unsigned elements_held(const struct json_doc *d, const struct json_node *nodes, const struct lake_upsert *u,
+			      bool *seen)
+{
+	size_t len = strlen(u->element);
+	unsigned n = 0;
+
+	for (uint32_t i = nodes[0].first; i; i = nodes[i].next)
+		if (nodes[i].key_len == len && !memcmp(d->text + nodes[i].key_start, u->element, len))
+			for (uint32_t e = nodes[i].first; e; e = nodes[e].next, n++)
+				members_held(d, nodes, e, u, NULL, seen);
+	return n;
+}
+
 /* Every member fill of u was found in a record (no column waits for a member the processor does not write). */
 static void every_fill_seen(const struct lake_upsert *u, const bool *seen)
 {
@@ -794,16 +808,19 @@ static void test_every_member_of_a_live_record_is_stored_by_the_lake(void **stat
 	static const struct hostid host = { .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0abc",
 					    .region = "us-east-1", .cpus = 4, .memory_bytes = 16ULL << 30,
 					    .price_known = true, .price_micro_usd = 192000 };
-	const struct lake_upsert *run = &lake_live_run_insert, *step = &lake_live_step_upsert;
-	bool run_seen[128] = { false }, step_seen[128] = { false };
+	const struct lake_upsert *run = &lake_live_run_insert, *step = &lake_live_step_upsert,
+				 *attrib = &lake_live_attrib_upsert, *tools = &lake_tools_upsert;
+	bool run_seen[128] = { false }, step_seen[128] = { false }, attrib_seen[128] = { false },
+	     tools_seen[128] = { false };
 	static struct json_node nodes[4096];
-	unsigned steps = 0;
+	unsigned steps = 0, attributed = 0, in_no_run = 0;
 
 	(void)state;
 	assert_true(run->nfills <= 128 && step->nfills <= 128);
 	assert_string_equal(run->json_schema, LIVE_SCHEMA);
 	assert_ptr_equal(lake_live_run_update.fills, run->fills);
 	L.host = &host;
+	exec_in(10, "/root", NULL, "/bin/bash", ARGV("-bash")); /* in no run: a TL_TOOLS record names its tool */
 	snakemake_run(100, NULL);
 	cycle();
 	finish(102, 0, SEC);
@@ -814,18 +831,21 @@ static void test_every_member_of_a_live_record_is_stored_by_the_lake(void **stat
 	for (size_t r = 0; r < npayloads; r++) {
 		struct json_doc d;
 
-		if (payload_type[r] != TL_RUN)
-			continue;
 		assert_int_equal(json_parse(&d, payloads[r], payload_len[r], nodes, 4096), 0);
+		if (payload_type[r] == TL_TOOLS) {
+			assert_string_equal(tools->json_schema, TOOLS_SCHEMA);
+			in_no_run += elements_held(&d, nodes, tools, tools_seen);
+			continue;
+		}
 		members_held(&d, nodes, 0, run, NULL, run_seen);
-		for (uint32_t i = nodes[0].first; i; i = nodes[i].next)
-			if (nodes[i].key_len == 5 && !memcmp(d.text + nodes[i].key_start, step->element, 5))
-				for (uint32_t e = nodes[i].first; e; e = nodes[e].next, steps++)
-					members_held(&d, nodes, e, step, NULL, step_seen);
+		steps += elements_held(&d, nodes, step, step_seen);
+		attributed += elements_held(&d, nodes, attrib, attrib_seen);
 	}
-	assert_true(steps >= 2);
+	assert_true(steps >= 2 && attributed >= 4 && in_no_run >= 1);
 	every_fill_seen(run, run_seen);
 	every_fill_seen(step, step_seen);
+	every_fill_seen(attrib, attrib_seen);
+	every_fill_seen(tools, tools_seen);
 }
 
 int main(void)
