@@ -2216,11 +2216,13 @@ static int live_insert(struct batch_ctx *c, int64_t *run_id)
  * The elements of one of a live record's arrays, each a row of an upsert of its elements (lake_upsert.element),
  * gathered to be written by as few statements as they fill: first + k writes 2^k rows (ST_LIVE_STEP_*).
  */
+#define ROWS_KEYS 4 /* the most members an element's key has (a process's: pid, start_mono_ns) */
 struct rows {
 	struct batch_ctx *c;
 	enum stmt_id first;
 	int64_t run_id;
 	const struct json_node *e[1u << LAKE_ROWS_LOG_MAX];
+	const struct json_node *key[1u << LAKE_ROWS_LOG_MAX][ROWS_KEYS]; /* e[i]'s key members (rows_key) */
 	unsigned n;
 };
 
@@ -2257,33 +2259,41 @@ static int rows_flush(struct rows *w)
 }
 
 /*
- * An element's key members (the upsert's LM_KEY fills of a member), as the record has them: *ok whether each is
- * there as its rule needs (text: a string; an integer), *plain whether none has an escape (then two elements'
- * keys are the same exactly when their bytes are). Their bytes compared with element o's: true when the same.
+ * An element's key members (the upsert's LM_KEY fills of a member, at most ROWS_KEYS) into k, as the record has
+ * them. false when one is missing or not as its rule needs (text: a string; else an integer): the element is
+ * not stored. *plain: none has an escape (two keys are then the same exactly when their bytes are).
  */
 static bool rows_key(struct store *s, const struct lake_upsert *u, const struct json_node *e,
-		     const struct json_node *o, bool *ok, bool *plain)
+		     const struct json_node **k, bool *plain)
 {
-	bool same = o != NULL;
+	unsigned n = 0;
 	int64_t v;
 
-	*ok = *plain = true;
+	*plain = true;
 	for (unsigned i = 0; i < u->nfills; i++) {
-		const struct lake_source *k = &u->fills[i].src;
-		const struct json_node *n, *m;
+		const struct lake_source *src = &u->fills[i].src;
+		const struct json_node *m;
 
-		if (u->fills[i].merge != LM_KEY || k->from != LF_JSON)
+		if (u->fills[i].merge != LM_KEY || src->from != LF_JSON)
 			continue;
-		n = jget(s, e, k->json);
-		if (!n || (k->rule == LJ_TEXT ? n->type != JSON_STRING : json_get_i64(n, &v) != 0)) {
-			*ok = false;
+		m = jget(s, e, src->json);
+		if (n == ROWS_KEYS || !m || (src->rule == LJ_TEXT ? m->type != JSON_STRING : json_get_i64(m, &v) != 0))
 			return false;
-		}
-		*plain &= !memchr(s->jdoc.text + n->start, '\\', n->len);
-		m = o ? jget(s, o, k->json) : NULL;
-		same &= m && m->len == n->len && !memcmp(s->jdoc.text + m->start, s->jdoc.text + n->start, n->len);
+		*plain &= !memchr(s->jdoc.text + m->start, '\\', m->len);
+		k[n++] = m;
 	}
-	return same;
+	for (; n < ROWS_KEYS; n++)
+		k[n] = NULL;
+	return true;
+}
+
+/* Whether two elements' keys (rows_key's, both plain) are the same. */
+static bool rows_same(const struct store *s, const struct json_node *const *a, const struct json_node *const *b)
+{
+	for (unsigned i = 0; i < ROWS_KEYS && a[i]; i++)
+		if (a[i]->len != b[i]->len || memcmp(s->jdoc.text + a[i]->start, s->jdoc.text + b[i]->start, a[i]->len))
+			return false;
+	return true;
 }
 
 /*
@@ -2294,18 +2304,21 @@ static bool rows_key(struct store *s, const struct lake_upsert *u, const struct 
  */
 static int rows_add(struct rows *w, const struct json_node *e)
 {
-	const struct lake_upsert *u = stmt_upsert[w->first];
-	struct store *s = w->c->s;
-	bool ok, plain, again = false;
+	const struct json_node **k = w->key[w->n];
+	bool plain, again = false;
 	int rc = STORE_OK;
 
-	rows_key(s, u, e, NULL, &ok, &plain);
-	if (!ok)
+	if (!rows_key(w->c->s, stmt_upsert[w->first], e, k, &plain))
 		return STORE_OK;
-	for (unsigned i = 0; i < w->n && !again; i++)
-		again = rows_key(s, u, e, w->e[i], &ok, &plain);
-	if (again || !plain)
+	for (unsigned i = 0; i < w->n && !again && plain; i++)
+		again = rows_same(w->c->s, w->key[i], k);
+	if (again || !plain) {
+		const struct json_node *keep[ROWS_KEYS];
+
+		memcpy(keep, k, sizeof(keep)); /* rows_flush starts the gathering again at 0 */
 		rc = rows_flush(w);
+		memcpy(w->key[0], keep, sizeof(keep));
+	}
 	if (rc)
 		return rc;
 	w->e[w->n++] = e;

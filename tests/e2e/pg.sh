@@ -16,7 +16,8 @@
 # 127.0.0.1 on a free port, PG_TCP_PORT, and PG_TCP_URI names it
 # (postgresql://tracer@127.0.0.1:PORT/lake). Trust authentication (anyone
 # who reaches the socket or the port connects as any role) and fsync=off
-# (PG_FSYNC=on: durable commits, as a real lake's; the benchmarks set it):
+# (PG_FSYNC=on: durable commits, as a real lake's; the benchmarks set it;
+# PG_EXTRA_OPTS: more server options, "-c name=value ..."):
 # a test's own cluster, never a real lake. PG_BIN: PostgreSQL's programs
 # (TRACER_PG_BIN overrides /usr/lib/postgresql/15/bin).
 #
@@ -96,7 +97,7 @@ pg_start() {
 			port=$(_pg_free_port) || { _pg_fail "no free TCP port on 127.0.0.1 (python3: make deps)"; return 1; }
 			listen=127.0.0.1
 		fi
-		PG_OPTS="-k $PG_DIR -c listen_addresses=$listen -p $port -c fsync=${PG_FSYNC:-off}"
+		PG_OPTS="-k $PG_DIR -c listen_addresses=$listen -p $port -c fsync=${PG_FSYNC:-off} ${PG_EXTRA_OPTS:-}"
 		(cd "$PG_DIR" && pg_ctl_owner start -l "$PG_DIR/server.log" -w -t 60 -s -o "$PG_OPTS") \
 			>>"$PG_DIR/setup.log" 2>&1 && break
 		# a port someone took in between: another one
