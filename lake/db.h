@@ -111,6 +111,11 @@ struct store {
 	struct json_node *jnodes;
 	uint32_t jcap;
 	char *jarena;            /* strings decoded for one statement's binds (not copied: sql.h, until its step) */
+	/* The object member bind_json looked up last for a dotted path ("live" of "live.rss_bytes"): the
+	 * next columns name the same one. jhead_obj NULL: none (each document parsed forgets it). */
+	const struct json_node *jhead_obj, *jhead_node;
+	const char *jhead_name; /* the path it was looked up for (schema.c's, static) and its head's length */
+	size_t jhead_len;
 	size_t jarena_cap, jarena_used;
 	char **fixed;            /* texts made UTF-8 for the statement being bound (b_text()) */
 	size_t nfixed, capfixed;

@@ -1620,6 +1620,7 @@ static int jdoc_parse(struct store *s, const char *json, size_t len)
 		s->jarena = a;
 		s->jarena_cap = len + 1;
 	}
+	s->jhead_obj = NULL; /* its nodes are the new document's */
 	return json_parse(&s->jdoc, json, len, s->jnodes, s->jcap);
 }
 
@@ -2480,9 +2481,17 @@ static void bind_json(struct store *s, struct bind *b, const struct json_node *r
 		return;
 	}
 	if (dot && (size_t)(dot - k->json) < sizeof(head)) {
-		memcpy(head, k->json, (size_t)(dot - k->json));
-		head[dot - k->json] = 0;
-		n = jget(s, n, head);
+		size_t len = (size_t)(dot - k->json);
+
+		if (s->jhead_obj != root || s->jhead_len != len || memcmp(s->jhead_name, k->json, len)) {
+			memcpy(head, k->json, len);
+			head[len] = 0;
+			s->jhead_node = jget(s, root, head);
+			s->jhead_obj = root;
+			s->jhead_name = k->json;
+			s->jhead_len = len;
+		}
+		n = s->jhead_node;
 	}
 	n = jget(s, n, dot ? dot + 1 : k->json);
 	switch (k->rule) {
