@@ -51,6 +51,7 @@ enum stmt_id {
 	ST_RUN,
 	ST_RUN_MERGE,
 	ST_RUN_FIND,
+	ST_RUN_FIND_MANY,
 	ST_RUN_CLEAR_STEPS,
 	ST_RUN_CLEAR_PROCS,
 	ST_RUN_CLEAR_SIGNALS,
@@ -129,6 +130,10 @@ struct store {
 	size_t seqs_cap, seqs_alloc;
 	int64_t *old_seqs;       /* its seqs its stream may hold already, sorted */
 	size_t old_cap;
+	/* PostgreSQL: the runs the batch's run records name, looked up before its records (store.c, runs_known()) */
+	struct run_known *known; /* known_cap entries, nknown used */
+	uint32_t *known_slot;    /* open addressing: 2 * known_cap slots, entry index + 1 (0: empty) */
+	uint32_t nknown, known_cap;
 };
 
 /* Before a batch received at now_ns: store_maintain() when due (maintain.c). */

@@ -165,6 +165,10 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 HOST_COLUMNS ") = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, " HOST_KEPT ") "
 			 "WHERE run_id = ?",
 	[ST_RUN_FIND] = "SELECT run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key = ?2",
+	/* The same for up to RUNS_KNOWN_ASK keys at once (NULL for the slots left over: they match nothing). */
+	[ST_RUN_FIND_MANY] = "SELECT run_key, run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key IN ("
+			     "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
+			     "?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
 	[ST_RUN_CLEAR_STEPS] = "DELETE FROM steps WHERE run_id = ?1",
 	[ST_RUN_CLEAR_PROCS] = "DELETE FROM run_processes WHERE run_id = ?1",
 	[ST_RUN_CLEAR_SIGNALS] = "DELETE FROM signals WHERE run_id = ?1 AND source IN ('live', 'run_report')",
@@ -901,6 +905,8 @@ void store_close(struct store *s)
 	free(s->fixed);
 	free(s->seqs);
 	free(s->old_seqs);
+	free(s->known);
+	free(s->known_slot);
 	free(s);
 }
 
@@ -1555,11 +1561,135 @@ static void b_opt(struct bind *b, bool known, int64_t v)
  * The run a host's key names: STORE_OK with its number and whether its row holds a report, or NOT_FOUND.
  * Whether it does is in records: a report's record of this batch is sent first.
  */
+/*
+ * What the lake holds of a run key, looked up before the batch's records (PostgreSQL: runs_known()), and kept
+ * as the batch's records make or take over runs: a live record's or report's run is then found without waiting
+ * for an answer, which would empty libpq's pipeline once a record (the ingest and its backend taking turns).
+ */
+struct run_known {
+	char key[STORE_RUN_KEY_MAX + 1];
+	int64_t run_id;
+	bool found;      /* the lake has a run of this key: run_id */
+	bool has_report; /* its row holds its tracer run report */
+};
+
+#define RUNS_KNOWN_MAX 8192 /* keys a batch looks up before its records; the rest, one at a time */
+#define RUNS_KNOWN_ASK 32   /* keys a ST_RUN_FIND_MANY asks for */
+
+static uint32_t key_hash(const char *key)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+/* key's entry, or NULL; *slot: where it is, or the empty slot it would take. */
+static struct run_known *known_find(struct store *s, const char *key, uint32_t *slot)
+{
+	uint32_t mask = 2 * s->known_cap - 1;
+
+	if (!s->known_cap)
+		return NULL;
+	for (uint32_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+		*slot = i;
+		if (!s->known_slot[i])
+			return NULL;
+		if (!strcmp(s->known[s->known_slot[i] - 1].key, key))
+			return &s->known[s->known_slot[i] - 1];
+	}
+}
+
+/* key's entry, made (not found) if new; NULL when the table is full or cannot be had. */
+static struct run_known *known_add(struct store *s, const char *key)
+{
+	struct run_known *k;
+	uint32_t slot = 0;
+
+	if (!s->known_cap) {
+		s->known = calloc(RUNS_KNOWN_MAX, sizeof(*s->known));
+		s->known_slot = calloc(2 * RUNS_KNOWN_MAX, sizeof(*s->known_slot));
+		if (!s->known || !s->known_slot) {
+			free(s->known);
+			free(s->known_slot);
+			s->known = NULL;
+			s->known_slot = NULL;
+			return NULL;
+		}
+		s->known_cap = RUNS_KNOWN_MAX;
+	}
+	k = known_find(s, key, &slot);
+	if (k || s->nknown == s->known_cap)
+		return k;
+	k = &s->known[s->nknown];
+	*k = (struct run_known){ .found = false };
+	snprintf(k->key, sizeof(k->key), "%s", key);
+	s->known_slot[slot] = ++s->nknown;
+	return k;
+}
+
+/* The batch's keys forgotten (the next batch looks its own up). */
+static void known_reset(struct store *s)
+{
+	if (s->nknown)
+		memset(s->known_slot, 0, 2 * s->known_cap * sizeof(*s->known_slot));
+	s->nknown = 0;
+}
+
+/* What the batch made or took over: key's run is run_id (its report in it, or not). */
+static void known_set(struct store *s, const char *key, int64_t run_id, bool has_report)
+{
+	uint32_t slot;
+	struct run_known *k = known_find(s, key, &slot);
+
+	if (k)
+		*k = (struct run_known){ .run_id = run_id, .found = true, .has_report = has_report };
+	if (k)
+		snprintf(k->key, sizeof(k->key), "%s", key);
+}
+
+/* Keys first .. n - 1 of the table asked for at once; each found one filled in. */
+static int known_ask(struct batch_ctx *c, uint32_t first, uint32_t n)
+{
+	struct store *s = c->s;
+	struct bind b = lake_bind_start(s, ST_RUN_FIND_MANY);
+	int rc;
+
+	lake_b_str(&b, c->host);
+	for (uint32_t i = 0; i < RUNS_KNOWN_ASK; i++)
+		lake_b_str(&b, first + i < n ? s->known[first + i].key : NULL);
+	rc = lake_bind_check(&b);
+	if (rc)
+		return rc;
+	while ((rc = sql_step(b.st)) == SQL_ROW) {
+		const char *key = sql_col_text(b.st, 0);
+		uint32_t slot;
+		struct run_known *k = key ? known_find(s, key, &slot) : NULL;
+
+		if (k) {
+			k->found = true;
+			k->run_id = sql_col_i64(b.st, 1);
+			k->has_report = sql_col_i64(b.st, 2) != 0;
+		}
+	}
+	sql_reset(b.st);
+	return rc == SQL_DONE ? STORE_OK : lake_sql_fail(s, rc);
+}
+
 static int run_find(struct batch_ctx *c, const char *key, int64_t *run_id, bool *has_report)
 {
 	struct bind b;
-	int rc = c->report_unsent ? bulk_flush(c) : STORE_OK;
+	uint32_t slot;
+	const struct run_known *k = known_find(c->s, key, &slot);
+	int rc;
 
+	if (k) {
+		*run_id = k->run_id;
+		*has_report = k->has_report;
+		return k->found ? STORE_OK : STORE_E_NOT_FOUND;
+	}
+	rc = c->report_unsent ? bulk_flush(c) : STORE_OK;
 	if (rc)
 		return rc;
 	b = lake_bind_start(c->s, ST_RUN_FIND);
@@ -2141,6 +2271,8 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 		b = bind_report_run(c, ST_RUN, &h);
 		rc = query_i64(&b, &run_id);
 	}
+	if (!rc && h.has_key) /* the row holds the report now: later live records of it only attribute */
+		known_set(c->s, h.key, run_id, true);
 	if (!rc)
 		rc = run_counts(c->s, run_id, n);
 	if (!rc)
@@ -2418,8 +2550,11 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 		return STORE_OK;
 	}
 	rc = run_find(c, h.key, &run_id, &has_report);
-	if (rc == STORE_E_NOT_FOUND)
+	if (rc == STORE_E_NOT_FOUND) {
 		rc = live_insert(c, &run_id);
+		if (!rc)
+			known_set(c->s, h.key, run_id, false);
+	}
 	if (!rc && !has_report)
 		rc = live_apply(c, run_id, &h);
 	if (!rc)
@@ -2954,12 +3089,51 @@ static int finish_batch(struct batch_ctx *c)
 	return exec_bound(&b);
 }
 
+/*
+ * PostgreSQL: the run keys the batch's live records and run reports name, looked up RUNS_KNOWN_ASK at a time
+ * before its records are stored (in the batch's transaction, its stream locked: what it finds stays so but for
+ * what the batch itself does, which known_set() follows). SQLite answers in the ingest's own process: none.
+ */
+static int runs_known(struct batch_ctx *c, const uint8_t *frames, size_t raw_len)
+{
+	struct store *s = c->s;
+	const struct tr_frame *f;
+	size_t off = 0;
+	int rc = STORE_OK;
+
+	known_reset(s);
+	if (!sql_is_pg(s->db))
+		return STORE_OK;
+	while (!rc && (f = batch_next_frame(frames, raw_len, &off)) != NULL) {
+		const char *payload = (const char *)(f + 1);
+		struct live_head lh;
+		struct report_head rh;
+
+		if (f->type == TL_RUN) {
+			rc = live_head(c, payload, f->len, &lh);
+			if (!rc && lh.ok)
+				known_add(s, lh.key);
+		} else if (f->type == TL_RUN_REPORT) {
+			rc = report_head(c, payload, f->len, &rh);
+			if (!rc && rh.report && rh.has_key)
+				known_add(s, rh.key);
+		}
+	}
+	for (uint32_t i = 0; i < s->nknown && !rc; i += RUNS_KNOWN_ASK)
+		rc = known_ask(c, i, s->nknown);
+	if (rc)
+		known_reset(s);
+	return rc;
+}
+
 static int store_frames(struct batch_ctx *c, const uint8_t *frames, size_t raw_len)
 {
 	const struct tr_frame *f;
 	size_t off = 0;
 	int rc = known_seqs(c, frames, raw_len);
 
+	if (!rc)
+		rc = runs_known(c, frames, raw_len);
 	while (!rc && (f = batch_next_frame(frames, raw_len, &off)) != NULL) {
 		c->res->records++;
 		rc = store_frame(c, f);

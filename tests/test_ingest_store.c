@@ -2438,6 +2438,46 @@ static void a_report_between_live_records_of_its_run_in_one_batch_is_final(void 
 	assert_string_equal(text, "tac");
 }
 
+/*
+ * Runs found by their keys across batches (PostgreSQL looks up a batch's run keys before its records, 32 at a
+ * time: runs_known): 40 runs made by one batch; the next names 45, 40 of them known, 5 new, and a report of
+ * one known run between two of its live records: each run once, every header the newest, the reported run final.
+ */
+static void a_batchs_runs_are_found_by_key_whether_made_before_in_it_or_reported_in_it(void **state)
+{
+	struct lake_fixture *fx = *state;
+	struct store_result res;
+	char key[32], text[64];
+	uint64_t seq = 1;
+
+	for (int i = 0; i < 40; i++) {
+		snprintf(key, sizeof(key), "b00t-%d-1000", 5000 + i);
+		add_live(fx, seq++, &(struct live){ .key = key, .update = 1, .steps = "[{\"id\":\"a\"}]" });
+	}
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 40);
+	for (int i = 0; i < 45; i++) {
+		snprintf(key, sizeof(key), "b00t-%d-1000", 5000 + i);
+		if (i == 7) /* keyed_report's run: made by a live record first */
+			add_live(fx, seq++, &(struct live){ .key = "b00t-4242-1000", .update = 1 });
+		add_live(fx, seq++, &(struct live){ .key = key, .update = 2, .state = "succeeded",
+						     .steps = "[{\"id\":\"a\"},{\"id\":\"b\"}]" });
+	}
+	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 6);
+	assert_true(frames_add(&fx->f, seq++, TL_RUN_REPORT, keyed_report, sizeof(keyed_report) - 1));
+	add_live(fx, seq++, &(struct live){ .key = "b00t-4242-1000", .update = 9, .state = "lost",
+					     .steps = "[{\"id\":\"late\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
+	assert_int_equal(res.runs, 1); /* the report */
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs"), 46);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE run_key LIKE 'b00t-5%%' AND update_seq = 2 AND "
+				    "state = 'succeeded' AND steps = 2"), 45);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps WHERE step_id = 'late'"), 0);
+	text_of(fx, "SELECT state FROM runs WHERE run_key = 'b00t-4242-1000'", text, sizeof(text));
+	assert_string_equal(text, "failed");
+}
+
 /* A heartbeat of host seq n (TL_HOST): its figures a function of n. */
 static void add_beat_of(struct lake_fixture *fx, uint64_t n)
 {
@@ -2731,6 +2771,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(host_u64_values_wrap_to_int64s_ends, setup, lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_report_between_live_records_of_its_run_in_one_batch_is_final, setup,
 						lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_batchs_runs_are_found_by_key_whether_made_before_in_it_or_reported_in_it, setup,
+			lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(thousands_of_records_of_every_bulk_table_in_one_batch, setup,
 						lake_fixture_teardown),
 #ifdef LAKE_FIXTURE_PG
