@@ -1623,7 +1623,7 @@ static struct run_known *known_add(struct store *s, const char *key)
 	if (k || s->nknown == s->known_cap)
 		return k;
 	k = &s->known[s->nknown];
-	*k = (struct run_known){ .found = false };
+	*k = (struct run_known){ .found = false }; /* asked, not yet answered: not in the lake */
 	snprintf(k->key, sizeof(k->key), "%s", key);
 	s->known_slot[slot] = ++s->nknown;
 	return k;
@@ -1643,10 +1643,11 @@ static void known_set(struct store *s, const char *key, int64_t run_id, bool has
 	uint32_t slot;
 	struct run_known *k = known_find(s, key, &slot);
 
-	if (k)
-		*k = (struct run_known){ .run_id = run_id, .found = true, .has_report = has_report };
-	if (k)
-		snprintf(k->key, sizeof(k->key), "%s", key);
+	if (k) {
+		k->run_id = run_id;
+		k->found = true;
+		k->has_report = has_report;
+	}
 }
 
 /* Keys first .. n - 1 of the table asked for at once; each found one filled in. */
