@@ -433,11 +433,17 @@ const struct lake_upsert lake_cgroup_upsert = UPSERT("cgroups", cgroup_fills, st
 		MEMBER("live_write_bytes_per_s", "live.write_bytes_per_s", LJ_INT),                          \
 		MEMBER("live_net_tx_bytes_per_s", "live.net_tx_bytes_per_s", LJ_INT),                        \
 		MEMBER("live_net_rx_bytes_per_s", "live.net_rx_bytes_per_s", LJ_INT)
+/* The host a run ran on and its user (docs/processor.md, "Host identity"): a record without them keeps the row's. */
+#define HOST_GIVEN                                                                                       \
+	GIVEN("host_cloud", "host.cloud", LJ_TEXT), GIVEN("host_instance_type", "host.instance_type", LJ_TEXT),  \
+		GIVEN("host_instance_id", "host.instance_id", LJ_TEXT), GIVEN("host_region", "host.region", LJ_TEXT), \
+		GIVEN("host_cpus", "host.cpus", LJ_COUNT), GIVEN("host_memory_bytes", "host.memory_bytes", LJ_COUNT), \
+		GIVEN("host_price_per_hour", "host.price_per_hour", LJ_PRICE), GIVEN("uid", "uid", LJ_COUNT)
 static const struct lake_fill live_run_fills[] = {
 	FILL("run_id", LM_WHERE, { .from = LF_RUN }),
 	FILL("host_id", LM_INSERT, { .from = LF_HOST }), FILL("boot_id", LM_INSERT, { .from = LF_BOOT }),
 	FILL("seq", LM_INSERT, { .from = LF_SEQ }), FILL("stream", LM_INSERT, { .from = LF_STREAM }),
-	FILL("batch_hash", LM_INSERT, { .from = LF_HASH }), FILL("run_key", LM_INSERT, J_SRC("key", LJ_TEXT)),
+	FILL("batch_hash", LM_INSERT, { .from = LF_HASH }), FILL("run_key", LM_INSERT, J_SRC("key", LJ_KEY)),
 	SAME(schema, LJ_TEXT), SAME(command, LJ_ARRAY), SAME(exit_code, LJ_INT), SAME(signal, LJ_INT),
 	SAME(start_ns, LJ_INT), SAME(end_ns, LJ_INT), MEMBER("duration_ns", NULL, LJ_DURATION), SAME(pipeline, LJ_TEXT),
 	MEMBER("pipeline_run_id", "run_id", LJ_TEXT), SAME(engine, LJ_TEXT), SAME(run_name, LJ_TEXT),
@@ -448,11 +454,7 @@ static const struct lake_fill live_run_fills[] = {
 	MEMBER("read_bytes", "totals.read_bytes", LJ_INT), MEMBER("write_bytes", "totals.write_bytes", LJ_INT),
 	MEMBER("rchar", "totals.rchar", LJ_INT), MEMBER("wchar", "totals.wchar", LJ_INT),
 	MEMBER("net_tx_bytes", "totals.net_tx_bytes", LJ_INT), MEMBER("net_rx_bytes", "totals.net_rx_bytes", LJ_INT),
-	LIVE_MEMBERS, GIVEN("host_cloud", "host.cloud", LJ_TEXT),
-	GIVEN("host_instance_type", "host.instance_type", LJ_TEXT),
-	GIVEN("host_instance_id", "host.instance_id", LJ_TEXT), GIVEN("host_region", "host.region", LJ_TEXT),
-	GIVEN("host_cpus", "host.cpus", LJ_COUNT), GIVEN("host_memory_bytes", "host.memory_bytes", LJ_COUNT),
-	GIVEN("host_price_per_hour", "host.price_per_hour", LJ_PRICE), GIVEN("uid", "uid", LJ_COUNT),
+	LIVE_MEMBERS, HOST_GIVEN,
 };
 static const struct lake_member_skip live_run_skip[] = {
 	{ "root_start_mono_ns", "the root's start on the host's monotonic clock: start_ns is it made real" },
@@ -470,18 +472,19 @@ const struct lake_upsert lake_live_run_update = LIVE_RUN(LW_UPDATE);
  * A live record's step (an element of its "steps") into steps (store.c's ST_LIVE_STEP), by its run and its
  * id: steps are deltas, the newest wins whole; a new one goes after the run's others (idx).
  */
+/* A step's members, as a live record and a run report have them (docs/live.md, docs/schema.md). */
+#define STEP_MEMBERS                                                                                     \
+	SAME(name, LJ_TEXT), SAME(engine, LJ_TEXT), SAME(rule, LJ_TEXT), SAME(workdir, LJ_TEXT), SAME(tools, LJ_ARRAY), \
+		SAME(start_ns, LJ_INT), SAME(end_ns, LJ_INT), SAME(processes, LJ_INT), SAME(running, LJ_INT),   \
+		SAME(failed_processes, LJ_INT), SAME(nonzero_exits, LJ_INT), SAME(oom_killed, LJ_INT),          \
+		SAME(exit_code, LJ_INT), SAME(signal, LJ_INT), SAME(failed, LJ_BOOL), SAME(cpu_ns, LJ_INT),      \
+		SAME(peak_rss_bytes, LJ_INT), SAME(rss_sum_of_peaks_bytes, LJ_INT), SAME(peak_rss_partial, LJ_BOOL), \
+		SAME(memcg_peak_bytes, LJ_INT), SAME(read_bytes, LJ_INT), SAME(write_bytes, LJ_INT),            \
+		SAME(rchar, LJ_INT), SAME(wchar, LJ_INT), SAME(net_tx_bytes, LJ_INT), SAME(net_rx_bytes, LJ_INT), \
+		MEMBER("cpu_limit_millicores", "cpu_limit_cores", LJ_MILLICORES), SAME(memory_limit_bytes, LJ_COUNT)
 static const struct lake_fill live_step_fills[] = {
 	FILL("run_id", LM_KEY, { .from = LF_RUN }), FILL("idx", LM_INSERT, { .from = LF_NEXT_IDX }),
-	FILL("step_id", LM_KEY, J_SRC("id", LJ_TEXT)), SAME(name, LJ_TEXT), SAME(state, LJ_STATE),
-	SAME(engine, LJ_TEXT), SAME(rule, LJ_TEXT), SAME(workdir, LJ_TEXT), SAME(tools, LJ_ARRAY),
-	SAME(start_ns, LJ_INT), SAME(end_ns, LJ_INT), SAME(processes, LJ_INT), SAME(running, LJ_INT),
-	SAME(failed_processes, LJ_INT), SAME(nonzero_exits, LJ_INT), SAME(oom_killed, LJ_INT), SAME(exit_code, LJ_INT),
-	SAME(signal, LJ_INT), SAME(failed, LJ_BOOL), SAME(cpu_ns, LJ_INT), SAME(peak_rss_bytes, LJ_INT),
-	SAME(rss_sum_of_peaks_bytes, LJ_INT), SAME(peak_rss_partial, LJ_BOOL), SAME(memcg_peak_bytes, LJ_INT),
-	SAME(read_bytes, LJ_INT), SAME(write_bytes, LJ_INT), SAME(rchar, LJ_INT), SAME(wchar, LJ_INT),
-	SAME(net_tx_bytes, LJ_INT), SAME(net_rx_bytes, LJ_INT),
-	MEMBER("cpu_limit_millicores", "cpu_limit_cores", LJ_MILLICORES),
-	SAME(memory_limit_bytes, LJ_COUNT),
+	FILL("step_id", LM_KEY, J_SRC("id", LJ_TEXT)), SAME(state, LJ_STATE), STEP_MEMBERS,
 	FILL("last_update_ns", LM_NEW, { .from = LF_ROOT_JSON, .json = "update_ns", .rule = LJ_INT }), LIVE_MEMBERS,
 };
 const struct lake_upsert lake_live_step_upsert = { .table = "steps", .fills = live_step_fills,
@@ -506,6 +509,122 @@ const struct lake_upsert lake_live_attrib_upsert = { .table = "processes", .fill
 static const struct lake_fill tools_fills[] = { PROCESS_KEY, SAME(tool, LJ_TEXT) };
 const struct lake_upsert lake_tools_upsert = { .table = "processes", .fills = tools_fills, .nfills = N(tools_fills),
 					       .json_schema = "tracer.tools.v1", .element = "processes" };
+
+/*
+ * A run report (TL_RUN_REPORT: {"report": a tracer.run.v1 report, "summary": the text tracer run printed},
+ * docs/schema.md) into its run's row (store.c's ST_RUN, ST_RUN_MERGE; one map): a new run's row, or the row of
+ * a run streamed live or reported before, which the report takes over with its record. The members the report
+ * has not (the live figures, the root's pid and signal) keep what live records gave; the host and the user
+ * too where the report has none. Its members that no column holds are in its record, which reads of a
+ * reported run return whole (records.payload: ST_RUN_REPORT_JSON).
+ */
+#define IN_REPORT(m) { m, "in the report's record, which reads of the run return whole (records.payload)" }
+static const struct lake_fill report_run_fills[] = {
+	FILL("run_id", LM_WHERE, { .from = LF_RUN }),
+	FILL("host_id", LM_NEW, { .from = LF_HOST }), FILL("boot_id", LM_NEW, { .from = LF_BOOT }),
+	FILL("seq", LM_NEW, { .from = LF_SEQ }), FILL("stream", LM_NEW, { .from = LF_STREAM }),
+	FILL("batch_hash", LM_NEW, { .from = LF_HASH }), SAME(schema, LJ_TEXT), SAME(command, LJ_ARRAY),
+	SAME(exit_code, LJ_INT), MEMBER("state", "exit_code", LJ_EXIT_STATE), SAME(start_ns, LJ_INT),
+	SAME(end_ns, LJ_INT), MEMBER("duration_ns", NULL, LJ_DURATION), MEMBER("last_update_ns", "end_ns", LJ_INT),
+	MEMBER("dropped", "agent.dropped", LJ_INT), MEMBER("pipeline", "run.pipeline", LJ_TEXT),
+	MEMBER("pipeline_run_id", "run.run_id", LJ_TEXT), MEMBER("engine", "run.engine", LJ_TEXT),
+	MEMBER("run_name", "run.run_name", LJ_TEXT), MEMBER("run_key", "run.key", LJ_KEY),
+	MEMBER("slurm_job_id", "run.slurm_job_id", LJ_TEXT), MEMBER("aws_batch_job_id", "run.aws_batch_job_id", LJ_TEXT),
+	FILL("summary", LM_NEW, { .from = LF_ROOT_JSON, .json = "summary", .rule = LJ_TEXT }),
+	FILL("detected_by", LM_NEW, { .from = LF_CONST, .json = "tracer_run" }), MEMBER("processes", "processes", LJ_LENGTH),
+	MEMBER("steps", "steps", LJ_LENGTH), MEMBER("signals", "signals", LJ_LENGTH), HOST_GIVEN,
+};
+static const struct lake_member_skip report_run_skip[] = {
+	IN_REPORT("run.engine_dir"), IN_REPORT("run.engine_pid"), IN_REPORT("run.processes_without_step_by_bound"),
+	IN_REPORT("run.steps_dropped"), IN_REPORT("agent.argv_dropped"), IN_REPORT("agent.cgroups_dropped"),
+	IN_REPORT("agent.collector_lost"), IN_REPORT("agent.control_end"), IN_REPORT("agent.decode_errors"),
+	IN_REPORT("agent.decode_errors_by_reason"), IN_REPORT("agent.end_record"), IN_REPORT("agent.excluded"),
+	IN_REPORT("agent.execs_dropped"), IN_REPORT("agent.files_dropped"), IN_REPORT("agent.interrupted"),
+	IN_REPORT("agent.kernel_drops"), IN_REPORT("agent.max_processes"), IN_REPORT("agent.no_memory"),
+	IN_REPORT("agent.oom_unmatched"), IN_REPORT("agent.processes_evicted"), IN_REPORT("agent.records"),
+	IN_REPORT("agent.records_copied"), IN_REPORT("agent.ring_bytes_discarded"), IN_REPORT("agent.ring_drops"),
+	IN_REPORT("agent.ring_resets"), IN_REPORT("agent.samples"), IN_REPORT("agent.series_dropped"),
+	IN_REPORT("agent.table_full"),
+};
+#define REPORT_RUN(w, ...)                                                                               \
+	{ .table = "runs", .fills = report_run_fills, .nfills = N(report_run_fills), .write = w,              \
+	  .json_schema = "tracer.run.v1", .object = "report", .jskip = report_run_skip, .njskip = N(report_run_skip), \
+	  __VA_ARGS__ }
+const struct lake_upsert lake_report_run_insert = REPORT_RUN(LW_INSERT, .returning = "run_id");
+const struct lake_upsert lake_report_run_update = REPORT_RUN(LW_UPDATE);
+
+/*
+ * A report's step (an element of its "steps") into steps (store.c's ST_STEPS), at its place in the report;
+ * one whose id an earlier step of the report has is not stored (the unique index steps_run_step).
+ */
+static const struct lake_fill report_step_fills[] = {
+	FILL("run_id", LM_NEW, { .from = LF_RUN }), FILL("idx", LM_NEW, { .from = LF_INDEX }),
+	MEMBER("step_id", "id", LJ_TEXT), MEMBER("state", NULL, LJ_STEP_STATE), STEP_MEMBERS,
+	FILL("last_update_ns", LM_NEW, { .from = LF_ROOT_JSON, .json = "report.end_ns", .rule = LJ_INT }),
+};
+static const struct lake_member_skip report_step_skip[] = {
+	IN_REPORT("pid"), IN_REPORT("first_failed_pid"), IN_REPORT("max_process_rss_bytes"), IN_REPORT("memcg"),
+	IN_REPORT("io_partial"), IN_REPORT("tools_more"), IN_REPORT("series"), IN_REPORT("peaks"),
+};
+const struct lake_upsert lake_report_step_insert = {
+	.table = "steps", .fills = report_step_fills, .nfills = N(report_step_fills), .write = LW_INSERT_NEW,
+	.json_schema = "tracer.run.v1", .object = "report", .element = "steps", .jskip = report_step_skip,
+	.njskip = N(report_step_skip)
+};
+
+/*
+ * A report's process (an element of its "processes") into run_processes (store.c's ST_RUN_PROCS), at its place
+ * in the report. The lake's own row of the process (processes) has what its kernel records said.
+ */
+static const struct lake_fill report_proc_fills[] = {
+	FILL("run_id", LM_NEW, { .from = LF_RUN }), FILL("idx", LM_NEW, { .from = LF_INDEX }), SAME(pid, LJ_INT),
+	SAME(ppid, LJ_INT), SAME(start_ns, LJ_INT), SAME(end_ns, LJ_INT), SAME(exe, LJ_TEXT), SAME(argv, LJ_ARRAY),
+	SAME(tool, LJ_TEXT), SAME(step, LJ_TEXT), SAME(exit_code, LJ_INT), SAME(signal, LJ_INT),
+	SAME(core_dumped, LJ_BOOL), SAME(oom_killed, LJ_BOOL), SAME(cpu_user_ns, LJ_INT), SAME(cpu_sys_ns, LJ_INT),
+	SAME(peak_rss_bytes, LJ_INT), SAME(read_bytes, LJ_INT), SAME(write_bytes, LJ_INT), SAME(rchar, LJ_INT),
+	SAME(wchar, LJ_INT), SAME(net_tx_bytes, LJ_INT), SAME(net_rx_bytes, LJ_INT), SAME(cgroup, LJ_TEXT),
+	SAME(container_id, LJ_TEXT), SAME(maxrss_rusage_bytes, LJ_INT), SAME(peak_rss_source, LJ_TEXT),
+};
+static const struct lake_member_skip report_proc_skip[] = {
+	IN_REPORT("argv_truncated"), IN_REPORT("blocked_ns"), IN_REPORT("cancelled_write_bytes"), IN_REPORT("cgroup_id"),
+	IN_REPORT("cgroup_v1_memory"), IN_REPORT("comm"), IN_REPORT("container_runtime"), IN_REPORT("cpu_limit_cores"),
+	IN_REPORT("cpu_ns"), IN_REPORT("cpus_allowed"), IN_REPORT("cwd"), IN_REPORT("excluded"),
+	IN_REPORT("exe_inherited"), IN_REPORT("exe_truncated"), IN_REPORT("files"), IN_REPORT("files_dropped"),
+	IN_REPORT("gid"), IN_REPORT("involuntary_ctxt_switches"), IN_REPORT("iowait_ns"), IN_REPORT("longest_stall_ns"),
+	IN_REPORT("major_faults"), IN_REPORT("memory_limit_bytes"), IN_REPORT("minor_faults"), IN_REPORT("mnt_ns"),
+	IN_REPORT("net_wait_ns"), IN_REPORT("peaks"), IN_REPORT("pid_ns"), IN_REPORT("pod_qos"), IN_REPORT("pod_uid"),
+	IN_REPORT("ppid_source"), IN_REPORT("preexisting"), IN_REPORT("reclaim_ns"), IN_REPORT("run_delay_ns"),
+	IN_REPORT("series"), IN_REPORT("slurm_job"), IN_REPORT("slurm_step"), IN_REPORT("slurm_task"),
+	IN_REPORT("syscr"), IN_REPORT("syscw"), IN_REPORT("systemd_unit"), IN_REPORT("threads"),
+	IN_REPORT("threads_truncated"), IN_REPORT("uid"), IN_REPORT("voluntary_ctxt_switches"),
+};
+const struct lake_upsert lake_report_proc_insert = {
+	.table = "run_processes", .fills = report_proc_fills, .nfills = N(report_proc_fills), .write = LW_INSERT,
+	.json_schema = "tracer.run.v1", .object = "report", .element = "processes", .jskip = report_proc_skip,
+	.njskip = N(report_proc_skip)
+};
+
+/*
+ * A report's or a live record's signal (an element of its "signals": an object with a text "kind") into
+ * signals (store.c's record_signals), kept whole as its detail, naming the record it came from.
+ */
+#define SIGNAL_FILLS(source)                                                                             \
+	FILL("host_id", LM_NEW, { .from = LF_HOST }), FILL("boot_id", LM_NEW, { .from = LF_BOOT }),            \
+		FILL("seq", LM_NEW, { .from = LF_SEQ }), FILL("stream", LM_NEW, { .from = LF_STREAM }),         \
+		FILL("run_id", LM_NEW, { .from = LF_RUN }), FILL("source", LM_NEW, { .from = LF_CONST, .json = source }), \
+		SAME(kind, LJ_TEXT), SAME(pid, LJ_INT), SAME(step, LJ_TEXT), SAME(tool, LJ_TEXT),               \
+		MEMBER("detail", NULL, LJ_OBJECT)
+static const struct lake_fill report_signal_fills[] = { SIGNAL_FILLS("run_report") };
+const struct lake_upsert lake_report_signal_insert = {
+	.table = "signals", .fills = report_signal_fills, .nfills = N(report_signal_fills), .write = LW_INSERT,
+	.json_schema = "tracer.run.v1", .object = "report", .element = "signals"
+};
+/* A live one names its process by its start on the host's monotonic clock, as the processes table does. */
+static const struct lake_fill live_signal_fills[] = { SIGNAL_FILLS("live"), MEMBER("start_ns", "start_mono_ns", LJ_INT) };
+const struct lake_upsert lake_live_signal_insert = {
+	.table = "signals", .fills = live_signal_fills, .nfills = N(live_signal_fills), .write = LW_INSERT,
+	.json_schema = "tracer.live.v1", .element = "signals"
+};
 
 /*
  * A process's exit into its processes row (store.c's ST_EXIT): its end, how it ended and every figure of the
@@ -642,13 +761,15 @@ const char *lake_row_sql(const struct lake_table *t)
 }
 
 /* The upserts' statements (lake_upsert_sql), built once. */
-static const struct lake_upsert *const upserts[] = { &lake_exec_upsert,      &lake_fork_upsert,
-						     &lake_exit_upsert,      &lake_cgroup_upsert,
-						     &lake_live_run_insert,  &lake_live_run_update,
-						     &lake_live_step_upsert, &lake_live_attrib_upsert,
-						     &lake_tools_upsert };
+const struct lake_upsert *const lake_upserts[] = {
+	&lake_exec_upsert,	 &lake_fork_upsert,	    &lake_exit_upsert,	       &lake_cgroup_upsert,
+	&lake_live_run_insert,	 &lake_live_run_update,	    &lake_live_step_upsert,   &lake_live_attrib_upsert,
+	&lake_tools_upsert,	 &lake_report_run_insert,   &lake_report_run_update,  &lake_report_step_insert,
+	&lake_report_proc_insert, &lake_report_signal_insert, &lake_live_signal_insert,
+};
+const unsigned lake_nupserts = N(lake_upserts);
 /* [upsert][log2 of its rows]: malloc'd once; NULL where none could be made, or it has one row only. */
-static char *upsert_sql[N(upserts)][LAKE_ROWS_LOG_MAX + 1];
+static char *upsert_sql[N(lake_upserts)][LAKE_ROWS_LOG_MAX + 1];
 static pthread_once_t upsert_sql_once = PTHREAD_ONCE_INIT;
 
 /*
@@ -746,6 +867,8 @@ static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u, unsigned
 				obuf_printf(o, "%s%s", n++ ? ", " : "", u->fills[j].column);
 		obuf_puts(o, ") DO UPDATE SET ");
 		upsert_set(o, &where, u);
+	} else if (u->write == LW_INSERT_NEW) {
+		obuf_puts(o, " ON CONFLICT DO NOTHING");
 	}
 	if (where.len) {
 		obuf_puts(o, " WHERE ");
@@ -761,15 +884,15 @@ static void upsert_sql_one(struct obuf *o, const struct lake_upsert *u, unsigned
 
 static void upsert_sql_build(void)
 {
-	for (size_t i = 0; i < N(upserts); i++)
+	for (size_t i = 0; i < N(lake_upserts); i++)
 		for (unsigned k = 0; k <= LAKE_ROWS_LOG_MAX; k++) {
 			struct obuf o;
 
-			/* several rows: an upsert of an array's elements only (a row's merge sees no other row) */
-			if (k && (!upserts[i]->element || upserts[i]->write != LW_UPSERT))
+			/* several rows: an INSERT or upsert of an array's elements only (a row's merge sees no other) */
+			if (k && (!lake_upserts[i]->element || lake_upserts[i]->write == LW_UPDATE))
 				break;
 			obuf_init_mem(&o, 1u << 20);
-			upsert_sql_one(&o, upserts[i], 1u << k);
+			upsert_sql_one(&o, lake_upserts[i], 1u << k);
 			if (!o.err)
 				upsert_sql[i][k] = strdup(o.buf);
 			obuf_free(&o);
@@ -785,8 +908,8 @@ const char *lake_upsert_rows_sql(const struct lake_upsert *u, unsigned rows)
 	if ((1u << k) != rows)
 		return NULL;
 	pthread_once(&upsert_sql_once, upsert_sql_build);
-	for (size_t i = 0; i < N(upserts); i++)
-		if (upserts[i] == u)
+	for (size_t i = 0; i < N(lake_upserts); i++)
+		if (lake_upserts[i] == u)
 			return upsert_sql[i][k];
 	return NULL;
 }

@@ -56,6 +56,8 @@ enum lake_from {
 	LF_ROOT_JSON, /* the same of the record's root, for a row made of an element of one of its arrays */
 	LF_RUN,      /* the id of the run the record is about (runs.run_id), found by its key */
 	LF_NEXT_IDX, /* the row's position among its run's: after the others (bound as the run's id) */
+	LF_INDEX,    /* the element's position in its array, from 0 */
+	LF_CONST,    /* a text the statement's rows all have: json */
 };
 
 /* What a JSON member must be to be stored (LF_JSON); anything else is stored as NULL. */
@@ -72,7 +74,19 @@ enum lake_json_rule {
 	LJ_ARRAY,    /* an array, stored as its JSON text */
 	LJ_MILLICORES, /* CPUs, a number from 0 to 1e6, stored in thousandths rounded half away from zero */
 	LJ_DURATION, /* the object's end_ns - start_ns, both integers, when it fits (json: NULL) */
+	LJ_KEY,      /* a run's key: a string of 1 to STORE_RUN_KEY_MAX bytes (lake/store.h), no NUL */
+	LJ_LENGTH,   /* an array's number of elements; 0 for a member of another type */
+	LJ_EXIT_STATE, /* a run's state from its exit code: succeeded (0), failed (another), lost (none) */
+	LJ_STEP_STATE, /* a reported step's state: running (its "running" above 0), else failed or succeeded as its
+			* boolean "failed" says; NULL without either (json: NULL) */
+	LJ_OBJECT,   /* an object, stored as its JSON text (json: NULL, the object itself) */
 };
+
+/* Whether rule r reads the object itself (lake_source.json NULL), not one of its members. */
+static inline bool lake_rule_of_object(uint8_t r)
+{
+	return r == LJ_DURATION || r == LJ_STEP_STATE || r == LJ_OBJECT;
+}
 
 enum lake_derived {
 	LD_NONE = 0,
@@ -210,6 +224,8 @@ enum lake_write {
 	LW_UPSERT = 0, /* INSERT ... ON CONFLICT (its LM_KEY columns) DO UPDATE SET ... */
 	LW_INSERT,     /* INSERT of every fill but LM_WHERE's */
 	LW_UPDATE,     /* UPDATE ... SET ... WHERE (its LM_WHERE and LM_NEWER fills): every fill but LM_INSERT's */
+	LW_INSERT_NEW, /* LW_INSERT's, storing nothing where a unique key of the table is taken (ON CONFLICT DO
+			* NOTHING) */
 };
 
 /* A member of a JSON record's object that no column holds, and why (struct lake_upsert.jskip). */
@@ -241,15 +257,18 @@ struct lake_upsert {
 	uint8_t write;             /* enum lake_write */
 	const char *returning;     /* a column the statement returns (RETURNING), or NULL */
 	const char *json_schema;   /* a JSON record's "schema" whose object (or array element) it is made of */
-	const char *element;       /* that: the elements of the root's array of this name; NULL: the root */
+	const char *object;        /* that object: the root's member of this name; NULL: the root */
+	const char *element;       /* the elements of that object's array of this name; NULL: the object */
 	const struct lake_member_skip *jskip;
 	unsigned njskip;
 };
 
-/* Whether the upsert's statement binds fill f (LW_INSERT binds no LM_WHERE, LW_UPDATE no LM_INSERT). */
+/* Whether the upsert's statement binds fill f (an INSERT binds no LM_WHERE, LW_UPDATE no LM_INSERT). */
 static inline bool lake_fill_bound(const struct lake_upsert *u, const struct lake_fill *f)
 {
-	return !(u->write == LW_INSERT && f->merge == LM_WHERE) && !(u->write == LW_UPDATE && f->merge == LM_INSERT);
+	bool insert = u->write == LW_INSERT || u->write == LW_INSERT_NEW;
+
+	return !(insert && f->merge == LM_WHERE) && !(u->write == LW_UPDATE && f->merge == LM_INSERT);
 }
 
 /* A process's exec (struct tr_exec), fork (struct tr_fork) and exit (struct tr_exit) into processes. */
@@ -260,6 +279,15 @@ extern const struct lake_upsert lake_cgroup_upsert;
 extern const struct lake_upsert lake_live_run_insert, lake_live_run_update, lake_live_step_upsert;
 /* A live record's attribution of a process; a TL_TOOLS record's process in no run. */
 extern const struct lake_upsert lake_live_attrib_upsert, lake_tools_upsert;
+/*
+ * A run report (TL_RUN_REPORT, {"report": tracer.run.v1, "summary": text}): its run's row made, or taken over
+ * (a run streamed live, or reported before); each of its steps, processes and signals; a live record's signal.
+ */
+extern const struct lake_upsert lake_report_run_insert, lake_report_run_update, lake_report_step_insert,
+	lake_report_proc_insert, lake_report_signal_insert, lake_live_signal_insert;
+/* Every upsert above. */
+extern const struct lake_upsert *const lake_upserts[];
+extern const unsigned lake_nupserts;
 
 /*
  * Its statement: `INSERT INTO t (column, ...) VALUES (?1, ...) ON CONFLICT (key) DO UPDATE SET ...`, a plain
@@ -272,7 +300,7 @@ const char *lake_upsert_sql(const struct lake_upsert *u);
 /* The most rows one statement of an upsert of an array's elements writes: 2^LAKE_ROWS_LOG_MAX. */
 #define LAKE_ROWS_LOG_MAX 5
 /*
- * An upsert of an array's elements (element set, LW_UPSERT) in one statement of `rows` rows, 1, 2, 4, ... up to
+ * An upsert of an array's elements (element set; not LW_UPDATE) in one statement of `rows` rows, 1, 2, 4, ... up to
  * 2^LAKE_ROWS_LOG_MAX, each row's fills numbered after the row before's. NULL for other counts, other upserts,
  * or if it could not be made. rows 1: lake_upsert_sql's.
  */

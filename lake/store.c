@@ -57,22 +57,12 @@ _Static_assert(STORE_SCHEMA_VERSION == LAKE_SCHEMA_VERSION, "store.h and schema.
 	"live_cpu_millicores, live_rss_bytes, live_read_bytes_per_s, live_write_bytes_per_s, "              \
 	"live_net_tx_bytes_per_s, live_net_rx_bytes_per_s"
 
-/*
- * The host a run ran on and its user (docs/processor.md, "Host identity"), from a report's or a live
- * record's "host" object and "uid" (pre: "$.report" or "$"). A record without them leaves what an earlier
- * one gave: HOST_KEPT is the value for an UPDATE (the column's own where the record has none).
- */
+/* The host a run ran on and its user (docs/processor.md, "Host identity"; lake/schema.c's HOST_GIVEN). */
 #define HOST_COLUMNS                                                                                     \
 	"host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, host_memory_bytes, "     \
 	"host_price_per_hour, uid"
-/* HOST_COLUMNS' values for an UPDATE: the column's own where the record has none (NULL). */
-#define HOST_KEPT                                                                                        \
-	"coalesce(?, host_cloud), coalesce(?, host_instance_type), coalesce(?, host_instance_id), "        \
-	"coalesce(?, host_region), coalesce(?, host_cpus), coalesce(?, host_memory_bytes), "               \
-	"coalesce(?, host_price_per_hour), coalesce(?, uid)"
 
 /* ---- statements ------------------------------------------------------- */
-
 
 /* The type of TL_RUN_REPORT, for SQL. */
 #define TL_RUN_REPORT_SQL "64"
@@ -83,14 +73,6 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 	"CASE WHEN EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND "                     \
 	"r.stream = runs.stream AND r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL ") THEN 1 ELSE 0 END"
 
-/*
- * A report's run (TL_RUN_REPORT, ?1 the record's JSON, ?6 its run key or NULL): the columns a report has
- * and their values. The others (the live figures, the root's pid and signal) keep what live records gave.
- */
-#define REPORT_RUN_COLUMNS                                                                               \
-	"schema, command, exit_code, start_ns, end_ns, duration_ns, dropped, pipeline, pipeline_run_id, "   \
-	"engine, run_name, summary, processes, steps, signals, slurm_job_id, aws_batch_job_id, run_key, "    \
-	"detected_by, state, last_update_ns"
 /* What read.c's row_to_run() reads, in its order (the command, a JSON array, joined there: read_json.h). */
 #define RUN_COLUMNS                                                                                      \
 	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
@@ -152,18 +134,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 			    "enrolled_ns) VALUES (?, ?, ?, 'rotation', ?, ?, ?)",
 	[ST_KEY_FILE] = "INSERT INTO keys (key_id, public_key, host_id, source, enrolled_ns) "
 			"VALUES (?, ?, ?, 'file', ?) ON CONFLICT (key_id) DO NOTHING",
-	/* A report's run (TL_RUN_REPORT): the batch's ids, then REPORT_RUN_COLUMNS' and HOST_COLUMNS' values
-	 * (bind_report_run()). */
-	[ST_RUN] = "INSERT INTO runs (host_id, boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", "
-		   HOST_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-		   "RETURNING run_id",
-	/*
-	 * The run was streamed live (or reported before): the report takes over its row and its record; the
-	 * host and uid the live records gave stay where the report has none. The same values, then the run.
-	 */
-	[ST_RUN_MERGE] = "UPDATE runs SET (host_id, boot_id, seq, batch_hash, stream, " REPORT_RUN_COLUMNS ", "
-			 HOST_COLUMNS ") = (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, " HOST_KEPT ") "
-			 "WHERE run_id = ?",
 	[ST_RUN_FIND] = "SELECT run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key = ?2",
 	/* The same for up to RUNS_KNOWN_ASK keys at once (NULL for the slots left over: they match nothing). */
 	[ST_RUN_FIND_MANY] = "SELECT run_key, run_id, " RUN_HAS_REPORT " FROM runs WHERE host_id = ?1 AND run_key IN ("
@@ -172,24 +142,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_RUN_CLEAR_STEPS] = "DELETE FROM steps WHERE run_id = ?1",
 	[ST_RUN_CLEAR_PROCS] = "DELETE FROM run_processes WHERE run_id = ?1",
 	[ST_RUN_CLEAR_SIGNALS] = "DELETE FROM signals WHERE run_id = ?1 AND source IN ('live', 'run_report')",
-	[ST_RUN_COUNTS] = "SELECT coalesce(processes, 0), coalesce(steps, 0), coalesce(signals, 0) FROM runs "
-			  "WHERE run_id = ?1",
-	/* A report's step (report_steps()): one whose id an earlier step has is not stored (the unique index). */
-	[ST_STEPS] = "INSERT INTO steps (run_id, idx, step_id, name, tools, start_ns, end_ns, exit_code, signal, "
-		     "failed, processes, failed_processes, oom_killed, cpu_ns, peak_rss_bytes, read_bytes, write_bytes, "
-		     "rss_sum_of_peaks_bytes, peak_rss_partial, memcg_peak_bytes, state, engine, rule, workdir, "
-		     "running, nonzero_exits, rchar, wchar, net_tx_bytes, net_rx_bytes, cpu_limit_millicores, "
-		     "memory_limit_bytes, last_update_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		     "?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-	/* A report's process (report_procs()). */
-	[ST_RUN_PROCS] = "INSERT INTO run_processes (run_id, idx, pid, ppid, start_ns, end_ns, exe, argv, tool, step, "
-			 "exit_code, signal, core_dumped, oom_killed, cpu_user_ns, cpu_sys_ns, peak_rss_bytes, "
-			 "read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, cgroup, container_id, "
-			 "maxrss_rusage_bytes, peak_rss_source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-			 "?,?,?,?)",
-	/* A report's or a live record's signal: an object with a text "kind", kept whole as its detail. */
-	[ST_RUN_SIGNALS] = "INSERT INTO signals (host_id, boot_id, seq, stream, run_id, source, kind, pid, start_ns, "
-			   "step, tool, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
 	/*
 	 * A report's process that the lake knows from its kernel records: same host, the report's boot, pid,
 	 * and start within 1 ms (the report and the batches turn the kernel's monotonic start into real time
@@ -282,8 +234,8 @@ static const bool stmt_queued[ST_COUNT] = {
 	[ST_BATCH_COUNTS] = true, [ST_GAP] = true, [ST_GAP_FILL] = true, [ST_EXEC] = true, [ST_FORK] = true,
 	[ST_EXIT] = true, [ST_EXIT_SIGNAL] = true, [ST_OOM_MARK] = true, [ST_OOM_SIGNAL] = true,
 	[ST_CGROUP] = true, [ST_KEY_ROTATION] = true, [ST_RUN_MERGE] = true, [ST_RUN_CLEAR_STEPS] = true,
-	[ST_RUN_CLEAR_PROCS] = true, [ST_RUN_CLEAR_SIGNALS] = true, [ST_RUN_PROCS] = true,
-	[ST_RUN_SIGNALS] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true, ROWS_QUEUED(ST_LIVE_STEP),
+	[ST_RUN_CLEAR_PROCS] = true, [ST_RUN_CLEAR_SIGNALS] = true, ROWS_QUEUED(ST_RUN_PROCS),
+	[ST_REPORT_SIGNAL] = true, [ST_LIVE_SIGNAL] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true, ROWS_QUEUED(ST_LIVE_STEP),
 	ROWS_QUEUED(ST_LIVE_ATTRIB), ROWS_QUEUED(ST_TOOLS), [ST_LIVE_COUNTS] = true, [ST_LOST_STEPS] = true,
 	[ST_LOST_RUNS] = true,
 };
@@ -302,14 +254,17 @@ static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
 	[ST_EXEC] = &lake_exec_upsert, [ST_FORK] = &lake_fork_upsert, [ST_EXIT] = &lake_exit_upsert,
 	[ST_CGROUP] = &lake_cgroup_upsert, [ST_LIVE_INSERT] = &lake_live_run_insert,
 	[ST_LIVE_UPDATE] = &lake_live_run_update, ROWS_OF_UPSERT(ST_LIVE_STEP, lake_live_step_upsert), ROWS_OF_UPSERT(ST_LIVE_ATTRIB, lake_live_attrib_upsert),
-	ROWS_OF_UPSERT(ST_TOOLS, lake_tools_upsert),
+	ROWS_OF_UPSERT(ST_TOOLS, lake_tools_upsert), [ST_RUN] = &lake_report_run_insert,
+	[ST_RUN_MERGE] = &lake_report_run_update, ROWS_OF_UPSERT(ST_STEPS, lake_report_step_insert),
+	ROWS_OF_UPSERT(ST_RUN_PROCS, lake_report_proc_insert), [ST_REPORT_SIGNAL] = &lake_report_signal_insert,
+	[ST_LIVE_SIGNAL] = &lake_live_signal_insert,
 };
 /* How many rows an upsert's statement writes, as log2 (stmt_upsert[]: 0, one row, unless said here). */
 static const uint8_t stmt_rows_log[ST_COUNT] = {
-	ROWS_LOG(ST_LIVE_STEP), ROWS_LOG(ST_LIVE_ATTRIB), ROWS_LOG(ST_TOOLS),
+	ROWS_LOG(ST_LIVE_STEP), ROWS_LOG(ST_LIVE_ATTRIB), ROWS_LOG(ST_TOOLS), ROWS_LOG(ST_STEPS), ROWS_LOG(ST_RUN_PROCS),
 };
 _Static_assert(ST_LIVE_STEP_32 == ST_LIVE_STEP + LAKE_ROWS_LOG_MAX && ST_LIVE_ATTRIB_32 == ST_LIVE_ATTRIB + 5 &&
-		       ST_TOOLS_32 == ST_TOOLS + 5,
+		       ST_TOOLS_32 == ST_TOOLS + 5 && ST_STEPS_32 == ST_STEPS + 5 && ST_RUN_PROCS_32 == ST_RUN_PROCS + 5,
 	       "ST_LIVE_STEP_* ...: a statement per 2^k rows, k to LAKE_ROWS_LOG_MAX");
 
 /* stmt_row_table's tables, looked up once (store_row runs for every record). */
@@ -1094,6 +1049,7 @@ struct row_src {
 	const struct json_node *json; /* a JSON record's object (LF_JSON), parsed in the store's document */
 	const struct json_node *root; /* the record's root, where json is an element of one of its arrays */
 	int64_t run_id;               /* LF_RUN, LF_NEXT_IDX: the run the record is about */
+	int64_t index;                /* LF_INDEX: json's place in its array */
 };
 
 static void bind_json(struct store *s, struct bind *b, const struct json_node *root, const struct lake_source *k);
@@ -1264,6 +1220,8 @@ static void bind_source(const struct batch_ctx *c, struct bind *b, const struct 
 	case LF_ROOT_JSON: bind_json(c->s, b, r->root, k); break;
 	case LF_RUN:
 	case LF_NEXT_IDX: lake_b_i64(b, r->run_id); break;
+	case LF_INDEX: lake_b_i64(b, r->index); break;
+	case LF_CONST: lake_b_str(b, k->json); break;
 	default: /* a source schema.c names and store.c lacks (test_lake_schema_writes) */
 		if (b->rc == SQL_OK)
 			b->rc = SQL_E;
@@ -1705,21 +1663,6 @@ static int run_find(struct batch_ctx *c, const char *key, int64_t *run_id, bool 
 	return STORE_OK;
 }
 
-static int run_counts(struct store *s, int64_t run_id, int64_t n[3])
-{
-	struct bind b = lake_bind_start(s, ST_RUN_COUNTS);
-	int rc;
-
-	lake_b_i64(&b, run_id);
-	rc = query_first(&b);
-	if (rc)
-		return rc;
-	for (int i = 0; i < 3; i++)
-		n[i] = sql_col_i64(b.st, i);
-	query_end(&b);
-	return STORE_OK;
-}
-
 /*
  * ---- a lake record's values, read in C (records/json_parse.h) -----------
  *
@@ -1876,6 +1819,39 @@ static void jb_length(struct bind *b, const struct json_node *n)
 	b_opt(b, n != NULL, jcount(n));
 }
 
+/* A run's key (jkey's); else NULL. */
+static void jb_key(struct bind *b, struct store *s, const struct json_node *n)
+{
+	char key[STORE_RUN_KEY_MAX + 1];
+
+	if (jkey(s, n, key))
+		jb_text(b, s, n);
+	else
+		b_null(b);
+}
+
+/* A run's state from its exit code: succeeded (0), failed (another), lost (none: its end was not seen). */
+static void jb_exit_state(struct bind *b, const struct json_node *n)
+{
+	int64_t code = 0;
+
+	lake_b_str(b, json_get_i64(n, &code) ? "lost" : code == 0 ? "succeeded" : "failed");
+}
+
+/* A reported step's state: running while "running" is above 0, else as "failed" says; else NULL. */
+static void jb_step_state(struct bind *b, struct store *s, const struct json_node *e)
+{
+	int64_t running = 0;
+	bool failed = false;
+
+	if (json_get_i64(jget(s, e, "running"), &running) == 0 && running > 0)
+		lake_b_str(b, "running");
+	else if (json_get_bool(jget(s, e, "failed"), &failed) == 0)
+		lake_b_str(b, failed ? "failed" : "succeeded");
+	else
+		b_null(b);
+}
+
 /* CPUs, a number from 0 to 1e6, in thousandths rounded half away from zero; else NULL. */
 static void jb_millicores(struct bind *b, struct store *s, const struct json_node *n)
 {
@@ -1902,36 +1878,19 @@ static void jb_duration(struct bind *b, const struct json_node *start, const str
 }
 
 /*
- * The host a run ran on (docs/processor.md, "Host identity"), from a record's "host" object: HOST_COLUMNS'
- * first seven. A price is a number from 0 to STORE_PRICE_MAX (a NaN or an infinity cannot be JSON).
+ * The array an upsert of elements reads (lake_upsert.element): a member of the record's root, or of the root's
+ * object lake_upsert.object. NULL when the record has none.
  */
-static void jb_host(struct bind *b, struct store *s, const struct json_node *host)
+static const struct json_node *upsert_array(struct store *s, const struct lake_upsert *u)
 {
-	const struct json_node *price = jget(s, host, "price_per_hour");
-	double v = 0;
+	const struct json_node *root = json_root(&s->jdoc);
 
-	jb_text(b, s, jget(s, host, "cloud"));
-	jb_text(b, s, jget(s, host, "instance_type"));
-	jb_text(b, s, jget(s, host, "instance_id"));
-	jb_text(b, s, jget(s, host, "region"));
-	jb_count(b, jget(s, host, "cpus"), INT64_MAX);
-	jb_count(b, jget(s, host, "memory_bytes"), INT64_MAX);
-	if (price && json_get_double(&s->jdoc, price, &v) == 0 && v >= 0 && v <= STORE_PRICE_MAX)
-		b_real(b, v);
-	else
-		b_null(b);
-}
-
-/* HOST_COLUMNS' values: the host, then the user ("uid") of a record's object. */
-static void jb_host_uid(struct bind *b, struct store *s, const struct json_node *obj)
-{
-	jb_host(b, s, jget(s, obj, "host"));
-	jb_count(b, jget(s, obj, "uid"), INT64_MAX);
+	return jget(s, u->object ? jget(s, root, u->object) : root, u->element);
 }
 
 /* ---- run reports ---- */
 
-/* What a run report's record is: its report object, its run key, how many of its steps are objects. */
+/* What a run report's record is: its report object, its run key. */
 struct report_head {
 	const struct json_node *root, *report; /* report: NULL when the record is not a report */
 	bool has_key; /* report.run.key: a string of 1..STORE_RUN_KEY_MAX bytes, no NUL */
@@ -1945,7 +1904,7 @@ static int report_head(struct batch_ctx *c, const char *json, size_t len, struct
 
 	memset(h, 0, sizeof(*h));
 	h->root = jdoc_object(s, json, len, &rc);
-	h->report = jget(s, h->root, "report");
+	h->report = jget(s, h->root, lake_report_run_insert.object);
 	if (!h->report || h->report->type != JSON_OBJECT)
 		h->report = NULL;
 	else
@@ -1953,46 +1912,14 @@ static int report_head(struct batch_ctx *c, const char *json, size_t len, struct
 	return rc;
 }
 
-/*
- * ST_RUN or ST_RUN_MERGE: the batch's ids, then REPORT_RUN_COLUMNS' values, then HOST_COLUMNS' (the report's
- * "host" and "uid").
- */
-static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const struct report_head *h)
+/* ST_RUN (run_id 0) or ST_RUN_MERGE (the run's row): lake/schema.c's map of the report to the run's row. */
+static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const struct report_head *h,
+				   int64_t run_id)
 {
-	static const char *const run_text[] = { "pipeline", "run_id", "engine", "run_name" };
-	struct store *s = c->s;
-	const struct json_node *r = h->report, *run = jget(s, r, "run"), *exit = jget(s, r, "exit_code");
-	struct bind b = lake_bind_start(s, id);
-	int64_t code = 0;
-	bool exited = exit && json_get_i64(exit, &code) == 0;
+	const struct row_src r = { .json = h->report, .root = h->root, .run_id = run_id };
 
-	s->jarena_used = 0;
-	lake_b_str(&b, c->host);
-	lake_b_str(&b, c->boot);
-	b_u64(&b, c->seq);
-	lake_b_str(&b, c->hash);
-	lake_b_i64(&b, c->stream);
-	jb_text(&b, s, jget(s, r, "schema"));
-	jb_array(&b, s, jget(s, r, "command"));
-	jb_int(&b, exit);
-	jb_int(&b, jget(s, r, "start_ns"));
-	jb_int(&b, jget(s, r, "end_ns"));
-	jb_duration(&b, jget(s, r, "start_ns"), jget(s, r, "end_ns"));
-	jb_int(&b, jget(s, jget(s, r, "agent"), "dropped"));
-	for (size_t i = 0; i < sizeof(run_text) / sizeof(run_text[0]); i++)
-		jb_text(&b, s, jget(s, run, run_text[i]));
-	jb_text(&b, s, jget(s, h->root, "summary"));
-	jb_length(&b, jget(s, r, "processes"));
-	jb_length(&b, jget(s, r, "steps"));
-	jb_length(&b, jget(s, r, "signals"));
-	jb_text(&b, s, jget(s, run, "slurm_job_id"));
-	jb_text(&b, s, jget(s, run, "aws_batch_job_id"));
-	lake_b_str(&b, h->has_key ? h->key : NULL);
-	lake_b_str(&b, "tracer_run");
-	lake_b_str(&b, !exited ? "lost" : code == 0 ? "succeeded" : "failed");
-	jb_int(&b, jget(s, r, "end_ns"));
-	jb_host_uid(&b, s, r);
-	return b;
+	c->s->jarena_used = 0;
+	return bind_upsert(c, id, &r);
 }
 
 /*
@@ -2003,11 +1930,9 @@ static struct bind bind_report_run(struct batch_ctx *c, enum stmt_id id, const s
 static int report_merge(struct batch_ctx *c, const struct report_head *h, int64_t run_id)
 {
 	static const enum stmt_id clear[] = { ST_RUN_CLEAR_STEPS, ST_RUN_CLEAR_PROCS, ST_RUN_CLEAR_SIGNALS };
-	struct bind b = bind_report_run(c, ST_RUN_MERGE, h);
-	int rc;
+	struct bind b = bind_report_run(c, ST_RUN_MERGE, h, run_id);
+	int rc = exec_bound(&b);
 
-	lake_b_i64(&b, run_id);
-	rc = exec_bound(&b);
 	for (size_t i = 0; !rc && i < sizeof(clear) / sizeof(clear[0]); i++) {
 		b = lake_bind_start(c->s, clear[i]);
 		lake_b_i64(&b, run_id);
@@ -2023,117 +1948,20 @@ static void rows_dropped(struct batch_ctx *c, int64_t listed, int64_t stored_max
 		c->res->run_rows_dropped += (uint32_t)(listed - stored_max);
 }
 
+static int rows_of_array(struct batch_ctx *c, enum stmt_id first, int64_t run_id, int64_t *objects,
+			 int64_t *changes);
+
 /*
  * The report's steps (objects; each at its index in the array). One whose id an earlier step of the report
  * has is not stored (the unique index): counted as dropped.
  */
-static int report_steps(struct batch_ctx *c, const struct report_head *h, int64_t run_id, int64_t listed)
+static int report_steps(struct batch_ctx *c, int64_t run_id)
 {
-	static const char *const head[] = { "start_ns", "end_ns", "exit_code", "signal" };
-	static const char *const figures[] = { "processes", "failed_processes", "oom_killed", "cpu_ns",
-					       "peak_rss_bytes", "read_bytes", "write_bytes",
-					       "rss_sum_of_peaks_bytes" };
-	static const char *const tail[] = { "nonzero_exits", "rchar", "wchar", "net_tx_bytes", "net_rx_bytes" };
-	struct store *s = c->s;
-	const struct json_node *steps = jget(s, h->report, "steps");
-	int64_t idx = 0, objects = 0, stored = 0;
-	int rc = STORE_OK;
+	int64_t tried = 0, stored = 0;
+	int rc = rows_of_array(c, ST_STEPS, run_id, &tried, &stored);
 
-	for (const struct json_node *e = jcount(steps) ? json_first(&s->jdoc, steps) : NULL; e && !rc;
-	     e = json_next(&s->jdoc, e), idx++) {
-		const struct json_node *running = jget(s, e, "running"), *failed = jget(s, e, "failed");
-		int64_t r = 0;
-		bool f = false, has_f = failed && json_get_bool(failed, &f) == 0;
-		const char *state = NULL;
-		struct bind b;
-
-		if (e->type != JSON_OBJECT)
-			continue;
-		if (objects++ == STORE_RUN_ROWS_MAX)
-			break;
-		if (running && json_get_i64(running, &r) == 0 && r > 0)
-			state = "running";
-		else if (has_f)
-			state = f ? "failed" : "succeeded";
-		s->jarena_used = 0;
-		b = lake_bind_start(s, ST_STEPS);
-		lake_b_i64(&b, run_id);
-		lake_b_i64(&b, idx);
-		jb_text(&b, s, jget(s, e, "id"));
-		jb_text(&b, s, jget(s, e, "name"));
-		jb_array(&b, s, jget(s, e, "tools"));
-		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
-			jb_int(&b, jget(s, e, head[i]));
-		jb_bool(&b, failed);
-		for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
-			jb_int(&b, jget(s, e, figures[i]));
-		jb_bool(&b, jget(s, e, "peak_rss_partial"));
-		jb_int(&b, jget(s, e, "memcg_peak_bytes"));
-		lake_b_str(&b, state);
-		jb_text(&b, s, jget(s, e, "engine"));
-		jb_text(&b, s, jget(s, e, "rule"));
-		jb_text(&b, s, jget(s, e, "workdir"));
-		jb_int(&b, running);
-		for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
-			jb_int(&b, jget(s, e, tail[i]));
-		jb_millicores(&b, s, jget(s, e, "cpu_limit_cores"));
-		jb_count(&b, jget(s, e, "memory_limit_bytes"), INT64_MAX);
-		jb_int(&b, jget(s, h->report, "end_ns"));
-		rc = exec_bound(&b);
-		stored += rc ? 0 : sql_changes(s->db);
-	}
-	if (!rc) {
-		int64_t tried = objects < STORE_RUN_ROWS_MAX ? objects : STORE_RUN_ROWS_MAX;
-
-		rows_dropped(c, listed, STORE_RUN_ROWS_MAX);
-		rows_dropped(c, tried, stored);
-	}
-	return rc;
-}
-
-/* The report's processes (objects; each at its index in the array). */
-static int report_procs(struct batch_ctx *c, const struct report_head *h, int64_t run_id, int64_t listed)
-{
-	static const char *const head[] = { "pid", "ppid", "start_ns", "end_ns" };
-	static const char *const figures[] = { "cpu_user_ns", "cpu_sys_ns", "peak_rss_bytes", "read_bytes",
-					       "write_bytes", "rchar", "wchar", "net_tx_bytes", "net_rx_bytes" };
-	struct store *s = c->s;
-	const struct json_node *procs = jget(s, h->report, "processes");
-	int64_t idx = 0, objects = 0;
-	int rc = STORE_OK;
-
-	for (const struct json_node *e = jcount(procs) ? json_first(&s->jdoc, procs) : NULL; e && !rc;
-	     e = json_next(&s->jdoc, e), idx++) {
-		struct bind b;
-
-		if (e->type != JSON_OBJECT)
-			continue;
-		if (objects++ == STORE_RUN_ROWS_MAX)
-			break;
-		s->jarena_used = 0;
-		b = lake_bind_start(s, ST_RUN_PROCS);
-		lake_b_i64(&b, run_id);
-		lake_b_i64(&b, idx);
-		for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
-			jb_int(&b, jget(s, e, head[i]));
-		jb_text(&b, s, jget(s, e, "exe"));
-		jb_array(&b, s, jget(s, e, "argv"));
-		jb_text(&b, s, jget(s, e, "tool"));
-		jb_text(&b, s, jget(s, e, "step"));
-		jb_int(&b, jget(s, e, "exit_code"));
-		jb_int(&b, jget(s, e, "signal"));
-		jb_bool(&b, jget(s, e, "core_dumped"));
-		jb_bool(&b, jget(s, e, "oom_killed"));
-		for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
-			jb_int(&b, jget(s, e, figures[i]));
-		jb_text(&b, s, jget(s, e, "cgroup"));
-		jb_text(&b, s, jget(s, e, "container_id"));
-		jb_int(&b, jget(s, e, "maxrss_rusage_bytes"));
-		jb_text(&b, s, jget(s, e, "peak_rss_source"));
-		rc = exec_bound(&b);
-	}
 	if (!rc)
-		rows_dropped(c, listed, STORE_RUN_ROWS_MAX);
+		rows_dropped(c, tried, stored);
 	return rc;
 }
 
@@ -2156,53 +1984,39 @@ static int live_signal_seen(struct batch_ctx *c, int64_t run_id, const struct js
 }
 
 /*
- * A record's signals (objects with a text "kind"; source "run_report" or "live"), each kept whole as its
- * detail and naming the record it came from. A live one the run has (by kind and process) is not stored
- * again: a restarted processor may repeat what it sent after its checkpoint.
+ * A record's signals (objects with a text "kind"): a report's (ST_REPORT_SIGNAL) or a live record's
+ * (ST_LIVE_SIGNAL), each kept whole as its detail and naming the record it came from. A live one the run has
+ * (by kind and process) is not stored again: a restarted processor may repeat what it sent after its
+ * checkpoint.
  */
-static int record_signals(struct batch_ctx *c, const struct json_node *list, int64_t run_id, const char *source,
-			  int64_t listed)
+static int record_signals(struct batch_ctx *c, enum stmt_id id, int64_t run_id)
 {
-	bool live = !strcmp(source, "live");
 	struct store *s = c->s;
+	const struct json_node *list = upsert_array(s, stmt_upsert[id]);
 	int64_t n = 0;
 	int rc = STORE_OK;
 
 	for (const struct json_node *e = jcount(list) ? json_first(&s->jdoc, list) : NULL; e && !rc;
 	     e = json_next(&s->jdoc, e)) {
 		const struct json_node *kind = jget(s, e, "kind");
+		const struct row_src r = { .json = e, .root = json_root(&s->jdoc), .run_id = run_id };
 		bool seen = false;
 		struct bind b;
 
 		if (e->type != JSON_OBJECT || !kind || kind->type != JSON_STRING)
 			continue;
-		if (live && (rc = live_signal_seen(c, run_id, e, &seen)) != STORE_OK)
+		if (id == ST_LIVE_SIGNAL && (rc = live_signal_seen(c, run_id, e, &seen)) != STORE_OK)
 			break;
 		if (seen)
 			continue;
 		if (n++ == STORE_RUN_ROWS_MAX)
 			break;
 		s->jarena_used = 0;
-		b = lake_bind_start(s, ST_RUN_SIGNALS);
-		lake_b_str(&b, c->host);
-		lake_b_str(&b, c->boot);
-		b_u64(&b, c->seq);
-		lake_b_i64(&b, c->stream);
-		lake_b_i64(&b, run_id);
-		lake_b_str(&b, source);
-		jb_text(&b, s, kind);
-		jb_int(&b, jget(s, e, "pid"));
-		if (live)
-			jb_int(&b, jget(s, e, "start_mono_ns"));
-		else
-			b_null(&b);
-		jb_text(&b, s, jget(s, e, "step"));
-		jb_text(&b, s, jget(s, e, "tool"));
-		jb_json(&b, s, e, JSON_OBJECT);
+		b = bind_upsert(c, id, &r);
 		rc = exec_bound(&b);
 	}
 	if (!rc)
-		rows_dropped(c, listed, STORE_RUN_ROWS_MAX);
+		rows_dropped(c, jcount(list), STORE_RUN_ROWS_MAX);
 	return rc;
 }
 
@@ -2248,7 +2062,7 @@ static int report_attrib(struct batch_ctx *c, const struct report_head *h, int64
 static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, const void *payload)
 {
 	struct report_head h;
-	int64_t run_id = 0, n[3] = { 0, 0, 0 };
+	int64_t run_id = 0;
 	bool merge = false, has_report = false;
 	struct bind b;
 	int rc = report_head(c, payload, f->len, &h);
@@ -2269,19 +2083,17 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 	if (merge) {
 		rc = report_merge(c, &h, run_id);
 	} else {
-		b = bind_report_run(c, ST_RUN, &h);
+		b = bind_report_run(c, ST_RUN, &h, 0);
 		rc = query_i64(&b, &run_id);
 	}
 	if (!rc && h.has_key) /* the row holds the report now: later live records of it only attribute */
 		known_set(c->s, h.key, run_id, true);
 	if (!rc)
-		rc = run_counts(c->s, run_id, n);
+		rc = rows_of_array(c, ST_RUN_PROCS, run_id, NULL, NULL);
 	if (!rc)
-		rc = report_procs(c, &h, run_id, n[0]);
+		rc = report_steps(c, run_id);
 	if (!rc)
-		rc = report_steps(c, &h, run_id, n[1]);
-	if (!rc)
-		rc = record_signals(c, jget(c->s, h.report, "signals"), run_id, "run_report", n[2]);
+		rc = record_signals(c, ST_REPORT_SIGNAL, run_id);
 	if (!rc) /* the processes' rows: dropped ones were counted with the run processes */
 		rc = report_attrib(c, &h, run_id);
 	if (!rc)
@@ -2291,13 +2103,12 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 
 /* ---- live records ---- */
 
-/* What a live record is: whether it is one, its key, its update_ns, its arrays' lengths. */
+/* What a live record is: whether it is one, its key, its update_ns. */
 struct live_head {
 	bool ok; /* a tracer.live.v1 object with a key of 1..STORE_RUN_KEY_MAX bytes, no NUL */
 	char key[STORE_RUN_KEY_MAX + 1];
 	bool has_update_ns;
 	int64_t update_ns;
-	int64_t steps, signals; /* elements listed */
 };
 
 static int live_head(struct batch_ctx *c, const char *json, size_t len, struct live_head *h)
@@ -2315,8 +2126,6 @@ static int live_head(struct batch_ctx *c, const char *json, size_t len, struct l
 		return rc;
 	h->ok = jkey(s, jget(s, root, "key"), h->key);
 	h->has_update_ns = json_get_i64(jget(s, root, "update_ns"), &h->update_ns) == 0;
-	h->steps = jcount(jget(s, root, "steps"));
-	h->signals = jcount(jget(s, root, "signals"));
 	return STORE_OK;
 }
 
@@ -2356,8 +2165,11 @@ struct rows {
 	enum stmt_id first;
 	int64_t run_id;
 	const struct json_node *e[1u << LAKE_ROWS_LOG_MAX];
+	int64_t idx[1u << LAKE_ROWS_LOG_MAX];                            /* e[i]'s place in its array */
 	const struct json_node *key[1u << LAKE_ROWS_LOG_MAX][ROWS_KEYS]; /* e[i]'s key members (rows_key) */
 	unsigned n;
+	bool count;      /* the statements' changes are read (a statement not queued) */
+	int64_t changes; /* then: the rows they wrote */
 };
 
 /* Elements off .. off + count of the gathered into statement id, which writes that many rows. */
@@ -2365,15 +2177,21 @@ static int rows_write(struct rows *w, enum stmt_id id, unsigned off, unsigned co
 {
 	struct store *s = w->c->s;
 	struct bind b;
+	int rc;
 
 	s->jarena_used = 0;
 	b = lake_bind_start(s, id);
 	for (unsigned i = 0; i < count; i++) {
-		const struct row_src r = { .json = w->e[off + i], .root = json_root(&s->jdoc), .run_id = w->run_id };
+		const struct row_src r = {
+			.json = w->e[off + i], .root = json_root(&s->jdoc), .run_id = w->run_id, .index = w->idx[off + i]
+		};
 
 		bind_fills(w->c, &b, stmt_upsert[id], &r);
 	}
-	return exec_bound(&b);
+	rc = exec_bound(&b);
+	if (!rc && w->count)
+		w->changes += sql_changes(s->db);
+	return rc;
 }
 
 /* Every element gathered, in order: 2^k at a time, the largest k first. */
@@ -2436,7 +2254,7 @@ static bool rows_same(const struct store *s, const struct json_node *const *a, c
  * upsert that changes a row twice): an element whose key one gathered has, or whose key has an escape (its
  * bytes say nothing then), is written after those gathered, so the later one still wins.
  */
-static int rows_add(struct rows *w, const struct json_node *e)
+static int rows_add(struct rows *w, const struct json_node *e, int64_t idx)
 {
 	const struct json_node **k = w->key[w->n];
 	bool plain, again = false;
@@ -2444,7 +2262,7 @@ static int rows_add(struct rows *w, const struct json_node *e)
 
 	if (!rows_key(w->c->s, stmt_upsert[w->first], e, k, &plain))
 		return STORE_OK;
-	for (unsigned i = 0; i < w->n && !again && plain; i++)
+	for (unsigned i = 0; i < w->n && !again && plain && k[0]; i++) /* an INSERT's rows have no key */
 		again = rows_same(w->c->s, w->key[i], k);
 	if (again || !plain) {
 		const struct json_node *keep[ROWS_KEYS];
@@ -2455,75 +2273,58 @@ static int rows_add(struct rows *w, const struct json_node *e)
 	}
 	if (rc)
 		return rc;
+	w->idx[w->n] = idx;
 	w->e[w->n++] = e;
 	return w->n == (1u << LAKE_ROWS_LOG_MAX) || !plain ? rows_flush(w) : STORE_OK;
 }
 
-/* A live record's steps, in as few statements as they fill (a step's position: lake_live_step_upsert's idx). */
-static int live_steps(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
-{
-	struct store *s = c->s;
-	const struct json_node *steps = jget(s, json_root(&s->jdoc), "steps");
-	struct rows w = { .c = c, .first = ST_LIVE_STEP, .run_id = run_id };
-	uint32_t n = 0;
-	int rc = STORE_OK;
-
-	if (!steps || steps->type != JSON_ARRAY)
-		return STORE_OK;
-	for (const struct json_node *e = json_first(&s->jdoc, steps); e && !rc; e = json_next(&s->jdoc, e)) {
-		if (e->type != JSON_OBJECT)
-			continue;
-		if (n++ == STORE_RUN_ROWS_MAX)
-			break;
-		rc = rows_add(&w, e);
-	}
-	if (!rc)
-		rc = rows_flush(&w);
-	if (!rc && h->steps > STORE_RUN_ROWS_MAX)
-		c->res->run_rows_dropped += (uint32_t)(h->steps - STORE_RUN_ROWS_MAX);
-	return rc;
-}
-
 /*
- * The processes a record names (objects with integer "pid" and "start_mono_ns"), each one's row (which its
- * kernel records fill, or filled, otherwise): a live record's processes_attributed take the run (run_id),
- * their step and tool; TL_TOOLS's processes (run_id NULL: in no run) their tool. At most
- * STORE_RUN_ROWS_MAX, the rest counted.
+ * The objects of the array an upsert of elements reads (stmt_upsert[first]: its object's array `element`),
+ * each a row at its place in the array, in as few statements as they fill; at most STORE_RUN_ROWS_MAX, the
+ * rest counted as dropped. Into *objects (if not NULL) how many were tried; into *changes (if not NULL: first
+ * is not queued) how many rows the statements wrote.
  */
-static int name_processes(struct batch_ctx *c, const struct json_node *list, const int64_t *run_id)
+static int rows_of_array(struct batch_ctx *c, enum stmt_id first, int64_t run_id, int64_t *objects,
+			 int64_t *changes)
 {
 	struct store *s = c->s;
-	struct rows w = { .c = c, .first = run_id ? ST_LIVE_ATTRIB : ST_TOOLS, .run_id = run_id ? *run_id : 0 };
-	uint32_t n = 0;
+	const struct json_node *list = upsert_array(s, stmt_upsert[first]);
+	struct rows w = { .c = c, .first = first, .run_id = run_id, .count = changes != NULL };
+	int64_t idx = 0, n = 0;
 	int rc = STORE_OK;
 
 	for (const struct json_node *e = jcount(list) ? json_first(&s->jdoc, list) : NULL; e && !rc;
-	     e = json_next(&s->jdoc, e)) {
+	     e = json_next(&s->jdoc, e), idx++) {
 		if (e->type != JSON_OBJECT)
 			continue;
-		if (n++ == STORE_RUN_ROWS_MAX)
+		if (n == STORE_RUN_ROWS_MAX)
 			break;
-		rc = rows_add(&w, e);
+		n++;
+		rc = rows_add(&w, e, idx);
 	}
 	if (!rc)
 		rc = rows_flush(&w);
 	if (!rc)
 		rows_dropped(c, jcount(list), STORE_RUN_ROWS_MAX);
+	if (objects)
+		*objects = n;
+	if (changes)
+		*changes = w.changes;
 	return rc;
 }
 
 /* A run row's header (higher update only), steps, signals and their counts. */
-static int live_apply(struct batch_ctx *c, int64_t run_id, const struct live_head *h)
+static int live_apply(struct batch_ctx *c, int64_t run_id)
 {
 	struct store *s = c->s;
 	const struct json_node *root = json_root(&s->jdoc);
 	struct bind b;
 	int rc = live_write(c, ST_LIVE_UPDATE, root, run_id, NULL);
 
+	if (!rc) /* a step's position: lake_live_step_upsert's idx (LF_NEXT_IDX), not its place in the record */
+		rc = rows_of_array(c, ST_LIVE_STEP, run_id, NULL, NULL);
 	if (!rc)
-		rc = live_steps(c, run_id, h);
-	if (!rc)
-		rc = record_signals(c, jget(s, root, "signals"), run_id, "live", h->signals);
+		rc = record_signals(c, ST_LIVE_SIGNAL, run_id);
 	if (rc)
 		return rc;
 	b = lake_bind_start(s, ST_LIVE_COUNTS);
@@ -2557,9 +2358,9 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 			known_set(c->s, h.key, run_id, false);
 	}
 	if (!rc && !has_report)
-		rc = live_apply(c, run_id, &h);
-	if (!rc)
-		rc = name_processes(c, jget(c->s, json_root(&c->s->jdoc), "processes_attributed"), &run_id);
+		rc = live_apply(c, run_id);
+	if (!rc) /* the processes it names (objects with integer "pid" and "start_mono_ns"): their rows */
+		rc = rows_of_array(c, ST_LIVE_ATTRIB, run_id, NULL, NULL);
 	return rc;
 }
 
@@ -2584,7 +2385,7 @@ static int derive_tools(struct batch_ctx *c, const struct tr_frame *f, const voi
 		c->res->bad_live_records++;
 		return STORE_OK;
 	}
-	return name_processes(c, list, NULL);
+	return rows_of_array(c, ST_TOOLS, 0, NULL, NULL);
 }
 
 /* A boot id as the records carry one: 32 lower-case hex digits; else NULL. */
@@ -2608,12 +2409,15 @@ static void bind_json(struct store *s, struct bind *b, const struct json_node *r
 	char head[32];
 	double v = 0;
 
-	if (k->rule == LJ_DURATION) {
-		jb_duration(b, jget(s, root, "start_ns"), jget(s, root, "end_ns"));
-		return;
-	}
-	if (!k->json) {
-		b_null(b);
+	if (!k->json) { /* a rule of the object itself (lake_rule_of_object) */
+		if (k->rule == LJ_DURATION)
+			jb_duration(b, jget(s, root, "start_ns"), jget(s, root, "end_ns"));
+		else if (k->rule == LJ_STEP_STATE)
+			jb_step_state(b, s, root);
+		else if (k->rule == LJ_OBJECT)
+			jb_json(b, s, root, JSON_OBJECT);
+		else
+			b_null(b);
 		return;
 	}
 	if (dot && (size_t)(dot - k->json) < sizeof(head)) {
@@ -2640,6 +2444,9 @@ static void bind_json(struct store *s, struct bind *b, const struct json_node *r
 	case LJ_STATE: jb_state(b, s, n); return;
 	case LJ_ARRAY: jb_array(b, s, n); return;
 	case LJ_MILLICORES: jb_millicores(b, s, n); return;
+	case LJ_KEY: jb_key(b, s, n); return;
+	case LJ_LENGTH: jb_length(b, n); return;
+	case LJ_EXIT_STATE: jb_exit_state(b, n); return;
 	case LJ_SECONDS:
 	case LJ_PRICE:
 		if (n && json_get_double(&s->jdoc, n, &v) == 0 && v >= 0 &&

@@ -1248,12 +1248,7 @@ static int deliver_run(struct loop *l, const struct report_input *in)
 	obuf_init_mem(&rec, TR_FRAME_MAX_PAYLOAD);
 	report_json(&rep, &session.tab, in);
 	report_summary(&sum, &session.tab, in);
-	obuf_puts(&rec, "{\"report\":");
-	obuf_put(&rec, rep.buf, rep.len);
-	obuf_puts(&rec, ",\"summary\":");
-	json_put_string(&rec, sum.buf, sum.len);
-	obuf_puts(&rec, "}");
-	if (rep.err || sum.err || rec.err) {
+	if (report_record(&rec, &rep, &sum) || rep.err || sum.err) {
 		fprintf(stderr, "<3>the run report is too large for the lake (%zu bytes; at most %u): only the kernel's "
 				"records are sent\n", rec.len, TR_FRAME_MAX_PAYLOAD);
 		rc = -1;

@@ -1220,3 +1220,13 @@ int report_summary(struct obuf *o, struct proctab *t, const struct report_input 
 	free(m.v);
 	return err ? err : o->err;
 }
+
+int report_record(struct obuf *o, const struct obuf *report, const struct obuf *summary)
+{
+	obuf_puts(o, "{\"report\":");
+	obuf_put(o, report->buf, report->len);
+	obuf_puts(o, ",\"summary\":");
+	json_put_string(o, summary->buf, summary->len);
+	obuf_putc(o, '}');
+	return o->err;
+}

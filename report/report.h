@@ -88,6 +88,12 @@ int report_json(struct obuf *o, struct proctab *t, const struct report_input *in
 int report_summary(struct obuf *o, struct proctab *t, const struct report_input *in);
 
 /*
+ * The run's TL_RUN_REPORT record for the lake (include/lake.h), into o: {"report": report_json's text,
+ * "summary": report_summary's}. 0, or o's error (the record did not fit).
+ */
+int report_record(struct obuf *o, const struct obuf *report, const struct obuf *summary);
+
+/*
  * "host": the host a run ran on (docs/processor.md, "Host identity"), in
  * a report and in every live record: cloud, instance_type, instance_id,
  * region (null when unknown), cpus, memory_bytes (null when unknown),

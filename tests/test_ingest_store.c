@@ -1206,7 +1206,7 @@ static const char keyed_report[] =
 	"{\"pid\":43,\"start_ns\":1600000000000500120,\"step\":\"s2\",\"tool\":\"cat\"}],"
 	"\"steps\":[{\"id\":\"s1\",\"name\":\"align\",\"failed\":true,\"running\":0,\"nonzero_exits\":1,\"rchar\":8,"
 	"\"engine\":\"snakemake\",\"rule\":\"align\"},{\"id\":\"s2\",\"name\":\"sort\",\"failed\":false,\"running\":1},"
-	"{\"id\":\"s1\",\"name\":\"again\"}],"
+	"{\"id\":\"s1\",\"name\":\"again\"},{\"id\":\"s4\",\"name\":\"index\",\"failed\":false}],"
 	"\"signals\":[{\"kind\":\"failed\",\"pid\":42,\"step\":\"s1\",\"tool\":\"samtools sort\",\"exit_code\":1}]},"
 	"\"summary\":\"tracer: snakemake --cores 2: exit 1\\n\"}";
 
@@ -1244,7 +1244,7 @@ static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appear
 	/* the report's steps and signals replaced the live ones */
 	text_of(fx, "SELECT group_concat(step_id || ':' || state || ':' || idx, ',') FROM (SELECT * FROM steps "
 		    "ORDER BY idx)", text, sizeof(text));
-	assert_string_equal(text, "s1:failed:0,s2:running:1");
+	assert_string_equal(text, "s1:failed:0,s2:running:1,s4:succeeded:3"); /* the four in one statement */
 	text_of(fx, "SELECT nonzero_exits || '|' || rchar || '|' || engine || '|' || rule || '|' || last_update_ns "
 		    "FROM steps WHERE step_id = 's1'", text, sizeof(text));
 	assert_string_equal(text, "1|8|snakemake|align|1700000004000000000");
@@ -1266,8 +1266,8 @@ static void report_with_the_live_key_merges_into_the_live_row_and_the_run_appear
 					 .attributed = "[{\"pid\":43,\"start_mono_ns\":120,\"step\":\"s2\",\"tool\":\"tac\"}]" });
 	assert_int_equal(store_sealed(fx, fx->host, 3, &res, NULL), STORE_OK);
 	text_of(fx, "SELECT state || '|' || seq || '|' || steps || '|' || signals FROM runs", text, sizeof(text));
-	assert_string_equal(text, "failed|4|3|1");
-	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 2);
+	assert_string_equal(text, "failed|4|4|1");
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 3);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals"), 1);
 	text_of(fx, "SELECT tool FROM processes WHERE tgid = 43", text, sizeof(text));
 	assert_string_equal(text, "tac");
@@ -2430,8 +2430,8 @@ static void a_report_between_live_records_of_its_run_in_one_batch_is_final(void 
 	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
 	assert_int_equal(res.bad_reports + res.bad_live_records, 0);
 	text_of(fx, "SELECT state || '|' || seq || '|' || steps || '|' || signals FROM runs", text, sizeof(text));
-	assert_string_equal(text, "failed|4|3|1");
-	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 2);
+	assert_string_equal(text, "failed|4|4|1");
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps"), 3);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM steps WHERE step_id = 's3'"), 0);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM signals WHERE source = 'live'"), 0);
 	text_of(fx, "SELECT tool FROM processes WHERE tgid = 43", text, sizeof(text));

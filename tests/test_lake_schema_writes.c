@@ -390,15 +390,21 @@ static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 		else if (f->merge == (u->write == LW_UPSERT ? LM_KEY : LM_WHERE))
 			kn += (size_t)snprintf(keys + kn, sizeof(keys) - kn, "%s%s", kn ? ", " : "", f->column);
 		if (!u->record_size && !json && f->src.from > LF_BOOT && f->src.from != LF_HASH &&
-		    f->src.from != LF_RUN && f->src.from != LF_NEXT_IDX)
+		    f->src.from != LF_RUN && f->src.from != LF_NEXT_IDX && f->src.from != LF_INDEX &&
+		    f->src.from != LF_CONST)
 			snprintf(why, len, "%s.%s: a JSON record's fill from its bytes (source %u)", u->table, f->column,
 				 f->src.from);
-		else if (json && !f->src.json != (f->src.rule == LJ_DURATION))
-			snprintf(why, len, "%s.%s: a member fill without its path", u->table, f->column);
+		else if (json && !f->src.json != lake_rule_of_object(f->src.rule))
+			snprintf(why, len, "%s.%s: a member fill without its path, or a rule of the object with one",
+				 u->table, f->column);
+		else if ((f->src.from == LF_CONST) != !!f->src.json && !json)
+			snprintf(why, len, "%s.%s: a constant without its text", u->table, f->column);
+		else if (f->src.from == LF_INDEX && !u->element)
+			snprintf(why, len, "%s.%s: an element's place, in an upsert of no array", u->table, f->column);
 		if (u->record_size && !*why)
 			source_covers(u->table, f->column, &f->src, u->record_size, cover, why, len);
 	}
-	if (!*why && u->write != LW_INSERT && !is_unique(t, keys))
+	if (!*why && u->write != LW_INSERT && u->write != LW_INSERT_NEW && !is_unique(t, keys))
 		snprintf(why, len, "%s: an upsert without its key's columns (it picks rows by '%s')", u->table, keys);
 	if (!*why && u->record_size)
 		skips_cover(u->table, u->skip, u->nskip, u->record_size, cover, why, len);
@@ -412,11 +418,6 @@ static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state)
 {
 	static const char *const rows_of_records[] = { "records", "samples", "files", "agent_counters", "losses" };
-	static const struct lake_upsert *const upserts[] = { &lake_exec_upsert,     &lake_fork_upsert,
-							     &lake_exit_upsert,     &lake_cgroup_upsert,
-							     &lake_live_run_insert, &lake_live_run_update,
-							     &lake_live_step_upsert, &lake_live_attrib_upsert,
-							     &lake_tools_upsert };
 	char why[256];
 	unsigned tables = 0;
 
@@ -447,11 +448,12 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_int_equal(tables, sizeof(rows_of_records) / sizeof(rows_of_records[0]));
 	for (size_t i = 0; i < sizeof(rows_of_records) / sizeof(rows_of_records[0]); i++)
 		assert_true(lake_table(rows_of_records[i])->record_size > 0);
-	for (size_t i = 0; i < sizeof(upserts) / sizeof(upserts[0]); i++) {
-		upsert_covered(upserts[i], why, sizeof(why));
+	assert_int_equal(lake_nupserts, 15);
+	for (unsigned i = 0; i < lake_nupserts; i++) {
+		upsert_covered(lake_upserts[i], why, sizeof(why));
 		if (*why)
 			fail_msg("%s", why);
-		assert_non_null(lake_upsert_sql(upserts[i]));
+		assert_non_null(lake_upsert_sql(lake_upserts[i]));
 	}
 	assert_non_null(strstr(lake_upsert_sql(&lake_exec_upsert), ", execs = processes.execs + excluded.execs"));
 	assert_non_null(strstr(lake_upsert_sql(&lake_exit_upsert),
@@ -462,7 +464,7 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_step_upsert),
 			       "VALUES (?1, (SELECT coalesce(max(idx) + 1, 0) FROM steps WHERE run_id = ?2), ?3, "));
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_step_upsert), " ON CONFLICT (run_id, step_id) DO UPDATE SET "
-									 "name = excluded.name, "));
+									 "state = excluded.state, name = excluded.name, "));
 	assert_null(strstr(lake_upsert_sql(&lake_live_step_upsert), "idx = "));
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update),
 			       " WHERE run_id = ?1 AND ?16 > coalesce(update_seq, -9223372036854775807 - 1)"));
@@ -478,6 +480,14 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_null(lake_upsert_rows_sql(&lake_live_step_upsert, 64));
 	assert_null(lake_upsert_rows_sql(&lake_exec_upsert, 2)); /* a record's own row: one a statement */
 	assert_null(lake_upsert_rows_sql(&lake_live_run_update, 2));
+	/* a report's: its run taken over where the report has no host; its steps at their places, stored once */
+	assert_non_null(strstr(lake_upsert_sql(&lake_report_run_update), "UPDATE runs SET host_id = ?2, "));
+	assert_non_null(strstr(lake_upsert_sql(&lake_report_run_update), ", uid = coalesce(?35, uid) WHERE run_id = ?1"));
+	assert_non_null(strstr(lake_upsert_rows_sql(&lake_report_step_insert, 2),
+			       "INSERT INTO steps (run_id, idx, step_id, state, name, "));
+	assert_non_null(strstr(lake_upsert_rows_sql(&lake_report_step_insert, 2), "), (?34, ?35, ?36, "));
+	assert_non_null(strstr(lake_upsert_sql(&lake_report_step_insert), ", ?33) ON CONFLICT DO NOTHING"));
+	assert_null(strstr(lake_upsert_sql(&lake_report_signal_insert), "ON CONFLICT"));
 	assert_string_equal(lake_row_sql(lake_table("losses")),
 			    "INSERT INTO losses (host_id, seq, reason, first_seq, last_seq, records, bytes, stream, "
 			    "received_ns) VALUES (?,?,?,?,?,?,?,?,?)");

@@ -21,8 +21,11 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "json_parse.h"
+#include "lake_members.h"
 #include "proctab.h"
 #include "report.h"
+#include "schema.h"
 
 #define ROOT 100
 #define T0 1000ULL                      /* monotonic ns of the root's start */
@@ -876,6 +879,87 @@ static void safe_text_replaces_what_a_terminal_would_obey(void **state)
 	assert_string_equal(b, "a"); /* a character is never cut in half */
 }
 
+/* ---- what the lake stores of a run report ----------------------------- */
+
+/*
+ * A run's report record as tracer run sends it (report_record: a report with steps, processes that failed,
+ * were killed and OOM-killed, signals, a host with a price, a run key): each member of the report, of its run,
+ * host and agent objects, of each step and each process is stored by the lake (lake/schema.c's maps:
+ * lake_report_run_insert, lake_report_step_insert, lake_report_proc_insert) or skipped there with the reason;
+ * each signal is kept whole; and each member those maps read is one the report has. A member added to the
+ * report fails here until the lake stores it or says why not.
+ */
+static void every_member_of_a_run_report_is_stored_by_the_lake(void **state)
+{
+	static struct json_node nodes[8192];
+	const struct lake_upsert *run = &lake_report_run_insert, *step = &lake_report_step_insert,
+				 *proc = &lake_report_proc_insert, *sig = &lake_report_signal_insert;
+	struct hostid h = { .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0abc", .region = "eu-west-1",
+			    .cpus = 4, .memory_bytes = 16ULL << 30, .price_known = true, .price_micro_usd = 192000 };
+	bool run_seen[128] = { false }, step_seen[128] = { false }, proc_seen[128] = { false },
+	     sig_seen[128] = { false }, summary = false, detail = false;
+	struct proctab *t = sample_table();
+	struct report_input in = sample_input();
+	struct obuf rep, sum, rec;
+	struct steps steps;
+	struct json_doc d;
+	uint32_t signals;
+	unsigned nsignals = 0;
+
+	(void)state;
+	assert_true(run->nfills <= 128 && step->nfills <= 128 && proc->nfills <= 128 && sig->nfills <= 128);
+	assert_ptr_equal(lake_report_run_update.fills, run->fills);
+	proctab_mark_tree(t);
+	assert_int_equal(steps_init(&steps, 0, 1), 0);
+	assert_int_equal(steps_build(&steps, t), 0);
+	in.steps = &steps;
+	in.host = &h;
+	in.run_key = "0123456789abcdef";
+	obuf_init_mem(&rep, 64 << 20);
+	obuf_init_mem(&sum, 64 << 20);
+	obuf_init_mem(&rec, 64 << 20);
+	assert_int_equal(report_json(&rep, t, &in), 0);
+	assert_int_equal(report_summary(&sum, t, &in), 0);
+	assert_int_equal(report_record(&rec, &rep, &sum), 0);
+	assert_int_equal(json_parse(&d, rec.buf, rec.len, nodes, 8192), 0);
+	for (uint32_t i = nodes[0].first; i; i = nodes[i].next) { /* the record's root: the report and its summary */
+		bool held = nodes[i].key_len == strlen(run->object) &&
+			    !memcmp(d.text + nodes[i].key_start, run->object, nodes[i].key_len);
+
+		for (unsigned k = 0; k < run->nfills; k++)
+			if (run->fills[k].src.from == LF_ROOT_JSON && nodes[i].key_len == strlen(run->fills[k].src.json) &&
+			    !memcmp(d.text + nodes[i].key_start, run->fills[k].src.json, nodes[i].key_len))
+				held = summary = true;
+		if (!held)
+			fail_msg("member %.*s of a run report record: the lake stores it nowhere", (int)nodes[i].key_len,
+				 d.text + nodes[i].key_start);
+	}
+	members_held(&d, nodes, member_node(&d, nodes, 0, run->object), run, run_seen);
+	assert_true(elements_held(&d, nodes, step, step_seen) >= 3);
+	assert_true(elements_held(&d, nodes, proc, proc_seen) >= 6);
+	/* a signal is kept whole, as its detail; the members its columns hold are each in some signal */
+	signals = member_node(&d, nodes, member_node(&d, nodes, 0, sig->object), sig->element);
+	for (uint32_t e = signals ? nodes[signals].first : 0; e; e = nodes[e].next, nsignals++)
+		for (uint32_t m = nodes[e].first; m; m = nodes[m].next) {
+			char path[64];
+
+			snprintf(path, sizeof(path), "%.*s", (int)nodes[m].key_len, d.text + nodes[m].key_start);
+			lake_holds(sig, path, sig_seen);
+		}
+	for (unsigned k = 0; k < sig->nfills; k++)
+		detail |= sig->fills[k].src.rule == LJ_OBJECT && !sig->fills[k].src.json;
+	assert_true(summary && detail && nsignals >= 2);
+	every_fill_seen(run, run_seen);
+	every_fill_seen(step, step_seen);
+	every_fill_seen(proc, proc_seen);
+	every_fill_seen(sig, sig_seen);
+	obuf_free(&rep);
+	obuf_free(&sum);
+	obuf_free(&rec);
+	steps_free(&steps);
+	table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -905,6 +989,7 @@ int main(void)
 		cmocka_unit_test(summary_of_a_huge_tree_stays_bounded),
 		cmocka_unit_test(durations_bytes_and_signals_read_naturally),
 		cmocka_unit_test(safe_text_replaces_what_a_terminal_would_obey),
+		cmocka_unit_test(every_member_of_a_run_report_is_stored_by_the_lake),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include "encode.h"
 #include "json_parse.h"
 #include "lake.h"
+#include "lake_members.h"
 #include "live.h"
 #include "runs.h"
 #include "runs_ckpt.h"
@@ -735,68 +736,6 @@ static void test_a_damaged_checkpoint_is_refused_with_the_reason(void **state)
 
 /* ---- what the lake stores of a live record ---------------------------- */
 
-/* Does upsert u hold member path (a fill's, or skipped with a reason)? Counted in seen[fill]. */
-static bool lake_holds(const struct lake_upsert *u, const char *path, bool *seen)
-{
-	for (unsigned i = 0; i < u->nfills; i++)
-		if (u->fills[i].src.from == LF_JSON && u->fills[i].src.json && !strcmp(u->fills[i].src.json, path)) {
-			seen[i] = true;
-			return true;
-		}
-	for (unsigned i = 0; i < u->njskip; i++)
-		if (!strcmp(u->jskip[i].member, path))
-			return u->jskip[i].why && *u->jskip[i].why;
-	return false;
-}
-
-/* Each member of object obj (an object member's own members: "object.name") held by u. */
-static void members_held(const struct json_doc *d, const struct json_node *nodes, uint32_t obj,
-			 const struct lake_upsert *u, const char *skip, bool *seen)
-{
-	for (uint32_t i = nodes[obj].first; i; i = nodes[i].next) {
-		const struct json_node *n = &nodes[i];
-		char path[96];
-
-		snprintf(path, sizeof(path), "%.*s", (int)n->key_len, d->text + n->key_start);
-		if (skip && !strcmp(path, skip))
-			continue;
-		if (n->type == JSON_OBJECT) {
-			for (uint32_t k = n->first; k; k = nodes[k].next) {
-				snprintf(path, sizeof(path), "%.*s.%.*s", (int)n->key_len, d->text + n->key_start,
-					 (int)nodes[k].key_len, d->text + nodes[k].key_start);
-				if (!lake_holds(u, path, seen))
-					fail_msg("member %s of a %s: the lake stores it nowhere", path, u->table);
-			}
-			continue;
-		}
-		if (!lake_holds(u, path, seen))
-			fail_msg("member %s of a %s: the lake stores it nowhere", path, u->table);
-	}
-}
-
-/* Each element of the root's array u->element held by u: how many. */
-static unsigned elements_held(const struct json_doc *d, const struct json_node *nodes, const struct lake_upsert *u,
-			      bool *seen)
-{
-	size_t len = strlen(u->element);
-	unsigned n = 0;
-
-	for (uint32_t i = nodes[0].first; i; i = nodes[i].next)
-		if (nodes[i].key_len == len && !memcmp(d->text + nodes[i].key_start, u->element, len))
-			for (uint32_t e = nodes[i].first; e; e = nodes[e].next, n++)
-				members_held(d, nodes, e, u, NULL, seen);
-	return n;
-}
-
-/* Every member fill of u was found in a record (no column waits for a member the processor does not write). */
-static void every_fill_seen(const struct lake_upsert *u, const bool *seen)
-{
-	for (unsigned i = 0; i < u->nfills; i++)
-		if (u->fills[i].src.from == LF_JSON && u->fills[i].src.json && !seen[i])
-			fail_msg("%s.%s holds member %s, which no live record has", u->table, u->fills[i].column,
-				 u->fills[i].src.json);
-}
-
 /*
  * Live records as the processor writes them (a running run and its end, a host with a price): each member of
  * the record and of its steps is stored by the lake (lake/schema.c's maps: lake_live_run_insert and
@@ -837,7 +776,7 @@ static void test_every_member_of_a_live_record_is_stored_by_the_lake(void **stat
 			in_no_run += elements_held(&d, nodes, tools, tools_seen);
 			continue;
 		}
-		members_held(&d, nodes, 0, run, NULL, run_seen);
+		members_held(&d, nodes, 0, run, run_seen);
 		steps += elements_held(&d, nodes, step, step_seen);
 		attributed += elements_held(&d, nodes, attrib, attrib_seen);
 	}
