@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "lake.h"
 #include "records.h"
+#include "store.h"
 
 /* Column shorthands: type, NOT NULL, the version that added it. */
 #define COL(n, t, f, v) { .name = n, .type = t, .flags = f, .since = v }
@@ -660,6 +661,83 @@ static const struct lake_fill exit_fills[] = {
 };
 static const struct lake_skip exit_skip[] = { SKIP_HDR(struct tr_exit) };
 const struct lake_upsert lake_exit_upsert = UPSERT("processes", exit_fills, struct tr_exit, exit_skip);
+
+_Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
+
+/*
+ * The reads of a run's and a step's rows (lake_select): each column into its member of lake/store.h's
+ * struct store_run and store_step, in the order they are selected. tests/test_lake_schema_writes.c checks
+ * that every column of runs and steps is read or skipped here with the reason, and that no member is filled
+ * twice.
+ */
+#define SEL(c, k, S, m) { .column = c, .kind = k, .off = offsetof(S, m), .len = sizeof(((S *)0)->m) }
+#define SEL_INT(S, m) SEL(#m, LS_INT, S, m)
+#define SEL_TEXT(S, m) SEL(#m, LS_TEXT, S, m)
+#define SEL_LIVE(S)                                                                                      \
+	SEL("live_cpu_millicores", LS_INT, S, live.cpu_millicores), SEL("live_rss_bytes", LS_INT, S, live.rss_bytes), \
+		SEL("live_read_bytes_per_s", LS_INT, S, live.read_bytes_per_s),                              \
+		SEL("live_write_bytes_per_s", LS_INT, S, live.write_bytes_per_s),                            \
+		SEL("live_net_tx_bytes_per_s", LS_INT, S, live.net_tx_bytes_per_s),                          \
+		SEL("live_net_rx_bytes_per_s", LS_INT, S, live.net_rx_bytes_per_s)
+#define SEL_JOINED(c, S, m, m2, s)                                                                       \
+	{ .column = c, .kind = LS_JOINED, .off = offsetof(S, m), .off2 = offsetof(S, m2), .sep = s }
+#define R struct store_run
+static const struct lake_select_field run_fields[] = {
+	SEL("run_id", LS_I64, R, run_id), SEL("host_id", LS_CHARS, R, host_id), SEL_INT(R, start_ns),
+	SEL_INT(R, end_ns), SEL_INT(R, exit_code), SEL_INT(R, signal), SEL_INT(R, last_update_ns),
+	SEL_INT(R, update_seq), SEL_INT(R, processes), SEL_INT(R, running_processes), SEL_INT(R, steps),
+	SEL_INT(R, signals), SEL_INT(R, root_pid), SEL_INT(R, preexisting), SEL_INT(R, cpu_ns), SEL_INT(R, read_bytes),
+	SEL_INT(R, write_bytes), SEL_INT(R, rchar), SEL_INT(R, wchar), SEL_INT(R, net_tx_bytes),
+	SEL_INT(R, net_rx_bytes), SEL_LIVE(R), SEL_JOINED("command", R, command, command_json, " "),
+	SEL_TEXT(R, summary), SEL_TEXT(R, state), SEL_TEXT(R, run_key), SEL_TEXT(R, engine), SEL_TEXT(R, pipeline),
+	SEL_TEXT(R, pipeline_run_id), SEL_TEXT(R, run_name), SEL_TEXT(R, detected_by), SEL_TEXT(R, slurm_job_id),
+	SEL_TEXT(R, aws_batch_job_id),
+	{ .column = RUN_HAS_REPORT, .expr = true, .kind = LS_FLAG, .off = offsetof(R, has_stored_report), .len = 1 },
+	SEL_TEXT(R, host_cloud), SEL_TEXT(R, host_instance_type), SEL_TEXT(R, host_instance_id), SEL_TEXT(R, host_region),
+	SEL_INT(R, host_cpus), SEL_INT(R, host_memory_bytes),
+	{ .column = "host_price_per_hour", .kind = LS_REAL, .off = offsetof(R, host_price_per_hour),
+	  .off2 = offsetof(R, host_price_known) },
+	SEL_INT(R, uid),
+};
+#undef R
+static const struct lake_member_skip run_unread[] = {
+	{ "boot_id", "the boot of the record that made the row or took it over: a reader asks for runs, not boots" },
+	{ "seq", "with host_id and stream, the row's record: ST_RUN_REPORT_JSON joins it by them" },
+	{ "stream", "with host_id and seq, the row's record: ST_RUN_REPORT_JSON joins it by them" },
+	{ "batch_hash", "the batch that brought the row's record: the ledger's (batches), for tracer-ingest" },
+	{ "schema", "the record's schema (tracer.run.v1, tracer.live.v1): a rebuilt report says its own" },
+	{ "duration_ns", "end_ns - start_ns, which the readers have" },
+	{ "dropped", "a report's count of lost records: in its record, which a reported run's reads return whole" },
+};
+const struct lake_select lake_run_select = { .table = "runs", .fields = run_fields, .nfields = N(run_fields),
+					     .skip = run_unread, .nskip = N(run_unread) };
+
+#define S struct store_step
+static const struct lake_select_field step_fields[] = {
+	SEL("idx", LS_I64, S, idx), SEL("step_id", LS_TEXT, S, id), SEL_TEXT(S, name), SEL_TEXT(S, state),
+	SEL_TEXT(S, engine), SEL_TEXT(S, rule), SEL_TEXT(S, workdir), SEL_JOINED("tools", S, tools, tools_json, ", "),
+	SEL_INT(S, start_ns), SEL_INT(S, end_ns), SEL_INT(S, last_update_ns), SEL_INT(S, exit_code), SEL_INT(S, signal),
+	SEL_INT(S, failed), SEL_INT(S, processes), SEL_INT(S, running), SEL_INT(S, failed_processes),
+	SEL_INT(S, nonzero_exits), SEL_INT(S, oom_killed), SEL_INT(S, cpu_ns), SEL_INT(S, peak_rss_bytes),
+	SEL_INT(S, peak_rss_partial), SEL_INT(S, rss_sum_of_peaks_bytes), SEL_INT(S, memcg_peak_bytes),
+	SEL_INT(S, read_bytes), SEL_INT(S, write_bytes), SEL_INT(S, rchar), SEL_INT(S, wchar), SEL_INT(S, net_tx_bytes),
+	SEL_INT(S, net_rx_bytes), SEL_LIVE(S), SEL_INT(S, cpu_limit_millicores), SEL_INT(S, memory_limit_bytes),
+};
+#undef S
+static const struct lake_member_skip step_unread[] = {
+	{ "run_id", "the run whose steps are read: the statement's WHERE" },
+};
+const struct lake_select lake_step_select = { .table = "steps", .fields = step_fields, .nfields = N(step_fields),
+					      .skip = step_unread, .nskip = N(step_unread) };
+
+int lake_select_sql(const struct lake_select *sel, const char *tail, struct obuf *o)
+{
+	obuf_puts(o, "SELECT ");
+	for (unsigned i = 0; i < sel->nfields; i++)
+		obuf_printf(o, "%s%s", i ? ", " : "", sel->fields[i].column);
+	obuf_printf(o, " FROM %s%s", sel->table, tail);
+	return o->err;
+}
 
 /* A row's received_ns from its record's (the same host, stream and seq), on both engines. */
 #define RECEIVED_FROM_RECORDS(t)                                                                         \

@@ -306,6 +306,56 @@ const char *lake_upsert_sql(const struct lake_upsert *u);
  */
 const char *lake_upsert_rows_sql(const struct lake_upsert *u, unsigned rows);
 
+/* ---- reads ---- */
+
+/* The type of TL_RUN_REPORT, for SQL. */
+#define TL_RUN_REPORT_SQL "64"
+/* The run's row holds a tracer run report: its record is a TL_RUN_REPORT (a report merged into a live row
+ * takes over the row's record). An expression over a runs row. */
+#define RUN_HAS_REPORT                                                                                   \
+	"CASE WHEN EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND "                     \
+	"r.stream = runs.stream AND r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL ") THEN 1 ELSE 0 END"
+
+/* What a read makes of a column, into a member of a reader's C struct (struct lake_select_field). */
+enum lake_select_kind {
+	LS_I64 = 0, /* int64_t */
+	LS_INT,     /* struct store_int: known when the column is an integer */
+	LS_TEXT,    /* const char *: the column's text, NULL when NULL (it lives until the row is left) */
+	LS_CHARS,   /* char[len]: the text copied, "" when NULL */
+	LS_FLAG,    /* bool: the integer is not 0 */
+	LS_REAL,    /* double; at off2 a bool, whether the column is a number */
+	LS_JOINED,  /* const char *: a JSON array's values joined by sep (lake_json_join); at off2 the array's
+		     * text if it is valid JSON, else NULL */
+};
+
+/* One column a read selects, and where it goes. */
+struct lake_select_field {
+	const char *column; /* a column of the table, or an SQL expression over its row (expr) */
+	bool expr;
+	uint8_t kind;       /* enum lake_select_kind */
+	uint16_t off, off2, len;
+	const char *sep;    /* LS_JOINED */
+};
+
+/*
+ * A read of a table's rows into a C struct (lake/store.h's struct store_run, store_step): the columns it
+ * selects, in order, each into its member; and the table's columns it does not read, and why. Its SELECT is
+ * lake_select_sql's; read.c fills the struct from it (lake_select_row).
+ */
+struct lake_select {
+	const char *table;
+	const struct lake_select_field *fields;
+	unsigned nfields;
+	const struct lake_member_skip *skip; /* member: a column's name */
+	unsigned nskip;
+};
+
+/* A run's row (store_run: ST_RUNS_LIST, ST_RUN_BY_*); a step's (store_step: ST_RUN_STEPS_LIST). */
+extern const struct lake_select lake_run_select, lake_step_select;
+
+/* `SELECT column, ... FROM table` and then tail (" WHERE ..."), built into o. 0, or o's error. */
+int lake_select_sql(const struct lake_select *sel, const char *tail, struct obuf *o);
+
 /* The first schema version a PostgreSQL lake can have: none was made before version 8. */
 #define LAKE_SCHEMA_PG_FIRST 8
 

@@ -52,34 +52,12 @@
 
 _Static_assert(STORE_SCHEMA_VERSION == LAKE_SCHEMA_VERSION, "store.h and schema.h: one version");
 
-/* The six figures of a "live" object (docs/live.md), as columns. */
-#define LIVE_COLUMNS                                                                                     \
-	"live_cpu_millicores, live_rss_bytes, live_read_bytes_per_s, live_write_bytes_per_s, "              \
-	"live_net_tx_bytes_per_s, live_net_rx_bytes_per_s"
-
 /* The host a run ran on and its user (docs/processor.md, "Host identity"; lake/schema.c's HOST_GIVEN). */
 #define HOST_COLUMNS                                                                                     \
 	"host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, host_memory_bytes, "     \
 	"host_price_per_hour, uid"
 
 /* ---- statements ------------------------------------------------------- */
-
-/* The type of TL_RUN_REPORT, for SQL. */
-#define TL_RUN_REPORT_SQL "64"
-_Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
-/* The run's row holds a tracer run report: its record is a TL_RUN_REPORT (a report merged into a live row
- * takes over the row's record). */
-#define RUN_HAS_REPORT                                                                                   \
-	"CASE WHEN EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND "                     \
-	"r.stream = runs.stream AND r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL ") THEN 1 ELSE 0 END"
-
-/* What read.c's row_to_run() reads, in its order (the command, a JSON array, joined there: read_json.h). */
-#define RUN_COLUMNS                                                                                      \
-	"SELECT run_id, host_id, start_ns, end_ns, exit_code, signal, last_update_ns, update_seq, "          \
-	"processes, running_processes, steps, signals, root_pid, preexisting, cpu_ns, read_bytes, "         \
-	"write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS ", command, summary, "      \
-	"state, run_key, engine, pipeline, pipeline_run_id, run_name, detected_by, slurm_job_id, "          \
-	"aws_batch_job_id, " RUN_HAS_REPORT ", " HOST_COLUMNS " FROM runs"
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -161,16 +139,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  "FROM runs WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2)",
 	[ST_LOST_RUNS] = "UPDATE runs SET state = 'lost' WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2",
 	/* ---- reading: read.c's row functions read these columns in this order ---- */
-	[ST_RUNS_LIST] = RUN_COLUMNS " ORDER BY start_ns IS NULL, start_ns, run_id",
-	[ST_RUN_BY_ID] = RUN_COLUMNS " WHERE run_id = ?1",
-	[ST_RUN_BY_KEY] = RUN_COLUMNS " WHERE run_key = ?1 ORDER BY run_id",
-	[ST_RUN_BY_NAME] = RUN_COLUMNS " WHERE pipeline_run_id = ?1 ORDER BY run_id",
-	[ST_RUN_STEPS_LIST] = "SELECT idx, step_id, name, state, engine, rule, workdir, tools, "
-			      "start_ns, end_ns, last_update_ns, exit_code, signal, failed, processes, running, "
-			      "failed_processes, nonzero_exits, oom_killed, cpu_ns, peak_rss_bytes, peak_rss_partial, "
-			      "rss_sum_of_peaks_bytes, memcg_peak_bytes, read_bytes, write_bytes, rchar, wchar, "
-			      "net_tx_bytes, net_rx_bytes, " LIVE_COLUMNS ", cpu_limit_millicores, memory_limit_bytes "
-			      "FROM steps WHERE run_id = ?1 ORDER BY idx",
 	/*
 	 * A run's processes with what the report would say of them: the cgroup v2 path unless it is the
 	 * root (then the v1 memory hierarchy's, as report_cgroup_path()), the samples' highest RSS and newest
@@ -283,8 +251,43 @@ static const struct lake_table *row_table(enum stmt_id id)
 	return row_tables[id];
 }
 
+/* The reads made from lake/schema.c's maps of a table's columns to a C struct (lake_select_sql): the map, and
+ * what follows the SELECT's FROM. */
+static const struct {
+	const struct lake_select *sel;
+	const char *tail;
+} stmt_select[ST_COUNT] = {
+	[ST_RUNS_LIST] = { &lake_run_select, " ORDER BY start_ns IS NULL, start_ns, run_id" },
+	[ST_RUN_BY_ID] = { &lake_run_select, " WHERE run_id = ?1" },
+	[ST_RUN_BY_KEY] = { &lake_run_select, " WHERE run_key = ?1 ORDER BY run_id" },
+	[ST_RUN_BY_NAME] = { &lake_run_select, " WHERE pipeline_run_id = ?1 ORDER BY run_id" },
+	[ST_RUN_STEPS_LIST] = { &lake_step_select, " WHERE run_id = ?1 ORDER BY idx" },
+};
+static char *select_text[ST_COUNT]; /* malloc'd once; NULL where none could be made */
+static pthread_once_t select_text_once = PTHREAD_ONCE_INIT;
+
+static void select_text_build(void)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		struct obuf o;
+
+		if (!stmt_select[i].sel)
+			continue;
+		obuf_init_mem(&o, 1u << 16);
+		lake_select_sql(stmt_select[i].sel, stmt_select[i].tail, &o);
+		obuf_putc(&o, 0);
+		if (!o.err)
+			select_text[i] = strdup(o.buf);
+		obuf_free(&o);
+	}
+}
+
 static const char *statement_text(enum stmt_id id)
 {
+	if (stmt_select[id].sel) {
+		pthread_once(&select_text_once, select_text_build);
+		return select_text[id];
+	}
 	return stmt_row_table[id] ? lake_row_sql(row_table(id))
 	       : stmt_upsert[id]  ? lake_upsert_rows_sql(stmt_upsert[id], 1u << stmt_rows_log[id])
 				  : stmt_sql[id];

@@ -626,6 +626,104 @@ static void an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_fou
 	assert_non_null(strstr(why, "byte 8 of its record is no column's"));
 }
 
+/*
+ * Why a read made from lake/schema.c (struct lake_select) misses a column of its table, selects one the table
+ * lacks, skips one it selects or without a reason, or fills a member of its struct (size bytes) twice; "" when
+ * none.
+ */
+static void select_covered(const struct lake_select *sel, size_t size, char *why, size_t len)
+{
+	const struct lake_table *t = lake_table(sel->table);
+	uint8_t filled[1024] = { 0 };
+
+	*why = 0;
+	if (!t || size > sizeof(filled)) {
+		snprintf(why, len, "%s: no such table, or a struct of %zu bytes", sel->table, size);
+		return;
+	}
+	for (unsigned j = 0; j < sel->nfields && !*why; j++) {
+		const struct lake_select_field *f = &sel->fields[j];
+		size_t n[] = { [LS_I64] = sizeof(int64_t), [LS_INT] = sizeof(struct store_int),
+			       [LS_TEXT] = sizeof(char *), [LS_CHARS] = f->len, [LS_FLAG] = sizeof(bool),
+			       [LS_REAL] = sizeof(double), [LS_JOINED] = sizeof(char *) };
+		size_t n2 = f->kind == LS_REAL ? sizeof(bool) : f->kind == LS_JOINED ? sizeof(char *) : 0;
+		bool known = false;
+
+		for (unsigned i = 0; i < t->ncols; i++)
+			known |= !t->cols[i].until && !strcmp(t->cols[i].name, f->column);
+		if (!f->expr && !known)
+			snprintf(why, len, "%s: no column %s (a read selects it)", t->name, f->column);
+		else if (f->kind > LS_JOINED || !n[f->kind] || f->off + n[f->kind] > size || f->off2 + n2 > size)
+			snprintf(why, len, "%s: %s into no member of the struct", t->name, f->column);
+		for (size_t b = f->off; !*why && b < f->off + n[f->kind]; b++)
+			if (filled[b]++)
+				snprintf(why, len, "%s: %s into a member another column fills", t->name, f->column);
+		for (size_t b = f->off2; !*why && b < f->off2 + n2; b++)
+			if (filled[b]++)
+				snprintf(why, len, "%s: %s into a member another column fills", t->name, f->column);
+	}
+	for (unsigned i = 0; i < t->ncols && !*why; i++) {
+		const struct lake_column *k = &t->cols[i];
+		unsigned found = 0;
+
+		if (k->until)
+			continue;
+		for (unsigned j = 0; j < sel->nfields; j++)
+			found += !sel->fields[j].expr && !strcmp(sel->fields[j].column, k->name);
+		for (unsigned j = 0; j < sel->nskip; j++)
+			if (!strcmp(sel->skip[j].member, k->name))
+				found += sel->skip[j].why && *sel->skip[j].why ? 1 : 2;
+		if (found != 1)
+			snprintf(why, len, "%s.%s: read %u times (a select or a skip with its reason, once)", t->name,
+				 k->name, found);
+	}
+}
+
+/*
+ * A run's and a step's reads (lake_run_select, lake_step_select): every column of runs and steps is read into
+ * store_run and store_step or skipped with the reason, no member filled twice; and a column left out, one the
+ * table lacks, a skip without a reason and a member filled twice are each found.
+ */
+static void every_column_of_runs_and_steps_is_read_or_skipped_with_why(void **state)
+{
+	static const struct lake_select_field twice[] = {
+		{ .column = "run_id", .kind = LS_I64, .off = offsetof(struct store_step, idx) },
+		{ .column = "idx", .kind = LS_I64, .off = offsetof(struct store_step, idx) },
+	};
+	static const struct lake_member_skip no_reason[] = { { "run_id", "" } };
+	struct lake_select bad = lake_step_select;
+	char why[256];
+
+	(void)state;
+	select_covered(&lake_run_select, sizeof(struct store_run), why, sizeof(why));
+	if (*why)
+		fail_msg("%s", why);
+	select_covered(&lake_step_select, sizeof(struct store_step), why, sizeof(why));
+	if (*why)
+		fail_msg("%s", why);
+	bad.nfields--; /* memory_limit_bytes left out */
+	select_covered(&bad, sizeof(struct store_step), why, sizeof(why));
+	assert_string_equal(why, "steps.memory_limit_bytes: read 0 times (a select or a skip with its reason, once)");
+	bad = lake_run_select; /* a run's read of the steps: columns steps lacks */
+	bad.table = "steps";
+	select_covered(&bad, sizeof(struct store_run), why, sizeof(why));
+	assert_string_equal(why, "steps: no column host_id (a read selects it)");
+	bad = (struct lake_select){ .table = "steps", .fields = twice, .nfields = 2 };
+	select_covered(&bad, sizeof(struct store_step), why, sizeof(why));
+	assert_string_equal(why, "steps: idx into a member another column fills");
+	bad.nfields = 1;
+	bad.skip = no_reason;
+	bad.nskip = 1;
+	select_covered(&bad, sizeof(struct store_step), why, sizeof(why));
+	assert_string_equal(why, "steps.run_id: read 3 times (a select or a skip with its reason, once)");
+	bad.fields = lake_step_select.fields;
+	bad.nfields = lake_step_select.nfields;
+	select_covered(&bad, sizeof(struct store_step), why, sizeof(why));
+	assert_string_equal(why, "steps.run_id: read 2 times (a select or a skip with its reason, once)");
+	assert_non_null(strstr(lake_stmt_sql(ST_RUN_BY_ID), ", uid FROM runs WHERE run_id = ?1"));
+	assert_non_null(strstr(lake_stmt_sql(ST_RUN_STEPS_LIST), "SELECT idx, step_id, name, "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +733,7 @@ int main(void)
 		cmocka_unit_test(a_field_left_out_of_the_lake_is_found),
 		cmocka_unit_test(every_member_of_a_host_record_is_a_heartbeats_column),
 		cmocka_unit_test(an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_found),
+		cmocka_unit_test(every_column_of_runs_and_steps_is_read_or_skipped_with_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
