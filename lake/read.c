@@ -116,6 +116,10 @@ static int row_select(struct sql_stmt *st, struct lake_json *js, const struct la
 			memcpy(d + f->off, &x, sizeof(x));
 			memcpy(d + f->off2, &b, sizeof(b));
 			break;
+		case LS_JSON:
+			t = next_json(&c, js);
+			memcpy(d + f->off, &t, sizeof(t));
+			break;
 		case LS_JOINED:
 			t = next_joined(&c, js, f->sep, &json);
 			memcpy(d + f->off, &t, sizeof(t));
@@ -136,85 +140,44 @@ static const struct store_int unknown_int;
  * The peak as the report takes it (proc_peak_rss()): the final image's
  * own at exit, else the highest the samples saw, else rusage's at exit.
  */
-static void process_peak(struct store_process *p, bool exited, struct store_int own, struct store_int maxrss,
-			 struct store_int sampled)
+static void process_peak(struct store_process *p)
 {
-	if (exited && own.known) {
-		p->peak_rss_bytes = own;
+	bool exited = p->from.exited;
+
+	if (exited && p->from.own_peak.known) {
+		p->peak_rss_bytes = p->from.own_peak;
 		p->peak_rss_source = "exit";
-	} else if (sampled.known) {
-		p->peak_rss_bytes = sampled;
+	} else if (p->from.sampled_peak.known) {
+		p->peak_rss_bytes = p->from.sampled_peak;
 		p->peak_rss_source = "sampled";
-	} else if (exited && maxrss.known) {
-		p->peak_rss_bytes = maxrss;
+	} else if (exited && p->from.maxrss.known) {
+		p->peak_rss_bytes = p->from.maxrss;
 		p->peak_rss_source = "rusage";
 	}
 }
 
 /* I/O figures exist only where the kernel accounted them; network ones at exit if traced, else sampled. */
-static void process_io(struct store_process *p, bool exited, struct store_int exit_flags,
-		       struct store_int state_flags, struct store_int sampled_tx, struct store_int sampled_rx)
+static void process_io(struct store_process *p)
 {
-	bool io = exited && !(exit_flags.known && (exit_flags.v & TR_EXIT_NO_IO_ACCOUNTING));
-	bool net_at_exit = exited && state_flags.known && (state_flags.v & TR_PSTATE_TRACED);
+	struct store_int exit_flags = p->from.exit_flags, state_flags = p->from.state_flags;
+	bool traced = state_flags.known && (state_flags.v & TR_PSTATE_TRACED);
+	bool io = p->from.exited && !(exit_flags.known && (exit_flags.v & TR_EXIT_NO_IO_ACCOUNTING));
 
 	if (!io)
 		p->read_bytes = p->write_bytes = p->rchar = p->wchar = unknown_int;
-	if (!net_at_exit) {
-		p->net_tx_bytes = sampled_tx;
-		p->net_rx_bytes = sampled_rx;
+	if (!(p->from.exited && traced)) {
+		p->net_tx_bytes = p->from.sampled_tx;
+		p->net_rx_bytes = p->from.sampled_rx;
 	}
-	p->files_traced = p->files_traced || (state_flags.known && (state_flags.v & TR_PSTATE_TRACED));
+	p->files_traced = p->files_traced || traced;
 }
 
-/* ST_RUN_PROCS_LIST */
+/* ST_RUN_PROCS_LIST (lake_process_select): the row, and what the report would say of its peak and I/O. */
 static void row_to_process(struct sql_stmt *st, struct lake_json *js, struct store_process *p)
 {
-	struct row c = { st, 0 };
-	struct store_int own, maxrss, sampled, exit_flags, state_flags, tx, rx;
-	const char *host, *boot;
-	bool exited;
-
-	memset(p, 0, sizeof(*p));
-	host = next_text(&c);
-	boot = next_text(&c);
-	snprintf(p->host_id, sizeof(p->host_id), "%s", host ? host : "");
-	snprintf(p->boot_id, sizeof(p->boot_id), "%s", boot ? boot : "");
-	p->tgid = next_i64(&c);
-	p->start_ns = next_i64(&c);
-	p->ppid = next_int(&c);
-	p->start_real_ns = next_int(&c);
-	p->end_real_ns = next_int(&c);
-	exited = next_i64(&c) != 0;
-	p->exit_code = next_int(&c);
-	p->signal = next_int(&c);
-	p->core_dumped = next_int(&c);
-	p->oom_killed = next_int(&c);
-	p->utime_ns = next_int(&c);
-	p->stime_ns = next_int(&c);
-	p->runtime_ns = next_int(&c);
-	own = next_int(&c);
-	maxrss = next_int(&c);
-	sampled = next_int(&c);
-	p->read_bytes = next_int(&c);
-	p->write_bytes = next_int(&c);
-	p->rchar = next_int(&c);
-	p->wchar = next_int(&c);
-	p->net_tx_bytes = next_int(&c);
-	p->net_rx_bytes = next_int(&c);
-	exit_flags = next_int(&c);
-	state_flags = next_int(&c);
-	tx = next_int(&c);
-	rx = next_int(&c);
-	p->files_traced = next_i64(&c) != 0;
-	p->exe = next_text(&c);
-	p->cwd = next_text(&c);
-	p->tool = next_text(&c);
-	p->step = next_text(&c);
-	p->argv_json = next_json(&c, js);
-	p->cgroup = next_text(&c);
-	process_peak(p, exited, own, maxrss, sampled);
-	process_io(p, exited, exit_flags, state_flags, tx, rx);
+	row_select(st, js, &lake_process_select, p, sizeof(*p)); /* no JSON array to join: it cannot fail */
+	process_peak(p);
+	process_io(p);
 }
 
 /* ST_RUN_SIGNALS_LIST */

@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "lake.h"
 #include "records.h"
+#include "db.h"
 #include "store.h"
 
 /* Column shorthands: type, NOT NULL, the version that added it. */
@@ -730,12 +731,64 @@ static const struct lake_member_skip step_unread[] = {
 const struct lake_select lake_step_select = { .table = "steps", .fields = step_fields, .nfields = N(step_fields),
 					      .skip = step_unread, .nskip = N(step_unread) };
 
+/*
+ * A run's processes with what the report would say of them (the rest of the row: docs/lake.md, "One run",
+ * says which fields a rebuilt report has): the cgroup v2 path unless it is the root (then the v1 memory
+ * hierarchy's, as report_cgroup_path()), the samples' highest RSS and newest network figures (a process
+ * without its exit record), whether any file access was recorded.
+ */
+#define P struct store_process
+#define SEL_EXPR(e, k, m) { .column = e, .expr = true, .kind = k, .off = offsetof(P, m), .len = sizeof(((P *)0)->m) }
+#define OF_P "s.host_id = p.host_id AND s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns"
+static const struct lake_select_field process_fields[] = {
+	SEL("host_id", LS_CHARS, P, host_id), SEL("boot_id", LS_CHARS, P, boot_id), SEL("tgid", LS_I64, P, tgid),
+	SEL("start_ns", LS_I64, P, start_ns), SEL_INT(P, ppid), SEL_INT(P, start_real_ns), SEL_INT(P, end_real_ns),
+	SEL_EXPR("CASE WHEN p.exit_ts_ns IS NOT NULL THEN 1 ELSE 0 END", LS_FLAG, from.exited), SEL_INT(P, exit_code),
+	SEL_INT(P, signal), SEL_INT(P, core_dumped), SEL_INT(P, oom_killed), SEL_INT(P, utime_ns), SEL_INT(P, stime_ns),
+	SEL_INT(P, runtime_ns), SEL("peak_rss_bytes", LS_INT, P, from.own_peak), SEL("maxrss_bytes", LS_INT, P, from.maxrss),
+	SEL_EXPR("(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s WHERE " OF_P ")", LS_INT, from.sampled_peak),
+	SEL_INT(P, read_bytes), SEL_INT(P, write_bytes), SEL_INT(P, rchar), SEL_INT(P, wchar), SEL_INT(P, net_tx_bytes),
+	SEL_INT(P, net_rx_bytes), SEL("exit_flags", LS_INT, P, from.exit_flags),
+	SEL("state_flags", LS_INT, P, from.state_flags),
+	SEL_EXPR("(SELECT s.net_tx_bytes FROM samples s WHERE " NEWEST_SAMPLE_OF_P ")", LS_INT, from.sampled_tx),
+	SEL_EXPR("(SELECT s.net_rx_bytes FROM samples s WHERE " NEWEST_SAMPLE_OF_P ")", LS_INT, from.sampled_rx),
+	SEL_EXPR("CASE WHEN EXISTS (SELECT 1 FROM files f WHERE f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
+		 "f.tgid = p.tgid AND f.start_ns = p.start_ns) THEN 1 ELSE 0 END", LS_FLAG, files_traced),
+	SEL_TEXT(P, exe), SEL_TEXT(P, cwd), SEL_TEXT(P, tool), SEL_TEXT(P, step), SEL("argv", LS_JSON, P, argv_json),
+	SEL_EXPR("coalesce(CASE WHEN c2.path <> '/' THEN c2.path END, c1.path, c2.path)", LS_TEXT, cgroup),
+};
+#undef P
+/* What a rebuilt report leaves out (docs/lake.md, "One run": the DESIGN.md fields and peak_rss_source). */
+#define NOT_REBUILT(c) { c, "not in a rebuilt report's process (docs/lake.md, \"One run\", says which fields are)" }
+static const struct lake_member_skip process_unread[] = {
+	NOT_REBUILT("parent_start_ns"), NOT_REBUILT("uid"), NOT_REBUILT("gid"), NOT_REBUILT("comm"),
+	NOT_REBUILT("env"), NOT_REBUILT("exec_flags"), NOT_REBUILT("execs"), NOT_REBUILT("mnt_ns"),
+	NOT_REBUILT("pid_ns"), NOT_REBUILT("cancelled_write_bytes"), NOT_REBUILT("syscr"), NOT_REBUILT("syscw"),
+	NOT_REBUILT("nvcsw"), NOT_REBUILT("nivcsw"), NOT_REBUILT("min_flt"), NOT_REBUILT("maj_flt"),
+	NOT_REBUILT("run_delay_ns"), NOT_REBUILT("nr_threads"), NOT_REBUILT("iowait_ns"), NOT_REBUILT("blocked_ns"),
+	NOT_REBUILT("net_wait_ns"), NOT_REBUILT("files_dropped"), NOT_REBUILT("memcg_peak_bytes"),
+	NOT_REBUILT("reclaim_ns"), NOT_REBUILT("memcg_limit_bytes"), NOT_REBUILT("cpu_quota_millicores"),
+	NOT_REBUILT("cpus_allowed"), NOT_REBUILT("preexisting"),
+	{ "cgroup_id", "joined to its path (cgroups c2): the cgroup the row gives" },
+	{ "cgroup_v1_id", "joined to its path (cgroups c1): the cgroup the row gives where the v2 one is the root" },
+	{ "fork_ts_ns", "when its fork was seen: start_ns is its start" },
+	{ "exec_ts_ns", "when its last exec was seen: a rebuilt report names the exec, not when" },
+	{ "exit_ts_ns", "when its exit was seen (monotonic): read as whether it exited; end_real_ns is the end" },
+	{ "exit_raw", "the wait status as the kernel gave it: exit_code, signal and core_dumped are made of it" },
+	{ "last_pid", "the thread whose exit ended the process: tgid names the process" },
+	{ "run_id", "the run whose processes are read: the statement's WHERE" },
+};
+const struct lake_select lake_process_select = { .table = "processes", .alias = "p", .fields = process_fields,
+						 .nfields = N(process_fields), .skip = process_unread,
+						 .nskip = N(process_unread) };
+
 int lake_select_sql(const struct lake_select *sel, const char *tail, struct obuf *o)
 {
 	obuf_puts(o, "SELECT ");
 	for (unsigned i = 0; i < sel->nfields; i++)
-		obuf_printf(o, "%s%s", i ? ", " : "", sel->fields[i].column);
-	obuf_printf(o, " FROM %s%s", sel->table, tail);
+		obuf_printf(o, "%s%s%s%s", i ? ", " : "", sel->alias && !sel->fields[i].expr ? sel->alias : "",
+			    sel->alias && !sel->fields[i].expr ? "." : "", sel->fields[i].column);
+	obuf_printf(o, " FROM %s%s%s%s", sel->table, sel->alias ? " " : "", sel->alias ? sel->alias : "", tail);
 	return o->err;
 }
 

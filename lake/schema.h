@@ -326,6 +326,7 @@ enum lake_select_kind {
 	LS_REAL,    /* double; at off2 a bool, whether the column is a number */
 	LS_JOINED,  /* const char *: a JSON array's values joined by sep (lake_json_join); at off2 the array's
 		     * text if it is valid JSON, else NULL */
+	LS_JSON,    /* const char *: the column's JSON text if it is valid JSON (lake_json_valid), else NULL */
 };
 
 /* One column a read selects, and where it goes. */
@@ -344,16 +345,20 @@ struct lake_select_field {
  */
 struct lake_select {
 	const char *table;
+	const char *alias; /* the table's name in the statement (its columns then written alias.column); NULL: none */
 	const struct lake_select_field *fields;
 	unsigned nfields;
 	const struct lake_member_skip *skip; /* member: a column's name */
 	unsigned nskip;
 };
 
-/* A run's row (store_run: ST_RUNS_LIST, ST_RUN_BY_*); a step's (store_step: ST_RUN_STEPS_LIST). */
-extern const struct lake_select lake_run_select, lake_step_select;
+/*
+ * A run's row (store_run: ST_RUNS_LIST, ST_RUN_BY_*); a step's (store_step: ST_RUN_STEPS_LIST); a run's
+ * process (store_process: ST_RUN_PROCS_LIST, the table as "p", its cgroups joined as c2 and c1).
+ */
+extern const struct lake_select lake_run_select, lake_step_select, lake_process_select;
 
-/* `SELECT column, ... FROM table` and then tail (" WHERE ..."), built into o. 0, or o's error. */
+/* `SELECT column, ... FROM table [alias]` and then tail (" WHERE ..."), built into o. 0, or o's error. */
 int lake_select_sql(const struct lake_select *sel, const char *tail, struct obuf *o);
 
 /* The first schema version a PostgreSQL lake can have: none was made before version 8. */

@@ -139,27 +139,6 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  "FROM runs WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2)",
 	[ST_LOST_RUNS] = "UPDATE runs SET state = 'lost' WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2",
 	/* ---- reading: read.c's row functions read these columns in this order ---- */
-	/*
-	 * A run's processes with what the report would say of them: the cgroup v2 path unless it is the
-	 * root (then the v1 memory hierarchy's, as report_cgroup_path()), the samples' highest RSS and newest
-	 * network figures (a process without its exit record), whether any file access was recorded.
-	 */
-	[ST_RUN_PROCS_LIST] =
-		"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.ppid, p.start_real_ns, p.end_real_ns, "
-		"CASE WHEN p.exit_ts_ns IS NOT NULL THEN 1 ELSE 0 END, p.exit_code, p.signal, p.core_dumped, "
-		"p.oom_killed, p.utime_ns, p.stime_ns, p.runtime_ns, p.peak_rss_bytes, p.maxrss_bytes, "
-		"(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s WHERE s.host_id = p.host_id AND "
-		"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns), "
-		"p.read_bytes, p.write_bytes, p.rchar, p.wchar, p.net_tx_bytes, p.net_rx_bytes, p.exit_flags, "
-		"p.state_flags, (SELECT s.net_tx_bytes FROM samples s WHERE " NEWEST_SAMPLE_OF_P "), "
-		"(SELECT s.net_rx_bytes FROM samples s WHERE " NEWEST_SAMPLE_OF_P "), "
-		"CASE WHEN EXISTS (SELECT 1 FROM files f WHERE f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
-		"f.tgid = p.tgid AND f.start_ns = p.start_ns) THEN 1 ELSE 0 END, p.exe, p.cwd, p.tool, p.step, p.argv, "
-		"coalesce(CASE WHEN c2.path <> '/' THEN c2.path END, c1.path, c2.path) "
-		"FROM processes p LEFT JOIN cgroups c2 ON c2.host_id = p.host_id AND c2.boot_id = p.boot_id AND "
-		"c2.v1 = 0 AND c2.cgroup_id = p.cgroup_id LEFT JOIN cgroups c1 ON c1.host_id = p.host_id AND "
-		"c1.boot_id = p.boot_id AND c1.v1 = 1 AND c1.cgroup_id = p.cgroup_v1_id "
-		"WHERE p.run_id = ?1 ORDER BY p.start_ns, p.tgid",
 	/* One row per path, its opens' modes merged, in order of first access. */
 	[ST_PROC_FILES_LIST] = "SELECT path, CASE WHEN max(CASE WHEN mode IN ('r', 'rw') THEN 1 ELSE 0 END) = 1 AND "
 			       "max(CASE WHEN mode IN ('w', 'rw') THEN 1 ELSE 0 END) = 1 THEN 'rw' "
@@ -262,6 +241,11 @@ static const struct {
 	[ST_RUN_BY_KEY] = { &lake_run_select, " WHERE run_key = ?1 ORDER BY run_id" },
 	[ST_RUN_BY_NAME] = { &lake_run_select, " WHERE pipeline_run_id = ?1 ORDER BY run_id" },
 	[ST_RUN_STEPS_LIST] = { &lake_step_select, " WHERE run_id = ?1 ORDER BY idx" },
+	[ST_RUN_PROCS_LIST] = { &lake_process_select,
+				" LEFT JOIN cgroups c2 ON c2.host_id = p.host_id AND c2.boot_id = p.boot_id AND c2.v1 = 0 "
+				"AND c2.cgroup_id = p.cgroup_id LEFT JOIN cgroups c1 ON c1.host_id = p.host_id AND "
+				"c1.boot_id = p.boot_id AND c1.v1 = 1 AND c1.cgroup_id = p.cgroup_v1_id "
+				"WHERE p.run_id = ?1 ORDER BY p.start_ns, p.tgid" },
 };
 static char *select_text[ST_COUNT]; /* malloc'd once; NULL where none could be made */
 static pthread_once_t select_text_once = PTHREAD_ONCE_INIT;

@@ -228,6 +228,13 @@ struct store_process {
 	const char *cgroup;         /* its cgroup v2 path, NULL if unknown */
 	const char *peak_rss_source; /* exit, sampled, rusage; NULL with no peak */
 	bool files_traced;          /* its file accesses were traced: store_process_files lists them */
+	/* What the row says that the peak, its source and the I/O and network figures above are made of. */
+	struct {
+		bool exited;        /* its exit record arrived */
+		struct store_int own_peak, maxrss, sampled_peak; /* the image's at exit, rusage's, the samples' */
+		struct store_int exit_flags, state_flags;        /* the exit record's TR_EXIT_*, TR_PSTATE_* */
+		struct store_int sampled_tx, sampled_rx;         /* the newest sample's network bytes */
+	} from;
 };
 
 /* A file a process opened, the modes of all its opens of that path merged. */

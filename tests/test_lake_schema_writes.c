@@ -645,7 +645,7 @@ static void select_covered(const struct lake_select *sel, size_t size, char *why
 		const struct lake_select_field *f = &sel->fields[j];
 		size_t n[] = { [LS_I64] = sizeof(int64_t), [LS_INT] = sizeof(struct store_int),
 			       [LS_TEXT] = sizeof(char *), [LS_CHARS] = f->len, [LS_FLAG] = sizeof(bool),
-			       [LS_REAL] = sizeof(double), [LS_JOINED] = sizeof(char *) };
+			       [LS_REAL] = sizeof(double), [LS_JOINED] = sizeof(char *), [LS_JSON] = sizeof(char *) };
 		size_t n2 = f->kind == LS_REAL ? sizeof(bool) : f->kind == LS_JOINED ? sizeof(char *) : 0;
 		bool known = false;
 
@@ -653,7 +653,7 @@ static void select_covered(const struct lake_select *sel, size_t size, char *why
 			known |= !t->cols[i].until && !strcmp(t->cols[i].name, f->column);
 		if (!f->expr && !known)
 			snprintf(why, len, "%s: no column %s (a read selects it)", t->name, f->column);
-		else if (f->kind > LS_JOINED || !n[f->kind] || f->off + n[f->kind] > size || f->off2 + n2 > size)
+		else if (f->kind > LS_JSON || !n[f->kind] || f->off + n[f->kind] > size || f->off2 + n2 > size)
 			snprintf(why, len, "%s: %s into no member of the struct", t->name, f->column);
 		for (size_t b = f->off; !*why && b < f->off + n[f->kind]; b++)
 			if (filled[b]++)
@@ -680,11 +680,12 @@ static void select_covered(const struct lake_select *sel, size_t size, char *why
 }
 
 /*
- * A run's and a step's reads (lake_run_select, lake_step_select): every column of runs and steps is read into
- * store_run and store_step or skipped with the reason, no member filled twice; and a column left out, one the
+ * A run's, a step's and a process's reads (lake_run_select, lake_step_select, lake_process_select): every
+ * column of runs, steps and processes is read into store_run, store_step and store_process or skipped with the
+ * reason, no member filled twice; and a column left out, one the
  * table lacks, a skip without a reason and a member filled twice are each found.
  */
-static void every_column_of_runs_and_steps_is_read_or_skipped_with_why(void **state)
+static void every_column_of_runs_steps_and_processes_is_read_or_skipped_with_why(void **state)
 {
 	static const struct lake_select_field twice[] = {
 		{ .column = "run_id", .kind = LS_I64, .off = offsetof(struct store_step, idx) },
@@ -699,6 +700,9 @@ static void every_column_of_runs_and_steps_is_read_or_skipped_with_why(void **st
 	if (*why)
 		fail_msg("%s", why);
 	select_covered(&lake_step_select, sizeof(struct store_step), why, sizeof(why));
+	if (*why)
+		fail_msg("%s", why);
+	select_covered(&lake_process_select, sizeof(struct store_process), why, sizeof(why));
 	if (*why)
 		fail_msg("%s", why);
 	bad.nfields--; /* memory_limit_bytes left out */
@@ -722,6 +726,8 @@ static void every_column_of_runs_and_steps_is_read_or_skipped_with_why(void **st
 	assert_string_equal(why, "steps.run_id: read 2 times (a select or a skip with its reason, once)");
 	assert_non_null(strstr(lake_stmt_sql(ST_RUN_BY_ID), ", uid FROM runs WHERE run_id = ?1"));
 	assert_non_null(strstr(lake_stmt_sql(ST_RUN_STEPS_LIST), "SELECT idx, step_id, name, "));
+	assert_non_null(strstr(lake_stmt_sql(ST_RUN_PROCS_LIST), "SELECT p.host_id, p.boot_id, p.tgid, "));
+	assert_non_null(strstr(lake_stmt_sql(ST_RUN_PROCS_LIST), " FROM processes p LEFT JOIN cgroups c2 ON "));
 }
 
 int main(void)
@@ -733,7 +739,7 @@ int main(void)
 		cmocka_unit_test(a_field_left_out_of_the_lake_is_found),
 		cmocka_unit_test(every_member_of_a_host_record_is_a_heartbeats_column),
 		cmocka_unit_test(an_upsert_filling_what_the_table_lacks_or_leaving_a_field_out_is_found),
-		cmocka_unit_test(every_column_of_runs_and_steps_is_read_or_skipped_with_why),
+		cmocka_unit_test(every_column_of_runs_steps_and_processes_is_read_or_skipped_with_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
