@@ -182,7 +182,8 @@ static const bool stmt_queued[ST_COUNT] = {
 	[ST_EXIT] = true, [ST_EXIT_SIGNAL] = true, [ST_OOM_MARK] = true, [ST_OOM_SIGNAL] = true,
 	[ST_CGROUP] = true, [ST_KEY_ROTATION] = true, [ST_RUN_MERGE] = true, [ST_RUN_CLEAR_STEPS] = true,
 	[ST_RUN_CLEAR_PROCS] = true, [ST_RUN_CLEAR_SIGNALS] = true, ROWS_QUEUED(ST_RUN_PROCS),
-	[ST_REPORT_SIGNAL] = true, [ST_LIVE_SIGNAL] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true, ROWS_QUEUED(ST_LIVE_STEP),
+	[ST_REPORT_SIGNAL] = true, [ST_LIVE_SIGNAL] = true, [ST_REPORT_ATTRIB] = true, [ST_LIVE_UPDATE] = true,
+	ROWS_QUEUED(ST_LIVE_STEP),
 	ROWS_QUEUED(ST_LIVE_ATTRIB), ROWS_QUEUED(ST_TOOLS), [ST_LIVE_COUNTS] = true, [ST_LOST_STEPS] = true,
 	[ST_LOST_RUNS] = true,
 };
@@ -200,7 +201,8 @@ static const char *const stmt_row_table[ST_COUNT] = {
 static const struct lake_upsert *const stmt_upsert[ST_COUNT] = {
 	[ST_EXEC] = &lake_exec_upsert, [ST_FORK] = &lake_fork_upsert, [ST_EXIT] = &lake_exit_upsert,
 	[ST_CGROUP] = &lake_cgroup_upsert, [ST_LIVE_INSERT] = &lake_live_run_insert,
-	[ST_LIVE_UPDATE] = &lake_live_run_update, ROWS_OF_UPSERT(ST_LIVE_STEP, lake_live_step_upsert), ROWS_OF_UPSERT(ST_LIVE_ATTRIB, lake_live_attrib_upsert),
+	[ST_LIVE_UPDATE] = &lake_live_run_update, ROWS_OF_UPSERT(ST_LIVE_STEP, lake_live_step_upsert),
+	ROWS_OF_UPSERT(ST_LIVE_ATTRIB, lake_live_attrib_upsert),
 	ROWS_OF_UPSERT(ST_TOOLS, lake_tools_upsert), [ST_RUN] = &lake_report_run_insert,
 	[ST_RUN_MERGE] = &lake_report_run_update, ROWS_OF_UPSERT(ST_STEPS, lake_report_step_insert),
 	ROWS_OF_UPSERT(ST_RUN_PROCS, lake_report_proc_insert), [ST_REPORT_SIGNAL] = &lake_report_signal_insert,
