@@ -2183,29 +2183,11 @@ static int rows_write(struct rows *w, enum stmt_id id, unsigned off, unsigned co
 	return rc;
 }
 
-/*
- * Whether an upsert's rows read its own table (LF_NEXT_IDX: a subquery on it). SQLite (3.40) runs a multi-row
- * INSERT whose VALUES read the table it writes through a temporary table (EXPLAIN: InitCoroutine,
- * OpenEphemeral; each row written there, then read back: 160 VM steps a step's row against 119 one a
- * statement), so on SQLite such rows go one a statement; PostgreSQL takes them 32 at a time
- * (docs/benchmarks.md, "Where PostgreSQL's time goes").
- */
-static bool upsert_reads_own_table(const struct lake_upsert *u)
-{
-	for (unsigned i = 0; i < u->nfills; i++)
-		if (u->fills[i].src.from == LF_NEXT_IDX)
-			return true;
-	return false;
-}
-
 /* Every element gathered, in order: 2^k at a time, the largest k first. */
 static int rows_flush(struct rows *w)
 {
 	unsigned off = 0, k = LAKE_ROWS_LOG_MAX;
 	int rc = STORE_OK;
-
-	if (!sql_is_pg(w->c->s->db) && upsert_reads_own_table(stmt_upsert[w->first]))
-		k = 0;
 
 	while (off < w->n && !rc) {
 		while ((1u << k) > w->n - off)
