@@ -76,6 +76,33 @@ e2e_limit_cgroup() {
 	fi
 }
 
+# e2e_write_limit_cgroup NAME PATH BPS: a cgroup whose writes to the disk holding PATH are limited to BPS
+# bytes a second, as a cloud volume's throughput limit does (v1 blkio.throttle.write_bps_device, or io.max
+# on a v2 hierarchy with the io controller). Sets CG_PROCS as e2e_limit_cgroup does; removed at exit. Skips
+# the test where PATH is on no block device or neither layout is writable.
+e2e_write_limit_cgroup() {
+	local name=$1 path=$2 bps=$3 dev cg
+	dev=$(mountpoint -d "$(stat -c %m "$path")") || e2e_fail "setup: the device of $path"
+	[ -e "/sys/dev/block/$dev" ] || e2e_skip "$path is on no block device ($dev)"
+	[ -e "/sys/dev/block/$dev/partition" ] && dev=$(cat "/sys/dev/block/$dev/../dev")
+	CG_PROCS=()
+	if [ -w /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device ]; then
+		cg=/sys/fs/cgroup/blkio/$name
+		mkdir "$cg" || e2e_fail "setup: mkdir $cg"
+		e2e_on_exit "rmdir '$cg' 2>/dev/null"
+		echo "$dev $bps" >"$cg/blkio.throttle.write_bps_device" || e2e_fail "setup: the write limit of $cg"
+	elif grep -qw io /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		echo "+io" >/sys/fs/cgroup/cgroup.subtree_control || e2e_fail "setup: enable io"
+		cg=/sys/fs/cgroup/$name
+		mkdir "$cg" || e2e_fail "setup: mkdir $cg"
+		e2e_on_exit "rmdir '$cg' 2>/dev/null"
+		echo "$dev wbps=$bps" >"$cg/io.max" || e2e_fail "setup: the write limit of $cg"
+	else
+		e2e_skip "no writable cgroup hierarchy with the blkio (v1) or io (v2) controller"
+	fi
+	CG_PROCS=("$cg/cgroup.procs")
+}
+
 # e2e_into_cgroup PID FILE...: moves PID into a cgroup e2e_limit_cgroup made (FILE...: its CG_PROCS).
 e2e_into_cgroup() {
 	local pid=$1 f
