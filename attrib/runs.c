@@ -9,8 +9,9 @@
 #include "tool.h"
 #include "toolrules.h"
 
-static const char *const run_env_keys[RUN_ENV_KEYS] = { "TRACER_PIPELINE", "TRACER_RUN_ID", "SLURM_JOB_ID",
-							 "AWS_BATCH_JOB_ID" };
+static const char *const run_env_keys[RUN_ENV_KEYS] = { "TRACER_PIPELINE",  "TRACER_RUN_ID",   "SLURM_JOB_ID",
+							 "AWS_BATCH_JOB_ID", "SLURM_JOB_NAME",  "SLURM_SUBMIT_DIR",
+							 "SLURM_SUBMIT_HOST" };
 
 const char *run_detect_name(enum run_detect d)
 {

@@ -63,7 +63,11 @@ struct run_fold {
 	uint64_t cpu_ns, read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 };
 
-enum run_env { RUN_ENV_PIPELINE, RUN_ENV_RUN_ID, RUN_ENV_SLURM, RUN_ENV_AWS, RUN_ENV_KEYS };
+enum run_env {
+	RUN_ENV_PIPELINE, RUN_ENV_RUN_ID, RUN_ENV_SLURM, RUN_ENV_AWS,
+	RUN_ENV_SLURM_NAME, RUN_ENV_SUBMIT_DIR, RUN_ENV_SUBMIT_HOST, /* a SLURM job's: its join (docs/live.md) */
+	RUN_ENV_KEYS
+};
 
 struct run {
 	bool used;

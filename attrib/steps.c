@@ -1061,10 +1061,11 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 /* Run identity                                                       */
 /* ------------------------------------------------------------------ */
 
-enum { RUN_PIPELINE, RUN_ID, RUN_SLURM, RUN_AWS, RUN_KEYS };
+enum { RUN_PIPELINE, RUN_ID, RUN_SLURM, RUN_AWS, RUN_SLURM_NAME, RUN_SUBMIT_DIR, RUN_SUBMIT_HOST, RUN_KEYS };
 
-static const char *const run_keys[RUN_KEYS] = { "TRACER_PIPELINE", "TRACER_RUN_ID", "SLURM_JOB_ID",
-						  "AWS_BATCH_JOB_ID" };
+static const char *const run_keys[RUN_KEYS] = { "TRACER_PIPELINE",  "TRACER_RUN_ID",    "SLURM_JOB_ID",
+						  "AWS_BATCH_JOB_ID", "SLURM_JOB_NAME",   "SLURM_SUBMIT_DIR",
+						  "SLURM_SUBMIT_HOST" };
 
 struct run_scan {
 	const char *value[RUN_KEYS];
@@ -1145,6 +1146,9 @@ static void run_finish(struct steps *s, const struct run_scan *r)
 	s->run.run_id = keep_str(s, r->value[RUN_ID], STEP_NAME_MAX - 1);
 	s->run.slurm_job_id = keep_str(s, r->value[RUN_SLURM], STEP_NAME_MAX - 1);
 	s->run.aws_batch_job_id = keep_str(s, r->value[RUN_AWS], STEP_NAME_MAX - 1);
+	s->run.slurm_job_name = keep_str(s, r->value[RUN_SLURM_NAME], STEP_NAME_MAX - 1);
+	s->run.slurm_submit_dir = keep_str(s, r->value[RUN_SUBMIT_DIR], TR_CWD_MAX);
+	s->run.slurm_submit_host = keep_str(s, r->value[RUN_SUBMIT_HOST], STEP_NAME_MAX - 1);
 	if (r->engine) {
 		run_engine(s, r->engine);
 		return;

@@ -125,6 +125,9 @@ struct run_info {
 	const char *run_id;            /* TRACER_RUN_ID */
 	const char *slurm_job_id;      /* SLURM_JOB_ID */
 	const char *aws_batch_job_id;  /* AWS_BATCH_JOB_ID */
+	const char *slurm_job_name;    /* SLURM_JOB_NAME */
+	const char *slurm_submit_dir;  /* SLURM_SUBMIT_DIR */
+	const char *slurm_submit_host; /* SLURM_SUBMIT_HOST */
 	const char *engine;            /* "nextflow", "snakemake", "cwltool" */
 	const char *run_name;          /* Nextflow: -name NAME */
 	const char *engine_dir;        /* the engine's launch directory (Snakemake: the Snakefile's, see docs) */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "parse.h"
@@ -184,6 +185,19 @@ void hostid_read_size(const char *meminfo_path, struct hostid *out)
 	}
 	if (!out->memory_bytes && !sysinfo(&si) && si.mem_unit && si.totalram <= UINT64_MAX / si.mem_unit)
 		out->memory_bytes = (uint64_t)si.totalram * si.mem_unit;
+}
+
+void hostid_read_name(struct hostid *out)
+{
+	struct utsname u;
+
+	out->name[0] = 0;
+	if (uname(&u) || !strcmp(u.nodename, "(none)"))
+		return;
+	for (const char *c = u.nodename; *c; c++)
+		if (*c <= ' ' || *c > '~')
+			return; /* a name of blanks or control bytes says nothing we could compare */
+	set_text(out->name, sizeof(out->name), u.nodename);
 }
 
 void hostid_apply_config(struct hostid *h, const struct tracer_config *cfg)

@@ -44,6 +44,7 @@ enum hostid_source { HOSTID_UNKNOWN = 0, HOSTID_FROM_DMI, HOSTID_FROM_CONFIG };
 
 /* Every string is "" when unknown; every number 0 when unknown. */
 struct hostid {
+	char name[HOSTID_NAME_MAX];      /* uname's nodename (a SLURM job's SLURM_SUBMIT_HOST names it) */
 	char cloud[HOSTID_CLOUD_MAX];
 	char instance_type[HOSTID_NAME_MAX];
 	char instance_id[HOSTID_NAME_MAX];
@@ -70,6 +71,12 @@ int hostid_read(const char *dmi_dir, struct hostid *out);
  * (HOSTID_MEMINFO), else sysinfo()'s total; each 0 when unknown.
  */
 void hostid_read_size(const char *meminfo_path, struct hostid *out);
+
+/*
+ * The host's name: uname()'s nodename (what gethostname() says); "" when
+ * uname fails, the kernel's "(none)", or a byte is not printable ASCII.
+ */
+void hostid_read_name(struct hostid *out);
 
 /* The config's keys (cloud, instance_type, region, price_per_hour) over what DMI said, where set. */
 void hostid_apply_config(struct hostid *h, const struct tracer_config *cfg);

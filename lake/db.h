@@ -95,6 +95,11 @@ enum stmt_id {
 	ST_LIVE_COUNTS,
 	ST_LOST_STEPS,
 	ST_LOST_RUNS,
+	ST_JOIN_JOB,
+	ST_JOIN_CANDIDATES,
+	ST_JOIN_SET,
+	ST_JOIN_SBATCH_CWD,
+	ST_JOIN_WAITING,
 	ST_RUNS_LIST,
 	ST_RUN_BY_ID,
 	ST_RUN_BY_KEY,
@@ -144,6 +149,13 @@ struct store {
 	struct run_known *known; /* known_cap entries, nknown used */
 	uint32_t *known_slot;    /* open addressing: 2 * known_cap slots, entry index + 1 (0: empty) */
 	uint32_t nknown, known_cap;
+	/* The batch's cluster jobs and sbatches, joined once its records are in (store.c, join_jobs()). */
+	int64_t *join_runs;      /* runs with a SLURM submit directory that its records wrote */
+	uint32_t njoin_runs, join_runs_cap;
+	int64_t (*join_procs)[2]; /* sbatches its live records attributed: pid, start (its boot's monotonic ns) */
+	uint32_t njoin_procs, join_procs_cap;
+	char **join_dirs;        /* directories sbatches its run reports attributed ran in */
+	uint32_t njoin_dirs, join_dirs_cap;
 };
 
 /* Before a batch received at now_ns: store_maintain() when due (maintain.c). */

@@ -88,6 +88,7 @@
 
 #define IDX(n, c, u, v) { .name = n, .columns = c, .unique = u, .since = v }
 #define IDX_UNTIL(n, c, u, v, w) { .name = n, .columns = c, .unique = u, .since = v, .until = w }
+#define IDX_WHERE(n, c, w, v) { .name = n, .columns = c, .where = w, .since = v }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define TABLE(n, v, c, ...) { .name = n, .since = v, .cols = c, .ncols = N(c), __VA_ARGS__ }
@@ -166,7 +167,11 @@ static const struct lake_column processes_cols[] = {
 	/* 12: it ran before the processor started (a live record's attribution says so) */
 	INTV("preexisting", 12),
 };
-static const struct lake_index processes_idx[] = { IDX("processes_run", "run_id", false, 3) };
+static const struct lake_index processes_idx[] = {
+	IDX("processes_run", "run_id", false, 3),
+	/* 13: the sbatch that submitted a cluster job, by the directory the job says it was submitted from */
+	IDX_WHERE("processes_sbatch", "cwd", "comm = 'sbatch'", 13),
+};
 
 #define SAMPLE(n) R_UINT(#n, 0, 1, struct tr_sample, n, 0)
 #define SAMPLE_NN(n) R_UINT(#n, LK_NOT_NULL, 1, struct tr_sample, n, 0)
@@ -269,12 +274,18 @@ static const struct lake_column runs_cols[] = {
 	TEXTV("host_cloud", 4), TEXTV("host_instance_type", 4), TEXTV("host_instance_id", 4), TEXTV("host_region", 4),
 	INTV("host_cpus", 4), INTV("host_memory_bytes", 4), REALV("host_price_per_hour", 4), INTV("uid", 4),
 	STREAM,
+	/* 13: cluster jobs joined to the run that submitted them (docs/live.md, "Cluster jobs") */
+	TEXTV("host_name", 13), TEXTV("slurm_job_name", 13), TEXTV("slurm_submit_dir", 13),
+	TEXTV("slurm_submit_host", 13), INTV("joined_run_id", 13), TEXTV("joined_step_id", 13),
+	INTV("submitted_ns", 13),
 };
 static const struct lake_index runs_idx[] = {
 	IDX("runs_pipeline_run", "pipeline_run_id", false, 1),
 	IDX("runs_key", "host_id, run_key", true, 3),
 	IDX("runs_host_state", "host_id, state", false, 3),
 	IDX("runs_run_key", "run_key", false, 9), /* 9: tracer report KEY (ST_RUN_BY_KEY) */
+	/* 13: the cluster jobs a new sbatch may have submitted (ST_JOIN_WAITING) */
+	IDX_WHERE("runs_unjoined", "slurm_submit_dir", "joined_run_id IS NULL AND slurm_submit_dir IS NOT NULL", 13),
 };
 
 static const struct lake_column steps_cols[] = {
@@ -319,6 +330,8 @@ static const struct lake_column heartbeats_cols[] = {
 	J("host_instance_id", LK_TEXT, "host.instance_id", LJ_TEXT), J("host_region", LK_TEXT, "host.region", LJ_TEXT),
 	J("host_cpus", LK_INT, "host.cpus", LJ_COUNT), J("host_memory_bytes", LK_INT, "host.memory_bytes", LJ_COUNT),
 	J("host_price_per_hour", LK_REAL, "host.price_per_hour", LJ_PRICE), B_STREAM, B_RECEIVED(9),
+	{ .name = "host_name", .type = LK_TEXT, .since = 13,
+	  .src = { .from = LF_JSON, .json = "host.name", .rule = LJ_TEXT } },
 };
 static const struct lake_index heartbeats_idx[] = {
 	IDX("heartbeats_host_start", "host_id, start_ns", false, 5),
@@ -440,7 +453,8 @@ const struct lake_upsert lake_cgroup_upsert = UPSERT("cgroups", cgroup_fills, st
 	GIVEN("host_cloud", "host.cloud", LJ_TEXT), GIVEN("host_instance_type", "host.instance_type", LJ_TEXT),  \
 		GIVEN("host_instance_id", "host.instance_id", LJ_TEXT), GIVEN("host_region", "host.region", LJ_TEXT), \
 		GIVEN("host_cpus", "host.cpus", LJ_COUNT), GIVEN("host_memory_bytes", "host.memory_bytes", LJ_COUNT), \
-		GIVEN("host_price_per_hour", "host.price_per_hour", LJ_PRICE), GIVEN("uid", "uid", LJ_COUNT)
+		GIVEN("host_price_per_hour", "host.price_per_hour", LJ_PRICE), GIVEN("uid", "uid", LJ_COUNT), \
+		GIVEN("host_name", "host.name", LJ_TEXT)
 static const struct lake_fill live_run_fills[] = {
 	FILL("run_id", LM_WHERE, { .from = LF_RUN }),
 	FILL("host_id", LM_INSERT, { .from = LF_HOST }), FILL("boot_id", LM_INSERT, { .from = LF_BOOT }),
@@ -451,7 +465,8 @@ static const struct lake_fill live_run_fills[] = {
 	MEMBER("pipeline_run_id", "run_id", LJ_TEXT), SAME(engine, LJ_TEXT), SAME(run_name, LJ_TEXT),
 	SAME(state, LJ_STATE), SAME(detected_by, LJ_TEXT), MEMBER("last_update_ns", "update_ns", LJ_INT),
 	FILL("update_seq", LM_NEWER, J_SRC("update", LJ_INT)), SAME(root_pid, LJ_INT), SAME(preexisting, LJ_BOOL),
-	SAME(slurm_job_id, LJ_TEXT), SAME(aws_batch_job_id, LJ_TEXT), SAME(processes, LJ_INT),
+	SAME(slurm_job_id, LJ_TEXT), SAME(aws_batch_job_id, LJ_TEXT), SAME(slurm_job_name, LJ_TEXT),
+	SAME(slurm_submit_dir, LJ_TEXT), SAME(slurm_submit_host, LJ_TEXT), SAME(processes, LJ_INT),
 	SAME(running_processes, LJ_INT), MEMBER("cpu_ns", "totals.cpu_ns", LJ_INT),
 	MEMBER("read_bytes", "totals.read_bytes", LJ_INT), MEMBER("write_bytes", "totals.write_bytes", LJ_INT),
 	MEMBER("rchar", "totals.rchar", LJ_INT), MEMBER("wchar", "totals.wchar", LJ_INT),
@@ -532,6 +547,9 @@ static const struct lake_fill report_run_fills[] = {
 	MEMBER("pipeline_run_id", "run.run_id", LJ_TEXT), MEMBER("engine", "run.engine", LJ_TEXT),
 	MEMBER("run_name", "run.run_name", LJ_TEXT), MEMBER("run_key", "run.key", LJ_KEY),
 	MEMBER("slurm_job_id", "run.slurm_job_id", LJ_TEXT), MEMBER("aws_batch_job_id", "run.aws_batch_job_id", LJ_TEXT),
+	MEMBER("slurm_job_name", "run.slurm_job_name", LJ_TEXT),
+	MEMBER("slurm_submit_dir", "run.slurm_submit_dir", LJ_TEXT),
+	MEMBER("slurm_submit_host", "run.slurm_submit_host", LJ_TEXT),
 	FILL("summary", LM_NEW, { .from = LF_ROOT_JSON, .json = "summary", .rule = LJ_TEXT }),
 	FILL("detected_by", LM_NEW, { .from = LF_CONST, .json = "tracer_run" }), MEMBER("processes", "processes", LJ_LENGTH),
 	MEMBER("steps", "steps", LJ_LENGTH), MEMBER("signals", "signals", LJ_LENGTH), HOST_GIVEN,
@@ -698,7 +716,8 @@ static const struct lake_select_field run_fields[] = {
 	SEL_INT(R, host_cpus), SEL_INT(R, host_memory_bytes),
 	{ .column = "host_price_per_hour", .kind = LS_REAL, .off = offsetof(R, host_price_per_hour),
 	  .off2 = offsetof(R, host_price_known) },
-	SEL_INT(R, uid),
+	SEL_INT(R, uid), SEL_TEXT(R, host_name), SEL_TEXT(R, slurm_job_name), SEL_TEXT(R, slurm_submit_dir),
+	SEL_TEXT(R, slurm_submit_host), SEL_INT(R, joined_run_id), SEL_TEXT(R, joined_step_id), SEL_INT(R, submitted_ns),
 };
 #undef R
 static const struct lake_member_skip run_unread[] = {
@@ -1094,9 +1113,11 @@ static void sqlite_create(struct obuf *o, const struct lake_table *t, const char
 	obuf_printf(o, ")%s;\n", t->without_rowid ? " WITHOUT ROWID" : "");
 }
 
-static void sqlite_index(struct obuf *o, const struct lake_table *t, const struct lake_index *x)
+/* CREATE INDEX, the same on both backends (a partial one's WHERE too). */
+static void index_ddl(struct obuf *o, const struct lake_table *t, const struct lake_index *x)
 {
-	obuf_printf(o, "CREATE %sINDEX %s ON %s (%s);\n", x->unique ? "UNIQUE " : "", x->name, t->name, x->columns);
+	obuf_printf(o, "CREATE %sINDEX %s ON %s (%s)%s%s;\n", x->unique ? "UNIQUE " : "", x->name, t->name,
+		    x->columns, x->where ? " WHERE " : "", x->where ? x->where : "");
 }
 
 /* Version v changed t's key: a new table of v's layout takes the rows (its new columns their defaults). */
@@ -1117,7 +1138,7 @@ static void sqlite_rebuild(struct obuf *o, const struct lake_table *t, int v)
 	obuf_printf(o, "DROP TABLE %s;\nALTER TABLE lake_rebuilt RENAME TO %s;\n", t->name, t->name);
 	for (unsigned j = 0; j < t->nidx; j++)
 		if (LIVE_AT(&t->idx[j], v))
-			sqlite_index(o, t, &t->idx[j]);
+			index_ddl(o, t, &t->idx[j]);
 }
 
 /* Version v's changes to the tables of before it, but for those it rebuilds. */
@@ -1145,7 +1166,7 @@ int lake_schema_sqlite(int from, int to, struct obuf *o)
 		for (unsigned i = 0; i < lake_ntables; i++)
 			for (unsigned j = 0; j < lake_tables[i].nidx && lake_tables[i].since <= to; j++)
 				if (LIVE_AT(&lake_tables[i].idx[j], to))
-					sqlite_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+					index_ddl(o, &lake_tables[i], &lake_tables[i].idx[j]);
 		obuf_printf(o, "INSERT INTO schema_version VALUES (%d);\n", to);
 		return 0;
 	}
@@ -1178,7 +1199,7 @@ int lake_schema_sqlite(int from, int to, struct obuf *o)
 
 			for (unsigned j = 0; j < t->nidx; j++)
 				if (t->idx[j].since == v && (t->since == v || t->rebuilt != v))
-					sqlite_index(o, t, &t->idx[j]);
+					index_ddl(o, t, &t->idx[j]);
 		}
 		obuf_printf(o, "UPDATE schema_version SET version = %d;\n", v);
 	}
@@ -1237,7 +1258,7 @@ static void pg_column(struct obuf *o, const struct lake_table *t, const struct l
 		obuf_printf(o, " CONSTRAINT %s_%s_check CHECK (%s)", t->name, c->name, c->check);
 }
 
-/* CREATE TABLE with the columns and keys of version v (its indexes: pg_index). */
+/* CREATE TABLE with the columns and keys of version v (its indexes: index_ddl). */
 static void pg_create(struct obuf *o, const struct lake_table *t, int v)
 {
 	const char *sep = "";
@@ -1261,10 +1282,6 @@ static void pg_create(struct obuf *o, const struct lake_table *t, int v)
 	obuf_printf(o, ")%s;\n", parts ? " PARTITION BY RANGE (" LAKE_PARTITION_COLUMN ")" : "");
 }
 
-static void pg_index(struct obuf *o, const struct lake_table *t, const struct lake_index *x)
-{
-	obuf_printf(o, "CREATE %sINDEX %s ON %s (%s);\n", x->unique ? "UNIQUE " : "", x->name, t->name, x->columns);
-}
 
 /* The columns version v added to a table of before it. */
 static void pg_add_columns(struct obuf *o, const struct lake_table *t, int v)
@@ -1336,7 +1353,7 @@ static void pg_new_lake(struct obuf *o, int to)
 	for (unsigned i = 0; i < lake_ntables; i++)
 		for (unsigned j = 0; j < lake_tables[i].nidx && lake_tables[i].since <= to; j++)
 			if (LIVE_AT(&lake_tables[i].idx[j], to))
-				pg_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+				index_ddl(o, &lake_tables[i], &lake_tables[i].idx[j]);
 	pg_lz4_since(o, 0, to);
 	obuf_printf(o, "INSERT INTO schema_version VALUES (%d);\n", to);
 }
@@ -1374,7 +1391,7 @@ static void pg_repartition(struct obuf *o, const struct lake_table *t, int v)
 	obuf_puts(o, " FROM lake_old;\nDROP TABLE lake_old;\n");
 	for (unsigned j = 0; j < t->nidx; j++)
 		if (LIVE_AT(&t->idx[j], v))
-			pg_index(o, t, &t->idx[j]);
+			index_ddl(o, t, &t->idx[j]);
 }
 
 /*
@@ -1409,7 +1426,7 @@ static void pg_upgrade(struct obuf *o, int v)
 		for (unsigned j = 0; j < lake_tables[i].nidx; j++)
 			if (lake_tables[i].idx[j].since == v &&
 			    !(lake_tables[i].since < v && lake_tables[i].partitioned == v))
-				pg_index(o, &lake_tables[i], &lake_tables[i].idx[j]);
+				index_ddl(o, &lake_tables[i], &lake_tables[i].idx[j]);
 	pg_lz4_since(o, v - 1, v);
 	obuf_printf(o, "UPDATE schema_version SET version = %d;\n", v);
 }

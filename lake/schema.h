@@ -15,7 +15,7 @@
 #include "json.h"
 
 /* The lake's schema version: what schema.c's table describes (docs/lake.md, "Versions"). */
-#define LAKE_SCHEMA_VERSION 12
+#define LAKE_SCHEMA_VERSION 13
 
 enum lake_type {
 	LK_INT,  /* a 64-bit integer */
@@ -153,7 +153,8 @@ struct lake_index {
 	const char *columns; /* "a, b" */
 	bool unique;
 	uint8_t since;
-	uint8_t until; /* the version that removed it; 0: none did */
+	uint8_t until;     /* the version that removed it; 0: none did */
+	const char *where; /* a partial index's condition; NULL: every row */
 };
 
 struct lake_table {

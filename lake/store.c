@@ -39,6 +39,7 @@
 
 #include "batch.h"
 #include "decode.h"
+#include "join.h"
 #include "json.h"
 #include "lake.h"
 #include "records.h"
@@ -138,6 +139,21 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_LOST_STEPS] = "UPDATE steps SET state = 'lost' WHERE state = 'running' AND run_id IN (SELECT run_id "
 			  "FROM runs WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2)",
 	[ST_LOST_RUNS] = "UPDATE runs SET state = 'lost' WHERE host_id = ?1 AND state = 'running' AND boot_id <> ?2",
+	/* Cluster jobs joined to the run that submitted them (lake/join.h, join_jobs()). */
+	[ST_JOIN_JOB] = "SELECT slurm_submit_dir, slurm_submit_host, slurm_job_name, start_ns FROM runs WHERE run_id = ?1 "
+			"AND joined_run_id IS NULL AND slurm_submit_dir IS NOT NULL AND start_ns IS NOT NULL",
+	/* The sbatches of a traced run in the job's directory, newest first, that started before the job (give or
+	 * take JOIN_SKEW_NS) in a run that had not ended then (a head waits for its jobs). */
+	[ST_JOIN_CANDIDATES] = "SELECT p.run_id, p.step, p.start_real_ns, p.argv, h.host_name FROM processes p "
+			       "JOIN runs h ON h.run_id = p.run_id WHERE p.comm = 'sbatch' AND p.cwd = ?1 AND "
+			       "p.run_id <> ?2 AND p.start_real_ns <= ?3 AND (h.end_ns IS NULL OR h.end_ns >= ?4) "
+			       "ORDER BY p.start_real_ns DESC LIMIT ?5",
+	[ST_JOIN_SET] = "UPDATE runs SET joined_run_id = ?2, joined_step_id = ?3, submitted_ns = ?4 WHERE run_id = ?1 "
+			"AND joined_run_id IS NULL",
+	[ST_JOIN_SBATCH_CWD] = "SELECT cwd FROM processes WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND "
+			       "start_ns = ?4 AND comm = 'sbatch' AND cwd IS NOT NULL",
+	[ST_JOIN_WAITING] = "SELECT run_id FROM runs WHERE slurm_submit_dir = ?1 AND joined_run_id IS NULL AND "
+			    "slurm_submit_dir IS NOT NULL",
 	/* ---- reading: read.c's row functions read these columns in this order ---- */
 	/* One row per path, its opens' modes merged, in order of first access. */
 	[ST_PROC_FILES_LIST] = "SELECT path, CASE WHEN max(CASE WHEN mode IN ('r', 'rw') THEN 1 ELSE 0 END) = 1 AND "
@@ -832,6 +848,8 @@ int store_open(struct store **out, const char *path, bool read_only, char *err, 
 	return STORE_OK;
 }
 
+static void join_reset(struct store *s);
+
 void store_close(struct store *s)
 {
 	if (!s)
@@ -851,6 +869,10 @@ void store_close(struct store *s)
 	free(s->old_seqs);
 	free(s->known);
 	free(s->known_slot);
+	join_reset(s);
+	free(s->join_runs);
+	free(s->join_procs);
+	free(s->join_dirs);
 	free(s);
 }
 
@@ -2009,6 +2031,272 @@ static int record_signals(struct batch_ctx *c, enum stmt_id id, int64_t run_id)
 	return rc;
 }
 
+/* ---- cluster jobs joined to the run that submitted them (docs/live.md, "Cluster jobs"; lake/join.h) ---- */
+
+/* One more of a growing array of items of size each: 0, or STORE_E_NOMEM. */
+static int join_grow(void **v, uint32_t *n, uint32_t *cap, size_t size)
+{
+	void *nv;
+	uint32_t ncap;
+
+	if (*n < *cap)
+		return STORE_OK;
+	ncap = *cap ? *cap * 2 : 16;
+	nv = ncap > *cap ? realloc(*v, (size_t)ncap * size) : NULL;
+	if (!nv)
+		return STORE_E_NOMEM;
+	*v = nv;
+	*cap = ncap;
+	return STORE_OK;
+}
+
+/* A run the batch wrote that may be a job to join: one with a SLURM submit directory (the record's member). */
+static int join_note_run(struct store *s, const struct json_node *dir, int64_t run_id)
+{
+	int rc;
+
+	if (!dir || dir->type != JSON_STRING || !dir->len)
+		return STORE_OK;
+	rc = join_grow((void **)&s->join_runs, &s->njoin_runs, &s->join_runs_cap, sizeof(*s->join_runs));
+	if (!rc)
+		s->join_runs[s->njoin_runs++] = run_id;
+	return rc;
+}
+
+/* The elements of a live record's processes_attributed that are sbatches: jobs may wait for them. */
+static int join_note_attributed(struct store *s)
+{
+	const struct json_node *list = jget(s, json_root(&s->jdoc), "processes_attributed");
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = jcount(list) ? json_first(&s->jdoc, list) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e)) {
+		int64_t pid, start;
+
+		if (e->type != JSON_OBJECT || !jis(s, jget(s, e, "tool"), "sbatch") ||
+		    json_get_i64(jget(s, e, "pid"), &pid) || json_get_i64(jget(s, e, "start_mono_ns"), &start))
+			continue;
+		rc = join_grow((void **)&s->join_procs, &s->njoin_procs, &s->join_procs_cap, sizeof(*s->join_procs));
+		if (!rc) {
+			s->join_procs[s->njoin_procs][0] = pid;
+			s->join_procs[s->njoin_procs++][1] = start;
+		}
+	}
+	return rc;
+}
+
+static int join_note_dir(struct store *s, const char *dir)
+{
+	char *copy;
+	int rc;
+
+	if (!dir || !*dir)
+		return STORE_OK;
+	rc = join_grow((void **)&s->join_dirs, &s->njoin_dirs, &s->join_dirs_cap, sizeof(*s->join_dirs));
+	if (rc)
+		return rc;
+	copy = strdup(dir);
+	if (!copy)
+		return STORE_E_NOMEM;
+	s->join_dirs[s->njoin_dirs++] = copy;
+	return STORE_OK;
+}
+
+/* A run report's sbatches (its processes with the tool): the directories they ran in. */
+static int join_note_report(struct store *s, const struct json_node *report)
+{
+	const struct json_node *procs = jget(s, report, "processes");
+	char cwd[TR_CWD_MAX + 1];
+	int rc = STORE_OK;
+
+	for (const struct json_node *e = jcount(procs) ? json_first(&s->jdoc, procs) : NULL; e && !rc;
+	     e = json_next(&s->jdoc, e)) {
+		size_t n = 0;
+
+		if (e->type == JSON_OBJECT && jis(s, jget(s, e, "tool"), "sbatch") && jget(s, e, "cwd") &&
+		    !json_get_string(&s->jdoc, jget(s, e, "cwd"), cwd, sizeof(cwd), &n) && strlen(cwd) == n)
+			rc = join_note_dir(s, cwd);
+	}
+	return rc;
+}
+
+static void join_reset(struct store *s)
+{
+	for (uint32_t i = 0; i < s->njoin_dirs; i++)
+		free(s->join_dirs[i]);
+	s->njoin_runs = s->njoin_procs = s->njoin_dirs = 0;
+}
+
+/* The jobs waiting in dir for their sbatch: onto the list of runs to join. */
+static int join_waiting(struct store *s, const char *dir)
+{
+	struct bind b = lake_bind_start(s, ST_JOIN_WAITING);
+	int rc, step;
+
+	lake_b_str(&b, dir);
+	rc = lake_bind_check(&b);
+	if (rc)
+		return rc;
+	while ((step = sql_step(b.st)) == SQL_ROW && !rc) {
+		rc = join_grow((void **)&s->join_runs, &s->njoin_runs, &s->join_runs_cap, sizeof(*s->join_runs));
+		if (!rc)
+			s->join_runs[s->njoin_runs++] = sql_col_i64(b.st, 0);
+	}
+	sql_reset(b.st);
+	return rc ? rc : step == SQL_ROW || step == SQL_DONE ? STORE_OK : lake_sql_fail(s, step);
+}
+
+/* The directory an attributed sbatch ran in (its exec's cwd), onto join_dirs. */
+static int join_proc_dir(struct batch_ctx *c, int64_t pid, int64_t start)
+{
+	struct store *s = c->s;
+	struct bind b = lake_bind_start(s, ST_JOIN_SBATCH_CWD);
+	int rc, step;
+
+	lake_b_str(&b, c->host);
+	lake_b_str(&b, c->boot);
+	lake_b_i64(&b, pid);
+	lake_b_i64(&b, start);
+	rc = lake_bind_check(&b);
+	if (rc)
+		return rc;
+	step = sql_step(b.st);
+	if (step == SQL_ROW)
+		rc = join_note_dir(s, sql_col_text(b.st, 0));
+	sql_reset(b.st);
+	return rc ? rc : step == SQL_ROW || step == SQL_DONE ? STORE_OK : lake_sql_fail(s, step);
+}
+
+/* Text of a result column, copied (the next step reuses it); NULL for NULL, or with *rc STORE_E_NOMEM. */
+static char *col_dup(struct sql_stmt *st, int i, int *rc)
+{
+	const char *v = sql_col_text(st, i);
+	char *d = v ? strdup(v) : NULL;
+
+	if (v && !d)
+		*rc = STORE_E_NOMEM;
+	return d;
+}
+
+/* What join_job reads: the job's word on where it came from, and the sbatches that may have submitted it. */
+struct join_read {
+	char *dir, *host, *name;
+	int64_t start;
+	size_t n;
+	struct join_candidate cand[JOIN_CANDIDATES_MAX];
+	int64_t head[JOIN_CANDIDATES_MAX], submitted[JOIN_CANDIDATES_MAX];
+	char *step[JOIN_CANDIDATES_MAX], *argv[JOIN_CANDIDATES_MAX], *host_name[JOIN_CANDIDATES_MAX];
+};
+
+static void join_read_free(struct join_read *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->step[i]);
+		free(r->argv[i]);
+		free(r->host_name[i]);
+	}
+	free(r->dir);
+	free(r->host);
+	free(r->name);
+}
+
+/* The job's row, if it is a job not joined yet (else r->dir stays NULL). */
+static int join_read_job(struct store *s, int64_t run_id, struct join_read *r)
+{
+	struct bind b = lake_bind_start(s, ST_JOIN_JOB);
+	int rc, step;
+
+	lake_b_i64(&b, run_id);
+	rc = lake_bind_check(&b);
+	if (rc)
+		return rc;
+	step = sql_step(b.st);
+	if (step == SQL_ROW) {
+		r->dir = col_dup(b.st, 0, &rc);
+		r->host = col_dup(b.st, 1, &rc);
+		r->name = col_dup(b.st, 2, &rc);
+		r->start = sql_col_i64(b.st, 3);
+	}
+	sql_reset(b.st);
+	return rc ? rc : step == SQL_ROW || step == SQL_DONE ? STORE_OK : lake_sql_fail(s, step);
+}
+
+static int join_read_candidates(struct store *s, int64_t run_id, struct join_read *r)
+{
+	struct bind b = lake_bind_start(s, ST_JOIN_CANDIDATES);
+	int rc, step;
+
+	lake_b_str(&b, r->dir);
+	lake_b_i64(&b, run_id);
+	lake_b_i64(&b, r->start > INT64_MAX - JOIN_SKEW_NS ? INT64_MAX : r->start + JOIN_SKEW_NS);
+	lake_b_i64(&b, r->start < INT64_MIN + JOIN_SKEW_NS ? INT64_MIN : r->start - JOIN_SKEW_NS);
+	lake_b_i64(&b, JOIN_CANDIDATES_MAX);
+	rc = lake_bind_check(&b);
+	if (rc)
+		return rc;
+	while (!rc && r->n < JOIN_CANDIDATES_MAX && (step = sql_step(b.st)) == SQL_ROW) {
+		size_t i = r->n++;
+
+		r->head[i] = sql_col_i64(b.st, 0);
+		r->step[i] = col_dup(b.st, 1, &rc); /* the submitting step's id */
+		r->submitted[i] = sql_col_i64(b.st, 2);
+		r->argv[i] = col_dup(b.st, 3, &rc);
+		r->host_name[i] = col_dup(b.st, 4, &rc);
+		r->cand[i] = (struct join_candidate){ .host_name = r->host_name[i], .argv_json = r->argv[i],
+						      .argv_len = r->argv[i] ? strlen(r->argv[i]) : 0 };
+	}
+	sql_reset(b.st);
+	if (rc || r->n == JOIN_CANDIDATES_MAX)
+		return rc;
+	return step == SQL_DONE ? STORE_OK : lake_sql_fail(s, step);
+}
+
+/* Job run_id and the sbatch that submitted it, if the lake holds both and it is not joined yet. */
+static int join_job(struct store *s, int64_t run_id)
+{
+	struct join_read r = { 0 };
+	int rc = join_read_job(s, run_id, &r), pick = -1;
+	struct bind b;
+
+	if (!rc && r.dir)
+		rc = join_read_candidates(s, run_id, &r);
+	if (!rc && r.dir)
+		pick = join_pick(r.cand, r.n, r.host, r.name);
+	if (pick >= 0) {
+		b = lake_bind_start(s, ST_JOIN_SET);
+		lake_b_i64(&b, run_id);
+		lake_b_i64(&b, r.head[pick]);
+		lake_b_str(&b, r.step[pick]);
+		lake_b_i64(&b, r.submitted[pick]);
+		rc = exec_bound(&b);
+	}
+	join_read_free(&r);
+	return rc;
+}
+
+/*
+ * After the batch's records: every job it wrote, and every job waiting in a directory where one of its
+ * sbatches ran, joined to the run that submitted it when the lake now holds both (either may come first,
+ * from any host). A job already joined is left as it is.
+ */
+static int join_jobs(struct batch_ctx *c)
+{
+	struct store *s = c->s;
+	int rc = STORE_OK;
+
+	if (!s->njoin_runs && !s->njoin_procs && !s->njoin_dirs)
+		return STORE_OK;
+	rc = bulk_flush(c); /* the batch's processes rows (PostgreSQL) before they are read */
+	for (uint32_t i = 0; i < s->njoin_procs && !rc; i++)
+		rc = join_proc_dir(c, s->join_procs[i][0], s->join_procs[i][1]);
+	for (uint32_t i = 0; i < s->njoin_dirs && !rc; i++)
+		rc = join_waiting(s, s->join_dirs[i]);
+	for (uint32_t i = 0; i < s->njoin_runs && !rc; i++)
+		rc = join_job(s, s->join_runs[i]);
+	join_reset(s);
+	return rc;
+}
+
 /*
  * The report's processes that the lake knows from their kernel records (ST_REPORT_ATTRIB): each takes the
  * run, its step and tool.
@@ -2085,6 +2373,10 @@ static int derive_run_report(struct batch_ctx *c, const struct tr_frame *f, cons
 		rc = record_signals(c, ST_REPORT_SIGNAL, run_id);
 	if (!rc) /* the processes' rows: dropped ones were counted with the run processes */
 		rc = report_attrib(c, &h, run_id);
+	if (!rc)
+		rc = join_note_run(c->s, jget(c->s, jget(c->s, h.report, "run"), "slurm_submit_dir"), run_id);
+	if (!rc)
+		rc = join_note_report(c->s, h.report);
 	if (!rc)
 		c->res->runs++;
 	return rc;
@@ -2350,6 +2642,10 @@ static int derive_live_run(struct batch_ctx *c, const struct tr_frame *f, const 
 		rc = live_apply(c, run_id);
 	if (!rc) /* the processes it names (objects with integer "pid" and "start_mono_ns"): their rows */
 		rc = rows_of_array(c, ST_LIVE_ATTRIB, run_id, NULL, NULL);
+	if (!rc)
+		rc = join_note_run(c->s, jget(c->s, json_root(&c->s->jdoc), "slurm_submit_dir"), run_id);
+	if (!rc)
+		rc = join_note_attributed(c->s);
 	return rc;
 }
 
@@ -2975,11 +3271,14 @@ int store_batch(struct store *s, const struct batch_header *hdr, const uint8_t h
 	if (!rc) /* after the frames: a record of this batch may have said "running" about an earlier boot's run */
 		rc = mark_lost(&c);
 	if (!rc)
+		rc = join_jobs(&c);
+	if (!rc)
 		rc = finish_batch(&c);
 	if (!rc)
 		rc = bulk_flush(&c);
 	if (!rc)
 		rc = exec_simple(s, ST_COMMIT);
+	join_reset(s);
 	if (rc) {
 		char keep[sizeof(s->errmsg)];
 

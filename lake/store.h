@@ -25,7 +25,7 @@
 
 #include "batch_format.h"
 
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 #define STORE_BUSY_TIMEOUT_MS 5000  /* wait this long for another writer (a sqlite3 shell) before giving up */
 /* PostgreSQL: the advisory lock under which one ingest creates or upgrades the schema ("trace" 1). */
 #define STORE_PG_SCHEMA_LOCK "8390876135276281857"
@@ -195,6 +195,11 @@ struct store_run {
 	struct store_int host_cpus, host_memory_bytes, uid;
 	double host_price_per_hour; /* US dollars, when host_price_known */
 	bool host_price_known;
+	const char *host_name;      /* its nodename (NULL: unknown) */
+	/* A SLURM job's: its name and where it was submitted from; the run and step that submitted it, and when,
+	 * once the lake joined them (docs/live.md, "Cluster jobs"). */
+	const char *slurm_job_name, *slurm_submit_dir, *slurm_submit_host, *joined_step_id;
+	struct store_int joined_run_id, submitted_ns;
 };
 
 /* A step of a run (table steps). */

@@ -271,11 +271,12 @@ static void read_host(const struct options *o)
 	int rc = hostid_read(HOSTID_DMI_DIR, &host);
 
 	hostid_read_size(HOSTID_MEMINFO, &host);
+	hostid_read_name(&host);
 	hostid_apply_config(&host, &o->cfg);
 	hostid_price_text(&host, price);
-	fprintf(stderr, "<6>host: cloud %s%s, instance type %s%s, instance %s, region %s, %u CPUs, %llu MiB, "
+	fprintf(stderr, "<6>host: %s, cloud %s%s, instance type %s%s, instance %s, region %s, %u CPUs, %llu MiB, "
 			"price per hour %s%s\n",
-		host.cloud[0] ? host.cloud : "unknown",
+		host.name[0] ? host.name : "name unknown", host.cloud[0] ? host.cloud : "unknown",
 		host.cloud_from == HOSTID_FROM_CONFIG ? " (config)" : rc ? " (no DMI at " HOSTID_DMI_DIR ")" : "",
 		host.instance_type[0] ? host.instance_type : "unknown",
 		host.instance_type_from == HOSTID_FROM_CONFIG ? " (config)" : "",

@@ -203,6 +203,9 @@ static void write_run_header(struct rec *w)
 	json_kv_string(j, "run_name", r->run_name[0] ? r->run_name : NULL);
 	json_kv_string(j, "slurm_job_id", env_or_null(r, RUN_ENV_SLURM));
 	json_kv_string(j, "aws_batch_job_id", env_or_null(r, RUN_ENV_AWS));
+	json_kv_string(j, "slurm_job_name", env_or_null(r, RUN_ENV_SLURM_NAME));
+	json_kv_string(j, "slurm_submit_dir", env_or_null(r, RUN_ENV_SUBMIT_DIR));
+	json_kv_string(j, "slurm_submit_host", env_or_null(r, RUN_ENV_SUBMIT_HOST));
 	json_key(j, "command");
 	json_array_begin(j);
 	for (uint32_t i = 0, off = 0; i < r->command_argc && off < r->command_len; i++) {

@@ -563,6 +563,7 @@ void report_write_host(struct json *j, const struct hostid *h)
 
 	json_key(j, "host");
 	json_object_begin(j);
+	json_kv_string(j, "name", or_null(h->name));
 	json_kv_string(j, "cloud", or_null(h->cloud));
 	json_kv_string(j, "instance_type", or_null(h->instance_type));
 	json_kv_string(j, "instance_id", or_null(h->instance_id));

@@ -25,6 +25,9 @@ void report_write_run(struct json *j, const struct steps *st, const char *key)
 	json_kv_u64_or_null(j, "engine_pid", r->engine_proc != NULL, r->engine_proc ? r->engine_proc->tgid : 0);
 	json_kv_string(j, "slurm_job_id", r->slurm_job_id);
 	json_kv_string(j, "aws_batch_job_id", r->aws_batch_job_id);
+	json_kv_string(j, "slurm_job_name", r->slurm_job_name);
+	json_kv_string(j, "slurm_submit_dir", r->slurm_submit_dir);
+	json_kv_string(j, "slurm_submit_host", r->slurm_submit_host);
 	json_kv_u64(j, "steps_dropped", st->dropped);
 	json_kv_u64(j, "processes_without_step_by_bound", st->unassigned);
 	json_object_end(j);

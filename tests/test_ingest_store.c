@@ -772,6 +772,8 @@ static int keep_run(void *ctx, const struct store_run *r)
 	out->engine = out->pipeline = out->pipeline_run_id = out->run_name = out->detected_by = NULL;
 	out->slurm_job_id = out->aws_batch_job_id = NULL;
 	out->host_cloud = out->host_instance_type = out->host_instance_id = out->host_region = NULL;
+	out->host_name = out->slurm_job_name = out->slurm_submit_dir = out->slurm_submit_host = NULL;
+	out->joined_step_id = NULL;
 	return 0;
 }
 
@@ -1493,6 +1495,88 @@ static void a_report_stores_the_host_and_over_a_live_row_keeps_what_it_lacks(voi
 	assert_int_equal(store_sealed(fx, fx->host, 2, &res, NULL), STORE_OK);
 	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE run_id = 2 AND host_cloud IS NULL AND uid IS NULL "
 			       "AND host_price_per_hour IS NULL"), 1);
+}
+
+/* ---- cluster jobs (docs/live.md, "Cluster jobs") ---- */
+
+/* A SLURM job's word on where it came from, as the members add_live appends (and its node's name). */
+#define JOB_FROM(dir, host, name)                                                                        \
+	",\"slurm_submit_dir\":\"" dir "\",\"slurm_submit_host\":\"" host "\",\"slurm_job_name\":\"" name "\"," \
+	"\"uid\":0,\"host\":{\"name\":\"node1\"}"
+
+/* An sbatch exec (pid, at monotonic ts) in cwd with the script and options given. */
+static void add_sbatch(struct lake_fixture *fx, uint64_t seq, uint32_t pid, uint64_t ts, const char *cwd,
+		       const char *const *args)
+{
+	_Alignas(8) uint8_t rec[DECODE_MAX_LEN];
+	size_t n = encode_exec_ctx(rec, sizeof(rec), ts, pid, 40, ts, "/usr/bin/sbatch", args, cwd, NULL);
+
+	assert_true(n > 0);
+	assert_true(frames_add(&fx->f, seq, TR_EXEC, rec, (uint32_t)n));
+}
+
+/*
+ * Jobs (runs of another host that say where they were submitted from) join the run whose sbatch submitted
+ * them, whichever the lake holds first: by host (short name against the head's full one), directory and job
+ * name (the script's, or -J); Nextflow's name is in its script, so the one sbatch of its task directory. Not
+ * joined: a job from a directory no traced sbatch ran in, one from another host, one whose head had ended
+ * before it started.
+ */
+static void a_cluster_job_joins_the_run_that_submitted_it_whichever_comes_first(void **state)
+{
+	struct lake_fixture *fx = *state;
+	static const char *const align[] = { "sbatch", "-c", "2", "--mem=1000", "/wf/.snakemake/tmp.q/snakejob.align.3.sh",
+					     NULL };
+	static const char *const sort[] = { "sbatch", "-J", "sort-4", "/wf/.snakemake/tmp.q/snakejob.sort.4.sh", NULL };
+	static const char *const nf[] = { "sbatch", ".command.run", NULL };
+	static const char *const old[] = { "sbatch", "x.sh", NULL };
+	uint8_t node[BATCH_HOST_ID_LEN];
+	struct store_result res;
+	char text[512];
+
+	host_id_of(node, 2);
+	/* the align job and three that stay alone arrive first, from the compute node */
+	add_live(fx, 1, &(struct live){ .key = "job-1-1", .update = 1,
+					 .host = JOB_FROM("/wf", "login1", "snakejob.align.3.sh") });
+	add_live(fx, 2, &(struct live){ .key = "job-2-1", .update = 1, .host = JOB_FROM("/home/u", "login1", "x.sh") });
+	add_live(fx, 3, &(struct live){ .key = "job-3-1", .update = 1, .host = JOB_FROM("/old", "login1", "x.sh") });
+	add_live(fx, 4, &(struct live){ .key = "job-4-1", .update = 1,
+					 .host = JOB_FROM("/wf", "login2", "snakejob.align.3.sh") });
+	assert_int_equal(store_sealed(fx, node, 1, &res, NULL), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE joined_run_id IS NOT NULL"), 0);
+	/* the head: a Snakemake run on login1 whose sbatches ran in /wf, and a Nextflow task's in its directory;
+	 * a run that ended before the jobs started, whose sbatch ran in /old */
+	add_sbatch(fx, 1, 50, 500, "/wf", align);
+	add_sbatch(fx, 2, 51, 600, "/wf", sort);
+	add_sbatch(fx, 3, 52, 700, "/wf/work/ab/cdef12", nf);
+	add_sbatch(fx, 4, 53, 100, "/old", old);
+	add_live(fx, 5, &(struct live){ .key = "head-1-1", .update = 1, .host = ",\"uid\":0,\"host\":{\"name\":\"Login1.cluster\"}",
+					 .attributed = "[{\"pid\":50,\"start_mono_ns\":500,\"step\":\"smk-50\",\"tool\":\"sbatch\"},"
+						       "{\"pid\":51,\"start_mono_ns\":600,\"step\":\"smk-51\",\"tool\":\"sbatch\"},"
+						       "{\"pid\":52,\"start_mono_ns\":700,\"step\":\"nf-ab/cdef12\",\"tool\":\"sbatch\"}]" });
+	add_live(fx, 6, &(struct live){ .key = "head-2-1", .update = 1, .state = "succeeded",
+					 .end_ns = "1699999990000000000", .exit_code = "0",
+					 .host = ",\"uid\":0,\"host\":{\"name\":\"login1\"}",
+					 .attributed = "[{\"pid\":53,\"start_mono_ns\":100,\"step\":\"s\",\"tool\":\"sbatch\"}]" });
+	assert_int_equal(store_sealed(fx, fx->host, 1, &res, NULL), STORE_OK);
+	/* then the sort job and the Nextflow task */
+	add_live(fx, 7, &(struct live){ .key = "job-5-1", .update = 1,
+					 .host = JOB_FROM("/wf", "login1", "sort-4") });
+	add_live(fx, 8, &(struct live){ .key = "job-6-1", .update = 1,
+					 .host = JOB_FROM("/wf/work/ab/cdef12", "login1", "nf-ALIGN_(s1)") });
+	assert_int_equal(store_sealed(fx, node, 2, &res, NULL), STORE_OK);
+	text_of(fx, "SELECT group_concat(run_key || '>' || coalesce(joined_run_id, '-') || ':' || "
+		    "coalesce(joined_step_id, '-') || ':' || coalesce(submitted_ns, '-'), ' ') FROM "
+		    "(SELECT * FROM runs ORDER BY run_key) r", text, sizeof(text));
+	assert_string_equal(text, "head-1-1>-:-:- head-2-1>-:-:- job-1-1>5:smk-50:1600000000000000500 job-2-1>-:-:- "
+				  "job-3-1>-:-:- job-4-1>-:-:- job-5-1>5:smk-51:1600000000000000600 "
+				  "job-6-1>5:nf-ab/cdef12:1600000000000000700");
+	/* a record of a joined job again: it stays joined where it is */
+	add_live(fx, 9, &(struct live){ .key = "job-1-1", .update = 2,
+					 .host = JOB_FROM("/wf", "login1", "snakejob.align.3.sh") });
+	assert_int_equal(store_sealed(fx, node, 3, &res, NULL), STORE_OK);
+	assert_int_equal(lake_q(fx, "SELECT joined_run_id FROM runs WHERE run_key = 'job-1-1'"), 5);
+	assert_int_equal(lake_q(fx, "SELECT count(*) FROM runs WHERE joined_run_id IS NOT NULL"), 3);
 }
 
 static void a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_none(void **state)
@@ -2740,6 +2824,8 @@ int main(void)
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(a_report_merged_into_a_live_row_keeps_the_live_host_where_it_has_none,
 						setup, lake_fixture_teardown),
+		cmocka_unit_test_setup_teardown(a_cluster_job_joins_the_run_that_submitted_it_whichever_comes_first, setup,
+						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_record_creates_its_run_and_only_a_higher_update_changes_it, setup,
 						lake_fixture_teardown),
 		cmocka_unit_test_setup_teardown(live_steps_are_upserted_by_id_and_keep_their_first_position, setup,

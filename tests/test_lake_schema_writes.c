@@ -468,7 +468,7 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_null(strstr(lake_upsert_sql(&lake_live_step_upsert), "idx = "));
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update),
 			       " WHERE run_id = ?1 AND ?16 > coalesce(update_seq, -9223372036854775807 - 1)"));
-	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update), "host_cloud = coalesce(?36, host_cloud)"));
+	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_update), "host_cloud = coalesce(?39, host_cloud)"));
 	assert_null(strstr(lake_upsert_sql(&lake_live_run_update), "run_key"));
 	assert_non_null(strstr(lake_upsert_sql(&lake_live_run_insert), ") RETURNING run_id"));
 	/* an array's elements, several rows a statement, each new step after the row before it */
@@ -482,7 +482,8 @@ static void every_byte_of_a_record_is_a_columns_or_skipped_with_why(void **state
 	assert_null(lake_upsert_rows_sql(&lake_live_run_update, 2));
 	/* a report's: its run taken over where the report has no host; its steps at their places, stored once */
 	assert_non_null(strstr(lake_upsert_sql(&lake_report_run_update), "UPDATE runs SET host_id = ?2, "));
-	assert_non_null(strstr(lake_upsert_sql(&lake_report_run_update), ", uid = coalesce(?35, uid) WHERE run_id = ?1"));
+	assert_non_null(strstr(lake_upsert_sql(&lake_report_run_update),
+			       ", uid = coalesce(?38, uid), host_name = coalesce(?39, host_name) WHERE run_id = ?1"));
 	assert_non_null(strstr(lake_upsert_rows_sql(&lake_report_step_insert, 2),
 			       "INSERT INTO steps (run_id, idx, step_id, state, name, "));
 	assert_non_null(strstr(lake_upsert_rows_sql(&lake_report_step_insert, 2), "), (?34, ?35, ?36, "));
@@ -554,7 +555,7 @@ static void every_member_of_a_host_record_is_a_heartbeats_column(void **state)
 	for (unsigned j = 0; j < lake_table("heartbeats")->ncols; j++)
 		columns += lake_table("heartbeats")->cols[j].src.from == LF_JSON;
 	assert_int_equal(members, columns); /* and no column for a member the record lacks */
-	assert_int_equal(members, 22);
+	assert_int_equal(members, 23);
 	obuf_free(&o);
 }
 
@@ -724,7 +725,7 @@ static void every_column_of_runs_steps_and_processes_is_read_or_skipped_with_why
 	bad.nfields = lake_step_select.nfields;
 	select_covered(&bad, sizeof(struct store_step), why, sizeof(why));
 	assert_string_equal(why, "steps.run_id: read 2 times (a select or a skip with its reason, once)");
-	assert_non_null(strstr(lake_stmt_sql(ST_RUN_BY_ID), ", uid FROM runs WHERE run_id = ?1"));
+	assert_non_null(strstr(lake_stmt_sql(ST_RUN_BY_ID), ", submitted_ns FROM runs WHERE run_id = ?1"));
 	assert_non_null(strstr(lake_stmt_sql(ST_RUN_STEPS_LIST), "SELECT idx, step_id, name, "));
 	assert_non_null(strstr(lake_stmt_sql(ST_RUN_PROCS_LIST), "SELECT p.host_id, p.boot_id, p.tgid, "));
 	assert_non_null(strstr(lake_stmt_sql(ST_RUN_PROCS_LIST), " FROM processes p LEFT JOIN cgroups c2 ON "));

@@ -396,7 +396,8 @@ static void readings(struct hostbeat_reading *r0, struct hostbeat_reading *r1)
 }
 
 static const struct hostid aws_host = {
-	.cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0123456789abcdef0", .region = "us-east-1",
+	.name = "node-7", .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0123456789abcdef0",
+	.region = "us-east-1",
 	.cpus = 4, .memory_bytes = 16106127360ULL, .price_known = true, .price_micro_usd = 192000,
 };
 
@@ -440,8 +441,9 @@ static void a_beat_is_the_difference_of_two_readings(void **state)
 		"\"cpu_busy_ns\":81000000000,\"cpu_idle_ns\":120000000000,\"mem_total_bytes\":25276502016,"
 		"\"mem_used_bytes\":2126131200,\"net_rx_bytes\":100500,\"net_tx_bytes\":10500,"
 		"\"runs\":2,\"steps\":5,\"processes\":37,"
-		"\"host\":{\"cloud\":\"aws\",\"instance_type\":\"m6i.xlarge\",\"instance_id\":\"i-0123456789abcdef0\","
-		"\"region\":\"us-east-1\",\"cpus\":4,\"memory_bytes\":16106127360,\"price_per_hour\":0.192}}");
+		"\"host\":{\"name\":\"node-7\",\"cloud\":\"aws\",\"instance_type\":\"m6i.xlarge\","
+		"\"instance_id\":\"i-0123456789abcdef0\",\"region\":\"us-east-1\",\"cpus\":4,\"memory_bytes\":16106127360,"
+		"\"price_per_hour\":0.192}}");
 	free(json);
 	free(r0);
 	free(r1);
@@ -539,7 +541,7 @@ static void the_host_object_is_the_one_tl_run_carries(void **state)
 	assert_int_equal(o.err, 0);
 	o.buf[o.len - 1] = 0; /* without the closing brace */
 	assert_non_null(strstr(json, o.buf + 1)); /* "host":{...} byte for byte; no price: absent, as in TL_RUN */
-	assert_non_null(strstr(json, ",\"host\":{\"cloud\":null,"));
+	assert_non_null(strstr(json, ",\"host\":{\"name\":null,\"cloud\":null,"));
 	assert_null(strstr(json, "price_per_hour"));
 	obuf_free(&o);
 	free(json);

@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -298,9 +299,11 @@ static void processor_reports_a_run_from_inside_its_sandbox(void **state)
 {
 	const char *const cmd[] = { "--", "sh", "-c", "samtools sort x; true", NULL };
 	struct harness h;
-	char *report, *summary;
+	char *report, *summary, host[256];
+	struct utsname u;
 
 	(void)state;
+	assert_int_equal(uname(&u), 0);
 	harness_start(&h, true, cmd);
 	harness_attach(&h);
 	play_a_run(&h, 600); /* enough processes for large allocations and sorting */
@@ -312,7 +315,9 @@ static void processor_reports_a_run_from_inside_its_sandbox(void **state)
 	assert_contains(report, "{\"schema\":\"tracer.run.v1\",\"command\":[\"sh\",\"-c\",\"samtools sort x; true\"],"
 				"\"exit_code\":3,");
 	/* the command's user, and the host as the processor read it before its sandbox (this machine's: any) */
-	assert_contains(report, "\"end_ns\":1800000000000000000,\"uid\":1000,\"host\":{\"cloud\":");
+	snprintf(host, sizeof(host), "\"end_ns\":1800000000000000000,\"uid\":1000,\"host\":{\"name\":\"%s\",\"cloud\":",
+		 u.nodename);
+	assert_contains(report, host);
 	assert_contains(report, ",\"cpus\":");
 	assert_contains(report, "},\"agent\":{\"dropped\":1,\"kernel_drops\":1,");
 	assert_contains(report, "\"end_record\":true,\"collector_lost\":false,\"control_end\":true,\"interrupted\":false");

@@ -381,8 +381,9 @@ static void report_carries_the_host_and_the_commands_user(void **state)
 {
 	struct proctab *t = sample_table(), *empty = table(4);
 	struct report_input in = sample_input();
-	struct hostid h = { .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0123456789abcdef0",
-			    .region = "us-east-1", .cpus = 4, .memory_bytes = 16ULL << 30, .price_known = true,
+	struct hostid h = { .name = "login1.cluster", .cloud = "aws", .instance_type = "m6i.xlarge",
+			    .instance_id = "i-0123456789abcdef0", .region = "us-east-1", .cpus = 4,
+			    .memory_bytes = 16ULL << 30, .price_known = true,
 			    .price_micro_usd = 192000 };
 	struct hostid unknown = { .cpus = 2 };
 	char *j;
@@ -390,7 +391,8 @@ static void report_carries_the_host_and_the_commands_user(void **state)
 	(void)state;
 	in.host = &h;
 	j = json_of(t, &in);
-	assert_contains(j, "\"end_ns\":1700000000000009500,\"uid\":1000,\"host\":{\"cloud\":\"aws\","
+	assert_contains(j, "\"end_ns\":1700000000000009500,\"uid\":1000,\"host\":{\"name\":\"login1.cluster\","
+			   "\"cloud\":\"aws\","
 			   "\"instance_type\":\"m6i.xlarge\",\"instance_id\":\"i-0123456789abcdef0\","
 			   "\"region\":\"us-east-1\",\"cpus\":4,\"memory_bytes\":17179869184,\"price_per_hour\":0.192},"
 			   "\"agent\":{");
@@ -403,7 +405,8 @@ static void report_carries_the_host_and_the_commands_user(void **state)
 	/* what is unknown is null; a price that is unknown is absent, never 0 */
 	in.host = &unknown;
 	j = json_of(t, &in);
-	assert_contains(j, "\"host\":{\"cloud\":null,\"instance_type\":null,\"instance_id\":null,\"region\":null,"
+	assert_contains(j, "\"host\":{\"name\":null,\"cloud\":null,\"instance_type\":null,\"instance_id\":null,"
+			   "\"region\":null,"
 			   "\"cpus\":2,\"memory_bytes\":null},");
 	assert_lacks(j, "price_per_hour");
 	free(j);

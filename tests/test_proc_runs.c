@@ -395,10 +395,10 @@ static void test_a_run_is_written_as_it_starts_runs_and_ends(void **state)
 /* Every record carries the host (constant) and the run's user: the lake keeps them from any one. */
 static void test_every_record_carries_the_host_and_the_runs_user(void **state)
 {
-	static const struct hostid host = { .cloud = "aws", .instance_type = "m6i.xlarge",
+	static const struct hostid host = { .name = "compute-3", .cloud = "aws", .instance_type = "m6i.xlarge",
 					    .instance_id = "i-0123456789abcdef0", .region = "us-east-1", .cpus = 4,
 					    .memory_bytes = 16ULL << 30, .price_known = true, .price_micro_usd = 192000 };
-	static const char want[] = "\"host\":{\"cloud\":\"aws\",\"instance_type\":\"m6i.xlarge\","
+	static const char want[] = "\"host\":{\"name\":\"compute-3\",\"cloud\":\"aws\",\"instance_type\":\"m6i.xlarge\","
 				   "\"instance_id\":\"i-0123456789abcdef0\",\"region\":\"us-east-1\",\"cpus\":4,"
 				   "\"memory_bytes\":17179869184,\"price_per_hour\":0.192}";
 	size_t mark;
@@ -437,7 +437,7 @@ static void test_a_run_whose_root_left_the_table_says_its_user_is_unknown(void *
 	run(30, 31, ENV("TRACER_PIPELINE=p"), "/bin/sleep", ARGV("sleep", "100"));
 	cycle();
 	assert_true(said(0, "\"uid\":1000,"));
-	assert_true(said(0, "\"host\":{\"cloud\":null,\"instance_type\":null,\"instance_id\":null,"
+	assert_true(said(0, "\"host\":{\"name\":null,\"cloud\":null,\"instance_type\":null,\"instance_id\":null,"
 			    "\"region\":null,\"cpus\":2,\"memory_bytes\":1073741824}"));
 	assert_false(said(0, "price_per_hour"));
 	/* the script exits while its child runs on; once swept, a record cannot name the run's user */
@@ -744,8 +744,9 @@ static void test_a_damaged_checkpoint_is_refused_with_the_reason(void **state)
  */
 static void test_every_member_of_a_live_record_is_stored_by_the_lake(void **state)
 {
-	static const struct hostid host = { .cloud = "aws", .instance_type = "m6i.xlarge", .instance_id = "i-0abc",
-					    .region = "us-east-1", .cpus = 4, .memory_bytes = 16ULL << 30,
+	static const struct hostid host = { .name = "compute-3", .cloud = "aws", .instance_type = "m6i.xlarge",
+					    .instance_id = "i-0abc", .region = "us-east-1", .cpus = 4,
+					    .memory_bytes = 16ULL << 30,
 					    .price_known = true, .price_micro_usd = 192000 };
 	const struct lake_upsert *run = &lake_live_run_insert, *step = &lake_live_step_upsert,
 				 *attrib = &lake_live_attrib_upsert, *tools = &lake_tools_upsert;

@@ -400,7 +400,8 @@ static void a_runs_page_stays_within_its_host(void **state)
 	free(r.text);
 	r = get(f, "/api/runs/1");
 	assert_int_equal(r.status, 200);
-	has(&r, "\"host\":{\"cloud\":null,\"instance_type\":\"m<\\\"x\\\">\",\"instance_id\":null,\"region\":null,"
+	has(&r, "\"host\":{\"name\":null,\"cloud\":null,\"instance_type\":\"m<\\\"x\\\">\",\"instance_id\":null,"
+		"\"region\":null,"
 		"\"cpus\":2,\"memory_bytes\":2000000000}");
 	free(r.text);
 	/* run 3's row names no host (as a lake before the host columns): no host, nothing clamped */

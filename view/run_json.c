@@ -222,6 +222,7 @@ static void write_host(struct json *j, const struct store_run *r)
 		return;
 	json_key(j, "host");
 	json_object_begin(j);
+	json_kv_string(j, "name", r->host_name);
 	json_kv_string(j, "cloud", r->host_cloud);
 	json_kv_string(j, "instance_type", r->host_instance_type);
 	json_kv_string(j, "instance_id", r->host_instance_id);
@@ -253,6 +254,9 @@ static void write_run_fields(struct json *j, const struct store_run *r)
 	json_kv_string(j, "run_name", r->run_name);
 	json_kv_string(j, "slurm_job_id", r->slurm_job_id);
 	json_kv_string(j, "aws_batch_job_id", r->aws_batch_job_id);
+	json_kv_string(j, "slurm_job_name", r->slurm_job_name);
+	json_kv_string(j, "slurm_submit_dir", r->slurm_submit_dir);
+	json_kv_string(j, "slurm_submit_host", r->slurm_submit_host);
 	json_kv_string(j, "detected_by", r->detected_by);
 	json_object_end(j);
 	json_key(j, "agent");
