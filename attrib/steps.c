@@ -320,7 +320,7 @@ struct cls {
 	const char *nf_path; /* the .command.* argument as given */
 	char rule[STEP_NAME_MAX]; /* Snakemake job runner: its rule(s); "" if none */
 	/* Allowlisted environment (its newest image that has the key). */
-	const char *explicit_step, *slurm_job, *slurm_step, *nxf_workdir;
+	const char *explicit_step, *slurm_job, *slurm_step, *slurm_name, *nxf_workdir;
 };
 
 static size_t image_argv(struct steps *s, const struct proc_image *im)
@@ -535,6 +535,7 @@ static void classify(struct steps *s, const struct proc *p, struct cls *c)
 		if (!c->slurm_job) {
 			c->slurm_job = nonempty(proc_image_env(im, "SLURM_JOB_ID"));
 			c->slurm_step = c->slurm_job ? nonempty(proc_image_env(im, "SLURM_STEP_ID")) : NULL;
+			c->slurm_name = c->slurm_job ? nonempty(proc_image_env(im, "SLURM_JOB_NAME")) : NULL;
 		}
 		if (!c->nxf_workdir)
 			c->nxf_workdir = nonempty(proc_image_env(im, "NXF_TASK_WORKDIR"));
@@ -685,14 +686,65 @@ static uint32_t start_explicit(struct steps *s, struct build *b, const struct pr
 	return step_start(s, b, p, K_EXPLICIT, STEP_ENGINE_ENV, value, value, value);
 }
 
+size_t step_job_task(const char *job_name, char *task, size_t size, enum step_engine *engine)
+{
+	size_t n = job_name ? strlen(job_name) : 0, first = 0, end = n;
+
+	if (!size)
+		return 0;
+	task[0] = 0;
+	if (n > 12 && !strncmp(job_name, "snakejob.", 9) && !strcmp(job_name + n - 3, ".sh")) {
+		/* snakejob.RULE.N.sh: RULE (the N a number) */
+		first = 9;
+		end = n - 3;
+		while (end > first && job_name[end - 1] >= '0' && job_name[end - 1] <= '9')
+			end--;
+		if (end == n - 3 || end <= first + 1 || job_name[end - 1] != '.')
+			return 0;
+		end--;
+		*engine = STEP_ENGINE_SNAKEMAKE;
+	} else if (n > 3 && !strncmp(job_name, "nf-", 3)) {
+		/* nf-NAME_(TAG): NAME (Nextflow's task name with its blanks made _, less the tag) */
+		const char *tag = job_name[n - 1] == ')' ? strstr(job_name + 3, "_(") : NULL;
+
+		while (tag && strstr(tag + 1, "_("))
+			tag = strstr(tag + 1, "_(");
+		first = 3;
+		end = tag && tag > job_name + 3 ? (size_t)(tag - job_name) : n;
+		*engine = STEP_ENGINE_NEXTFLOW;
+	} else {
+		return 0;
+	}
+	if (end - first >= size)
+		return 0;
+	memcpy(task, job_name + first, end - first);
+	task[end - first] = 0;
+	return end - first;
+}
+
+/*
+ * A SLURM job step: "slurm-J" (the batch script), "slurm-J.S" (an srun step). A batch job that a workflow
+ * engine submitted (its name says so: step_job_task) is that engine's task: everything below it stays in it
+ * (rule 2), and it is named by its rule or process.
+ */
 static uint32_t start_slurm(struct steps *s, struct build *b, const struct proc *p, const struct cls *c)
 {
-	char key[160], id[176];
+	char key[160], id[176], task[STEP_NAME_MAX];
+	enum step_engine engine = STEP_ENGINE_SLURM;
+	uint32_t st;
 
 	snprintf(key, sizeof(key), "%.64s%s%.64s", c->slurm_job, c->slurm_step ? "." : "",
 		 c->slurm_step ? c->slurm_step : "");
 	snprintf(id, sizeof(id), "slurm-%s", key);
-	return step_start(s, b, p, K_SLURM, STEP_ENGINE_SLURM, key, id, id);
+	if (c->slurm_step || !step_job_task(c->slurm_name, task, sizeof(task), &engine))
+		return step_start(s, b, p, K_SLURM, STEP_ENGINE_SLURM, key, id, id);
+	st = step_start(s, b, p, K_TASK, engine, key, id, task);
+	if (st != M_LOST) {
+		s->v[st - 1].job_task = true;
+		if (!s->v[st - 1].rule)
+			s->v[st - 1].rule = s->v[st - 1].name;
+	}
+	return st;
 }
 
 /* A Nextflow task: keyed by its work directory (docs: which one is used), or unique when unknown. */
@@ -1052,7 +1104,8 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 		st->running++;
 	}
 	/* Tools: the work, not the plumbing (docs). */
-	if (plumbing_tool(tool) || real_engine(memo_engine(m)) || (st->has_body && !body))
+	if (plumbing_tool(tool) || real_engine(memo_engine(m)) || (st->has_body && !body) ||
+	    (st->job_task && p == st->main))
 		return;
 	add_tool(s, b, st, tool, p->start_ns);
 }

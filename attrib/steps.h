@@ -9,6 +9,8 @@
  *   python -m snakemake --allowed-rules R  ->                          where argv says it)
  *   a child of cwltool                     -> step "cwl-PID"          (one per tool invocation)
  *   SLURM_JOB_ID=J SLURM_STEP_ID=S         -> step "slurm-J.S"
+ *   SLURM_JOB_ID=J SLURM_JOB_NAME=snakejob.RULE.N.sh or nf-NAME_(TAG)
+ *                                          -> step "slurm-J"           (the task: named RULE or NAME)
  *   any other child of the traced command
  *   or of an engine                        -> step "proc-PID"         (generic: one per child subtree)
  *
@@ -113,6 +115,7 @@ struct step {
 	/* Private to steps.c. */
 	uint8_t kind;
 	bool has_body;
+	bool job_task;         /* a SLURM batch job a workflow engine submitted: its script is plumbing */
 	const char *key;
 	uint64_t main_start_ns;
 	uint64_t slurm_millicores, slurm_memory_bytes;
@@ -172,6 +175,15 @@ uint64_t step_proc_cpu_limit_millicores(const struct proc_alloc *a, uint32_t hos
  * those CPUs (in bytes). 0 where not set or not a whole number in range.
  */
 void step_slurm_allocation(const struct proc_image *im, uint64_t *millicores, uint64_t *bytes);
+
+/*
+ * The task a SLURM job's name says a workflow engine submitted it for, into
+ * task (size bytes): Snakemake's jobscript `snakejob.RULE.N.sh` gives RULE
+ * (*engine STEP_ENGINE_SNAKEMAKE), Nextflow's `nf-NAME_(TAG)` or `nf-NAME`
+ * gives NAME (STEP_ENGINE_NEXTFLOW). Its length, or 0 (task "") for any
+ * other name, or one that does not fit.
+ */
+size_t step_job_task(const char *job_name, char *task, size_t size, enum step_engine *engine);
 
 /*
  * The CPUs a workflow engine asked for the process, in thousandths: its

@@ -576,6 +576,100 @@ static void engine_tasks_inside_a_slurm_job_are_their_own_steps(void **state)
 	world_end();
 }
 
+/*
+ * A job a workflow engine submitted (snakemake --cluster sbatch: its jobscript; Nextflow's slurm executor)
+ * is that engine's task: one step, named by the rule or process, the job runner and its shells in it.
+ */
+static void a_cluster_job_is_one_step_named_by_its_rule(void **state)
+{
+	(void)state;
+	world(1024, ROOT, 0);
+	exec_in(ROOT, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/bin/sh",
+		ARGV("/bin/sh", "/var/spool/slurmd/job00012/slurm_script"));
+	run(ROOT, 101, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/usr/bin/python3",
+	    ARGV("/usr/bin/python3", "-m", "snakemake", "--snakefile", "/wf/Snakefile", "--target-jobs",
+		 "align:sample=a", "--allowed-rules", "align", "--cores", "all"));
+	run(101, 102, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/bin/bash",
+	    ARGV("/bin/bash", "-c", "set -euo pipefail;  bwa mem -t 2 r a.fq | samtools sort -o a.bam"));
+	run(102, 103, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/usr/bin/bwa",
+	    ARGV("bwa", "mem", "-t", "2", "r", "a.fq"));
+	run(102, 104, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/usr/bin/samtools",
+	    ARGV("samtools", "sort", "-o", "a.bam"));
+	build();
+	assert_int_equal(S.n, 1);
+	assert_string_equal(step_of(ROOT)->id, "slurm-12");
+	assert_string_equal(step_of(ROOT)->name, "align");
+	assert_string_equal(step_of(ROOT)->rule, "align");
+	assert_int_equal(step_of(ROOT)->engine, STEP_ENGINE_SNAKEMAKE);
+	assert_same_step(ROOT, 101);
+	assert_same_step(ROOT, 103);
+	assert_same_step(ROOT, 104);
+	assert_tools(step_of(ROOT), ARGV("bwa mem", "samtools sort"));
+	world_end();
+
+	/* Nextflow's: nf-NAME_(TAG) */
+	world(1024, ROOT, 0);
+	exec_in(ROOT, "/w/ab/cdef12", ENV("SLURM_JOB_ID=13", "SLURM_JOB_NAME=nf-ALIGN_(s1)"), "/bin/bash",
+		ARGV("/bin/bash", "/var/spool/slurmd/job00013/slurm_script"));
+	run(ROOT, 101, "/w/ab/cdef12", ENV("SLURM_JOB_ID=13", "SLURM_JOB_NAME=nf-ALIGN_(s1)"), "/bin/bash",
+	    ARGV("/bin/bash", "-ue", "/w/ab/cdef12/.command.sh"));
+	run(101, 102, "/w/ab/cdef12", ENV("SLURM_JOB_ID=13", "SLURM_JOB_NAME=nf-ALIGN_(s1)"), "/usr/bin/bwa",
+	    ARGV("bwa", "mem", "r", "a.fq"));
+	build();
+	assert_int_equal(S.n, 1);
+	assert_string_equal(step_of(102)->id, "slurm-13");
+	assert_string_equal(step_of(102)->name, "ALIGN");
+	assert_int_equal(step_of(102)->engine, STEP_ENGINE_NEXTFLOW);
+	world_end();
+
+	/* a job of another name is a SLURM step as before; its srun steps too */
+	world(1024, ROOT, 0);
+	exec_in(ROOT, "/p", ENV("SLURM_JOB_ID=14", "SLURM_JOB_NAME=handjob"), "/bin/sh", ARGV("/bin/sh", "job.sh"));
+	run(ROOT, 101, "/p", ENV("SLURM_JOB_ID=14", "SLURM_JOB_NAME=snakejob.x.1.sh", "SLURM_STEP_ID=0"),
+	    "/usr/bin/bwa", ARGV("bwa", "index", "r"));
+	build();
+	assert_int_equal(S.n, 2);
+	assert_string_equal(step_of(ROOT)->name, "slurm-14");
+	assert_int_equal(step_of(ROOT)->engine, STEP_ENGINE_SLURM);
+	assert_string_equal(step_of(101)->name, "slurm-14.0");
+	world_end();
+}
+
+static void a_job_name_gives_its_task_when_an_engine_made_it(void **state)
+{
+	static const struct {
+		const char *job, *task;
+		enum step_engine engine;
+	} cases[] = {
+		{ "snakejob.align.3.sh", "align", STEP_ENGINE_SNAKEMAKE },
+		{ "snakejob.call_variants.117.sh", "call_variants", STEP_ENGINE_SNAKEMAKE },
+		{ "snakejob.a.b.12.sh", "a.b", STEP_ENGINE_SNAKEMAKE },
+		{ "nf-ALIGN_(s1)", "ALIGN", STEP_ENGINE_NEXTFLOW },
+		{ "nf-WF_ALIGN_(s_(1))", "WF_ALIGN_(s", STEP_ENGINE_NEXTFLOW },
+		{ "nf-MULTIQC", "MULTIQC", STEP_ENGINE_NEXTFLOW },
+		{ "snakejob.align.sh", "", STEP_ENGINE_GENERIC },
+		{ "snakejob..3.sh", "", STEP_ENGINE_GENERIC },
+		{ "snakejob.3.sh", "", STEP_ENGINE_GENERIC },
+		{ "nf-", "", STEP_ENGINE_GENERIC },
+		{ "align", "", STEP_ENGINE_GENERIC },
+		{ "", "", STEP_ENGINE_GENERIC },
+	};
+	char task[STEP_NAME_MAX], small[4];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum step_engine e = STEP_ENGINE_GENERIC;
+		size_t n = step_job_task(cases[i].job, task, sizeof(task), &e);
+
+		assert_string_equal(task, cases[i].task);
+		assert_int_equal(n, strlen(cases[i].task));
+		assert_int_equal(e, cases[i].engine);
+	}
+	assert_int_equal(step_job_task(NULL, task, sizeof(task), &(enum step_engine){ 0 }), 0);
+	assert_int_equal(step_job_task("snakejob.align.3.sh", small, sizeof(small), &(enum step_engine){ 0 }), 0);
+	assert_string_equal(small, "");
+}
+
 static void tracer_step_names_a_step_and_wins_over_everything(void **state)
 {
 	(void)state;
@@ -1084,6 +1178,8 @@ int main(void)
 		cmocka_unit_test(cwltool_tool_invocations_are_steps_and_its_helpers_are_not),
 		cmocka_unit_test(slurm_job_steps_group_processes_by_job_and_step),
 		cmocka_unit_test(engine_tasks_inside_a_slurm_job_are_their_own_steps),
+		cmocka_unit_test(a_cluster_job_is_one_step_named_by_its_rule),
+		cmocka_unit_test(a_job_name_gives_its_task_when_an_engine_made_it),
 		cmocka_unit_test(tracer_step_names_a_step_and_wins_over_everything),
 		cmocka_unit_test(a_step_keeps_the_largest_limit_its_processes_ran_under),
 		cmocka_unit_test(a_step_without_a_kernel_limit_takes_its_slurm_allocation),
