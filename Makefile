@@ -109,7 +109,8 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev \
             cppcheck procps iproute2 util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
-            libbpf-tools stress-ng chromium-headless-shell postgresql-15 libpq-dev
+            libbpf-tools stress-ng chromium-headless-shell postgresql-15 libpq-dev \
+            munge slurmctld slurmd slurm-client
 
 .PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 

@@ -1105,7 +1105,7 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 	}
 	/* Tools: the work, not the plumbing (docs). */
 	if (plumbing_tool(tool) || real_engine(memo_engine(m)) || (st->has_body && !body) ||
-	    (st->job_task && p == st->main))
+	    (st->job_task && (p == st->main || proctab_parent(b->t, p) == st->main)))
 		return;
 	add_tool(s, b, st, tool, p->start_ns);
 }

@@ -115,7 +115,8 @@ struct step {
 	/* Private to steps.c. */
 	uint8_t kind;
 	bool has_body;
-	bool job_task;         /* a SLURM batch job a workflow engine submitted: its script is plumbing */
+	bool job_task;         /* a SLURM batch job a workflow engine submitted: its script and what the
+				* script runs itself (the engine's `touch` of a done-file) are plumbing */
 	const char *key;
 	uint64_t main_start_ns;
 	uint64_t slurm_millicores, slurm_memory_bytes;

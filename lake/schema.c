@@ -286,6 +286,8 @@ static const struct lake_index runs_idx[] = {
 	IDX("runs_run_key", "run_key", false, 9), /* 9: tracer report KEY (ST_RUN_BY_KEY) */
 	/* 13: the cluster jobs a new sbatch may have submitted (ST_JOIN_WAITING) */
 	IDX_WHERE("runs_unjoined", "slurm_submit_dir", "joined_run_id IS NULL AND slurm_submit_dir IS NOT NULL", 13),
+	/* 13: the jobs joined to a run, read with it (ST_RUN_STEPS_LIST, ..._PROCS_, ..._SIGNALS_) */
+	IDX_WHERE("runs_joined", "joined_run_id", "joined_run_id IS NOT NULL", 13),
 };
 
 static const struct lake_column steps_cols[] = {
@@ -700,14 +702,24 @@ _Static_assert(TL_RUN_REPORT == 64, "TL_RUN_REPORT_SQL");
 		SEL("live_net_rx_bytes_per_s", LS_INT, S, live.net_rx_bytes_per_s)
 #define SEL_JOINED(c, S, m, m2, s)                                                                       \
 	{ .column = c, .kind = LS_JOINED, .off = offsetof(S, m), .off2 = offsetof(S, m2), .sep = s }
+/* A run's total with its joined cluster jobs' (RUN_WITH_JOBS). */
+#define SEL_TOTAL_AS(S, c, m) { .column = RUN_WITH_JOBS(c), .expr = true, .of = c, .kind = LS_INT, .off = offsetof(S, m) }
+#define SEL_TOTAL(S, m) SEL_TOTAL_AS(S, #m, m)
+#define SEL_TOTAL_LIVE(S)                                                                                \
+	SEL_TOTAL_AS(S, "live_cpu_millicores", live.cpu_millicores), SEL_TOTAL_AS(S, "live_rss_bytes", live.rss_bytes), \
+		SEL_TOTAL_AS(S, "live_read_bytes_per_s", live.read_bytes_per_s),                             \
+		SEL_TOTAL_AS(S, "live_write_bytes_per_s", live.write_bytes_per_s),                           \
+		SEL_TOTAL_AS(S, "live_net_tx_bytes_per_s", live.net_tx_bytes_per_s),                         \
+		SEL_TOTAL_AS(S, "live_net_rx_bytes_per_s", live.net_rx_bytes_per_s)
 #define R struct store_run
 static const struct lake_select_field run_fields[] = {
 	SEL("run_id", LS_I64, R, run_id), SEL("host_id", LS_CHARS, R, host_id), SEL_INT(R, start_ns),
 	SEL_INT(R, end_ns), SEL_INT(R, exit_code), SEL_INT(R, signal), SEL_INT(R, last_update_ns),
-	SEL_INT(R, update_seq), SEL_INT(R, processes), SEL_INT(R, running_processes), SEL_INT(R, steps),
-	SEL_INT(R, signals), SEL_INT(R, root_pid), SEL_INT(R, preexisting), SEL_INT(R, cpu_ns), SEL_INT(R, read_bytes),
-	SEL_INT(R, write_bytes), SEL_INT(R, rchar), SEL_INT(R, wchar), SEL_INT(R, net_tx_bytes),
-	SEL_INT(R, net_rx_bytes), SEL_LIVE(R), SEL_JOINED("command", R, command, command_json, " "),
+	SEL_INT(R, update_seq), SEL_TOTAL(R, processes), SEL_TOTAL(R, running_processes),
+	{ .column = RUN_STEPS_WITH_JOBS, .expr = true, .of = "steps", .kind = LS_INT, .off = offsetof(R, steps) },
+	SEL_TOTAL(R, signals), SEL_INT(R, root_pid), SEL_INT(R, preexisting), SEL_TOTAL(R, cpu_ns),
+	SEL_TOTAL(R, read_bytes), SEL_TOTAL(R, write_bytes), SEL_TOTAL(R, rchar), SEL_TOTAL(R, wchar),
+	SEL_TOTAL(R, net_tx_bytes), SEL_TOTAL(R, net_rx_bytes), SEL_TOTAL_LIVE(R), SEL_JOINED("command", R, command, command_json, " "),
 	SEL_TEXT(R, summary), SEL_TEXT(R, state), SEL_TEXT(R, run_key), SEL_TEXT(R, engine), SEL_TEXT(R, pipeline),
 	SEL_TEXT(R, pipeline_run_id), SEL_TEXT(R, run_name), SEL_TEXT(R, detected_by), SEL_TEXT(R, slurm_job_id),
 	SEL_TEXT(R, aws_batch_job_id),
@@ -718,6 +730,7 @@ static const struct lake_select_field run_fields[] = {
 	  .off2 = offsetof(R, host_price_known) },
 	SEL_INT(R, uid), SEL_TEXT(R, host_name), SEL_TEXT(R, slurm_job_name), SEL_TEXT(R, slurm_submit_dir),
 	SEL_TEXT(R, slurm_submit_host), SEL_INT(R, joined_run_id), SEL_TEXT(R, joined_step_id), SEL_INT(R, submitted_ns),
+	{ .column = RUN_JOBS, .expr = true, .kind = LS_INT, .off = offsetof(R, jobs) },
 };
 #undef R
 static const struct lake_member_skip run_unread[] = {
@@ -742,6 +755,10 @@ static const struct lake_select_field step_fields[] = {
 	SEL_INT(S, peak_rss_partial), SEL_INT(S, rss_sum_of_peaks_bytes), SEL_INT(S, memcg_peak_bytes),
 	SEL_INT(S, read_bytes), SEL_INT(S, write_bytes), SEL_INT(S, rchar), SEL_INT(S, wchar), SEL_INT(S, net_tx_bytes),
 	SEL_INT(S, net_rx_bytes), SEL_LIVE(S), SEL_INT(S, cpu_limit_millicores), SEL_INT(S, memory_limit_bytes),
+	{ .column = STEP_JOB_ID, .expr = true, .kind = LS_TEXT, .off = offsetof(S, job_id) },
+	{ .column = STEP_JOB_HOST, .expr = true, .kind = LS_TEXT, .off = offsetof(S, job_host) },
+	{ .column = STEP_JOB_SUBMITTED, .expr = true, .kind = LS_INT, .off = offsetof(S, submitted_ns) },
+	{ .column = STEP_JOB_QUEUED, .expr = true, .kind = LS_INT, .off = offsetof(S, queued_ns) },
 };
 #undef S
 static const struct lake_member_skip step_unread[] = {
@@ -803,11 +820,22 @@ const struct lake_select lake_process_select = { .table = "processes", .alias = 
 
 int lake_select_sql(const struct lake_select *sel, const char *tail, struct obuf *o)
 {
-	obuf_puts(o, "SELECT ");
-	for (unsigned i = 0; i < sel->nfields; i++)
-		obuf_printf(o, "%s%s%s%s", i ? ", " : "", sel->alias && !sel->fields[i].expr ? sel->alias : "",
-			    sel->alias && !sel->fields[i].expr ? "." : "", sel->fields[i].column);
-	obuf_printf(o, " FROM %s%s%s%s", sel->table, sel->alias ? " " : "", sel->alias ? sel->alias : "", tail);
+	obuf_puts(o, "SELECT "); /* obuf_puts: an expression or a tail may be longer than obuf_printf keeps */
+	for (unsigned i = 0; i < sel->nfields; i++) {
+		obuf_puts(o, i ? ", " : "");
+		if (sel->alias && !sel->fields[i].expr) {
+			obuf_puts(o, sel->alias);
+			obuf_puts(o, ".");
+		}
+		obuf_puts(o, sel->fields[i].column);
+	}
+	obuf_puts(o, " FROM ");
+	obuf_puts(o, sel->table);
+	if (sel->alias) {
+		obuf_puts(o, " ");
+		obuf_puts(o, sel->alias);
+	}
+	obuf_puts(o, tail);
 	return o->err;
 }
 

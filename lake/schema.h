@@ -313,6 +313,36 @@ const char *lake_upsert_rows_sql(const struct lake_upsert *u, unsigned rows);
 #define TL_RUN_REPORT_SQL "64"
 /* The run's row holds a tracer run report: its record is a TL_RUN_REPORT (a report merged into a live row
  * takes over the row's record). An expression over a runs row. */
+/*
+ * A step's run when that run is a cluster job joined to another (docs/live.md, "Cluster jobs"): the job's
+ * id, host and queue wait (its start less its sbatch's, never below 0), as expressions of the steps row.
+ */
+#define STEP_JOB(col) "(SELECT " col " FROM runs j WHERE j.run_id = steps.run_id AND j.joined_run_id IS NOT NULL)"
+#define STEP_JOB_ID STEP_JOB("j.slurm_job_id")
+#define STEP_JOB_HOST STEP_JOB("j.host_name")
+#define STEP_JOB_SUBMITTED STEP_JOB("j.submitted_ns")
+#define STEP_JOB_QUEUED                                                                                  \
+	STEP_JOB("CASE WHEN j.start_ns > j.submitted_ns AND j.start_ns - j.submitted_ns < 9200000000000000000 " \
+		 "THEN j.start_ns - j.submitted_ns ELSE 0 END")
+/* How many cluster jobs are joined to a run (a runs row). */
+#define RUN_JOBS "(SELECT count(*) FROM runs j WHERE j.joined_run_id = runs.run_id)"
+#define RUN_HAS_JOBS "EXISTS (SELECT 1 FROM runs j WHERE j.joined_run_id = runs.run_id)"
+/*
+ * A run's total with its joined jobs' (their sum in doubles, the result at most 9.2e18): the column as it is
+ * for a run without jobs, NULL while the run's own is.
+ */
+#define RUN_WITH_JOBS(c)                                                                                 \
+	"CASE WHEN " c " IS NULL OR NOT " RUN_HAS_JOBS " THEN " c " ELSE CAST(CASE WHEN " c " + (SELECT "       \
+	"coalesce(sum(CAST(j." c " AS DOUBLE PRECISION)), 0) FROM runs j WHERE j.joined_run_id = runs.run_id) " \
+	">= 9.2e18 THEN 9.2e18 ELSE " c " + (SELECT coalesce(sum(CAST(j." c " AS DOUBLE PRECISION)), 0) FROM "  \
+	"runs j WHERE j.joined_run_id = runs.run_id) END AS BIGINT) END"
+/* Its steps as read (ST_RUN_STEPS_LIST): its own but those whose sbatch submitted a joined job, and the jobs'. */
+#define RUN_STEPS_WITH_JOBS                                                                              \
+	"CASE WHEN steps IS NULL OR NOT " RUN_HAS_JOBS " THEN steps ELSE (SELECT count(*) FROM steps s WHERE " \
+	"(s.run_id = runs.run_id AND NOT EXISTS (SELECT 1 FROM runs j WHERE j.joined_run_id = runs.run_id AND " \
+	"j.joined_step_id = s.step_id)) OR s.run_id IN (SELECT j.run_id FROM runs j WHERE j.joined_run_id = " \
+	"runs.run_id)) END"
+
 #define RUN_HAS_REPORT                                                                                   \
 	"CASE WHEN EXISTS (SELECT 1 FROM records r WHERE r.host_id = runs.host_id AND "                     \
 	"r.stream = runs.stream AND r.seq = runs.seq AND r.type = " TL_RUN_REPORT_SQL ") THEN 1 ELSE 0 END"
@@ -334,6 +364,7 @@ enum lake_select_kind {
 struct lake_select_field {
 	const char *column; /* a column of the table, or an SQL expression over its row (expr) */
 	bool expr;
+	const char *of;     /* an expression's: the column of the table it is made of, if one */
 	uint8_t kind;       /* enum lake_select_kind */
 	uint16_t off, off2, len;
 	const char *sep;    /* LS_JOINED */

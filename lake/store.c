@@ -163,6 +163,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 			       "WHERE host_id = ?1 AND boot_id = ?2 AND tgid = ?3 AND start_ns = ?4 "
 			       "GROUP BY path ORDER BY min(seq)",
 	[ST_RUN_SIGNALS_LIST] = "SELECT kind, source, pid, start_ns, step, tool, detail FROM signals WHERE run_id = ?1 "
+				"OR run_id IN (SELECT j.run_id FROM runs j WHERE j.joined_run_id = ?1) "
 				"ORDER BY signal_id",
 	/* The report as sent (its record's payload) and the run's state: read.c sets the state on it. */
 	[ST_RUN_REPORT_JSON] = "SELECT r.payload, runs.state FROM runs JOIN records r ON r.host_id = runs.host_id AND "
@@ -254,16 +255,24 @@ static const struct {
 	const struct lake_select *sel;
 	const char *tail;
 } stmt_select[ST_COUNT] = {
-	[ST_RUNS_LIST] = { &lake_run_select, " ORDER BY start_ns IS NULL, start_ns, run_id" },
+	/* a cluster job joined to another run is listed as that run's steps, not as a run */
+	[ST_RUNS_LIST] = { &lake_run_select, " WHERE joined_run_id IS NULL ORDER BY start_ns IS NULL, start_ns, run_id" },
 	[ST_RUN_BY_ID] = { &lake_run_select, " WHERE run_id = ?1" },
 	[ST_RUN_BY_KEY] = { &lake_run_select, " WHERE run_key = ?1 ORDER BY run_id" },
 	[ST_RUN_BY_NAME] = { &lake_run_select, " WHERE pipeline_run_id = ?1 ORDER BY run_id" },
-	[ST_RUN_STEPS_LIST] = { &lake_step_select, " WHERE run_id = ?1 ORDER BY idx" },
+	/* Its steps and its joined jobs' (in place of the step whose sbatch submitted each: docs/live.md) */
+	[ST_RUN_STEPS_LIST] = { &lake_step_select, " WHERE (run_id = ?1 AND NOT EXISTS (SELECT 1 FROM runs j WHERE "
+						   "j.joined_run_id = ?1 AND j.joined_step_id = steps.step_id)) OR run_id IN "
+						   "(SELECT j.run_id FROM runs j WHERE j.joined_run_id = ?1) ORDER BY "
+						   "coalesce(CASE WHEN run_id = ?1 THEN idx ELSE (SELECT h.idx FROM steps h "
+						   "JOIN runs j ON j.joined_step_id = h.step_id WHERE j.run_id = steps.run_id "
+						   "AND h.run_id = ?1) END, 9223372036854775807), run_id, idx" },
 	[ST_RUN_PROCS_LIST] = { &lake_process_select,
 				" LEFT JOIN cgroups c2 ON c2.host_id = p.host_id AND c2.boot_id = p.boot_id AND c2.v1 = 0 "
 				"AND c2.cgroup_id = p.cgroup_id LEFT JOIN cgroups c1 ON c1.host_id = p.host_id AND "
 				"c1.boot_id = p.boot_id AND c1.v1 = 1 AND c1.cgroup_id = p.cgroup_v1_id "
-				"WHERE p.run_id = ?1 ORDER BY p.start_ns, p.tgid" },
+				"WHERE p.run_id = ?1 OR p.run_id IN (SELECT j.run_id FROM runs j WHERE j.joined_run_id = ?1) "
+				"ORDER BY p.start_ns, p.tgid, p.host_id" },
 };
 static char *select_text[ST_COUNT]; /* malloc'd once; NULL where none could be made */
 static pthread_once_t select_text_once = PTHREAD_ONCE_INIT;

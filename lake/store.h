@@ -200,6 +200,7 @@ struct store_run {
 	 * once the lake joined them (docs/live.md, "Cluster jobs"). */
 	const char *slurm_job_name, *slurm_submit_dir, *slurm_submit_host, *joined_step_id;
 	struct store_int joined_run_id, submitted_ns;
+	struct store_int jobs;      /* cluster jobs joined to it: their steps, processes and signals are its */
 };
 
 /* A step of a run (table steps). */
@@ -214,6 +215,10 @@ struct store_step {
 	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 	struct store_live live;
 	struct store_int cpu_limit_millicores, memory_limit_bytes; /* its allocation; NULL: none or unknown */
+	/* A step of a cluster job joined to the run (docs/live.md, "Cluster jobs"): the job's id and host, when
+	 * its sbatch started (real time) and how long the job waited in the queue; NULL for the run's own. */
+	const char *job_id, *job_host;
+	struct store_int submitted_ns, queued_ns;
 };
 
 /* A process attributed to a run (table processes), with what the lake knows of it. */

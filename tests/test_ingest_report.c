@@ -410,7 +410,7 @@ static void live_run_json_is_rebuilt_from_the_tables(void **state)
 		    "{\"key\":\"b00t-100-5000\",\"pipeline\":\"snakemake:/data/wf/Snakefile\",\"run_id\":\"sm-7\","
 		    "\"engine\":\"snakemake\",\"run_name\":null,\"slurm_job_id\":null,\"aws_batch_job_id\":null,"
 		    "\"slurm_job_name\":null,\"slurm_submit_dir\":null,\"slurm_submit_host\":null,"
-		    "\"detected_by\":\"snakemake\"}");
+		    "\"detected_by\":\"snakemake\",\"joined_to_run\":null,\"jobs\":0}");
 	assert_json(o.out, "json_extract(?1, '$.agent')", "{\"dropped\":null,\"rebuilt_from_lake\":true}");
 	/* the ended process, as the report would give it (cpu split as the kernel's cputime_adjust) */
 	assert_json(o.out, "json_array_length(?1, '$.processes')", "2");

@@ -595,6 +595,9 @@ static void a_cluster_job_is_one_step_named_by_its_rule(void **state)
 	    ARGV("bwa", "mem", "-t", "2", "r", "a.fq"));
 	run(102, 104, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/usr/bin/samtools",
 	    ARGV("samtools", "sort", "-o", "a.bam"));
+	/* the jobscript's own: the done-file Snakemake waits for */
+	run(ROOT, 105, "/wf", ENV("SLURM_JOB_ID=12", "SLURM_JOB_NAME=snakejob.align.3.sh"), "/usr/bin/touch",
+	    ARGV("touch", "/wf/.snakemake/tmp.q/3.jobfinished"));
 	build();
 	assert_int_equal(S.n, 1);
 	assert_string_equal(step_of(ROOT)->id, "slurm-12");
@@ -604,6 +607,7 @@ static void a_cluster_job_is_one_step_named_by_its_rule(void **state)
 	assert_same_step(ROOT, 101);
 	assert_same_step(ROOT, 103);
 	assert_same_step(ROOT, 104);
+	assert_same_step(ROOT, 105);
 	assert_tools(step_of(ROOT), ARGV("bwa mem", "samtools sort"));
 	world_end();
 

@@ -187,6 +187,17 @@ static int write_step(void *ctx, const struct store_step *s)
 	kv_int(j, "memory_limit_bytes", s->memory_limit_bytes);
 	kv_int(j, "last_update_ns", s->last_update_ns);
 	write_live(j, &s->live);
+	if (s->submitted_ns.known) { /* a cluster job joined to the run (docs/live.md, "Cluster jobs") */
+		json_key(j, "job");
+		json_object_begin(j);
+		json_kv_string(j, "slurm_job_id", s->job_id);
+		json_kv_string(j, "host", s->job_host);
+		kv_int(j, "submitted_ns", s->submitted_ns);
+		kv_int(j, "queue_wait_ns", s->queued_ns);
+		json_object_end(j);
+	} else {
+		json_kv_null(j, "job");
+	}
 	json_object_end(j);
 	return 0;
 }
@@ -258,6 +269,8 @@ static void write_run_fields(struct json *j, const struct store_run *r)
 	json_kv_string(j, "slurm_submit_dir", r->slurm_submit_dir);
 	json_kv_string(j, "slurm_submit_host", r->slurm_submit_host);
 	json_kv_string(j, "detected_by", r->detected_by);
+	kv_int(j, "joined_to_run", r->joined_run_id);
+	kv_int(j, "jobs", r->jobs);
 	json_object_end(j);
 	json_key(j, "agent");
 	json_object_begin(j);

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Issue 27: cluster jobs under the daemons, on a real one-node SLURM (tests/e2e/slurm.sh: munged,
+# slurmctld and slurmd of Debian's packages, in a temporary directory with their own ports).
+#  - A job submitted by hand (`sbatch` of a script; no pipeline head traced) is a run of its own,
+#    detected by slurm: run_id and slurm_job_id its job id, succeeded, and its step holds the job's
+#    allocation as SLURM gave it (`sbatch -c 2 --mem=300`: 2 CPUs, 300 MiB), its 2-thread burner's CPU
+#    time within 10% of what the burner's threads read from /proc/thread-self/schedstat.
+#  - A workflow Snakemake submits job by job (`snakemake --cluster "sbatch -c {threads}
+#    --mem={resources.mem_mb}"`, tests/e2e/data/cluster/Snakefile: two samples, align on 2 threads and
+#    1000 MiB, index on 1 and 200 MiB) is ONE run: the four jobs are joined to the head's run in the lake
+#    (docs/live.md, "Cluster jobs"), each a step named by its rule with its job id, the node's name, the
+#    allocation SLURM gave it and a queue wait >= 0; the head's sbatch steps are gone (each job in its
+#    place); tracer report lists the head alone.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/delivery.sh"
+. "$(dirname "$0")/live.sh"
+. "$(dirname "$0")/slurm.sh"
+e2e_init "$1"
+e2e_require_bpf
+live_init
+live_start
+slurm_start
+
+# The job's directory: root's (the job runs as its submitter), readable by all.
+jd=$TMP/hand
+mkdir -p "$jd" && chmod 755 "$TMP" "$jd" || e2e_fail "setup: $jd"
+cat >"$jd/job.sh" <<EOF
+#!/bin/sh
+'$W' burn 400 2
+EOF
+chmod 755 "$jd/job.sh"
+job=$(cd "$jd" && sbatch --parsable -c 2 --mem=300 -J handjob -o "$jd/out" "$jd/job.sh") ||
+	e2e_fail "sbatch refused the job: $job"
+echo "job $job submitted by hand"
+slurm_wait_jobs 60
+cat "$jd/out"
+state=$(scontrol show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z]*')
+[ "$state" = JobState=COMPLETED ] || e2e_fail "job $job: $state, not COMPLETED: $(cat "$jd/out")"
+want=$(awk '/^burn_cpu_ns/ { print $2 }' "$jd/out")
+
+live_check wait --where "pipeline_run_id=$job" --timeout 20
+live_check check --where "pipeline_run_id=$job" --count 1 --expect detected_by=slurm --expect state=succeeded \
+	--expect exit_code=0 --expect-run "run_id=$job" --expect-run "slurm_job_id=$job" --steps 1
+python3 - "$LAKE" "$job" "$want" <<'PY' || e2e_fail "the hand-submitted job's run is wrong (above)"
+import sqlite3, sys
+lake, job, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+db = sqlite3.connect(f"file:{lake}?mode=ro", uri=True)
+rows = db.execute("SELECT s.step_id, s.name, s.cpu_limit_millicores, s.memory_limit_bytes, s.cpu_ns FROM steps s "
+                  "JOIN runs r ON r.run_id = s.run_id WHERE r.pipeline_run_id = ?", (job,)).fetchall()
+errors = []
+for step_id, name, mc, mem, cpu in rows:
+    print(f"step {step_id} ({name}): {mc} millicores, {mem} bytes, cpu {cpu} ns (the burner's threads: {want} ns)")
+    if mc != 2000 or mem != 300 << 20:
+        errors.append(f"step {step_id}: allocation {mc} millicores, {mem} bytes; sbatch asked 2000, {300 << 20}")
+    if want <= 0 or cpu is None or abs(cpu - want) > 0.10 * want:
+        errors.append(f"step {step_id}: cpu {cpu} ns is not within 10% of the burner's {want} ns")
+for e in errors:
+    print(f"FAIL: {e}", file=sys.stderr)
+sys.exit(1 if errors or len(rows) != 1 else 0)
+PY
+
+# The workflow, submitted job by job from its directory by a traced Snakemake.
+wd=$TMP/wf
+bash "$E2E_DIR/data/align_data.sh" "$wd" 20000 || e2e_fail "setup: the workflow's inputs"
+cp "$E2E_DIR/data/cluster/Snakefile" "$wd/" && chmod -R a+rX "$wd" || e2e_fail "setup: $wd"
+for s in a b; do ln -s r1.fq "$wd/${s}_1.fq" && ln -s r2.fq "$wd/${s}_2.fq" || e2e_fail "setup: links"; done
+(cd "$wd" && snakemake -j 4 --latency-wait 30 \
+	--cluster "sbatch -c {threads} --mem={resources.mem_mb} -o $wd/slurm-%j.out" >"$TMP/snakemake.out" 2>&1) ||
+	e2e_fail "snakemake --cluster failed: $(tail -20 "$TMP/snakemake.out")"
+slurm_wait_jobs 30
+[ -s "$wd/a.bam.bai" ] && [ -s "$wd/b.bam.bai" ] || e2e_fail "the workflow made no index"
+grep -o "Submitted batch job [0-9]*" "$TMP/snakemake.out" | sort -u | tee "$TMP/jobs"
+[ "$(wc -l <"$TMP/jobs")" = 4 ] || e2e_fail "snakemake did not submit 4 jobs"
+live_check wait --where "pipeline=snakemake:$wd/Snakefile" --timeout 30
+live_check check --where "pipeline=snakemake:$wd/Snakefile" --count 1 --expect detected_by=snakemake \
+	--expect state=succeeded
+head=$(python3 - "$TRACER" "$LAKE" "$wd" <<'PY'
+import json, subprocess, sys
+runs = json.loads(subprocess.run([sys.argv[1], "report", "--db", sys.argv[2], "--json"], capture_output=True,
+                                 text=True, check=True).stdout)
+print([r["run_id"] for r in runs["runs"] if r.get("pipeline") == f"snakemake:{sys.argv[3]}/Snakefile"][0])
+PY
+) || e2e_fail "no head run"
+"$TRACER" report --db "$LAKE" "$head" --json >"$TMP/head.json" || e2e_fail "tracer report $head"
+python3 - "$TMP/head.json" "$TMP/jobs" "$(hostname)" <<'PY' || e2e_fail "the jobs are not the head run's steps (above)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+jobs = sorted(l.split()[-1] for l in open(sys.argv[2]))
+host = sys.argv[3]
+errors = []
+steps = doc["steps"]
+for s in steps:
+    j = s.get("job") or {}
+    print(f"step {s['id']} {s['name']}: job {j.get('slurm_job_id')} on {j.get('host')}, queued "
+          f"{j.get('queue_wait_ns')} ns, {s.get('cpu_limit_cores')} CPUs, {s.get('memory_limit_bytes')} bytes, "
+          f"tools {s.get('tools')}, {s['state']}")
+want = {"align": (2.0, 1000 << 20), "index": (1.0, 200 << 20)}
+got = sorted((s.get("job") or {}).get("slurm_job_id") or "-" for s in steps)
+if got != jobs:
+    errors.append(f"the run's steps are of jobs {got}, not of the jobs snakemake submitted {jobs}")
+for s in steps:
+    j = s.get("job") or {}
+    if s["name"] not in want:
+        errors.append(f"step {s['id']} is named {s['name']}, not by its rule")
+        continue
+    cores, mem = want[s["name"]]
+    if s.get("cpu_limit_cores") != cores or s.get("memory_limit_bytes") != mem:
+        errors.append(f"step {s['id']}: allocation {s.get('cpu_limit_cores')} CPUs, {s.get('memory_limit_bytes')} "
+                      f"bytes; sbatch asked {cores}, {mem}")
+    if not isinstance(j.get("queue_wait_ns"), int) or j["queue_wait_ns"] < 0:
+        errors.append(f"step {s['id']}: queue wait {j.get('queue_wait_ns')}")
+    if j.get("host") != host:
+        errors.append(f"step {s['id']}: host {j.get('host')}, not {host}")
+    if s["state"] != "succeeded":
+        errors.append(f"step {s['id']}: {s['state']}")
+tools = {t for s in steps if s["name"] == "align" for t in s.get("tools") or []}
+if not {"bwa mem", "samtools sort"} <= tools:
+    errors.append(f"the align steps' tools are {sorted(tools)}")
+if doc["run"].get("jobs") != 4:
+    errors.append(f"the run says {doc['run'].get('jobs')} jobs")
+for e in errors:
+    print(f"FAIL: {e}", file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+live_alive
