@@ -29,13 +29,25 @@
 #include "hash.h"
 #include "read_json.h"
 #include "records.h"
+#include "schema.h"
 
 /* ?1: the pipeline, NULL for every run. */
 /* The runs walked: of the pipeline ?1 (NULL: all), the newest ?2 of each pipeline (NULL: all). */
 #define SEL_RUNS                                                                                          \
 	"SELECT run_id FROM (SELECT run_id, row_number() OVER (PARTITION BY pipeline ORDER BY start_ns IS NULL, " \
-	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE CAST(?1 AS TEXT) IS NULL OR pipeline = ?1) AS ranked " \
-	"WHERE CAST(?2 AS BIGINT) IS NULL OR rn <= ?2"
+	"start_ns DESC, run_id DESC) AS rn FROM runs WHERE joined_run_id IS NULL AND (CAST(?1 AS TEXT) IS NULL OR " \
+	"pipeline = ?1)) AS ranked WHERE CAST(?2 AS BIGINT) IS NULL OR rn <= ?2"
+/*
+ * The runs walked and the cluster jobs joined to them (docs/live.md, "Cluster jobs"): each run whose rows
+ * are read (member) and the run they are read as (top). A job's steps, processes, samples and files are its
+ * run's; the step whose sbatch submitted it is not read (the job is in its place).
+ */
+#define SEL_MEMBERS                                                                                      \
+	"SELECT r.run_id AS member, coalesce(r.joined_run_id, r.run_id) AS top FROM runs r WHERE r.run_id IN (" \
+	SEL_RUNS ") OR r.joined_run_id IN (" SEL_RUNS ")"
+#define NOT_SUBMITTING(st)                                                                               \
+	"NOT EXISTS (SELECT 1 FROM runs j WHERE j.joined_run_id = " st ".run_id AND j.joined_step_id = " st  \
+	".step_id)"
 
 /* The flags of records.h the statements test, for SQL. */
 #define NO_IO_SQL "1"
@@ -58,7 +70,8 @@ _Static_assert(TR_PSTATE_TRACED == 1, "TRACED_SQL");
 
 static const char runs_sql[] =
 	"SELECT run_id, run_key, pipeline, pipeline_run_id, run_name, state, engine, start_ns, end_ns, "
-	"coalesce(cpu_ns, (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id = runs.run_id), "
+	"coalesce(" RUN_WITH_JOBS("cpu_ns") ", (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id IN "
+	"(SELECT j.run_id FROM runs j WHERE j.run_id = runs.run_id OR j.joined_run_id = runs.run_id)), "
 	"(SELECT " SUM("CAST(rp.cpu_user_ns AS DOUBLE PRECISION) + rp.cpu_sys_ns") " FROM run_processes rp "
 	"WHERE rp.run_id = runs.run_id)), "
 	"uid, host_id, host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, "
@@ -87,13 +100,13 @@ static const char runs_sql[] =
 #define IO(col) "CASE WHEN (p.exit_flags & " NO_IO_SQL ") <> 0 THEN NULL ELSE " col " END"
 #define NET(col) "CASE WHEN (p.state_flags & " TRACED_SQL ") <> 0 THEN " col " END"
 /* The order the statements walk processes in: by run, then by key (both engines have it; PostgreSQL no rowid). */
-#define PROC_ORDER "p.run_id, p.host_id, p.boot_id, p.tgid, p.start_ns"
+#define PROC_ORDER "m.top, p.host_id, p.boot_id, p.tgid, p.start_ns"
 /* The process's lifetime, never below 0 (NULL when unknown). */
 #define LIFE                                                                                             \
 	"CASE WHEN p.exit_ts_ns IS NOT NULL THEN " SQL_SUB("p.exit_ts_ns", "p.start_ns") " WHEN ls.ts_ns IS NOT " \
 	"NULL THEN " SQL_SUB("ls.ts_ns", "p.start_ns") " ELSE " SQL_SUB("p.end_real_ns", "p.start_real_ns") " END"
 #define LIVE_SQL(join)                                                                                          \
-	"SELECT p.run_id, p.step, 1, CASE WHEN p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL THEN 1 ELSE 0 END, " \
+	"SELECT m.top, p.step, 1, CASE WHEN p.exit_ts_ns IS NOT NULL OR ls.seq IS NOT NULL THEN 1 ELSE 0 END, " \
 	LIVE("p.runtime_ns", "ls.runtime_ns") ", "                                                              \
 	"CASE WHEN " LIFE " < 0 THEN 0 ELSE " LIFE " END, "                                                     \
 	LIVE("p.run_delay_ns", "ls.run_delay_ns") ", " LIVE("p.iowait_ns", "ls.iowait_ns") ", "                 \
@@ -103,11 +116,16 @@ static const char runs_sql[] =
 	LIVE(IO("p.rchar"), "ls.rchar") ", " LIVE(IO("p.wchar"), "ls.wchar") ", "                               \
 	LIVE(NET("p.net_tx_bytes"), "ls.net_tx_bytes") ", " LIVE(NET("p.net_rx_bytes"), "ls.net_rx_bytes") ", " \
 	"p.start_real_ns, p.end_real_ns, " LIVE("p.reclaim_ns", "ls.reclaim_ns") ", " TREE_COLUMNS " "          \
-	"FROM processes p INDEXED BY processes_run " join " "                                                   \
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER
+	"FROM (" SEL_MEMBERS ") m JOIN processes p INDEXED BY processes_run ON p.run_id = m.member " join " "     \
+	"WHERE p.step IS NOT NULL ORDER BY " PROC_ORDER
 static const char live_sql[] = LIVE_SQL(NEWEST_SAMPLE_JOIN_SQLITE("p.exit_ts_ns IS NULL"));
 static const char live_sql_pg[] = LIVE_SQL(NEWEST_SAMPLE_JOIN_PG("p.exit_ts_ns IS NULL"));
 static const struct lake_read live_sql_read = { live_sql, live_sql_pg };
+
+/* A step's place in its run: its idx, or for a joined job's step the place of the step that submitted it. */
+#define STEP_PLACE                                                                                       \
+	"coalesce(CASE WHEN st.run_id = m.top THEN st.idx ELSE (SELECT h.idx FROM steps h JOIN runs j ON "     \
+	"j.joined_step_id = h.step_id WHERE j.run_id = st.run_id AND h.run_id = m.top) END, 9223372036854775807)"
 
 /*
  * The steps, with what a tracer run report's processes (run_processes: no
@@ -115,7 +133,7 @@ static const struct lake_read live_sql_read = { live_sql, live_sql_pg };
  * taken out of their JSON in C.
  */
 static const char tasks_sql[] =
-	"WITH sel AS (" SEL_RUNS "), "
+	"WITH sel AS (" SEL_MEMBERS "), "
 	"rp AS (SELECT run_id, step, count(*) AS n, count(*) AS measured, "
 	SUM("CAST(cpu_user_ns AS DOUBLE PRECISION) + cpu_sys_ns") " AS cpu, "
 	SUM("CASE WHEN end_ns >= start_ns THEN CAST(end_ns AS DOUBLE PRECISION) - start_ns END") " AS life, "
@@ -124,26 +142,26 @@ static const char tasks_sql[] =
 	SUM("read_bytes") " AS rd, " SUM("write_bytes") " AS wr, " SUM("rchar") " AS rc, " SUM("wchar") " AS wc, "
 	SUM("net_tx_bytes") " AS tx, " SUM("net_rx_bytes") " AS rx, min(start_ns) AS first_start, "
 	"CASE WHEN count(end_ns) = count(*) THEN max(end_ns) END AS last_end "
-	"FROM run_processes WHERE run_id IN (SELECT run_id FROM sel) AND step IS NOT NULL GROUP BY run_id, step) "
-	"SELECT st.run_id, st.idx, st.step_id, st.name, st.state, st.engine, st.rule, st.tools, st.start_ns, "
+	"FROM run_processes WHERE run_id IN (SELECT member FROM sel) AND step IS NOT NULL GROUP BY run_id, step) "
+	"SELECT m.top, " STEP_PLACE ", st.step_id, st.name, st.state, st.engine, st.rule, st.tools, st.start_ns, "
 	"st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
 	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
 	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
 	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, st.cpu_limit_millicores, st.memory_limit_bytes "
-	"FROM steps st LEFT JOIN rp r ON r.run_id = st.run_id AND r.step = st.step_id "
-	"WHERE st.run_id IN (SELECT run_id FROM sel) ORDER BY st.run_id, st.idx";
+	"FROM sel m JOIN steps st ON st.run_id = m.member LEFT JOIN rp r ON r.run_id = st.run_id AND "
+	"r.step = st.step_id WHERE " NOT_SUBMITTING("st") " ORDER BY m.top, 2, st.run_id, st.idx";
 
 /*
  * The OOM kills of the runs, by step, with their detail (its memcg_limit_bytes: oom_load): a report's and
  * a live record's name the step; a kernel record's, the process.
  */
 static const char oom_sql[] =
-	"WITH sel AS (" SEL_RUNS ") "
-	"SELECT g.run_id, g.step, g.detail FROM signals g "
-	"WHERE g.run_id IN (SELECT run_id FROM sel) AND g.kind = 'oom_kill' "
-	"UNION ALL SELECT p.run_id, p.step, g.detail FROM signals g JOIN processes p ON "
+	"WITH sel AS (" SEL_MEMBERS ") "
+	"SELECT m.top, g.step, g.detail FROM sel m JOIN signals g ON g.run_id = m.member "
+	"WHERE g.kind = 'oom_kill' "
+	"UNION ALL SELECT m.top, p.step, g.detail FROM signals g JOIN processes p ON "
 	"p.host_id = g.host_id AND p.boot_id = g.boot_id AND p.tgid = g.pid AND p.start_ns = g.start_ns "
-	"WHERE g.run_id IS NULL AND g.kind = 'oom_kill' AND p.run_id IN (SELECT run_id FROM sel) ORDER BY 1, 2, 3";
+	"JOIN sel m ON m.member = p.run_id WHERE g.run_id IS NULL AND g.kind = 'oom_kill' ORDER BY 1, 2, 3";
 
 /*
  * A process's samples in real time: its monotonic times plus its offset
@@ -156,18 +174,18 @@ static const char oom_sql[] =
 #define REAL_OFFSET                                                                                      \
 	"coalesce(" SQL_SUB("p.start_real_ns", "p.start_ns") ", " SQL_SUB("p.end_real_ns", "p.exit_ts_ns") ")"
 static const char samples_sql[] =
-	"SELECT p.run_id, p.step, p.host_id, p.boot_id, p.tgid, p.start_ns, " SQL_ADD("s.ts_ns", REAL_OFFSET) ", "
-	"s.runtime_ns, s.rss_bytes FROM processes p INDEXED BY processes_run "
-	"JOIN samples s INDEXED BY samples_by_process ON s.host_id = p.host_id AND s.boot_id = p.boot_id AND "
-	"s.tgid = p.tgid AND s.start_ns = p.start_ns "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND " REAL_OFFSET " IS NOT NULL "
+	"SELECT m.top, p.step, p.host_id, p.boot_id, p.tgid, p.start_ns, " SQL_ADD("s.ts_ns", REAL_OFFSET) ", "
+	"s.runtime_ns, s.rss_bytes FROM (" SEL_MEMBERS ") m JOIN processes p INDEXED BY processes_run ON "
+	"p.run_id = m.member JOIN samples s INDEXED BY samples_by_process ON s.host_id = p.host_id AND "
+	"s.boot_id = p.boot_id AND s.tgid = p.tgid AND s.start_ns = p.start_ns "
+	"WHERE " REAL_OFFSET " IS NOT NULL "
 	"ORDER BY " PROC_ORDER ", s.ts_ns";
 
 static const char files_sql[] =
-	"SELECT p.run_id, p.step, f.host_id, f.path, f.mode FROM processes p INDEXED BY processes_run "
-	"JOIN files f INDEXED BY files_process ON f.host_id = p.host_id AND f.boot_id = p.boot_id AND "
-	"f.tgid = p.tgid AND f.start_ns = p.start_ns "
-	"WHERE p.run_id IN (" SEL_RUNS ") AND p.step IS NOT NULL ORDER BY " PROC_ORDER ", f.stream, f.seq";
+	"SELECT m.top, p.step, f.host_id, f.path, f.mode FROM (" SEL_MEMBERS ") m JOIN processes p INDEXED BY "
+	"processes_run ON p.run_id = m.member JOIN files f INDEXED BY files_process ON f.host_id = p.host_id AND "
+	"f.boot_id = p.boot_id AND f.tgid = p.tgid AND f.start_ns = p.start_ns "
+	"WHERE p.step IS NOT NULL ORDER BY " PROC_ORDER ", f.stream, f.seq";
 
 /* ---- rows ------------------------------------------------------------------ */
 
@@ -1002,12 +1020,13 @@ out:
 
 /* The runs' processes and all of the lake's. */
 static const char share_sql[] =
-	"SELECT (SELECT count(*) FROM processes INDEXED BY processes_run WHERE run_id IN (" SEL_RUNS ")), "
+	"SELECT (SELECT count(*) FROM processes INDEXED BY processes_run WHERE run_id IN (SELECT member FROM ("
+	SEL_MEMBERS ") m)), "
 	"(SELECT count(*) FROM processes)";
 /* The runs' processes, in samples_sql's order (each numbered by its place in it). */
 static const char procs_sql[] =
-	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, p.run_id, p.step, " REAL_OFFSET " "
-	"FROM processes p INDEXED BY processes_run WHERE p.run_id IN (" SEL_RUNS ") ORDER BY " PROC_ORDER;
+	"SELECT p.host_id, p.boot_id, p.tgid, p.start_ns, m.top, p.step, " REAL_OFFSET " "
+	"FROM (" SEL_MEMBERS ") m JOIN processes p INDEXED BY processes_run ON p.run_id = m.member ORDER BY " PROC_ORDER;
 /* Every sample and file in the table's order: its key's, which SQLite reads without sorting (WITHOUT ROWID). */
 static const char scan_samples_sql[] =
 	"SELECT host_id, boot_id, tgid, start_ns, ts_ns, runtime_ns, rss_bytes FROM samples ORDER BY host_id, stream, seq";

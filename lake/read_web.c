@@ -28,11 +28,13 @@ static const char hosts_sql[] =
 	"FROM hosts h LEFT JOIN runs r ON r.run_id = (SELECT max(r2.run_id) FROM runs r2 WHERE r2.host_id = h.host_id)\n"
 	"ORDER BY h.host_id";
 
+/* The lake's runs as its list has them: a cluster job joined to another run is that run's (docs/live.md). */
 static const char counts_sql[] =
 	"SELECT (SELECT count(*) FROM hosts), (SELECT coalesce(sum(batches), 0) FROM hosts),\n"
-	"  (SELECT coalesce(sum(records), 0) FROM hosts), (SELECT count(*) FROM runs),\n"
-	"  (SELECT count(*) FROM runs WHERE state = 'running'), (SELECT count(*) FROM runs WHERE state = 'succeeded'),\n"
-	"  (SELECT count(*) FROM runs WHERE state = 'failed'), (SELECT count(*) FROM processes),\n"
+	"  (SELECT coalesce(sum(records), 0) FROM hosts), (SELECT count(*) FROM runs WHERE joined_run_id IS NULL),\n"
+	"  (SELECT count(*) FROM runs WHERE joined_run_id IS NULL AND state = 'running'),\n"
+	"  (SELECT count(*) FROM runs WHERE joined_run_id IS NULL AND state = 'succeeded'),\n"
+	"  (SELECT count(*) FROM runs WHERE joined_run_id IS NULL AND state = 'failed'), (SELECT count(*) FROM processes),\n"
 	"  (SELECT count(*) FROM signals)";
 
 static int prepare(struct store *s, const char *sql, struct sql_stmt **st)

@@ -10,7 +10,8 @@
 #    1000 MiB, index on 1 and 200 MiB) is ONE run: the four jobs are joined to the head's run in the lake
 #    (docs/live.md, "Cluster jobs"), each a step named by its rule with its job id, the node's name, the
 #    allocation SLURM gave it and a queue wait >= 0; the head's sbatch steps are gone (each job in its
-#    place); tracer report lists the head alone.
+#    place); tracer report lists the head alone; tracer tune counts one run of the pipeline, with two tasks
+#    of each rule.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -121,5 +122,15 @@ if doc["run"].get("jobs") != 4:
 for e in errors:
     print(f"FAIL: {e}", file=sys.stderr)
 sys.exit(1 if errors else 0)
+PY
+# tune counts the pipeline's run once, its two align jobs as two tasks of it (not two runs)
+"$TRACER" tune --db "$LAKE" --pipeline "snakemake:$wd/Snakefile" --format json >"$TMP/tune.json" ||
+	e2e_fail "tracer tune failed"
+python3 - "$TMP/tune.json" <<'PY' || e2e_fail "tune does not count the jobs as tasks of one run (above)"
+import json, sys
+steps = {s["step"]: s for s in json.load(open(sys.argv[1]))["steps"]}
+print({n: (s["runs"], s["tasks"], s["class"]) for n, s in steps.items()})
+sys.exit(0 if sorted(steps) == ["align", "index"] and all((s["runs"], s["tasks"]) == (1, 2) for s in steps.values())
+         else 1)
 PY
 live_alive
