@@ -12,6 +12,8 @@
 #    allocation SLURM gave it and a queue wait >= 0; the head's sbatch steps are gone (each job in its
 #    place); tracer report lists the head alone; tracer tune counts one run of the pipeline, with two tasks
 #    of each rule.
+#  - The same for a Nextflow-shaped head (below): its two ALIGN jobs, named by their #SBATCH -J nf-ALIGN_(sN),
+#    are its steps ALIGN (engine nextflow, 2 CPUs, 1000 MiB, tools bwa mem and samtools sort).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -132,5 +134,80 @@ steps = {s["step"]: s for s in json.load(open(sys.argv[1]))["steps"]}
 print({n: (s["runs"], s["tasks"], s["class"]) for n, s in steps.items()})
 sys.exit(0 if sorted(steps) == ["align", "index"] and all((s["runs"], s["tasks"]) == (1, 2) for s in steps.values())
          else 1)
+PY
+
+# Nextflow-shaped (Nextflow is not packaged): a launcher named nextflow runs `nextflow run main.nf` as its slurm
+# executor does: each task in its work directory, with .command.sh and a .command.run whose header holds the
+# #SBATCH directives Nextflow 24.x writes (SlurmExecutor.getDirectives: -D, -J nf-NAME_(TAG), -o, --no-requeue,
+# --signal B:USR2@30, -c, --mem NM; then NXF_CHDIR), submitted by `sbatch .command.run` from that directory; it
+# waits on squeue as Nextflow polls it. The jobs' names are in their scripts, not on sbatch's command line.
+nd=$TMP/nfc
+mkdir -p "$nd" && chmod 755 "$nd" && ln -s "$wd"/ref.fa* "$wd/r1.fq" "$wd/r2.fq" "$nd/" || e2e_fail "setup: $nd"
+cat >"$nd/nextflow" <<'SH'
+#!/bin/bash
+set -e
+: >jobs
+for s in s1 s2; do
+	h=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	d=$PWD/work/${h:0:2}/${h:2:30}
+	mkdir -p "$d"
+	cat >"$d/.command.sh" <<TASK
+#!/bin/bash -ue
+bwa mem -t 2 $PWD/ref.fa $PWD/r1.fq $PWD/r2.fq 2>/dev/null | samtools sort -o $s.bam - 2>/dev/null
+TASK
+	cat >"$d/.command.run" <<TASK
+#!/bin/bash
+#SBATCH -D $d
+#SBATCH -J nf-ALIGN_($s)
+#SBATCH -o $d/.command.log
+#SBATCH --no-requeue
+#SBATCH --signal B:USR2@30
+#SBATCH -c 2
+#SBATCH --mem 1000M
+NXF_CHDIR=$d
+# NEXTFLOW TASK: ALIGN ($s)
+set -e
+cd \$NXF_CHDIR
+/bin/bash -ue $d/.command.sh >$d/.command.out 2>$d/.command.err
+echo \$? >$d/.exitcode
+TASK
+	(cd "$d" && sbatch .command.run) | awk '{ print $4 }' >>jobs
+done
+while squeue -h -j "$(paste -sd, jobs)" 2>/dev/null | grep -q .; do sleep 0.5; done
+SH
+chmod 755 "$nd/nextflow"
+(cd "$nd" && ./nextflow run main.nf) >"$TMP/nextflow.out" 2>&1 ||
+	e2e_fail "the Nextflow-shaped head failed: $(cat "$TMP/nextflow.out")"
+[ "$(ls "$nd"/work/*/*/s?.bam | wc -l)" = 2 ] || e2e_fail "the Nextflow-shaped tasks made no BAM"
+live_check wait --where "engine=nextflow" --timeout 30
+python3 - "$TRACER" "$LAKE" "$nd" <<'PY' || e2e_fail "the Nextflow-shaped jobs are not the head's steps (above)"
+import json, subprocess, sys
+tracer, lake, nd = sys.argv[1:4]
+runs = json.loads(subprocess.run([tracer, "report", "--db", lake, "--json"], capture_output=True, text=True,
+                                 check=True).stdout)["runs"]
+heads = [r for r in runs if r.get("engine") == "nextflow"]
+jobs = sorted(open(f"{nd}/jobs").read().split())
+errors = []
+if len(heads) != 1:
+    errors.append(f"{len(heads)} Nextflow runs in the list, not 1: {[r.get('command') for r in heads]}")
+else:
+    doc = json.loads(subprocess.run([tracer, "report", "--db", lake, str(heads[0]["run_id"]), "--json"],
+                                    capture_output=True, text=True, check=True).stdout)
+    steps = [s for s in doc["steps"] if s.get("job")]
+    for s in doc["steps"]:
+        print(f"step {s['id']} {s['name']} ({s['engine']}): job {(s.get('job') or {}).get('slurm_job_id')}, "
+              f"{s.get('cpu_limit_cores')} CPUs, {s.get('memory_limit_bytes')} bytes, tools {s.get('tools')}")
+    if sorted(s["job"]["slurm_job_id"] for s in steps) != jobs:
+        errors.append(f"the head's job steps are of {[s['job']['slurm_job_id'] for s in steps]}, not {jobs}")
+    for s in steps:
+        if (s["name"], s["engine"], s.get("cpu_limit_cores"), s.get("memory_limit_bytes")) != \
+                ("ALIGN", "nextflow", 2.0, 1000 << 20):
+            errors.append(f"step {s['id']}: {s['name']}, {s['engine']}, {s.get('cpu_limit_cores')} CPUs, "
+                          f"{s.get('memory_limit_bytes')} bytes; want ALIGN, nextflow, 2, 1000 MiB")
+        if not {"bwa mem", "samtools sort"} <= set(s.get("tools") or []):
+            errors.append(f"step {s['id']}: tools {s.get('tools')}")
+for e in errors:
+    print(f"FAIL: {e}", file=sys.stderr)
+sys.exit(1 if errors else 0)
 PY
 live_alive
