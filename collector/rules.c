@@ -17,10 +17,9 @@
 /* Run identifiers and allocations that schedulers (and tracer) put in the environment: docs/security.md. */
 static const char *const default_env_keys[] = {
 	"TRACER_RUN_ID", "TRACER_PIPELINE", "TRACER_STEP", "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_ARRAY_JOB_ID",
-	"SLURM_ARRAY_TASK_ID", "SLURM_JOB_NAME", "AWS_BATCH_JOB_ID", "AWS_BATCH_JOB_ARRAY_INDEX", "PBS_JOBID",
-	"PBS_ARRAY_INDEX", "LSB_JOBID", "LSB_JOBINDEX", "JOB_ID", "SGE_TASK_ID", "NXF_TASK_WORKDIR",
-	"SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "OMP_NUM_THREADS", "SLURM_SUBMIT_DIR",
-	"SLURM_SUBMIT_HOST", NULL,
+	"SLURM_ARRAY_TASK_ID", "SLURM_JOB_NAME", "SLURM_SUBMIT_DIR", "SLURM_SUBMIT_HOST", "AWS_BATCH_JOB_ID",
+	"AWS_BATCH_JOB_ARRAY_INDEX", "PBS_JOBID", "PBS_ARRAY_INDEX", "LSB_JOBID", "LSB_JOBINDEX", "JOB_ID", "SGE_TASK_ID",
+	"NXF_TASK_WORKDIR", "SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "OMP_NUM_THREADS", NULL,
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(const struct rules_file *f, unsigned line, const char *fmt, ...)
