@@ -163,9 +163,91 @@ static int walk_path(const struct an_input *in, const struct an_run *r, const st
 
 		out->path[i].duration_s = an_step_wall_s(t);
 		out->path[i].wait_s = from ? span_s(from, t->start_ns) : 0;
+		out->path[i].queued_s = t->submitted_ns ? span_s(t->submitted_ns, t->start_ns) : 0;
 	}
 	out->path_s = span_s(in->steps[out->path[0].step].start_ns, in->steps[last].end_ns);
 	return 0;
+}
+
+struct edge {
+	int64_t at;
+	int dq, dr; /* tasks queued, tasks running: +1 from here, -1 from here */
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Adds [from, to) clipped to [lo, hi) as two edges, if anything of it is left. */
+static size_t add_span(struct edge *e, size_t n, int64_t from, int64_t to, int64_t lo, int64_t hi, bool queue)
+{
+	from = from < lo ? lo : from;
+	to = to > hi ? hi : to;
+	if (from >= to)
+		return n;
+	e[n++] = (struct edge){ from, queue, !queue };
+	e[n++] = (struct edge){ to, -(int)queue, -(int)!queue };
+	return n;
+}
+
+int an_queued_only(const struct an_timespan *t, size_t n, int64_t from, int64_t to, int64_t *out_ns)
+{
+	struct edge *e;
+	size_t ne = 0;
+	int q = 0, r = 0;
+
+	*out_ns = 0;
+	if (!n || to <= from)
+		return 0;
+	if (n > SIZE_MAX / (4 * sizeof(*e)))
+		return -ENOMEM;
+	e = malloc(4 * n * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].start_ns <= 0)
+			continue;
+		if (t[i].submitted_ns > 0)
+			ne = add_span(e, ne, t[i].submitted_ns, t[i].start_ns, from, to, true);
+		ne = add_span(e, ne, t[i].start_ns, t[i].end_ns > 0 ? t[i].end_ns : to, from, to, false);
+	}
+	qsort(e, ne, sizeof(*e), edge_cmp);
+	for (size_t i = 0; i < ne; i++) {
+		if (i && q > 0 && r == 0)
+			*out_ns += e[i].at - e[i - 1].at;
+		q += e[i].dq;
+		r += e[i].dr;
+	}
+	free(e);
+	return 0;
+}
+
+/* The run's wall time split: queued (a job waited, no task ran) and running. */
+static int queue_split(const struct an_input *in, const struct an_run *r, uint32_t last, struct an_bottlenecks *out)
+{
+	int64_t end = r->end_ns ? r->end_ns : last != UINT32_MAX ? in->steps[last].end_ns : 0, q = 0;
+	struct an_timespan *t;
+	int rc;
+
+	out->running_s = out->wall_s;
+	if (!r->start_ns || !r->step_n)
+		return 0;
+	t = malloc(r->step_n * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < r->step_n; i++) {
+		const struct an_step *s = &in->steps[r->step_first + i];
+
+		t[i] = (struct an_timespan){ s->submitted_ns, s->start_ns, s->end_ns };
+	}
+	rc = an_queued_only(t, r->step_n, r->start_ns, end, &q);
+	free(t);
+	out->queued_s = (double)q / NS_PER_S;
+	out->running_s = out->wall_s > out->queued_s ? out->wall_s - out->queued_s : 0;
+	return rc;
 }
 
 /* Keep the five longest tasks, longest first (ties: the earlier task). */
@@ -233,8 +315,9 @@ int an_bottlenecks(const struct an_input *in, uint32_t run, struct an_bottleneck
 		out->dominant_share[i] = out->wall_s > 0 ? out->dominant_share[i] / out->wall_s : 0;
 	out->parallelism_used = out->wall_s > 0 ? out->work_s / out->wall_s : 0;
 	out->cores_used = out->wall_s > 0 ? (double)r->cpu_ns / NS_PER_S / out->wall_s : 0;
-	if (last == UINT32_MAX)
-		return 0;
+	rc = queue_split(in, r, last, out);
+	if (rc || last == UINT32_MAX)
+		return rc;
 	rc = writers_of(in, r, &w, &nw);
 	if (!rc)
 		rc = walk_path(in, r, w, nw, last, out);

@@ -32,6 +32,7 @@ struct an_step {
 	                             * TRACER_STEP), not one tracer derived from its tools: configuration
 	                             * can be keyed by it */
 	int64_t start_ns, end_ns;   /* end 0: still running */
+	int64_t submitted_ns;       /* a cluster job's: when its sbatch started (real time); 0 for any other step */
 	bool failed, running;
 	uint32_t processes;
 	uint32_t oom_kills;         /* its processes the OOM killer ended */
@@ -195,6 +196,7 @@ struct an_path_link {
 	uint32_t step;              /* index into an_input.steps */
 	double duration_s;
 	double wait_s;              /* from its dependency's end (or the run's start) to its own start */
+	double queued_s;            /* a cluster job's: from its submission to its start, in the scheduler's queue */
 };
 
 struct an_bottlenecks {
@@ -202,6 +204,8 @@ struct an_bottlenecks {
 	size_t npath;
 	double path_s;              /* the path's span: its first start to its last end */
 	double wall_s;              /* the run's */
+	double queued_s;            /* of it, the time a cluster job of the run waited in a queue and no task ran */
+	double running_s;           /* the rest: a task, or the engine itself, at work */
 	double work_s;              /* every task's duration, summed */
 	double parallelism_available; /* work / the path's summed durations: what the DAG allows on average */
 	double parallelism_used;    /* work / the run's wall time: tasks running at once on average */
@@ -210,6 +214,17 @@ struct an_bottlenecks {
 	double dominant_share[5];   /* each one's duration / the run's wall time */
 	size_t ndominant;
 };
+
+/* A task's time: in a queue from submitted_ns (0: never queued) to start_ns, then running to end_ns (0: still). */
+struct an_timespan {
+	int64_t submitted_ns, start_ns, end_ns;
+};
+
+/*
+ * The part of [from, to) in which at least one task waited in a queue and none ran, in ns (docs/tune.md,
+ * "Queue time"). Tasks with no start are left out. 0, or -ENOMEM.
+ */
+int an_queued_only(const struct an_timespan *t, size_t n, int64_t from, int64_t to, int64_t *out_ns);
 
 /* 0, -ENOMEM, or -EINVAL for a run, task or file range outside the input. Free with an_bottlenecks_free. */
 int an_bottlenecks(const struct an_input *in, uint32_t run, struct an_bottlenecks *out);

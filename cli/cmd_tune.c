@@ -224,6 +224,8 @@ static void json_run(struct json *j, const struct an_input *in, long run, const 
 		json_kv_string(j, "pipeline", r->pipeline);
 		json_kv_string(j, "state", r->state);
 		json_kv_double(j, "wall_s", b->wall_s);
+		json_kv_double(j, "queued_s", b->queued_s);
+		json_kv_double(j, "running_s", b->running_s);
 		json_kv_double(j, "work_s", b->work_s);
 		json_kv_double(j, "critical_path_s", b->path_s);
 		json_kv_double(j, "parallelism_available", b->parallelism_available);
@@ -252,6 +254,7 @@ static void json_run(struct json *j, const struct an_input *in, long run, const 
 		json_kv_double(j, "start_s", (double)(t->start_ns - r->start_ns) / 1e9);
 		json_kv_double(j, "duration_s", b->path[i].duration_s);
 		json_kv_double(j, "wait_s", b->path[i].wait_s);
+		json_kv_double(j, "queued_s", b->path[i].queued_s);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -362,6 +365,9 @@ void tune_text_run(const struct an_input *in, long run, const struct an_bottlene
 	printf(" of ");
 	put_clean(*r->pipeline ? r->pipeline : "no pipeline", false);
 	printf(", %s, %s wall, %.1fs of step time\n", r->state ? r->state : "-", wall, b->work_s);
+	if (b->queued_s >= 0.05)
+		printf("  queued %.1fs (a job waited in the scheduler's queue, no step ran), running %.1fs\n", b->queued_s,
+		       b->running_s);
 	if (b->npath) {
 		printf("  critical path (%.1fs):", b->path_s);
 		for (size_t i = 0; i < b->npath; i++) {
@@ -369,7 +375,11 @@ void tune_text_run(const struct an_input *in, long run, const struct an_bottlene
 			printf("%s ", i ? " ->" : "");
 			put_clean(in->steps[b->path[i].step].name, false);
 			printf(" %s", d);
-			if (b->path[i].wait_s >= 0.05)
+			if (b->path[i].wait_s >= 0.05 && b->path[i].queued_s >= 0.05)
+				printf(" (after %.1fs waiting; %.1fs in the queue)", b->path[i].wait_s, b->path[i].queued_s);
+			else if (b->path[i].queued_s >= 0.05)
+				printf(" (after %.1fs in the queue)", b->path[i].queued_s);
+			else if (b->path[i].wait_s >= 0.05)
 				printf(" (after %.1fs waiting)", b->path[i].wait_s);
 		}
 		printf("\n");

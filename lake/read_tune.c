@@ -147,7 +147,8 @@ static const char tasks_sql[] =
 	"st.end_ns, st.failed, st.running, st.processes, st.oom_killed, st.cpu_ns, st.peak_rss_bytes, "
 	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
 	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
-	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, st.cpu_limit_millicores, st.memory_limit_bytes "
+	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, st.cpu_limit_millicores, st.memory_limit_bytes, "
+	"(SELECT j.submitted_ns FROM runs j WHERE j.run_id = st.run_id AND j.joined_run_id = m.top) "
 	"FROM sel m JOIN steps st ON st.run_id = m.member LEFT JOIN rp r ON r.run_id = st.run_id AND "
 	"r.step = st.step_id WHERE " NOT_SUBMITTING("st") " ORDER BY m.top, 2, st.run_id, st.idx";
 
@@ -367,6 +368,7 @@ static int row_to_tune_task(struct sql_stmt *st, const struct sums *live, struct
 	row_sums(&c, &report);
 	t->cpu_limit_millicores = col_int(&c);
 	t->memory_limit_bytes = col_int(&c);
+	t->submitted_ns = col_int(&c);
 	task_figures(t, &own, live, &report);
 	return STORE_OK;
 }

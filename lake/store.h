@@ -355,6 +355,7 @@ struct store_tune_task {
 	struct store_int oom_kills;         /* processes the OOM killer ended (the larger of processes and the step) */
 	struct store_int oom_limit_bytes;   /* the largest memcg_limit_bytes of its oom_kill signals */
 	struct store_int cpu_limit_millicores, memory_limit_bytes; /* its allocation (steps); NULL: none */
+	struct store_int submitted_ns;      /* a joined cluster job's step: when its sbatch started; NULL: none */
 	struct store_int peak_rss_bytes;    /* steps.peak_rss_bytes (concurrent), else the largest process peak */
 	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 };

@@ -554,6 +554,69 @@ static void a_chain_with_gaps_shows_each_wait(void **state)
 	free(l);
 }
 
+/*
+ * A run of cluster jobs, 0-30 s: L 0-2 on the head; job A submitted at 2, ran 5-10, writes 1; job B
+ * submitted at 3, waited for A's CPUs, ran 12-20; job C, reading 1, submitted at 10, ran 11-25.
+ * Queued and nothing running: 2-5 (A and B queued) and 10-11 (B and C queued): 4 s of the 30.
+ */
+static void the_wall_time_splits_into_queued_and_running(void **state)
+{
+	struct lake *l = lake_new();
+	struct an_input in;
+	struct an_bottlenecks b;
+	struct an_step *a, *bb, *c;
+
+	(void)state;
+	add_run(l, "p", 0, 30);
+	add_step(l, "L", 0, 2);
+	a = add_step(l, "A", 5, 10);
+	a->submitted_ns = T0 + S(2);
+	writes(l, a, 1);
+	bb = add_step(l, "B", 12, 20);
+	bb->submitted_ns = T0 + S(3);
+	c = add_step(l, "C", 11, 25);
+	c->submitted_ns = T0 + S(10);
+	reads(l, c, 1);
+	in = input_of(l);
+	assert_int_equal(an_bottlenecks(&in, 0, &b), 0);
+	assert_near(b.wall_s, 30);
+	assert_near(b.queued_s, 4);
+	assert_near(b.running_s, 26);
+	/* the path: A then C; each link says how long its job sat in the queue */
+	assert_int_equal(b.npath, 2);
+	assert_int_equal(b.path[0].step, 1);
+	assert_near(b.path[0].wait_s, 5);
+	assert_near(b.path[0].queued_s, 3);
+	assert_int_equal(b.path[1].step, 3);
+	assert_near(b.path[1].wait_s, 1);
+	assert_near(b.path[1].queued_s, 1);
+	an_bottlenecks_free(&b);
+	/* no job: nothing queued, all of it running */
+	l->steps[1].submitted_ns = l->steps[2].submitted_ns = l->steps[3].submitted_ns = 0;
+	assert_int_equal(an_bottlenecks(&in, 0, &b), 0);
+	assert_near(b.queued_s, 0);
+	assert_near(b.running_s, 30);
+	assert_near(b.path[0].queued_s, 0);
+	an_bottlenecks_free(&b);
+	free(l);
+}
+
+static void queued_only_clips_to_the_window_and_counts_a_running_task_to_its_end(void **state)
+{
+	/* queued 0-10 (clipped to 2-10), a task running from 6 and not ended (to the window's end),
+	 * one queued 20-25 and never started (left out), one submitted after it started (no queue) */
+	const struct an_timespan t[] = { { 1, 10, 15 }, { 3, 6, 0 }, { 20, 0, 0 }, { 9, 8, 9 } };
+	int64_t q = -1;
+
+	(void)state;
+	assert_int_equal(an_queued_only(t, 4, 2, 30, &q), 0);
+	assert_int_equal(q, 4); /* 2-6: queued, nothing running; from 6 the second task runs to 30 */
+	assert_int_equal(an_queued_only(t, 4, 30, 2, &q), 0);
+	assert_int_equal(q, 0);
+	assert_int_equal(an_queued_only(NULL, 0, 0, 10, &q), 0);
+	assert_int_equal(q, 0);
+}
+
 /* ---- slower than usual --------------------------------------------------------- */
 
 /*
@@ -878,6 +941,8 @@ int main(void)
 		cmocka_unit_test(an_oom_kill_flows_into_the_profile_advice),
 		cmocka_unit_test(the_critical_path_of_a_diamond_takes_the_longer_branch),
 		cmocka_unit_test(a_chain_with_gaps_shows_each_wait),
+		cmocka_unit_test(the_wall_time_splits_into_queued_and_running),
+		cmocka_unit_test(queued_only_clips_to_the_window_and_counts_a_running_task_to_its_end),
 		cmocka_unit_test(a_task_on_a_crowded_cpu_is_slower_with_cause_run_queue),
 		cmocka_unit_test(a_task_under_the_minimum_ratio_is_not_flagged),
 		cmocka_unit_test(a_constant_history_does_not_flag_noise),

@@ -65,7 +65,7 @@ struct row {
 
 /* The report's own members the page shows, copied as they are. */
 static const char *const copied[] = { "schema", "command", "exit_code", "signal", "state", "start_ns", "end_ns",
-				      "uid", "host", "agent", "run", "tune", "last_update_ns" };
+				      "uid", "host", "agent", "run", "tune", "last_update_ns", "queue" };
 #define NCOPIED (sizeof(copied) / sizeof(copied[0]))
 enum { M_PROCESSES = NCOPIED, M_STEPS, M_SIGNALS, NMEMBERS };
 

@@ -8,6 +8,7 @@
 
 #include "cputime.h"
 #include "run_json.h"
+#include "tune.h"
 
 static void kv_int(struct json *j, const char *key, struct store_int v)
 {
@@ -149,9 +150,62 @@ static int write_process(void *ctx, const struct store_process *p)
 	return b->rc;
 }
 
+/* The steps as they are written, and the span of each for the run's queue split (docs/live.md, "Queue time"). */
+struct step_walk {
+	struct json *j;
+	struct an_timespan *spans;
+	size_t n, cap;
+};
+
+static int keep_span(struct step_walk *w, const struct store_step *s)
+{
+	if (!s->start_ns.known || s->start_ns.v <= 0)
+		return 0;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		struct an_timespan *t = cap > SIZE_MAX / sizeof(*t) ? NULL : realloc(w->spans, cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		w->spans = t;
+		w->cap = cap;
+	}
+	w->spans[w->n++] = (struct an_timespan){ s->submitted_ns.known ? s->submitted_ns.v : 0, s->start_ns.v,
+						 s->end_ns.known && !(s->running.known && s->running.v) ? s->end_ns.v : 0 };
+	return 0;
+}
+
+/* A run with cluster jobs: its wall time, queued (a job waited, no step ran) and running. */
+static int write_queue(struct json *j, const struct store_run *r, const struct step_walk *w)
+{
+	int64_t end = r->end_ns.known && r->end_ns.v > 0 ? r->end_ns.v : r->last_update_ns.known ? r->last_update_ns.v : 0;
+	int64_t q;
+	int rc;
+
+	if (!r->jobs.known || r->jobs.v <= 0 || !r->start_ns.known || end <= r->start_ns.v)
+		return 0;
+	rc = an_queued_only(w->spans, w->n, r->start_ns.v, end, &q);
+	if (rc)
+		return rc;
+	json_key(j, "queue");
+	json_object_begin(j);
+	json_key(j, "wall_ns");
+	json_i64(j, end - r->start_ns.v);
+	json_key(j, "queued_ns");
+	json_i64(j, q);
+	json_key(j, "running_ns");
+	json_i64(j, end - r->start_ns.v - q);
+	json_object_end(j);
+	return 0;
+}
+
 static int write_step(void *ctx, const struct store_step *s)
 {
-	struct json *j = ctx;
+	struct step_walk *w = ctx;
+	struct json *j = w->j;
+
+	if (keep_span(w, s))
+		return -ENOMEM;
 
 	json_object_begin(j);
 	json_kv_string(j, "id", s->id);
@@ -284,6 +338,7 @@ static void write_run_fields(struct json *j, const struct store_run *r)
 static int write_rebuilt(struct store *st, struct json *j, const struct store_run *r, const struct run_tune *rt)
 {
 	struct rebuild b = { .st = st, .j = j };
+	struct step_walk w = { .j = j };
 	int rc;
 
 	json_object_begin(j);
@@ -295,8 +350,11 @@ static int write_rebuilt(struct store *st, struct json *j, const struct store_ru
 	if (!rc) {
 		json_key(j, "steps");
 		json_array_begin(j);
-		rc = store_run_steps(st, r->run_id, write_step, j);
+		rc = store_run_steps(st, r->run_id, write_step, &w);
 		json_array_end(j);
+		if (!rc)
+			rc = write_queue(j, r, &w);
+		free(w.spans);
 	}
 	if (!rc) {
 		json_key(j, "signals");

@@ -488,6 +488,7 @@ static int on_task(void *ctx, const struct store_tune_task *tk)
 		return fail_nomem(l);
 	a->start_ns = tk->start_ns.known && tk->start_ns.v > 0 ? tk->start_ns.v : 0;
 	a->end_ns = !tk->running && tk->end_ns.known && tk->end_ns.v > 0 ? tk->end_ns.v : 0;
+	a->submitted_ns = tk->submitted_ns.known && tk->submitted_ns.v > 0 ? tk->submitted_ns.v : 0;
 	a->failed = tk->failed;
 	a->running = tk->running;
 	a->processes = tk->processes.known && tk->processes.v > 0 && tk->processes.v <= UINT32_MAX

@@ -136,6 +136,23 @@ sys.exit(0 if sorted(steps) == ["align", "index"] and all((s["runs"], s["tasks"]
          else 1)
 PY
 
+# Queue time: the run's wall split into queued (a job waited in SLURM's queue, no step ran) and running, the
+# same as the steps' own times give it; the critical path names each job's queue wait; tracer cost bills a job's
+# step its time on the node, never its wait; the HTML page shows each job's id, node and queue wait.
+"$TRACER" tune --db "$LAKE" --run "$head" --format json >"$TMP/tune_run.json" || e2e_fail "tracer tune --run failed"
+"$TRACER" cost --db "$LAKE" --run "$head" --by step --json >"$TMP/cost.json" || e2e_fail "tracer cost failed"
+"$TRACER" report --db "$LAKE" "$head" --html "$TMP/head.html" >/dev/null || e2e_fail "tracer report --html failed"
+python3 "$E2E_DIR/cdp.py" "$TMP/head.html" \
+	--eval "rows=Array.from(document.querySelectorAll('tr.step-row')).map(function(r){return r.textContent})" \
+	--eval "heads=Array.from(document.querySelectorAll('th')).map(function(h){return h.textContent})" \
+	--eval "queuebars=document.querySelectorAll('.queue-bar').length" \
+	--eval "queued=(function(){var r=Array.from(document.querySelectorAll('table.kv tr')).filter(function(t){\
+return t.cells.length>1&&t.cells[0].textContent==='queued'});return r.length?r[0].cells[1].textContent:null})()" \
+	>"$TMP/head.cdp.json" 2>"$TMP/head.cdp.err" ||
+	e2e_fail "cdp.py could not read the page: $(tail -5 "$TMP/head.cdp.err")"
+python3 "$E2E_DIR/check_queue.py" "$TMP/head.json" "$TMP/tune_run.json" "$TMP/cost.json" "$TMP/head.cdp.json" ||
+	e2e_fail "the run's queue time is wrong (above)"
+
 # Nextflow-shaped (Nextflow is not packaged): a launcher named nextflow runs `nextflow run main.nf` as its slurm
 # executor does: each task in its work directory, with .command.sh and a .command.run whose header holds the
 # #SBATCH directives Nextflow 24.x writes (SlurmExecutor.getDirectives: -D, -J nf-NAME_(TAG), -o, --no-requeue,

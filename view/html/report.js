@@ -207,6 +207,12 @@
       ['steps', count(num(c.steps) !== null ? c.steps : m.steps.length)],
       ['signals', count(num(c.signals) !== null ? c.signals : m.signals.length)]
     ];
+    /* A run with cluster jobs: the time one waited in the scheduler's queue while no step ran. */
+    var q = obj(r.queue);
+    if (num(q.queued_ns) !== null && num(q.running_ns) !== null)
+      rows.push(['queued', fmtDur(q.queued_ns) + ' (a cluster job waited in the queue, no step ran); running ' +
+        fmtDur(q.running_ns)]);
+    if (num(run.jobs)) rows.push(['cluster jobs', count(run.jobs)]);
     if (run.pipeline) rows.push(['pipeline', str(run.pipeline)]);
     if (run.engine) rows.push(['engine', str(run.engine)]);
     if (run.run_id) rows.push(['pipeline run', str(run.run_id)]);
@@ -315,6 +321,15 @@
         }
         if (a === null) a = 0;
         if (b === null) b = T;
+        var job = st ? obj(st.job) : {}, qa = num(job.submitted_ns) !== null ? job.submitted_ns - m.t0 : null;
+        if (qa !== null && qa < a) { /* its time in the scheduler's queue, before it started */
+          var qbar = svg('rect', { x: xOf(qa), y: y + 6, width: Math.max(1, xOf(a) - xOf(qa)), height: ROW - 12,
+                                   'class': 'queue-bar' });
+          var qt = svg('title', {});
+          qt.textContent = text + ': job ' + str(job.slurm_job_id) + ' queued ' + fmtDur(a - qa);
+          qbar.appendChild(qt);
+          root.appendChild(qbar);
+        }
         var label = svg('text', { x: 4, y: y + 14 });
         label.textContent = text;
         root.appendChild(label);
@@ -455,6 +470,11 @@
     if (m.steps.some(function (x) { return num(x.cpu_limit_cores) !== null || num(x.memory_limit_bytes) !== null; }))
       cols.push({ title: 'CPU limit', num: true, get: function (x) { return num(x.cpu_limit_cores); } },
                 { title: 'memory limit', num: true, fmt: fmtBytes, get: function (x) { return num(x.memory_limit_bytes); } });
+    /* A cluster job's step: its job, its node, and how long it waited in the scheduler's queue. */
+    if (m.steps.some(function (x) { return x.job && typeof x.job === 'object'; }))
+      cols.push({ title: 'job', get: function (x) { var j = obj(x.job); return j.slurm_job_id ? str(j.slurm_job_id) +
+                    (j.host ? ' on ' + str(j.host) : '') : ''; } },
+                { title: 'queue wait', num: true, fmt: fmtDur, get: function (x) { return num(obj(x.job).queue_wait_ns); } });
     sortableTable(s, cols, m.steps.slice(), function (tr, x) {
       var st = stateClass(m.meta.get(x).state);
       tr.setAttribute('class', 'step-row' + (st === 'st-failed' ? ' failed' : '') + (m.meta.get(x).flagged ? ' step-flagged' : '') +
