@@ -13,6 +13,9 @@
  *           per-GiB rate, as GCP prices its types; the even split is our
  *           convention, for want of each provider's own);
  *   idle    reserved x the share of the run's wall time no task ran;
+ *   jobs    a cluster job joined to the run: its allocation (CPUs, GiB)
+ *           x its hours on its node, start to end (never its time in the
+ *           queue), priced at that node's per-vCPU and per-GiB rates;
  *   fit     the cheapest type of the same cloud and region, not burstable,
  *           with ceil(p95 cores - 0.05) vCPUs and the peak memory x 1.15.
  *
@@ -122,6 +125,9 @@ struct run_fig {
 	double held_h;              /* hours it held its host, overlaps split */
 	double task_wall_h;         /* its tasks' wall hours, summed */
 	double reserved, used, idle;
+	double job_cpu_h, job_gib_h; /* its cluster jobs' allocations x their hours on their nodes */
+	double jobs_usd;            /* of those priced */
+	bool jobs_priced;           /* a job of it was priced */
 };
 
 struct span {
@@ -157,13 +163,13 @@ static double task_wall_h(const struct an_run *r, const struct an_step *t)
 	return task_span(r, t, &sp) ? (double)(sp.e - sp.s) / NS_PER_HOUR : 0;
 }
 
-/* USD per core-hour and per GiB-hour: half the price each (< 0 when the host's size is unknown). */
-static void used_rates(const struct an_run *r, const struct price_table *table, double price, double *cpu,
+/* USD per core-hour and per GiB-hour of a host: half the price each (< 0 when the host's size is unknown). */
+static void used_rates(const struct an_host *h, const struct price_table *table, double price, double *cpu,
 		       double *mem)
 {
-	const struct price_row *row = host_row(&r->host, table);
-	double cpus = r->host.cpus ? r->host.cpus : row ? row->vcpus : 0;
-	double bytes = r->host.memory_bytes ? (double)r->host.memory_bytes : row ? (double)row->memory_bytes : 0;
+	const struct price_row *row = host_row(h, table);
+	double cpus = h->cpus ? h->cpus : row ? row->vcpus : 0;
+	double bytes = h->memory_bytes ? (double)h->memory_bytes : row ? (double)row->memory_bytes : 0;
 
 	*cpu = *mem = -1;
 	if (price < 0 || cpus <= 0 || bytes <= 0)
@@ -176,6 +182,30 @@ static double task_used(const struct an_run *r, const struct an_step *t, double 
 {
 	return (double)t->cpu_ns / NS_PER_HOUR * rate_cpu +
 	       (double)t->peak_mem_bytes / GIB * task_wall_h(r, t) * rate_mem;
+}
+
+/* A cluster job's reservation: its allocation x its hours on its node; USD at its node's rates when known. */
+struct job_fig {
+	double cpu_h, gib_h, usd;
+	bool priced;
+};
+
+static bool job_figure(const struct an_run *r, const struct an_step *t, const struct price_table *table,
+		       struct job_fig *out)
+{
+	double hours, rate_cpu, rate_mem;
+
+	memset(out, 0, sizeof(*out));
+	if (!t->submitted_ns)
+		return false;
+	hours = task_wall_h(r, t);
+	out->cpu_h = t->cpu_limit > 0 ? t->cpu_limit * hours : 0;
+	out->gib_h = (double)t->mem_limit_bytes / GIB * hours;
+	used_rates(&t->job_host, table, cost_host_price(&t->job_host, table, NULL), &rate_cpu, &rate_mem);
+	out->priced = rate_cpu >= 0 && t->cpu_limit > 0 && t->mem_limit_bytes > 0;
+	if (out->priced)
+		out->usd = out->cpu_h * rate_cpu + out->gib_h * rate_mem;
+	return true;
 }
 
 static int span_cmp(const void *a, const void *b)
@@ -217,11 +247,18 @@ static void run_alone(const struct an_input *in, const struct price_table *table
 
 	f->costed = true;
 	f->price = cost_run_price(r, table, NULL);
-	used_rates(r, table, f->price, &f->rate_cpu, &f->rate_mem);
+	used_rates(&r->host, table, f->price, &f->rate_cpu, &f->rate_mem);
 	f->used_known = f->rate_cpu >= 0;
 	for (uint32_t j = 0; j < r->step_n; j++) {
 		const struct an_step *t = &in->steps[r->step_first + j];
+		struct job_fig jf;
 
+		if (job_figure(r, t, table, &jf)) {
+			f->job_cpu_h += jf.cpu_h;
+			f->job_gib_h += jf.gib_h;
+			f->jobs_usd += jf.usd;
+			f->jobs_priced |= jf.priced;
+		}
 		f->task_wall_h += task_wall_h(r, t);
 		if (f->used_known)
 			f->used += task_used(r, t, f->rate_cpu, f->rate_mem);
@@ -405,6 +442,8 @@ struct contrib {
 	size_t k1len;
 	uint32_t run, tasks;
 	double hours, reserved, used, idle;
+	double job_cpu_h, job_gib_h, jobs_usd;
+	bool jobs_priced;
 };
 
 struct group_ctx {
@@ -469,8 +508,8 @@ static void set_tool(struct contrib *c, const char *tools)
 }
 
 /* Every run's (or task's) contribution to the lines of `by`, for the runs selected. */
-static size_t contributions(const struct an_input *in, const struct run_fig *figs, enum cost_by by, long only,
-			    struct contrib *c)
+static size_t contributions(const struct an_input *in, const struct price_table *table, const struct run_fig *figs,
+			    enum cost_by by, long only, struct contrib *c)
 {
 	size_t n = 0;
 
@@ -484,6 +523,7 @@ static size_t contributions(const struct an_input *in, const struct run_fig *fig
 			for (uint32_t j = 0; j < r->step_n; j++) {
 				const struct an_step *t = &in->steps[r->step_first + j];
 				struct contrib *x = &c[n++];
+				struct job_fig jf;
 
 				memset(x, 0, sizeof(*x));
 				if (by == COST_BY_STEP) {
@@ -498,6 +538,12 @@ static size_t contributions(const struct an_input *in, const struct run_fig *fig
 				/* the share of the run's reserved cost its tasks' time held */
 				x->reserved = f->task_wall_h > 0 ? f->reserved * x->hours / f->task_wall_h : 0;
 				x->used = f->used_known ? task_used(r, t, f->rate_cpu, f->rate_mem) : 0;
+				if (job_figure(r, t, table, &jf)) {
+					x->job_cpu_h = jf.cpu_h;
+					x->job_gib_h = jf.gib_h;
+					x->jobs_usd = jf.usd;
+					x->jobs_priced = jf.priced;
+				}
 			}
 			continue;
 		}
@@ -526,6 +572,10 @@ static size_t contributions(const struct an_input *in, const struct run_fig *fig
 		c[n].reserved = f->reserved;
 		c[n].used = f->used;
 		c[n].idle = f->idle;
+		c[n].job_cpu_h = f->job_cpu_h;
+		c[n].job_gib_h = f->job_gib_h;
+		c[n].jobs_usd = f->jobs_usd;
+		c[n].jobs_priced = f->jobs_priced;
 		n++;
 	}
 	return n;
@@ -549,7 +599,7 @@ static size_t key_text(const struct an_input *in, const struct contrib *c, char 
 static void sum_line(const struct contrib *c, const size_t *order, size_t a, size_t b, const struct run_fig *figs,
 		     struct cost_line *l)
 {
-	bool priced = false, used = false;
+	bool priced = false, used = false, jobs_priced = false;
 
 	for (size_t j = a; j < b; j++) {
 		const struct contrib *x = &c[order[j]];
@@ -564,6 +614,12 @@ static void sum_line(const struct contrib *c, const size_t *order, size_t a, siz
 		}
 		l->tasks += x->tasks;
 		l->hours += x->hours;
+		l->job_cpu_hours += x->job_cpu_h;
+		l->job_gib_hours += x->job_gib_h;
+		if (x->jobs_priced) {
+			jobs_priced = true;
+			l->jobs_reserved_usd += x->jobs_usd;
+		}
 		if (f->price < 0)
 			continue;
 		priced = true;
@@ -578,6 +634,8 @@ static void sum_line(const struct contrib *c, const size_t *order, size_t a, siz
 		l->reserved_usd = l->idle_usd = -1;
 	if (!used)
 		l->used_usd = -1;
+	if (!jobs_priced && (l->job_cpu_hours > 0 || l->job_gib_hours > 0))
+		l->jobs_reserved_usd = -1;
 }
 
 /* Most expensive first (unpriced, < 0, last), then by key, then by run. */
@@ -647,6 +705,8 @@ out:
 
 static void totals(const struct an_input *in, const struct run_fig *figs, long only, struct cost_report *out)
 {
+	bool jobs_priced = false;
+
 	for (size_t i = 0; i < in->nruns; i++) {
 		const struct run_fig *f = &figs[i];
 
@@ -657,6 +717,12 @@ static void totals(const struct an_input *in, const struct run_fig *figs, long o
 			continue;
 		}
 		out->runs++;
+		out->job_cpu_hours += f->job_cpu_h;
+		out->job_gib_hours += f->job_gib_h;
+		if (f->jobs_priced) {
+			jobs_priced = true;
+			out->jobs_reserved_usd += f->jobs_usd;
+		}
 		if (f->price < 0) {
 			out->unpriced_runs++;
 			continue;
@@ -668,6 +734,8 @@ static void totals(const struct an_input *in, const struct run_fig *figs, long o
 		else
 			out->used_unknown_runs++;
 	}
+	if (!jobs_priced && (out->job_cpu_hours > 0 || out->job_gib_hours > 0))
+		out->jobs_reserved_usd = -1;
 }
 
 int cost_compute(const struct an_input *in, const struct price_table *table, enum cost_by by, long run,
@@ -694,7 +762,7 @@ int cost_compute(const struct an_input *in, const struct price_table *table, enu
 		free(figs);
 		return -ENOMEM;
 	}
-	nc = contributions(in, figs, by, run, c);
+	nc = contributions(in, table, figs, by, run, c);
 	rc = make_lines(in, figs, by, c, nc, out);
 	if (rc == 0)
 		totals(in, figs, run, out);

@@ -84,6 +84,9 @@ struct cost_line {
 	double idle_usd;            /* reserved time while no step of the run ran (runs, pipelines, hosts, users) */
 	uint32_t unpriced_runs;     /* runs in this line without a price */
 	uint32_t used_unknown_runs; /* priced runs without a CPU count or memory size: not in used_usd */
+	/* Cluster jobs joined to its runs: their allocations (CPUs, GiB) x their hours on their nodes, start to
+	 * end, never their time in the queue; in USD at their nodes' rates (< 0: none could be priced). */
+	double job_cpu_hours, job_gib_hours, jobs_reserved_usd;
 	long run;                   /* COST_BY_RUN: the run's index in in->runs; else -1 */
 };
 
@@ -95,6 +98,7 @@ struct cost_report {
 	uint32_t runs, unpriced_runs;
 	uint32_t used_unknown_runs; /* priced runs whose used cost is unknown */
 	uint32_t unfinished_runs;   /* selected but still running (or without a start or end): not costed */
+	double job_cpu_hours, job_gib_hours, jobs_reserved_usd; /* the cluster jobs', over every costed run */
 	char *keys;                 /* owns the lines' keys */
 };
 

@@ -21,6 +21,17 @@
 
 #include "rightsize.h"
 
+/* The host a run ran on (the processor's identity of it, docs/cost.md). */
+struct an_host {
+	const char *host_id;
+	const char *cloud;          /* aws, gcp, azure; NULL if not recognised */
+	const char *instance_type;  /* m6i.xlarge, n2-standard-4; NULL if unknown */
+	const char *region;         /* NULL if unknown */
+	uint32_t cpus;              /* online CPUs (0 unknown) */
+	uint64_t memory_bytes;      /* MemTotal (0 unknown) */
+	double price_per_hour;      /* set in the host's config; < 0 when not set */
+};
+
 /* One task: a step of one run (table steps) with its processes' figures summed (table processes). */
 struct an_step {
 	uint32_t run;               /* index into an_input.runs */
@@ -33,6 +44,8 @@ struct an_step {
 	                             * can be keyed by it */
 	int64_t start_ns, end_ns;   /* end 0: still running */
 	int64_t submitted_ns;       /* a cluster job's: when its sbatch started (real time); 0 for any other step */
+	struct an_host job_host;    /* a cluster job's: the node it ran on (its allocation's price); else zero,
+	                             * price_per_hour -1 */
 	bool failed, running;
 	uint32_t processes;
 	uint32_t oom_kills;         /* its processes the OOM killer ended */
@@ -63,17 +76,6 @@ struct an_step {
 	/* Files it read (mode r or rw) and wrote (w or rw): ids in an_input.files[first .. first+n). Equal
 	 * ids are the same path on the same host. */
 	uint32_t in_first, in_n, out_first, out_n;
-};
-
-/* The host a run ran on (the processor's identity of it, docs/cost.md). */
-struct an_host {
-	const char *host_id;
-	const char *cloud;          /* aws, gcp, azure; NULL if not recognised */
-	const char *instance_type;  /* m6i.xlarge, n2-standard-4; NULL if unknown */
-	const char *region;         /* NULL if unknown */
-	uint32_t cpus;              /* online CPUs (0 unknown) */
-	uint64_t memory_bytes;      /* MemTotal (0 unknown) */
-	double price_per_hour;      /* set in the host's config; < 0 when not set */
 };
 
 /* A point of a run's timeline: what its processes used at once at t. */

@@ -81,6 +81,14 @@ static void json_row(struct json *j, const char *key, const struct price_row *r)
 	json_object_end(j);
 }
 
+/* A line's (or the totals') cluster jobs: their allocations x their hours on their nodes (docs/cost.md). */
+static void json_jobs(struct json *j, double cpu_h, double gib_h, double usd)
+{
+	json_kv_double(j, "job_cpu_hours", cpu_h);
+	json_kv_double(j, "job_gib_hours", gib_h);
+	kv_usd(j, "jobs_reserved_usd", cpu_h > 0 || gib_h > 0 ? usd : -1);
+}
+
 static int emit_json(const char *prices, const struct price_table *t, const struct cost_report *rep,
 		     const struct cost_fit *fit, size_t nfit)
 {
@@ -112,6 +120,7 @@ static int emit_json(const char *prices, const struct price_table *t, const stru
 	kv_usd(&j, "reserved_usd", none ? -1 : rep->reserved_usd);
 	kv_usd(&j, "used_usd", none ? -1 : rep->used_usd);
 	kv_usd(&j, "idle_usd", none ? -1 : rep->idle_usd);
+	json_jobs(&j, rep->job_cpu_hours, rep->job_gib_hours, rep->jobs_reserved_usd);
 	json_object_end(&j);
 	json_key(&j, "lines");
 	json_array_begin(&j);
@@ -127,6 +136,7 @@ static int emit_json(const char *prices, const struct price_table *t, const stru
 		kv_usd(&j, "used_usd", l->used_usd);
 		kv_usd(&j, "idle_usd", l->idle_usd);
 		json_kv_u64(&j, "unpriced_runs", l->unpriced_runs);
+		json_jobs(&j, l->job_cpu_hours, l->job_gib_hours, l->jobs_reserved_usd);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -214,6 +224,12 @@ static void emit_text(const char *db, const char *prices, const struct price_tab
 		if (rep->reserved_usd > 0)
 			printf(" (%.0f%%)", 100 * rep->used_usd / rep->reserved_usd);
 		printf(", held while no step ran %s\n", i);
+	}
+	if (rep->job_cpu_hours > 0 || rep->job_gib_hours > 0) {
+		text_usd(r, sizeof(r), rep->jobs_reserved_usd);
+		printf("cluster jobs: %.4f CPU-hours and %.4f GiB-hours reserved on their nodes (allocation x time "
+		       "on the node, not in the queue), %s\n", rep->job_cpu_hours, rep->job_gib_hours,
+		       rep->jobs_reserved_usd >= 0 ? r : "unpriced");
 	}
 	if (rep->unpriced_runs)
 		printf("%u run%s could not be priced: the host's instance type is unknown (not a recognised cloud\n"

@@ -256,7 +256,31 @@ static void print_live_header(const struct store_run *r)
 struct step_table {
 	int rows;
 	struct store_int run_last_update; /* a step without its own last update: the run's */
+	struct an_timespan *spans;        /* the steps' times, for the queue split (docs/live.md, "Queue time") */
+	size_t nspans, cap;
+	bool oom;
 };
+
+static void keep_step_span(struct step_table *t, const struct store_step *s)
+{
+	if (!s->start_ns.known || s->start_ns.v <= 0 || t->oom)
+		return;
+	if (t->nspans == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct an_timespan *n = cap > SIZE_MAX / sizeof(*n) ? NULL : realloc(t->spans, cap * sizeof(*n));
+
+		if (!n) {
+			t->oom = true;
+			return;
+		}
+		t->spans = n;
+		t->cap = cap;
+	}
+	t->spans[t->nspans++] = (struct an_timespan){
+		s->submitted_ns.known ? s->submitted_ns.v : 0, s->start_ns.v,
+		s->end_ns.known && !(s->running.known && s->running.v) ? s->end_ns.v : 0
+	};
+}
 
 static int print_step(void *ctx, const struct store_step *s)
 {
@@ -279,8 +303,36 @@ static int print_step(void *ctx, const struct store_step *s)
 	put_field(s->state, 9);
 	printf("%-10s %-10s %-10s ", wall, cpu, rss);
 	put_clean(s->tools, false);
+	if (s->submitted_ns.known) { /* a cluster job's step */
+		printf("  [job ");
+		put_clean(s->job_id ? s->job_id : "?", false);
+		printf(" on ");
+		put_clean(s->job_host ? s->job_host : "?", false);
+		format_seconds(wall, sizeof(wall), s->queued_ns.known ? s->queued_ns.v : 0, "");
+		printf(", queued %s]", wall);
+	}
 	putchar('\n');
+	keep_step_span(t, s);
 	return 0;
+}
+
+/* A run with cluster jobs: how much of its wall time a job waited in the queue while no step ran. */
+static void print_queue(const struct store_run *r, const struct step_table *t)
+{
+	int64_t end = r->end_ns.known && r->end_ns.v > 0 ? r->end_ns.v : r->last_update_ns.known ? r->last_update_ns.v : 0;
+	char q[32], run[32];
+	int64_t queued;
+
+	printf("\n%" PRId64 " cluster job%s", r->jobs.v, r->jobs.v == 1 ? "" : "s");
+	if (t->oom || !r->start_ns.known || end <= r->start_ns.v ||
+	    an_queued_only(t->spans, t->nspans, r->start_ns.v, end, &queued)) {
+		printf("\n");
+		return;
+	}
+	format_seconds(q, sizeof(q), queued, "");
+	format_seconds(run, sizeof(run), end - r->start_ns.v - queued, "");
+	printf(": queued %s of the wall time (a job waited in the scheduler's queue, no step ran), running %s\n", q,
+	       run);
 }
 
 static int print_live_run(struct store *st, const struct store_run *r)
@@ -292,6 +344,9 @@ static int print_live_run(struct store *st, const struct store_run *r)
 	rc = store_run_steps(st, r->run_id, print_step, &t);
 	if (!rc && t.rows == 0)
 		printf("\nsteps: none\n");
+	if (!rc && r->jobs.known && r->jobs.v > 0)
+		print_queue(r, &t);
+	free(t.spans);
 	return rc;
 }
 

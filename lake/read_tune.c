@@ -68,14 +68,18 @@ _Static_assert(TR_PSTATE_TRACED == 1, "TRACED_SQL");
 	"9223372036854775807 WHEN " DSUM(x) " <= -9223372036854775807 THEN -9223372036854775807 - 1 "       \
 	"ELSE CAST(" DSUM(x) " AS BIGINT) END)"
 
+/* A runs row's host (col_host), of the table named by prefix ("" or "j."). */
+#define RUN_HOST_COLUMNS(t)                                                                              \
+	t "host_id, " t "host_cloud, " t "host_instance_type, " t "host_instance_id, " t "host_region, " t     \
+	"host_cpus, " t "host_memory_bytes, " t "host_price_per_hour"
+
 static const char runs_sql[] =
 	"SELECT run_id, run_key, pipeline, pipeline_run_id, run_name, state, engine, start_ns, end_ns, "
 	"coalesce(" RUN_WITH_JOBS("cpu_ns") ", (SELECT " SUM("p.runtime_ns") " FROM processes p WHERE p.run_id IN "
 	"(SELECT j.run_id FROM runs j WHERE j.run_id = runs.run_id OR j.joined_run_id = runs.run_id)), "
 	"(SELECT " SUM("CAST(rp.cpu_user_ns AS DOUBLE PRECISION) + rp.cpu_sys_ns") " FROM run_processes rp "
 	"WHERE rp.run_id = runs.run_id)), "
-	"uid, host_id, host_cloud, host_instance_type, host_instance_id, host_region, host_cpus, "
-	"host_memory_bytes, host_price_per_hour FROM runs WHERE run_id IN (" SEL_RUNS ") "
+	"uid, " RUN_HOST_COLUMNS("") " FROM runs WHERE run_id IN (" SEL_RUNS ") "
 	"ORDER BY start_ns IS NULL, start_ns, run_id";
 
 /*
@@ -148,9 +152,10 @@ static const char tasks_sql[] =
 	"st.read_bytes, st.write_bytes, st.rchar, st.wchar, st.net_tx_bytes, st.net_rx_bytes, "
 	"r.n, r.measured, r.cpu, r.life, r.delay, r.iowait, r.blocked, r.netwait, r.oom, r.peak, r.rd, r.wr, "
 	"r.rc, r.wc, r.tx, r.rx, r.first_start, r.last_end, st.cpu_limit_millicores, st.memory_limit_bytes, "
-	"(SELECT j.submitted_ns FROM runs j WHERE j.run_id = st.run_id AND j.joined_run_id = m.top) "
+	"j.submitted_ns, " RUN_HOST_COLUMNS("j.") " "
 	"FROM sel m JOIN steps st ON st.run_id = m.member LEFT JOIN rp r ON r.run_id = st.run_id AND "
-	"r.step = st.step_id WHERE " NOT_SUBMITTING("st") " ORDER BY m.top, 2, st.run_id, st.idx";
+	"r.step = st.step_id LEFT JOIN runs j ON j.run_id = st.run_id AND j.joined_run_id = m.top "
+	"WHERE " NOT_SUBMITTING("st") " ORDER BY m.top, 2, st.run_id, st.idx";
 
 /*
  * The OOM kills of the runs, by step, with their detail (its memcg_limit_bytes: oom_load): a report's and
@@ -190,10 +195,30 @@ static const char files_sql[] =
 
 /* ---- rows ------------------------------------------------------------------ */
 
+/* The host columns of a runs row: host_id, host_cloud, host_instance_type, host_instance_id, host_region,
+ * host_cpus, host_memory_bytes, host_price_per_hour (RUN_HOST_COLUMNS). */
+static void col_host(struct col *c, struct store_tune_host *h)
+{
+	int type;
+
+	h->host_id = col_text(c);
+	h->cloud = col_text(c);
+	h->instance_type = col_text(c);
+	h->instance_id = col_text(c);
+	h->region = col_text(c);
+	h->cpus = col_int(c);
+	h->memory_bytes = col_int(c);
+	type = sql_col_type(c->st, c->i);
+	if (type == SQL_FLOAT || type == SQL_INTEGER) {
+		h->price_per_hour = sql_col_double(c->st, c->i);
+		h->price_known = isfinite(h->price_per_hour);
+	}
+	c->i++;
+}
+
 static void row_to_tune_run(struct sql_stmt *st, struct store_tune_run *r)
 {
 	struct col c = { st, 0 };
-	int type;
 
 	memset(r, 0, sizeof(*r));
 	r->run_id = col_i64(&c);
@@ -207,18 +232,7 @@ static void row_to_tune_run(struct sql_stmt *st, struct store_tune_run *r)
 	r->end_ns = col_int(&c);
 	r->cpu_ns = col_int(&c);
 	r->uid = col_int(&c);
-	r->host_id = col_text(&c);
-	r->host_cloud = col_text(&c);
-	r->host_instance_type = col_text(&c);
-	r->host_instance_id = col_text(&c);
-	r->host_region = col_text(&c);
-	r->host_cpus = col_int(&c);
-	r->host_memory_bytes = col_int(&c);
-	type = sql_col_type(st, c.i);
-	if (type == SQL_FLOAT || type == SQL_INTEGER) {
-		r->host_price_per_hour = sql_col_double(st, c.i);
-		r->host_price_known = isfinite(r->host_price_per_hour);
-	}
+	col_host(&c, &r->host);
 }
 
 /* One set of summed figures (a process of live_sql, or tasks_sql's rp), in their column order. */
@@ -369,6 +383,7 @@ static int row_to_tune_task(struct sql_stmt *st, const struct sums *live, struct
 	t->cpu_limit_millicores = col_int(&c);
 	t->memory_limit_bytes = col_int(&c);
 	t->submitted_ns = col_int(&c);
+	col_host(&c, &t->job_host);
 	task_figures(t, &own, live, &report);
 	return STORE_OK;
 }

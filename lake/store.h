@@ -310,17 +310,22 @@ int store_run_report(struct store *s, int64_t run_id, const char *signals_json, 
  */
 
 /* A run (table runs) with the host it ran on. */
+/* A run's host, as its runs row gives it (columns host_id .. host_price_per_hour). */
+struct store_tune_host {
+	const char *host_id;                /* hex */
+	const char *cloud, *instance_type, *instance_id, *region;
+	struct store_int cpus, memory_bytes;
+	bool price_known;                   /* price_per_hour was a finite number */
+	double price_per_hour;
+};
+
 struct store_tune_run {
 	int64_t run_id;
 	const char *run_key, *pipeline, *pipeline_run_id, *run_name, *state, *engine;
 	struct store_int start_ns, end_ns; /* CLOCK_REALTIME */
 	struct store_int cpu_ns;            /* runs.cpu_ns, else its processes' (or report processes') summed */
 	struct store_int uid;
-	const char *host_id;                /* hex */
-	const char *host_cloud, *host_instance_type, *host_instance_id, *host_region;
-	struct store_int host_cpus, host_memory_bytes;
-	bool host_price_known;              /* host_price_per_hour was a finite number */
-	double host_price_per_hour;
+	struct store_tune_host host;
 };
 
 /* Where a task's summed figures come from. */
@@ -355,7 +360,10 @@ struct store_tune_task {
 	struct store_int oom_kills;         /* processes the OOM killer ended (the larger of processes and the step) */
 	struct store_int oom_limit_bytes;   /* the largest memcg_limit_bytes of its oom_kill signals */
 	struct store_int cpu_limit_millicores, memory_limit_bytes; /* its allocation (steps); NULL: none */
-	struct store_int submitted_ns;      /* a joined cluster job's step: when its sbatch started; NULL: none */
+	/* A joined cluster job's step (docs/live.md, "Cluster jobs"): when its sbatch started (NULL: not a
+	 * job's step) and the host the job ran on, whose allocation it held. */
+	struct store_int submitted_ns;
+	struct store_tune_host job_host;
 	struct store_int peak_rss_bytes;    /* steps.peak_rss_bytes (concurrent), else the largest process peak */
 	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
 };

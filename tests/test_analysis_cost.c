@@ -344,6 +344,72 @@ static void a_run_costs_reserved_used_and_idle(void **state)
 	cost_report_free(&r);
 }
 
+static const struct cost_line *line_of(const struct cost_report *r, const char *key)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->lines[i].key, key))
+			return &r->lines[i];
+	fail_msg("no line %s", key);
+	return NULL;
+}
+
+/*
+ * A head on a login node (3 h) whose two steps are cluster jobs. align was submitted at 0, queued 1 h, ran
+ * [1, 2 h) on node n1 ($1.60/h, 16 vCPUs, 64 GiB: $0.05 per CPU-hour, $0.0125 per GiB-hour) holding 4
+ * CPUs and 8 GiB: 4 CPU-hours, 8 GiB-hours, 4 x 0.05 + 8 x 0.0125 = $0.30 (its hour in the queue would
+ * have made it $0.60). index ran [2.5, 3 h) on a node without a price, holding 1 CPU and 2 GiB: 0.5
+ * CPU-hours and 1 GiB-hour, unpriced.
+ */
+static const struct an_step job_steps[] = {
+	{ .run = 0, .name = "align", .tools = "bwa", .start_ns = T0 + H, .end_ns = T0 + 2 * H, .submitted_ns = T0,
+	  .cpu_limit = 4, .mem_limit_bytes = 8 * GiB,
+	  .job_host = { .host_id = "n1", .cpus = 16, .memory_bytes = 64 * GiB, .price_per_hour = 1.60 } },
+	{ .run = 0, .name = "index", .tools = "samtools", .start_ns = T0 + 5 * H / 2, .end_ns = T0 + 3 * H,
+	  .submitted_ns = T0 + 2 * H, .cpu_limit = 1, .mem_limit_bytes = 2 * GiB,
+	  .job_host = { .host_id = "n2", .price_per_hour = -1 } },
+};
+
+static const struct an_run job_run = {
+	.lake_id = 9, .pipeline = "wf", .label = "head", .state = "succeeded", .user = "ana",
+	.start_ns = T0, .end_ns = T0 + 3 * H,
+	.host = { .host_id = "login", .cpus = 2, .memory_bytes = 8 * GiB, .price_per_hour = 0.10 },
+	.step_first = 0, .step_n = 2,
+};
+
+static void cluster_jobs_reserve_their_allocation_on_their_nodes_not_their_queue_time(void **state)
+{
+	struct an_input in = { .runs = &job_run, .nruns = 1, .steps = job_steps, .nsteps = 2 };
+	struct cost_report r;
+	const struct cost_line *l;
+
+	(void)state;
+	assert_int_equal(cost_compute(&in, NULL, COST_BY_RUN, -1, &r), 0);
+	assert_int_equal(r.n, 1);
+	assert_true(near(r.lines[0].reserved_usd, 0.30)); /* the login node's 3 h at $0.10 */
+	assert_true(near(r.lines[0].job_cpu_hours, 4.5));
+	assert_true(near(r.lines[0].job_gib_hours, 9));
+	assert_true(near(r.lines[0].jobs_reserved_usd, 0.30)); /* the priced job's; index has no price */
+	assert_true(near(r.job_cpu_hours, 4.5) && near(r.job_gib_hours, 9) && near(r.jobs_reserved_usd, 0.30));
+	cost_report_free(&r);
+
+	assert_int_equal(cost_compute(&in, NULL, COST_BY_STEP, -1, &r), 0);
+	l = line_of(&r, "wf / align");
+	assert_true(near(l->hours, 1)); /* on the node, not in the queue */
+	assert_true(near(l->job_cpu_hours, 4) && near(l->job_gib_hours, 8) && near(l->jobs_reserved_usd, 0.30));
+	l = line_of(&r, "wf / index");
+	assert_true(near(l->hours, 0.5));
+	assert_true(near(l->job_cpu_hours, 0.5) && near(l->job_gib_hours, 1));
+	assert_true(l->jobs_reserved_usd < 0);
+	cost_report_free(&r);
+
+	/* a run without jobs reserves nothing on other nodes */
+	in.runs = &split_run;
+	in.steps = split_steps;
+	assert_int_equal(cost_compute(&in, NULL, COST_BY_RUN, -1, &r), 0);
+	assert_true(r.lines[0].job_cpu_hours == 0 && r.lines[0].job_gib_hours == 0 && r.jobs_reserved_usd == 0);
+	cost_report_free(&r);
+}
+
 /*
  * Host h2 at $1/h: X [0, 2 h), W [0.5, 1 h), Y [1, 3 h); Z on h3 [1, 2 h).
  *   [0, 0.5)  X alone         X 0.5
@@ -369,15 +435,6 @@ static const struct an_run overlap_runs[] = {
 	{ .label = "Z", .pipeline = "p", .user = "ana", .start_ns = T0 + H, .end_ns = T0 + 2 * H,
 	  .host = { .host_id = "h3", .price_per_hour = 1 } },
 };
-
-static const struct cost_line *line_of(const struct cost_report *r, const char *key)
-{
-	for (size_t i = 0; i < r->n; i++)
-		if (!strcmp(r->lines[i].key, key))
-			return &r->lines[i];
-	fail_msg("no line %s", key);
-	return NULL;
-}
 
 static void overlapping_runs_of_a_host_split_its_time(void **state)
 {
@@ -766,6 +823,7 @@ int main(void)
 		cmocka_unit_test(a_configured_price_wins_over_the_table),
 		cmocka_unit_test(by_names_round_trip),
 		cmocka_unit_test(a_run_costs_reserved_used_and_idle),
+		cmocka_unit_test(cluster_jobs_reserve_their_allocation_on_their_nodes_not_their_queue_time),
 		cmocka_unit_test(overlapping_runs_of_a_host_split_its_time),
 		cmocka_unit_test(idle_is_the_time_no_task_ran),
 		cmocka_unit_test(an_unpriced_run_is_reported_without_a_price),

@@ -388,6 +388,18 @@ static uint64_t nonneg(struct store_int v)
 	return v.known && v.v > 0 ? (uint64_t)v.v : 0;
 }
 
+/* A host as the analysis takes it: its names interned, its figures where known (price < 0: not set). */
+static void host_of(struct load *l, const struct store_tune_host *h, struct an_host *a, bool *oom)
+{
+	a->host_id = intern_or_null(l->str, h->host_id, oom);
+	a->cloud = intern_or_null(l->str, h->cloud, oom);
+	a->instance_type = intern_or_null(l->str, h->instance_type, oom);
+	a->region = intern_or_null(l->str, h->region, oom);
+	a->cpus = h->cpus.known && h->cpus.v > 0 && h->cpus.v <= UINT32_MAX ? (uint32_t)h->cpus.v : 0;
+	a->memory_bytes = nonneg(h->memory_bytes);
+	a->price_per_hour = h->price_known && h->price_per_hour >= 0 ? h->price_per_hour : -1;
+}
+
 static int on_run(void *ctx, const struct store_tune_run *r)
 {
 	struct load *l = ctx;
@@ -412,14 +424,7 @@ static int on_run(void *ctx, const struct store_tune_run *r)
 	a->start_ns = r->start_ns.known && r->start_ns.v > 0 ? r->start_ns.v : 0;
 	a->end_ns = r->end_ns.known && r->end_ns.v > 0 && !(r->state && !strcmp(r->state, "running")) ? r->end_ns.v : 0;
 	a->cpu_ns = nonneg(r->cpu_ns);
-	a->host.host_id = intern_or_null(l->str, r->host_id, &oom);
-	a->host.cloud = intern_or_null(l->str, r->host_cloud, &oom);
-	a->host.instance_type = intern_or_null(l->str, r->host_instance_type, &oom);
-	a->host.region = intern_or_null(l->str, r->host_region, &oom);
-	a->host.cpus = r->host_cpus.known && r->host_cpus.v > 0 && r->host_cpus.v <= UINT32_MAX ? (uint32_t)r->host_cpus.v
-												: 0;
-	a->host.memory_bytes = nonneg(r->host_memory_bytes);
-	a->host.price_per_hour = r->host_price_known && r->host_price_per_hour >= 0 ? r->host_price_per_hour : -1;
+	host_of(l, &r->host, &a->host, &oom);
 	l->run_engine[n] = intern_or_null(l->str, r->engine, &oom);
 	if (oom || !a->pipeline || !a->label || !a->state || !a->user)
 		return fail_nomem(l);
@@ -489,6 +494,13 @@ static int on_task(void *ctx, const struct store_tune_task *tk)
 	a->start_ns = tk->start_ns.known && tk->start_ns.v > 0 ? tk->start_ns.v : 0;
 	a->end_ns = !tk->running && tk->end_ns.known && tk->end_ns.v > 0 ? tk->end_ns.v : 0;
 	a->submitted_ns = tk->submitted_ns.known && tk->submitted_ns.v > 0 ? tk->submitted_ns.v : 0;
+	if (a->submitted_ns) {
+		host_of(l, &tk->job_host, &a->job_host, &oom);
+		if (oom)
+			return fail_nomem(l);
+	} else {
+		a->job_host.price_per_hour = -1;
+	}
 	a->failed = tk->failed;
 	a->running = tk->running;
 	a->processes = tk->processes.known && tk->processes.v > 0 && tk->processes.v <= UINT32_MAX

@@ -11,7 +11,8 @@ timeline's .queue-bar count) and queued (the summary's "queued" row's text, null
     some job waited (its submitted_ns to its start) and no step ran; queued + running = wall;
   - tune's queued_s is the same within 50 ms (its steps' times come from the same rows) and queued + running
     is its wall; each job on the critical path says its own job's queue wait;
-  - cost by step gives each rule its jobs' hours on the node (start to end), never their queue wait;
+  - cost by step gives each rule its jobs' hours on the node (start to end), never their queue wait, and
+    their reserved CPU-hours (allocation x those hours);
   - the page shows a job and a queue wait column, each job's "ID on HOST", one queue bar per job that waited,
     and the summary's queued line; no error on the page.
 Exits 0 when all hold, 1 otherwise, saying what it saw.
@@ -77,6 +78,13 @@ def main():
         if len(lines) != 1 or abs(lines[0]["hours"] - ran) > 1e-6:
             errors.append(f"cost bills {rule} {[ln['hours'] for ln in lines]} h, not its jobs' {ran:.6f} h "
                           f"on the node")
+            continue
+        held = sum(s["cpu_limit_cores"] * (s["end_ns"] - s["start_ns"]) for s in jobs if s["name"] == rule) / 3.6e12
+        print(f"cost {rule}: jobs reserved {lines[0].get('job_cpu_hours')} CPU-hours (allocation x time on the "
+              f"node: {held:.6f})")
+        if abs(lines[0].get("job_cpu_hours", -1) - held) > 1e-6:
+            errors.append(f"cost says {rule}'s jobs reserved {lines[0].get('job_cpu_hours')} CPU-hours, "
+                          f"not {held:.6f}")
 
     v = page["values"]
     if page["errors"]:

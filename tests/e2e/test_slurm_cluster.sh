@@ -152,6 +152,15 @@ return t.cells.length>1&&t.cells[0].textContent==='queued'});return r.length?r[0
 	e2e_fail "cdp.py could not read the page: $(tail -5 "$TMP/head.cdp.err")"
 python3 "$E2E_DIR/check_queue.py" "$TMP/head.json" "$TMP/tune_run.json" "$TMP/cost.json" "$TMP/head.cdp.json" ||
 	e2e_fail "the run's queue time is wrong (above)"
+# the same in tracer report's text: each job's step with its job, node and wait; the run's queued time
+"$TRACER" report --db "$LAKE" "$head" >"$TMP/head.txt" || e2e_fail "tracer report $head failed"
+sed -n '/^  ID /,$p' "$TMP/head.txt"
+grep -q "^4 cluster jobs: queued [0-9.]*s of the wall time" "$TMP/head.txt" ||
+	e2e_fail "tracer report's text does not give the run's queued time"
+while read -r _ _ _ id; do
+	grep -q "\[job $id on $(hostname -s), queued [0-9.]*s\]" "$TMP/head.txt" ||
+		e2e_fail "tracer report's text does not show job $id's step with its node and wait"
+done <"$TMP/jobs"
 
 # Nextflow-shaped (Nextflow is not packaged): a launcher named nextflow runs `nextflow run main.nf` as its slurm
 # executor does: each task in its work directory, with .command.sh and a .command.run whose header holds the

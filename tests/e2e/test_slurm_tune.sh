@@ -8,7 +8,8 @@
 #  - each rule's advice is no more than it asked, and less in something (index: 1 CPU; both: memory);
 #  - the run reserves fewer GiB-hours than any run before it, and its wall time stays within 10% of the
 #    mean of the three before (plus 2 s: SLURM's and Snakemake's polling, not the jobs);
-#  - the CPU-hours and GiB-hours reserved (allocation x the job's time on its node) are printed per run.
+#  - the CPU-hours and GiB-hours reserved (allocation x the job's time on its node) are printed per run, and
+#    tracer cost --run RUN --json's job_cpu_hours and job_gib_hours are the same (within 0.1%).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -94,8 +95,15 @@ for i, h in enumerate(heads, 1):
     wall = (h["end_ns"] - h["start_ns"]) / 1e9
     jobs = sum(1 for s in doc["steps"] if s.get("job"))
     figures.append((cpu_h, gib_h, wall))
+    cost = json.loads(subprocess.run([tracer, "cost", "--db", lake, "--run", str(h["run_id"]), "--json"],
+                                     capture_output=True, text=True, check=True).stdout)["totals"]
     print(f"run {i} ({h['run_id']}): {jobs} jobs, reserved {cpu_h:.6f} CPU-hours, {gib_h:.6f} GiB-hours, "
-          f"wall {wall:.2f} s")
+          f"wall {wall:.2f} s; tracer cost: {cost.get('job_cpu_hours')} CPU-hours, {cost.get('job_gib_hours')} "
+          f"GiB-hours")
+    if abs(cost.get("job_cpu_hours", -1) - cpu_h) > 1e-3 * cpu_h or \
+            abs(cost.get("job_gib_hours", -1) - gib_h) > 1e-3 * gib_h:
+        errors.append(f"run {i}: tracer cost says {cost.get('job_cpu_hours')} CPU-hours and "
+                      f"{cost.get('job_gib_hours')} GiB-hours reserved by its jobs, not {cpu_h:.6f} and {gib_h:.6f}")
     if jobs != 4:
         errors.append(f"run {i}: {jobs} job steps, not 4")
 before = figures[:3]
