@@ -256,31 +256,8 @@ static void print_live_header(const struct store_run *r)
 struct step_table {
 	int rows;
 	struct store_int run_last_update; /* a step without its own last update: the run's */
-	struct an_timespan *spans;        /* the steps' times, for the queue split (docs/live.md, "Queue time") */
-	size_t nspans, cap;
-	bool oom;
+	struct run_spans spans;           /* the steps' times, for the queue split (docs/live.md, "Queue time") */
 };
-
-static void keep_step_span(struct step_table *t, const struct store_step *s)
-{
-	if (!s->start_ns.known || s->start_ns.v <= 0 || t->oom)
-		return;
-	if (t->nspans == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct an_timespan *n = cap > SIZE_MAX / sizeof(*n) ? NULL : realloc(t->spans, cap * sizeof(*n));
-
-		if (!n) {
-			t->oom = true;
-			return;
-		}
-		t->spans = n;
-		t->cap = cap;
-	}
-	t->spans[t->nspans++] = (struct an_timespan){
-		s->submitted_ns.known ? s->submitted_ns.v : 0, s->start_ns.v,
-		s->end_ns.known && !(s->running.known && s->running.v) ? s->end_ns.v : 0
-	};
-}
 
 static int print_step(void *ctx, const struct store_step *s)
 {
@@ -312,25 +289,23 @@ static int print_step(void *ctx, const struct store_step *s)
 		printf(", queued %s]", wall);
 	}
 	putchar('\n');
-	keep_step_span(t, s);
+	run_spans_add(&t->spans, s);
 	return 0;
 }
 
 /* A run with cluster jobs: how much of its wall time a job waited in the queue while no step ran. */
 static void print_queue(const struct store_run *r, const struct step_table *t)
 {
-	int64_t end = r->end_ns.known && r->end_ns.v > 0 ? r->end_ns.v : r->last_update_ns.known ? r->last_update_ns.v : 0;
 	char q[32], run[32];
-	int64_t queued;
+	int64_t wall, queued;
 
 	printf("\n%" PRId64 " cluster job%s", r->jobs.v, r->jobs.v == 1 ? "" : "s");
-	if (t->oom || !r->start_ns.known || end <= r->start_ns.v ||
-	    an_queued_only(t->spans, t->nspans, r->start_ns.v, end, &queued)) {
+	if (!run_spans_split(&t->spans, r, &wall, &queued)) {
 		printf("\n");
 		return;
 	}
 	format_seconds(q, sizeof(q), queued, "");
-	format_seconds(run, sizeof(run), end - r->start_ns.v - queued, "");
+	format_seconds(run, sizeof(run), wall - queued, "");
 	printf(": queued %s of the wall time (a job waited in the scheduler's queue, no step ran), running %s\n", q,
 	       run);
 }
@@ -346,7 +321,7 @@ static int print_live_run(struct store *st, const struct store_run *r)
 		printf("\nsteps: none\n");
 	if (!rc && r->jobs.known && r->jobs.v > 0)
 		print_queue(r, &t);
-	free(t.spans);
+	run_spans_free(&t.spans);
 	return rc;
 }
 

@@ -8,7 +8,6 @@
 
 #include "cputime.h"
 #include "run_json.h"
-#include "tune.h"
 
 static void kv_int(struct json *j, const char *key, struct store_int v)
 {
@@ -150,53 +149,66 @@ static int write_process(void *ctx, const struct store_process *p)
 	return b->rc;
 }
 
-/* The steps as they are written, and the span of each for the run's queue split (docs/live.md, "Queue time"). */
+/* The steps as they are written, and their times for the run's queue split. */
 struct step_walk {
 	struct json *j;
-	struct an_timespan *spans;
-	size_t n, cap;
+	struct run_spans spans;
 };
 
-static int keep_span(struct step_walk *w, const struct store_step *s)
+void run_spans_add(struct run_spans *s, const struct store_step *step)
 {
-	if (!s->start_ns.known || s->start_ns.v <= 0)
-		return 0;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		struct an_timespan *t = cap > SIZE_MAX / sizeof(*t) ? NULL : realloc(w->spans, cap * sizeof(*t));
+	if (s->oom || !step->start_ns.known || step->start_ns.v <= 0)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct an_timespan *v = cap > SIZE_MAX / sizeof(*v) ? NULL : realloc(s->v, cap * sizeof(*v));
 
-		if (!t)
-			return -ENOMEM;
-		w->spans = t;
-		w->cap = cap;
+		if (!v) {
+			s->oom = true;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
 	}
-	w->spans[w->n++] = (struct an_timespan){ s->submitted_ns.known ? s->submitted_ns.v : 0, s->start_ns.v,
-						 s->end_ns.known && !(s->running.known && s->running.v) ? s->end_ns.v : 0 };
-	return 0;
+	s->v[s->n++] = (struct an_timespan){
+		step->submitted_ns.known ? step->submitted_ns.v : 0, step->start_ns.v,
+		step->end_ns.known && !(step->running.known && step->running.v) ? step->end_ns.v : 0
+	};
 }
 
-/* A run with cluster jobs: its wall time, queued (a job waited, no step ran) and running. */
-static int write_queue(struct json *j, const struct store_run *r, const struct step_walk *w)
+bool run_spans_split(const struct run_spans *s, const struct store_run *r, int64_t *wall_ns, int64_t *queued_ns)
 {
 	int64_t end = r->end_ns.known && r->end_ns.v > 0 ? r->end_ns.v : r->last_update_ns.known ? r->last_update_ns.v : 0;
-	int64_t q;
-	int rc;
 
-	if (!r->jobs.known || r->jobs.v <= 0 || !r->start_ns.known || end <= r->start_ns.v)
-		return 0;
-	rc = an_queued_only(w->spans, w->n, r->start_ns.v, end, &q);
-	if (rc)
-		return rc;
+	if (s->oom || !r->jobs.known || r->jobs.v <= 0 || !r->start_ns.known || end <= r->start_ns.v ||
+	    an_queued_only(s->v, s->n, r->start_ns.v, end, queued_ns))
+		return false;
+	*wall_ns = end - r->start_ns.v;
+	return true;
+}
+
+void run_spans_free(struct run_spans *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* A run with cluster jobs: its wall time, queued and running. */
+static void write_queue(struct json *j, const struct store_run *r, const struct run_spans *s)
+{
+	int64_t wall, q;
+
+	if (!run_spans_split(s, r, &wall, &q))
+		return;
 	json_key(j, "queue");
 	json_object_begin(j);
 	json_key(j, "wall_ns");
-	json_i64(j, end - r->start_ns.v);
+	json_i64(j, wall);
 	json_key(j, "queued_ns");
 	json_i64(j, q);
 	json_key(j, "running_ns");
-	json_i64(j, end - r->start_ns.v - q);
+	json_i64(j, wall - q);
 	json_object_end(j);
-	return 0;
 }
 
 static int write_step(void *ctx, const struct store_step *s)
@@ -204,8 +216,7 @@ static int write_step(void *ctx, const struct store_step *s)
 	struct step_walk *w = ctx;
 	struct json *j = w->j;
 
-	if (keep_span(w, s))
-		return -ENOMEM;
+	run_spans_add(&w->spans, s);
 
 	json_object_begin(j);
 	json_kv_string(j, "id", s->id);
@@ -353,8 +364,8 @@ static int write_rebuilt(struct store *st, struct json *j, const struct store_ru
 		rc = store_run_steps(st, r->run_id, write_step, &w);
 		json_array_end(j);
 		if (!rc)
-			rc = write_queue(j, r, &w);
-		free(w.spans);
+			write_queue(j, r, &w.spans);
+		run_spans_free(&w.spans);
 	}
 	if (!rc) {
 		json_key(j, "signals");

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "run_tune.h"
 #include "store.h"
+#include "tune.h"
 
 /* One run of the list, as an object (ctx: the struct json *): a store_run_fn, returns 0. */
 int run_json_list_item(void *ctx, const struct store_run *r);
@@ -24,5 +25,20 @@ int run_json_list_item(void *ctx, const struct store_run *r);
  * empty one: none). 0, a store_err, or -ENOMEM.
  */
 int run_json_write(struct store *st, const struct store_run *r, const struct run_tune *rt, struct json *j);
+
+/*
+ * A run's steps' times, gathered as its steps are read, for its wall time's split into queued (a cluster
+ * job waited in the scheduler's queue, no step ran) and running (docs/live.md, "Queue time").
+ */
+struct run_spans {
+	struct an_timespan *v;
+	size_t n, cap;
+	bool oom;                   /* a step could not be kept: no split */
+};
+
+void run_spans_add(struct run_spans *s, const struct store_step *step);
+/* true and the wall and queued ns, when the run has cluster jobs and a start and an end (or last update). */
+bool run_spans_split(const struct run_spans *s, const struct store_run *r, int64_t *wall_ns, int64_t *queued_ns);
+void run_spans_free(struct run_spans *s);
 
 #endif /* TRACER_VIEW_RUN_JSON_H */
