@@ -236,4 +236,20 @@ for e in errors:
     print(f"FAIL: {e}", file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
+# Two more runs: tune's Nextflow configuration then carries the process's own name, ALIGN, with the advice
+# from its six jobs of three runs (a withName block Nextflow takes as it is).
+for i in 2 3; do
+	(cd "$nd" && ./nextflow run main.nf) >>"$TMP/nextflow.out" 2>&1 ||
+		e2e_fail "the Nextflow-shaped head failed (run $i): $(tail -20 "$TMP/nextflow.out")"
+done
+live_check wait --where "engine=nextflow" --count 3 --timeout 30
+nfpipe=$("$TRACER" report --db "$LAKE" --json |
+	python3 -c 'import json, sys; print({r["pipeline"] for r in json.load(sys.stdin)["runs"] if r.get("engine") == "nextflow"}.pop())') ||
+	e2e_fail "no Nextflow pipeline in the list"
+"$TRACER" tune --db "$LAKE" --pipeline "$nfpipe" --format nextflow >"$TMP/nf.config" ||
+	e2e_fail "tracer tune --format nextflow failed"
+cat "$TMP/nf.config"
+grep -q "^// ALIGN: 3 runs, 6 tasks" "$TMP/nf.config" && grep -q "^    withName: 'ALIGN' {" "$TMP/nf.config" &&
+	grep -Eq "^        cpus = [12]$" "$TMP/nf.config" ||
+	e2e_fail "tune's Nextflow configuration does not advise ALIGN over its 3 runs (above)"
 live_alive
