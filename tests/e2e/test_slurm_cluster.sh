@@ -10,8 +10,9 @@
 #    1000 MiB, index on 1 and 200 MiB) is ONE run: the four jobs are joined to the head's run in the lake
 #    (docs/live.md, "Cluster jobs"), each a step named by its rule with its job id, the node's name, the
 #    allocation SLURM gave it and a queue wait >= 0; the head's sbatch steps are gone (each job in its
-#    place); tracer report lists the head alone; tracer tune counts one run of the pipeline, with two tasks
-#    of each rule.
+#    place); the align jobs' bwa and samtools CPU time is within 10% of what wait4 gave their shell
+#    (bash's `times`); tracer report lists the head alone; tracer tune counts one run of the pipeline, with
+#    two tasks of each rule.
 #  - The same for a Nextflow-shaped head (below): its two ALIGN jobs, named by their #SBATCH -J nf-ALIGN_(sN),
 #    are its steps ALIGN (engine nextflow, 2 CPUs, 1000 MiB, tools bwa mem and samtools sort).
 . "$(dirname "$0")/lib.sh"
@@ -85,8 +86,8 @@ print([r["run_id"] for r in runs["runs"] if r.get("pipeline") == f"snakemake:{sy
 PY
 ) || e2e_fail "no head run"
 "$TRACER" report --db "$LAKE" "$head" --json >"$TMP/head.json" || e2e_fail "tracer report $head"
-python3 - "$TMP/head.json" "$TMP/jobs" "$(hostname)" <<'PY' || e2e_fail "the jobs are not the head run's steps (above)"
-import json, sys
+python3 - "$TMP/head.json" "$TMP/jobs" "$(hostname)" "$wd" <<'PY' || e2e_fail "the jobs are not the head run's steps (above)"
+import json, re, sys
 doc = json.load(open(sys.argv[1]))
 jobs = sorted(l.split()[-1] for l in open(sys.argv[2]))
 host = sys.argv[3]
@@ -121,6 +122,19 @@ if not {"bwa mem", "samtools sort"} <= tools:
     errors.append(f"the align steps' tools are {sorted(tools)}")
 if doc["run"].get("jobs") != 4:
     errors.append(f"the run says {doc['run'].get('jobs')} jobs")
+# the align jobs' bwa and samtools CPU against what wait4 gave their shell (bash's times, after the pipe)
+aligns = {s["id"] for s in steps if s["name"] == "align"}
+ours = sum((p.get("cpu_user_ns") or 0) + (p.get("cpu_sys_ns") or 0) for p in doc["processes"]
+           if p.get("step") in aligns and p.get("tool") in ("bwa mem", "samtools sort"))
+kernel = 0
+for sample in ("a", "b"):
+    lines = open(f"{sys.argv[4]}/{sample}.bam.times").read().split("\n")
+    kernel += sum(int(m) * 60e9 + float(x) * 1e9 for m, x in re.findall(r"(\d+)m([\d.]+)s", lines[1]))
+print(f"align jobs: bwa mem and samtools sort {ours / 1e9:.3f} s of CPU; their shells' children (wait4) "
+      f"{kernel / 1e9:.3f} s")
+if kernel <= 0 or abs(ours - kernel) > 0.10 * kernel:
+    errors.append(f"the align jobs' tools used {ours / 1e9:.3f} s of CPU, not within 10% of wait4's "
+                  f"{kernel / 1e9:.3f} s")
 for e in errors:
     print(f"FAIL: {e}", file=sys.stderr)
 sys.exit(1 if errors else 0)
