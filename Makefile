@@ -325,10 +325,12 @@ $(BUILD)/asan/tests/test_%: $(BUILD)/asan/obj/tests/test_%.o $(TEST_LIBS:$(BUILD
 	@echo "  LD      $@"
 	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
 
-test: $(TESTS:%=$(BUILD)/tests/%)
+# The daemon tests (DAEMON_TESTS) run the programs of this build: order-only, so they are rebuilt first, and not
+# run as tests themselves.
+test: $(TESTS:%=$(BUILD)/tests/%) | $(BINARIES)
 	@tests/run-tests.sh $^
 
-test-asan: $(TESTS:%=$(BUILD)/asan/tests/%)
+test-asan: $(TESTS:%=$(BUILD)/asan/tests/%) | $(BINARIES)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		TRACER_TEST_SANITIZED=1 tests/run-tests.sh $^
 

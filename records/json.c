@@ -106,19 +106,35 @@ void obuf_putc(struct obuf *o, char c)
 
 void obuf_printf(struct obuf *o, const char *fmt, ...)
 {
-	char tmp[512];
-	va_list ap;
+	char tmp[512], *big;
+	va_list ap, again;
 	int n;
 
 	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n < 0) {
+		va_end(again);
 		o->err = o->err ? o->err : -EINVAL;
 		return;
 	}
-	/* Callers format numbers and short names: a longer result is cut, never overflows. */
-	obuf_put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+	if ((size_t)n < sizeof(tmp)) { /* numbers and short names, the usual case */
+		va_end(again);
+		obuf_put(o, tmp, (size_t)n);
+		return;
+	}
+	/* Longer: formatted again into a buffer its size, never cut. */
+	big = malloc((size_t)n + 1);
+	if (!big) {
+		va_end(again);
+		o->err = o->err ? o->err : -ENOMEM;
+		return;
+	}
+	vsnprintf(big, (size_t)n + 1, fmt, again);
+	va_end(again);
+	obuf_put(o, big, (size_t)n);
+	free(big);
 }
 
 /* ------------------------------------------------------------------ */

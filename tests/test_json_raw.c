@@ -4,7 +4,8 @@
  * the writer's output. Valid JSON is copied byte for byte, commas
  * between values are the writer's as for any value, and the writer's own
  * guarantees hold whatever the text: no raw control character or DEL, and
- * nothing that is not UTF-8.
+ * nothing that is not UTF-8. And obuf_printf, whatever the length of what
+ * it formats.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,12 +69,35 @@ static void bytes_that_are_not_utf8_become_replacement_characters(void **state)
 	obuf_free(&o);
 }
 
+/* obuf_printf (records/json.c): a result of any length whole, short or beyond its 512-byte first try. */
+static void obuf_printf_writes_long_results_whole(void **state)
+{
+	char want[3000];
+	struct obuf o;
+
+	(void)state;
+	memset(want, 'x', sizeof(want) - 1);
+	want[sizeof(want) - 1] = 0;
+	for (size_t len = 0; len < sizeof(want); len += len < 520 ? 1 : 97) {
+		obuf_init_mem(&o, 1 << 16);
+		obuf_printf(&o, "<%.*s>%d", (int)len, want, 7);
+		obuf_putc(&o, 0);
+		assert_int_equal(o.err, 0);
+		assert_int_equal(strlen(o.buf), len + 3);
+		assert_int_equal(o.buf[0], '<');
+		assert_memory_equal(o.buf + 1, want, len);
+		assert_string_equal(o.buf + 1 + len, ">7");
+		obuf_free(&o);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_json_is_copied_byte_for_byte_between_the_writers_commas),
 		cmocka_unit_test(control_characters_and_del_are_escaped_and_whitespace_kept),
 		cmocka_unit_test(bytes_that_are_not_utf8_become_replacement_characters),
+		cmocka_unit_test(obuf_printf_writes_long_results_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
