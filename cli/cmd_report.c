@@ -341,21 +341,33 @@ static void text_bytes(char *out, size_t len, uint64_t b)
 	format_bytes(out, len, (struct store_int){ .known = true, .v = b > INT64_MAX ? INT64_MAX : (int64_t)b });
 }
 
+/* A run's cluster jobs: what their allocations held on their nodes (docs/cost.md, "Cluster jobs"). */
+static void text_jobs_cost(const struct cost_line *l)
+{
+	if (l->job_cpu_hours <= 0 && l->job_gib_hours <= 0)
+		return;
+	printf("  cluster jobs: %.4f CPU-hours and %.4f GiB-hours reserved on their nodes (allocation x time on the "
+	       "node)", l->job_cpu_hours, l->job_gib_hours);
+	if (l->jobs_reserved_usd >= 0)
+		printf(", $%.4f", l->jobs_reserved_usd);
+	printf("\n");
+}
+
 static void text_cost(const struct run_tune *rt)
 {
 	if (!rt->cost.n) {
 		printf("  cost: not known until the run ends\n");
 		return;
 	}
-	if (rt->price < 0) {
+	if (rt->price < 0)
 		printf("  cost: not priced: its host's instance type is unknown or not in the price table (set\n"
 		       "  instance_type and region, or price_per_hour, in that host's tracer.conf: docs/cost.md)\n");
-		return;
-	}
-	printf("  cost: reserved $%.4f (%.4f h at $%.4f/h, %s), used $%.4f, held while no step ran $%.4f\n",
-	       rt->cost.lines[0].reserved_usd, rt->cost.lines[0].hours, rt->price,
-	       rt->price_source == COST_PRICE_CONFIG ? "the host's price_per_hour" : "the price table",
-	       rt->cost.lines[0].used_usd < 0 ? 0 : rt->cost.lines[0].used_usd, rt->cost.lines[0].idle_usd);
+	else
+		printf("  cost: reserved $%.4f (%.4f h at $%.4f/h, %s), used $%.4f, held while no step ran $%.4f\n",
+		       rt->cost.lines[0].reserved_usd, rt->cost.lines[0].hours, rt->price,
+		       rt->price_source == COST_PRICE_CONFIG ? "the host's price_per_hour" : "the price table",
+		       rt->cost.lines[0].used_usd < 0 ? 0 : rt->cost.lines[0].used_usd, rt->cost.lines[0].idle_usd);
+	text_jobs_cost(&rt->cost.lines[0]);
 }
 
 static void run_tune_text(const struct run_tune *rt, const char *db)

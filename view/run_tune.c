@@ -139,6 +139,13 @@ void run_tune_json(const struct run_tune *rt, struct json *j)
 		json_kv_null(j, "used_usd");
 		json_kv_null(j, "idle_usd");
 	}
+	if (rt->cost.n && (rt->cost.lines[0].job_cpu_hours > 0 || rt->cost.lines[0].job_gib_hours > 0)) {
+		/* its cluster jobs' allocations on their nodes (docs/cost.md, "Cluster jobs") */
+		json_kv_double(j, "job_cpu_hours", rt->cost.lines[0].job_cpu_hours);
+		json_kv_double(j, "job_gib_hours", rt->cost.lines[0].job_gib_hours);
+		json_kv_double(j, "jobs_reserved_usd",
+			       rt->cost.lines[0].jobs_reserved_usd >= 0 ? rt->cost.lines[0].jobs_reserved_usd : NAN);
+	}
 	json_object_end(j);
 	json_object_end(j);
 }

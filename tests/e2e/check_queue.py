@@ -12,7 +12,8 @@ timeline's .queue-bar count) and queued (the summary's "queued" row's text, null
   - tune's queued_s is the same within 50 ms (its steps' times come from the same rows) and queued + running
     is its wall; each job on the critical path says its own job's queue wait;
   - cost by step gives each rule its jobs' hours on the node (start to end), never their queue wait, and
-    their reserved CPU-hours (allocation x those hours);
+    their reserved CPU-hours (allocation x those hours); the report's tune.cost has the same job CPU- and
+    GiB-hours as tracer cost's totals;
   - the page shows a job and a queue wait column, each job's "ID on HOST", one queue bar per job that waited,
     and the summary's queued line; no error on the page.
 Exits 0 when all hold, 1 otherwise, saying what it saw.
@@ -85,6 +86,14 @@ def main():
         if abs(lines[0].get("job_cpu_hours", -1) - held) > 1e-6:
             errors.append(f"cost says {rule}'s jobs reserved {lines[0].get('job_cpu_hours')} CPU-hours, "
                           f"not {held:.6f}")
+
+    # the run's own report carries the same reservation in its cost (tune.cost), as tracer cost's totals
+    mine = ((doc.get("tune") or {}).get("cost") or {})
+    print(f"the report's cost: jobs {mine.get('job_cpu_hours')} CPU-hours, {mine.get('job_gib_hours')} GiB-hours; "
+          f"tracer cost: {cost['totals'].get('job_cpu_hours')}, {cost['totals'].get('job_gib_hours')}")
+    for k in ("job_cpu_hours", "job_gib_hours"):
+        if not isinstance(mine.get(k), (int, float)) or abs(mine[k] - cost["totals"].get(k, -1)) > 1e-9:
+            errors.append(f"the report's tune.cost.{k} is {mine.get(k)}, tracer cost's {cost['totals'].get(k)}")
 
     v = page["values"]
     if page["errors"]:

@@ -171,6 +171,8 @@ python3 "$E2E_DIR/check_queue.py" "$TMP/head.json" "$TMP/tune_run.json" "$TMP/co
 sed -n '/^  ID /,$p' "$TMP/head.txt"
 grep -q "^4 cluster jobs: queued [0-9.]*s of the wall time" "$TMP/head.txt" ||
 	e2e_fail "tracer report's text does not give the run's queued time"
+grep -q "^  cluster jobs: [0-9.]* CPU-hours and [0-9.]* GiB-hours reserved on their nodes" "$TMP/head.txt" ||
+	e2e_fail "tracer report's text does not give the jobs' reservation"
 while read -r _ _ _ id; do
 	grep -q "\[job $id on $(hostname -s), queued [0-9.]*s\]" "$TMP/head.txt" ||
 		e2e_fail "tracer report's text does not show job $id's step with its node and wait"
