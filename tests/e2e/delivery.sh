@@ -141,7 +141,8 @@ dlv_processor_start() {
 	DLV_PIDS+=("$DLV_PROCESSOR")
 }
 
-# dlv_status KEY: a number from the processor's status file ("ring.records", "spool.acked_seq", ...).
+# dlv_status KEY [STATE_DIR]: a number from the status file of the processor whose state_dir is STATE_DIR
+# (default: $D/state): "ring.records", "spool.acked_seq", ...; -1 when it or the key is missing.
 dlv_status() {
 	python3 -c '
 import json, sys
@@ -152,7 +153,7 @@ except Exception:
 v = s
 for k in sys.argv[2].split("."):
     v = v.get(k, -1) if isinstance(v, dict) else -1
-print(int(v) if isinstance(v, (bool, int)) else v)' "$D/state/status.json" "$1"
+print(int(v) if isinstance(v, (bool, int)) else v)' "${2:-$D/state}/status.json" "$1"
 }
 
 # dlv_wait_delivered [SECONDS]: once the load is over, until the lake has acknowledged every record

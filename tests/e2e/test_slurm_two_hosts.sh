@@ -61,21 +61,10 @@ agent() {
 	"$B/tracer-processor" --config "$conf" 2>>"$D/processor-$name.err" &
 	DLV_PIDS+=("$!")
 	for ((i = 0; i < 300; i++)); do
-		[ "$(dlv_status_of "$D/state-$name" spool.acked_seq)" -gt 0 ] 2>/dev/null && return 0
+		[ "$(dlv_status spool.acked_seq "$D/state-$name")" -gt 0 ] 2>/dev/null && return 0
 		sleep 0.1
 	done
 	e2e_fail "$name's processor delivered nothing in 30 s: $(tail -5 "$D/processor-$name.err")"
-}
-# dlv_status_of DIR KEY: a key of the status file of the processor whose state_dir is DIR
-dlv_status_of() {
-	python3 -c 'import json, sys
-try:
-    v = json.load(open(sys.argv[1]))
-    for k in sys.argv[2].split("."):
-        v = v[k]
-    print(int(v))
-except Exception:
-    print(-1)' "$1/status.json" "$2"
 }
 agent login "$HOST_A" "$head_shell"
 agent compute "$HOST_B" "$slurmd_pid"
