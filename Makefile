@@ -101,7 +101,7 @@ TESTS    := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_LIBS := $(LIBS) $(BUILD)/libtracer_shm.a
 TEST_LDLIBS := -lcmocka -luring -lsodium -lz -lcurl -lmicrohttpd -lgnutls -lsqlite3 $(PQ_LIBS) -lseccomp -lm
 FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-BENCHES  := ring overhead agent kernel delivery live tune html real fleet
+BENCHES  := ring overhead agent kernel delivery live tune html real fleet export
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
 DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
@@ -110,7 +110,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             cppcheck procps iproute2 util-linux snakemake bwa samtools cwltool sqlite3 openssl \
             systemd selinux-policy-dev checkpolicy semodule-utils policycoreutils dpkg-dev debhelper \
             libbpf-tools stress-ng chromium-headless-shell postgresql-15 libpq-dev \
-            munge slurmctld slurmd slurm-client
+            munge slurmctld slurmd slurm-client prometheus protobuf-compiler python3-protobuf
 
 .PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
@@ -147,6 +147,17 @@ $(BUILD)/tracer-collector: $(COLLECTOR_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libtra
 # Its tracer.conf reader, tested against the general parser (common/config.c, in libtracer_common.a).
 $(BUILD)/tests/test_collector_conf: $(BUILD)/obj/collector/conf.o
 $(BUILD)/asan/tests/test_collector_conf: $(BUILD)/asan/obj/collector/conf.o
+# tracer export table's writer (cli/ is a program, not a library: its object, before the libraries it calls).
+$(BUILD)/tests/test_cli_export_table: $(BUILD)/obj/tests/test_cli_export_table.o $(BUILD)/obj/cli/cmd_export_table.o \
+		$(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
+$(BUILD)/asan/tests/test_cli_export_table: $(BUILD)/asan/obj/tests/test_cli_export_table.o \
+		$(BUILD)/asan/obj/cli/cmd_export_table.o $(TEST_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(TEST_LDLIBS)
 
 # ---- the stages' libraries ------------------------------------------------
 define stage_lib
@@ -171,7 +182,7 @@ $(BUILD)/tracer-processor: $(PROC_SRC:%.c=$(BUILD)/obj/%.o) $(PROC_LIBS)
 
 $(BUILD)/tracer: $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(addprefix $(BUILD)/libtracer_,view.a analysis.a lake.a status.a records.a common.a)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lcurl -lm
 
 $(BUILD)/tracer-ingest: $(BUILD)/obj/ingest/main.o $(addprefix $(BUILD)/libtracer_,ingest.a lake.a records.a common.a)
 	@echo "  LD      $@"
@@ -255,12 +266,12 @@ $(BUILD)/asan/gen/web_assets.o: $(BUILD)/gen/web_assets.c web/assets.h
 	$(Q)$(CC) $(CPPFLAGS) -Iweb $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 # ---- systemd units ------------------------------------------------------
-# systemd/*.service.in name the binaries' directory @SBINDIR@; for the checks
+# systemd/*.service.in name the binaries' directory @SBINDIR@ (@BINDIR@: tracer's); for the checks
 # they point at this build's binaries (make install writes the real paths).
-UNITS := tracer-collector tracer-processor tracer-ingest tracer-web
+UNITS := tracer-collector tracer-processor tracer-ingest tracer-web tracer-export-otlp
 $(BUILD)/systemd/%.service: systemd/%.service.in
 	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@SBINDIR@|$(abspath $(BUILD))|g' -e 's|@SYSCONFDIR@|/etc|g' \
+	$(Q)sed -e 's|@SBINDIR@|$(abspath $(BUILD))|g' -e 's|@BINDIR@|$(abspath $(BUILD))|g' -e 's|@SYSCONFDIR@|/etc|g' \
 		-e 's|@DOCDIR@|$(abspath docs)|g' $< > $@
 
 units-check: $(BINARIES) $(UNITS:%=$(BUILD)/systemd/%.service)
@@ -287,6 +298,18 @@ $(BUILD)/asan/obj/%.o: %.c $(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  CC san  $<"
 	$(Q)$(CC) $(CPPFLAGS) $(call stage_inc,$<) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+
+# tracer-web's /metrics names its build (tracer_build_info), tracer export otlp its scope: the package's version (debian/changelog) and the
+# commit (git describe, no index refresh written; "unknown" outside a git checkout). api.o is rebuilt when
+# either changes: build/gen/build_id is rewritten (when make reads this file) only then.
+TRACER_VERSION := $(or $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null),unknown)
+TRACER_COMMIT := $(or $(shell git --no-optional-locks describe --always --dirty --abbrev=12 2>/dev/null),unknown)
+$(shell mkdir -p $(BUILD)/gen && (echo '$(TRACER_VERSION) $(TRACER_COMMIT)' | cmp -s - $(BUILD)/gen/build_id || \
+	echo '$(TRACER_VERSION) $(TRACER_COMMIT)' > $(BUILD)/gen/build_id))
+BUILD_ID_OBJS := $(BUILD)/obj/web/api.o $(BUILD)/asan/obj/web/api.o $(BUILD)/obj/cli/cmd_export_otlp.o
+$(BUILD_ID_OBJS): $(BUILD)/gen/build_id
+$(BUILD_ID_OBJS): CPPFLAGS += -DTRACER_VERSION='"$(TRACER_VERSION)"' \
+	-DTRACER_COMMIT='"$(TRACER_COMMIT)"'
 
 # Both sides of the ring, one object per side: a program links only the objects of what it calls
 # (the collector: ring_producer.o, handover_producer.o, handover_peer.o). rm first: no stale member stays.
@@ -389,7 +412,7 @@ TUNE_BENCH_LIBS := $(addprefix $(BUILD)/libtracer_,view.a analysis.a lake.a reco
 $(BUILD)/bench/tune_bench: $(BUILD)/obj/bench/tune_bench.o $(TUNE_BENCH_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LAKE_LDLIBS) -lcurl -lm
 
 $(BUILD)/asan/bench/tune_bench: $(BUILD)/asan/obj/bench/tune_bench.o \
 		$(TUNE_BENCH_LIBS:$(BUILD)/%=$(BUILD)/asan/%)
@@ -451,6 +474,11 @@ bench-tune: $(BUILD)/bench/tune_bench $(BUILD)/tracer
 
 bench-html: $(BUILD)/bench/html_bench
 	bench/html.sh $(BUILD)
+
+# tracer export table processes over a 1,000,000-process lake (issue 28): bench-tune's generator (RUNS=5000),
+# peak RSS under 64 MiB in CSV and NDJSON, against tracer export table runs and sqlite3's count.
+bench-export: $(BUILD)/bench/tune_bench $(BUILD)/tracer
+	bench/export.sh $(BUILD)
 
 # HOSTS simulated hosts into INGESTS tracer-ingests on one lake (issue 26); bench/fleet.sh starts them.
 bench-fleet: all $(BUILD)/bench/fleet_sim

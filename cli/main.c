@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cmd_cost.h"
+#include "cmd_export_otlp.h"
+#include "cmd_export_table.h"
 #include "cmd_keygen.h"
 #include "cmd_report.h"
 #include "cmd_run.h"
@@ -25,7 +27,36 @@ static void usage(FILE *f)
 		   "  sweep --db FILE [--since 14d]        idle hosts, idle time in runs, stuck workers, forgotten\n"
 		   "                                       sessions, idle processes holding memory, steps reserving\n"
 		   "                                       far more than they use, with their cost\n"
+		   "  export table --db FILE {runs|steps|processes|signals|samples} [--since D] [--format csv|ndjson]\n"
+		   "                                       the lake's rows as CSV or NDJSON, for notebooks\n"
+		   "  export otlp --db FILE --endpoint URL [--since D] [--follow --state FILE] [--header K=V]...\n"
+		   "                                       runs as OpenTelemetry traces (OTLP/HTTP JSON)\n"
 		   "  help                                 this text\n");
+}
+
+static void export_usage(FILE *f)
+{
+	fprintf(f, "usage: tracer export table --db FILE {runs|steps|processes|signals|samples} [--since D]\n"
+		   "                          [--format csv|ndjson]\n"
+		   "       tracer export otlp --db FILE --endpoint URL [--since D] [--follow --state FILE]\n"
+		   "                          [--header K=V]... [--with-argv]\n"
+		   "(tracer export table --help, tracer export otlp --help: all their options)\n");
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "table"))
+		return cmd_export_table(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "otlp"))
+		return cmd_export_otlp(argc - 1, argv + 1);
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
+		export_usage(stdout);
+		return 0;
+	}
+	if (argc >= 2)
+		fprintf(stderr, "tracer export: unknown kind '%s'\n", argv[1]);
+	export_usage(stderr);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -46,6 +77,8 @@ int main(int argc, char **argv)
 		return cmd_tune(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "cost"))
 		return cmd_cost(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sweep"))
 		return cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

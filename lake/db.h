@@ -215,6 +215,17 @@ void lake_b_str(struct bind *b, const char *t); /* NULL binds NULL */
 /* STORE_OK when every parameter was bound, else the error (the bindings cleared). */
 int lake_bind_check(struct bind *b);
 
+struct lake_json;
+struct lake_select;
+/*
+ * read.c's row of a read made from lake/schema.c's map (sel), its columns from first on, into dst (a struct
+ * store_run, store_step, ...); 0, or STORE_E_NOMEM when a JSON array cannot be joined. A process's
+ * (lake_process_select) with what the report makes of its peak and I/O: lake_process_row. For read_export.c.
+ */
+int lake_select_row(struct sql_stmt *st, int first, struct lake_json *js, const struct lake_select *sel, void *dst,
+		    size_t size);
+void lake_process_row(struct sql_stmt *st, int first, struct lake_json *js, struct store_process *p);
+
 /* The reads' cursor over a row: its columns taken in order (read_tune.c, read_sweep.c). */
 struct col {
 	struct sql_stmt *st;

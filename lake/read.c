@@ -74,10 +74,10 @@ static const char *next_joined(struct row *r, struct lake_json *js, const char *
  * ST_RUN_STEPS_LIST): each column into its member of dst (a struct store_run, store_step), which starts
  * zeroed. STORE_E_NOMEM when a JSON array cannot be joined.
  */
-static int row_select(struct sql_stmt *st, struct lake_json *js, const struct lake_select *sel, void *dst,
-		      size_t size)
+int lake_select_row(struct sql_stmt *st, int first, struct lake_json *js, const struct lake_select *sel, void *dst,
+		    size_t size)
 {
-	struct row c = { st, 0 };
+	struct row c = { st, first };
 	char *d = dst;
 	int rc = STORE_OK;
 
@@ -173,9 +173,9 @@ static void process_io(struct store_process *p)
 }
 
 /* ST_RUN_PROCS_LIST (lake_process_select): the row, and what the report would say of its peak and I/O. */
-static void row_to_process(struct sql_stmt *st, struct lake_json *js, struct store_process *p)
+void lake_process_row(struct sql_stmt *st, int first, struct lake_json *js, struct store_process *p)
 {
-	row_select(st, js, &lake_process_select, p, sizeof(*p)); /* no JSON array to join: it cannot fail */
+	lake_select_row(st, first, js, &lake_process_select, p, sizeof(*p)); /* no JSON array to join: cannot fail */
 	process_peak(p);
 	process_io(p);
 }
@@ -233,7 +233,7 @@ static int visit_run(struct sql_stmt *st, void *arg)
 	struct run_visit *v = arg;
 	struct store_run r;
 
-	return row_select(st, &v->js, &lake_run_select, &r, sizeof(r)) ?: v->fn(v->ctx, &r);
+	return lake_select_row(st, 0, &v->js, &lake_run_select, &r, sizeof(r)) ?: v->fn(v->ctx, &r);
 }
 
 struct step_visit {
@@ -247,7 +247,7 @@ static int visit_step(struct sql_stmt *st, void *arg)
 	struct step_visit *v = arg;
 	struct store_step s;
 
-	return row_select(st, &v->js, &lake_step_select, &s, sizeof(s)) ?: v->fn(v->ctx, &s);
+	return lake_select_row(st, 0, &v->js, &lake_step_select, &s, sizeof(s)) ?: v->fn(v->ctx, &s);
 }
 
 struct process_visit {
@@ -261,7 +261,7 @@ static int visit_process(struct sql_stmt *st, void *arg)
 	struct process_visit *v = arg;
 	struct store_process p;
 
-	row_to_process(st, &v->js, &p);
+	lake_process_row(st, 0, &v->js, &p);
 	return v->fn(v->ctx, &p);
 }
 

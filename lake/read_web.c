@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading the lake for tracer-web's hosts page and /metrics: each host's
- * agent health, and the lake's own counts (store.h, "reading for the
- * dashboard"). One statement each, over the tables' own indexes; every
- * figure's source is in docs/web.md. The SQL runs the same on SQLite and
+ * agent health, the lake's own counts, and the per-pipeline figures (store.h,
+ * "reading for the dashboard"). One statement each, over the tables' own
+ * indexes; every figure's source is in docs/web.md. The SQL runs the same on SQLite and
  * PostgreSQL (sql.h): sum() of integers is read as one from either.
  */
+#include <string.h>
+
 #include "db.h"
 
 /* One row per host, its figures from the tables the ingest keeps (docs/lake.md). */
@@ -36,6 +38,54 @@ static const char counts_sql[] =
 	"  (SELECT count(*) FROM runs WHERE joined_run_id IS NULL AND state = 'succeeded'),\n"
 	"  (SELECT count(*) FROM runs WHERE joined_run_id IS NULL AND state = 'failed'), (SELECT count(*) FROM processes),\n"
 	"  (SELECT count(*) FROM signals)";
+
+#define WEB_STR(x) #x
+#define WEB_XSTR(x) WEB_STR(x)
+#define WEB_OTHERS WEB_XSTR(STORE_WEB_PIPELINES_MAX) " + 1"
+_Static_assert(STORE_WEB_BUCKETS == 9 && STORE_STEP_STATES == 5, "pipelines_sql's columns");
+
+/*
+ * /metrics' per pipeline figures (store.h, store_web_pipelines): the pipelines ranked by their runs' latest
+ * start (a tie: the higher run number), those past the cap folded into one (label NULL, prank the cap + 1);
+ * their runs by state; their steps (a joined job's as its run's, the step that submitted it left out) by
+ * name, each group's states, and its ended steps' durations counted at or under each bucket's bound.
+ * Orders that the two engines settle alike: numbers, and the states (ASCII, lower case).
+ */
+static const char pipelines_sql[] =
+	"WITH pipes AS (SELECT coalesce(pipeline, '') AS pipeline, row_number() OVER (ORDER BY max(start_ns) IS NULL, "
+	"max(start_ns) DESC, max(run_id) DESC) AS rn FROM runs WHERE joined_run_id IS NULL GROUP BY coalesce(pipeline, "
+	"'')),\n"
+	"top AS (SELECT pipeline, CASE WHEN rn <= " WEB_XSTR(STORE_WEB_PIPELINES_MAX) " THEN rn ELSE " WEB_OTHERS
+	" END AS prank, CASE WHEN rn <= " WEB_XSTR(STORE_WEB_PIPELINES_MAX) " THEN pipeline END AS label FROM pipes),\n"
+	"st AS (SELECT t.prank, t.label, coalesce(nullif(s.name, ''), s.step_id, '') AS name, CASE WHEN "
+	"coalesce(s.engine, r.engine) = 'nextflow' THEN 1 ELSE 0 END AS nf, coalesce(s.state, '') AS state,\n"
+	"  CASE WHEN coalesce(s.running, 0) = 0 AND coalesce(s.state, '') <> 'running' AND s.start_ns > 0 AND "
+	"s.end_ns >= s.start_ns THEN s.end_ns - s.start_ns END AS d,\n"
+	"  coalesce(s.end_ns, s.start_ns, 0) AS ord, s.run_id, s.idx\n"
+	"  FROM steps s JOIN runs m ON m.run_id = s.run_id JOIN runs r ON r.run_id = coalesce(m.joined_run_id, "
+	"m.run_id)\n"
+	"  JOIN top t ON t.pipeline = coalesce(r.pipeline, '')\n"
+	"  WHERE r.joined_run_id IS NULL AND NOT EXISTS (SELECT 1 FROM runs j WHERE j.joined_run_id = s.run_id AND "
+	"j.joined_step_id = s.step_id))\n"
+	"SELECT 0 AS kind, t.prank, t.label, CASE WHEN r.state IN ('running', 'succeeded', 'failed', 'lost') THEN "
+	"r.state ELSE 'other' END AS name, 0 AS nf, count(*) AS n, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, "
+	"0 AS o1, 0 AS o2, 0 AS o3\n"
+	"  FROM runs r JOIN top t ON t.pipeline = coalesce(r.pipeline, '') WHERE r.joined_run_id IS NULL\n"
+	"  GROUP BY t.prank, t.label, CASE WHEN r.state IN ('running', 'succeeded', 'failed', 'lost') THEN r.state "
+	"ELSE 'other' END\n"
+	"UNION ALL\n"
+	"SELECT 1, prank, label, name, nf, count(*), sum(CASE WHEN state = 'running' THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN state = 'succeeded' THEN 1 ELSE 0 END), sum(CASE WHEN state = 'failed' THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN state = 'lost' THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN state IN ('running', 'succeeded', 'failed', 'lost') THEN 0 ELSE 1 END), count(d),\n"
+	"  sum(CASE WHEN d <= 1000000000 THEN 1 ELSE 0 END), sum(CASE WHEN d <= 5000000000 THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN d <= 15000000000 THEN 1 ELSE 0 END), sum(CASE WHEN d <= 60000000000 THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN d <= 300000000000 THEN 1 ELSE 0 END), sum(CASE WHEN d <= 900000000000 THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN d <= 3600000000000 THEN 1 ELSE 0 END), sum(CASE WHEN d <= 14400000000000 THEN 1 ELSE 0 END),\n"
+	"  sum(CASE WHEN d <= 86400000000000 THEN 1 ELSE 0 END), coalesce(sum(CAST(d AS DOUBLE PRECISION)), 0.0),\n"
+	"  max(ord), max(run_id), max(idx)\n"
+	"  FROM st GROUP BY prank, label, name, nf\n"
+	"ORDER BY kind, prank, o1 DESC, o2 DESC, o3 DESC, name";
 
 static int prepare(struct store *s, const char *sql, struct sql_stmt **st)
 {
@@ -123,4 +173,50 @@ int store_counts(struct store *s, struct store_counts *c)
 	return rc;
 }
 
-const struct lake_read lake_web_sql[] = { { hosts_sql, NULL }, { counts_sql, NULL }, { NULL, NULL } };
+static void row_to_pipeline(struct sql_stmt *st, struct store_web_pipeline *p)
+{
+	struct col c = { st, 0 };
+
+	memset(p, 0, sizeof(*p));
+	p->kind = col_i64(&c) ? STORE_WEB_STEPS : STORE_WEB_RUNS;
+	p->rank = col_i64(&c);
+	p->pipeline = col_text(&c);
+	if (p->kind == STORE_WEB_RUNS) {
+		p->state = col_text(&c);
+		c.i++;
+		p->runs = col_i64(&c);
+		return;
+	}
+	p->name = col_text(&c);
+	p->nextflow = col_i64(&c) != 0;
+	p->steps = col_i64(&c);
+	for (int i = 0; i < STORE_STEP_STATES; i++)
+		p->by_state[i] = col_i64(&c);
+	p->ended = col_i64(&c);
+	for (int i = 0; i < STORE_WEB_BUCKETS; i++)
+		p->le[i] = col_i64(&c);
+	p->duration_sum_ns = sql_col_double(st, c.i);
+}
+
+int store_web_pipelines(struct store *s, store_web_pipeline_fn fn, void *ctx)
+{
+	struct sql_stmt *st = NULL;
+	int rc, stop = prepare(s, pipelines_sql, &st);
+
+	if (stop)
+		return stop;
+	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
+		struct store_web_pipeline p;
+
+		row_to_pipeline(st, &p);
+		stop = fn(ctx, &p);
+	}
+	if (!stop && rc != SQL_DONE)
+		stop = lake_sql_fail(s, rc);
+	sql_finalize(st);
+	return stop;
+}
+
+const struct lake_read lake_web_sql[] = {
+	{ hosts_sql, NULL }, { counts_sql, NULL }, { pipelines_sql, NULL }, { NULL, NULL },
+};

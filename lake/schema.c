@@ -782,7 +782,9 @@ static const struct lake_select_field process_fields[] = {
 	SEL_EXPR("CASE WHEN p.exit_ts_ns IS NOT NULL THEN 1 ELSE 0 END", LS_FLAG, from.exited), SEL_INT(P, exit_code),
 	SEL_INT(P, signal), SEL_INT(P, core_dumped), SEL_INT(P, oom_killed), SEL_INT(P, utime_ns), SEL_INT(P, stime_ns),
 	SEL_INT(P, runtime_ns), SEL("peak_rss_bytes", LS_INT, P, from.own_peak), SEL("maxrss_bytes", LS_INT, P, from.maxrss),
-	SEL_EXPR("(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s WHERE " OF_P ")", LS_INT, from.sampled_peak),
+	/* INDEXED BY: without it SQLite may read every sample of the host (its key starts with host_id) */
+	SEL_EXPR("(SELECT nullif(max(s.hiwater_rss_bytes), 0) FROM samples s INDEXED BY samples_by_process "
+		 "WHERE " OF_P ")", LS_INT, from.sampled_peak),
 	SEL_INT(P, read_bytes), SEL_INT(P, write_bytes), SEL_INT(P, rchar), SEL_INT(P, wchar), SEL_INT(P, net_tx_bytes),
 	SEL_INT(P, net_rx_bytes), SEL("exit_flags", LS_INT, P, from.exit_flags),
 	SEL("state_flags", LS_INT, P, from.state_flags),

@@ -9,7 +9,8 @@
  * statement's rows are kept in COPY's binary format and sent with COPY
  * ... FROM STDIN: one command for many rows, at sql_bulk_flush(). A
  * queued statement is sent in pipeline mode, its outcome read with the
- * others' at the next call that waits (pg_drain()).
+ * others' at the next call that waits (pg_drain()). A streamed statement
+ * is sent in single-row mode: one row a step (pg_stream_step()).
  */
 #include "sql.h"
 
@@ -43,6 +44,7 @@ struct sql {
 	struct sql_stmt *bulk; /* PostgreSQL: the bulk statements, a list through their next_bulk */
 	bool piped;          /* PostgreSQL: in pipeline mode, queued statements sent (pg_queue()) */
 	int queued;          /* their outcomes not read yet */
+	struct sql_stmt *stream; /* PostgreSQL: the streamed statement whose rows are being read (nothing else runs) */
 	char err[256];       /* PostgreSQL: the latest failure; SQLite: a bulk statement's text refused */
 };
 
@@ -64,6 +66,8 @@ struct sql_stmt {
 	int row, nrows;
 	unsigned char *blob; /* the latest bytea read, unescaped */
 	bool queued;         /* sql_prepare_queued(): sent without waiting for its outcome */
+	bool streamed;       /* sql_prepare_streamed(): its rows read one at a time (single-row mode) */
+	bool ended;          /* streamed: its last row was read, or it failed (SQL_DONE until a reset) */
 	/* A bulk statement (sql_prepare_bulk()) */
 	char *copy;          /* COPY table (columns) FROM STDIN (FORMAT binary) */
 	unsigned *oids;      /* each column's type */
@@ -77,6 +81,7 @@ struct sql_stmt {
 static const char *pg_dialect(const char *text);
 static int pg_done(struct sql *db, PGresult *res);
 static int pg_drain(struct sql *db);
+static int pg_streaming(struct sql *db, const struct sql_stmt *st);
 
 static int map_rc(int rc)
 {
@@ -359,8 +364,10 @@ static int pg_done(struct sql *db, PGresult *res)
 int sql_exec(struct sql *db, const char *text)
 {
 	if (db->pg) {
-		int rc = pg_drain(db);
+		int rc = pg_streaming(db, NULL);
 
+		if (!rc)
+			rc = pg_drain(db);
 		if (!rc)
 			rc = pg_alive(db);
 		return rc ? rc : pg_done(db, PQexec(db->pg, pg_dialect(text)));
@@ -541,7 +548,10 @@ static int pg_params_alloc(struct sql_stmt *st)
 
 static int pg_prepare(struct sql *db, const char *text, struct sql_stmt *st)
 {
-	int rc = pg_drain(db);
+	int rc = pg_streaming(db, NULL);
+
+	if (!rc)
+		rc = pg_drain(db);
 
 	if (!rc)
 		rc = pg_alive(db);
@@ -924,8 +934,12 @@ void sql_bulk_discard(struct sql *db)
 		bulk_clear(st);
 }
 
+static void pg_stream_stop(struct sql_stmt *st);
+
 static void pg_clear(struct sql_stmt *st)
 {
+	pg_stream_stop(st);
+	st->ended = false;
 	PQclear(st->res);
 	st->res = NULL;
 	PQfreemem(st->blob);
@@ -1155,6 +1169,115 @@ static int pg_queue(struct sql_stmt *st)
 	return SQL_DONE;
 }
 
+/* ---- streamed statements (PostgreSQL's single-row mode) ------------------------ */
+
+int sql_prepare_streamed(struct sql *db, const char *text, struct sql_stmt **out)
+{
+	int rc = sql_prepare(db, text, false, out);
+
+	if (!rc && db->pg)
+		(*out)->streamed = true;
+	return rc;
+}
+
+/* PostgreSQL: SQL_E while a streamed statement other than st has rows unread (the connection is its). */
+static int pg_streaming(struct sql *db, const struct sql_stmt *st)
+{
+	if (!db->stream || db->stream == st)
+		return SQL_OK;
+	snprintf(db->err, sizeof(db->err), "a streamed statement's rows are being read: %.120s", db->stream->text);
+	return SQL_E;
+}
+
+/* The rest of a streamed run's results read and dropped: the connection is ready for the next command. */
+static void pg_stream_finish(struct sql_stmt *st)
+{
+	PGresult *res;
+
+	while ((res = PQgetResult(st->db->pg)) != NULL)
+		PQclear(res);
+	st->db->stream = NULL;
+}
+
+/* A streamed run left before its end (a reset, a finalize): cancelled on the server, its results dropped. */
+static void pg_stream_stop(struct sql_stmt *st)
+{
+	PGcancel *c;
+	char why[256];
+
+	if (st->db->stream != st)
+		return;
+	c = PQgetCancel(st->db->pg);
+	if (c) {
+		PQcancel(c, why, sizeof(why)); /* if it fails, the rows are read to the end instead */
+		PQfreeCancel(c);
+	}
+	pg_stream_finish(st);
+}
+
+/* Before a statement runs: no other statement streaming, nothing pending, the connection alive (or
+ * reconnected), the statement prepared on this connection. */
+static int pg_before_run(struct sql *db, struct sql_stmt *st)
+{
+	int rc = pg_streaming(db, st);
+
+	if (!rc)
+		rc = pg_drain(db);
+	if (!rc)
+		rc = pg_alive(db);
+	if (!rc && st->epoch != db->epoch)
+		rc = pg_prepare_on(db, st);
+	return rc;
+}
+
+/*
+ * PostgreSQL: a streamed statement's step. The first sends it (PQsendQueryPrepared) in single-row mode;
+ * each then reads one result: a row (PGRES_SINGLE_TUPLE, held until the next step), or the end (the
+ * zero-row PGRES_TUPLES_OK), or a failure. Only one row is ever in memory.
+ */
+static int pg_stream_step(struct sql_stmt *st)
+{
+	struct sql *db = st->db;
+	PGresult *res;
+	ExecStatusType t;
+	int rc;
+
+	PQclear(st->res);
+	st->res = NULL;
+	PQfreemem(st->blob);
+	st->blob = NULL;
+	st->row = st->nrows = 0;
+	if (st->ended)
+		return SQL_DONE;
+	if (db->stream != st) {
+		rc = pg_before_run(db, st);
+		if (rc)
+			return rc;
+		if (PQsendQueryPrepared(db->pg, st->name, st->nparams, st->values, st->lengths, st->formats, 0) != 1) {
+			pg_note(db, PQerrorMessage(db->pg));
+			return PQstatus(db->pg) == CONNECTION_OK ? SQL_E : SQL_E_BUSY;
+		}
+		db->stream = st;
+		if (PQsetSingleRowMode(db->pg) != 1) { /* only refused right after a send: never here */
+			pg_note(db, "single-row mode refused");
+			pg_stream_stop(st);
+			return SQL_E;
+		}
+	}
+	res = PQgetResult(db->pg);
+	t = PQresultStatus(res);
+	if (t == PGRES_SINGLE_TUPLE) {
+		st->res = res;
+		st->nrows = 1;
+		return SQL_ROW;
+	}
+	st->ended = true;
+	rc = t == PGRES_TUPLES_OK || t == PGRES_COMMAND_OK ? SQL_DONE : pg_fail(db, res);
+	PQclear(res);
+	pg_stream_finish(st);
+	return rc;
+}
+
 int sql_drain(struct sql *db)
 {
 	return db->pg ? pg_drain(db) : SQL_OK;
@@ -1175,14 +1298,12 @@ int sql_step(struct sql_stmt *st)
 		return pg_bulk_row(st);
 	if (st->queued)
 		return pg_queue(st);
+	if (st->streamed)
+		return pg_stream_step(st);
 	if (!st->res) {
 		PGresult *res;
-		int rc = pg_drain(db);
+		int rc = pg_before_run(db, st);
 
-		if (!rc)
-			rc = pg_alive(db);
-		if (!rc && st->epoch != db->epoch)
-			rc = pg_prepare_on(db, st);
 		if (rc)
 			return rc;
 		res = PQexecPrepared(db->pg, st->name, st->nparams, st->values, st->lengths, st->formats, 0);

@@ -12,7 +12,7 @@
  * must outlive the statement's run (they are not copied). Column values
  * are valid until the next step or reset of their statement. A
  * PostgreSQL statement runs whole at its first step (its rows are then
- * read one by one). A PostgreSQL connection the server dropped (a
+ * read one by one), a streamed one row by row (sql_prepare_streamed). A PostgreSQL connection the server dropped (a
  * restart) fails what it was running with SQL_E_BUSY and is made again
  * before the next statement, which is prepared again as needed. Private
  * to lake/.
@@ -137,6 +137,15 @@ int sql_prepare_queued(struct sql *db, const char *text, struct sql_stmt **out);
 #define SQL_QUEUE_MAX 256
 /* PostgreSQL: the queued statements' outcomes read: SQL_OK, or the first failure. SQLite: SQL_OK. */
 int sql_drain(struct sql *db);
+
+/*
+ * A streamed statement: a read whose rows may be more than memory holds (tracer export table). SQLite
+ * steps through its rows as any statement's. PostgreSQL sends it at its first step in single-row mode
+ * and reads one row a step, so that only the current row is held; until its last row was read (SQL_DONE,
+ * or a failure) or it is reset (its run cancelled), the connection runs nothing else: another
+ * statement's step, sql_exec, a prepare fail with SQL_E. Meant for one read at a time, not nested.
+ */
+int sql_prepare_streamed(struct sql *db, const char *text, struct sql_stmt **out);
 
 /* The next row (SQL_ROW), the end (SQL_DONE), or a failure. */
 int sql_step(struct sql_stmt *st);

@@ -735,7 +735,10 @@ static int open_pg_schema(struct store *s, const char *path, char *err, size_t e
  * synchronous=FULL: a batch the ingest acknowledged is on disk before the
  * reply goes out, because the processor deletes its spool on that reply.
  * temp_store=MEMORY: statement journals and sorts never become temporary
- * files, which the ingest's sandbox could not create (docs/lake.md).
+ * files, which the ingest's sandbox could not create (docs/lake.md); a
+ * read-only connection sets that alone: tracer-web's seccomp filter kills
+ * it on an openat() that creates a file, which a large sort (the analysis'
+ * reads, /metrics' grouping of every step) would otherwise make.
  * (PostgreSQL: its server's settings; sql_open_pg() sets the session's.)
  */
 static int configure(struct store *s, const char *path, char *err, size_t errlen)
@@ -745,9 +748,9 @@ static int configure(struct store *s, const char *path, char *err, size_t errlen
 				      "PRAGMA temp_store=MEMORY;";
 	int rc;
 
-	if (s->read_only || sql_is_pg(s->db))
+	if (sql_is_pg(s->db))
 		return STORE_OK;
-	rc = sql_exec(s->db, pragmas);
+	rc = sql_exec(s->db, s->read_only ? "PRAGMA temp_store=MEMORY;" : pragmas);
 	if (rc != SQL_OK)
 		return open_fail(err, errlen, lake_sql_fail(s, rc), "%s: cannot set up the database: %s", path,
 				 sql_errmsg(s->db));

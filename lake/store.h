@@ -443,6 +443,45 @@ struct store_counts {
 };
 int store_counts(struct store *s, struct store_counts *c);
 
+/*
+ * Per-pipeline figures for /metrics (docs/web.md, "/metrics"), aggregated in SQL, the pipelines capped: the
+ * STORE_WEB_PIPELINES_MAX pipelines with the newest runs (their runs' latest start) each by name, every
+ * other one folded into one row with pipeline NULL. Runs as the lake lists them (a cluster job joined to
+ * a run is not one: its steps are that run's, in place of the step that submitted it).
+ */
+#define STORE_WEB_PIPELINES_MAX 20
+/* The step durations' buckets' upper bounds, seconds (a histogram's le; +Inf is the ended count). */
+#define STORE_WEB_BUCKETS 9
+#define STORE_WEB_BUCKET_BOUNDS { 1, 5, 15, 60, 300, 900, 3600, 14400, 86400 }
+
+enum store_web_kind { STORE_WEB_RUNS = 0, STORE_WEB_STEPS = 1 };
+enum store_web_step_state { STORE_STEP_RUNNING, STORE_STEP_SUCCEEDED, STORE_STEP_FAILED, STORE_STEP_LOST,
+	STORE_STEP_OTHER, STORE_STEP_STATES };
+
+/*
+ * One row: the runs of a pipeline in one state (kind STORE_WEB_RUNS: state is running, succeeded, failed,
+ * lost or other, runs the count), or its steps of one name as the lake has it (STORE_WEB_STEPS: name; the
+ * step's name, else its id, else ""; nextflow: a Nextflow task's, whose name carries a tag to take off).
+ * Rows come by kind, then rank; a pipeline's steps by their newest end (else start), newest first.
+ */
+struct store_web_pipeline {
+	enum store_web_kind kind;
+	int64_t rank;                        /* 1 .. STORE_WEB_PIPELINES_MAX; STORE_WEB_PIPELINES_MAX + 1: others */
+	const char *pipeline;                /* NULL: the others; "" a run without one; came from a host */
+	const char *state;                   /* STORE_WEB_RUNS */
+	int64_t runs;
+	const char *name;                    /* STORE_WEB_STEPS: came from a host */
+	bool nextflow;
+	int64_t steps;                       /* all of them */
+	int64_t by_state[STORE_STEP_STATES]; /* of them, by steps.state (NULL or another: other) */
+	/* The ended ones (not running, start and end known, end at or after start): how many, how many took at
+	 * most each bound of STORE_WEB_BUCKET_BOUNDS (cumulative), and their durations summed, ns. */
+	int64_t ended, le[STORE_WEB_BUCKETS];
+	double duration_sum_ns;
+};
+typedef int (*store_web_pipeline_fn)(void *ctx, const struct store_web_pipeline *p);
+int store_web_pipelines(struct store *s, store_web_pipeline_fn fn, void *ctx);
+
 /* ---- reading for the sweep (tracer sweep: read_sweep.c) -------------------- */
 
 /*
@@ -503,5 +542,56 @@ int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process
  * STORE_E_NOT_FOUND when the lake has neither.
  */
 int store_sweep_newest(struct store *s, int64_t *now_ns);
+
+/* ---- reading for tracer export table (read_export.c) ------------------------ */
+
+/*
+ * One table of the lake a row at a time, each walk one statement over the whole window (never one per run),
+ * read as it streams: on PostgreSQL one row is held at a time (sql.h, sql_prepare_streamed), so a month of a
+ * fleet's processes never has to fit in memory. Because of that, a callback may not read the lake itself
+ * (no nested walk). docs/lake.md, "Reading for the export", says what each gives. The window: the runs
+ * that started at since_ns or later (the samples: taken then or later); all: every run (or sample), those
+ * without a start (or a real time) too. run_id is the run a report shows the row under: a cluster job's
+ * rows are those of the run it is joined to (docs/live.md, "Cluster jobs"). Strings are NULL when unknown,
+ * live until the callback returns, and every one came from a host.
+ */
+struct store_export_window {
+	int64_t since_ns; /* CLOCK_REALTIME */
+	bool all;
+};
+
+/* A signal of a run (table signals, run_id set), with the record it came from. */
+struct store_export_signal {
+	int64_t run_id, signal_id;          /* signal_id: arrival order in the lake */
+	const char *host_id, *boot_id;      /* the record's host and boot (hex) */
+	struct store_signal sig;            /* start_ns: the process's start, CLOCK_MONOTONIC of boot_id */
+};
+
+/* A sample of a process (table samples): its process's key and run, and the figures at that moment. */
+struct store_export_sample {
+	struct store_int run_id;            /* NULL: its process is in no run */
+	const char *host_id, *boot_id;      /* hex */
+	int64_t tgid, start_ns;             /* the process's key: start_ns its CLOCK_MONOTONIC start */
+	struct store_int real_ns;           /* when it was taken, CLOCK_REALTIME (NULL: its process's offset unknown) */
+	struct store_int runtime_ns, utime_ns, stime_ns, rss_bytes, hiwater_rss_bytes;
+	struct store_int read_bytes, write_bytes, rchar, wchar, net_tx_bytes, net_rx_bytes;
+	struct store_int iowait_ns, blocked_ns, run_delay_ns, nr_threads;
+};
+
+typedef int (*store_export_step_fn)(void *ctx, int64_t run_id, const struct store_step *st);
+typedef int (*store_export_process_fn)(void *ctx, int64_t run_id, const struct store_process *p);
+typedef int (*store_export_signal_fn)(void *ctx, const struct store_export_signal *sig);
+typedef int (*store_export_sample_fn)(void *ctx, const struct store_export_sample *s);
+
+/* The runs (as store_runs: cluster jobs joined to a run are its), by start time (none last), then number. */
+int store_export_runs(struct store *s, struct store_export_window w, store_run_fn fn, void *ctx);
+/* Their steps (as store_run_steps: a job's in place of the step that submitted it), by lake run, then idx. */
+int store_export_steps(struct store *s, struct store_export_window w, store_export_step_fn fn, void *ctx);
+/* Their processes (as store_run_processes), by lake run, then start (tgid, host, boot for a tie). */
+int store_export_processes(struct store *s, struct store_export_window w, store_export_process_fn fn, void *ctx);
+/* Their signals (as store_run_signals), in arrival order. */
+int store_export_signals(struct store *s, struct store_export_window w, store_export_signal_fn fn, void *ctx);
+/* Every sample of any process (in a run or not) taken in the window, by host, stream, seq (the table's key). */
+int store_export_samples(struct store *s, struct store_export_window w, store_export_sample_fn fn, void *ctx);
 
 #endif /* TRACER_LAKE_STORE_H */

@@ -271,4 +271,48 @@ stop:
 	return -1;
 }
 
+/*
+ * A test program that compares the two engines: one cluster for the whole group, a scratch directory for its
+ * SQLite files, and a counter its tests number their databases by. cmocka's group setup and teardown:
+ *
+ *   static int group_setup(void **state) { return pg_engines_setup(state, "test_x"); }
+ *   static int group_teardown(void **state) { return pg_engines_teardown(state); }
+ */
+struct pg_engines {
+	struct pg_cluster pc;
+	char dir[64]; /* /tmp/NAME.XXXXXX */
+	unsigned n;
+};
+
+static inline int pg_engines_setup(void **state, const char *name)
+{
+	struct pg_engines *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	snprintf(e->dir, sizeof(e->dir), "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(e->dir) || pg_cluster_start(&e->pc)) {
+		free(e);
+		return -1;
+	}
+	*state = e;
+	return 0;
+}
+
+static inline int pg_engines_teardown(void **state)
+{
+	struct pg_engines *e = *state;
+	char cmd[128];
+	int rc;
+
+	if (!e)
+		return 0;
+	rc = pg_cluster_stop(&e->pc);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", e->dir);
+	if (system(cmd))
+		rc = -1;
+	free(e);
+	return rc;
+}
+
 #endif /* TRACER_TESTS_PG_CLUSTER_H */

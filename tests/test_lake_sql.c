@@ -30,52 +30,25 @@
 #include "pg_cluster.h"
 #include "sql.h"
 
-struct engines {
-	struct pg_cluster pc;
-	char dir[64];
-	unsigned n;
-};
-
 struct one {
-	struct engines *e;
+	struct pg_engines *e;
 	struct sql *lite, *pg;
 };
 
 static int group_setup(void **state)
 {
-	struct engines *e = calloc(1, sizeof(*e));
-
-	if (!e)
-		return -1;
-	strcpy(e->dir, "/tmp/test_lake_sql.XXXXXX");
-	if (!mkdtemp(e->dir) || pg_cluster_start(&e->pc)) {
-		free(e);
-		return -1;
-	}
-	*state = e;
-	return 0;
+	return pg_engines_setup(state, "test_lake_sql");
 }
 
 static int group_teardown(void **state)
 {
-	struct engines *e = *state;
-	char cmd[128];
-	int rc;
-
-	if (!e)
-		return 0;
-	rc = pg_cluster_stop(&e->pc);
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", e->dir);
-	if (system(cmd))
-		rc = -1;
-	free(e);
-	return rc;
+	return pg_engines_teardown(state);
 }
 
 /* Each test: a new SQLite file and a new PostgreSQL database. */
 static int setup(void **state)
 {
-	struct engines *e = *state;
+	struct pg_engines *e = *state;
 	struct one *o = calloc(1, sizeof(*o));
 	char path[96], name[16], uri[256], err[256];
 

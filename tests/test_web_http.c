@@ -20,7 +20,12 @@
  *   stream     a running run: an update at once; the row changed by
  *              another connection (as the ingest would): another update;
  *              the run finished: an update, "end", and the stream closes
- *   metrics    per-host and lake lines in Prometheus' text format
+ *   metrics    per-host and lake lines in Prometheus' text format, named by its conventions (a build
+ *              info, counters _total); per pipeline: runs and steps by state, step durations as a
+ *              histogram (cumulative buckets, ended steps only); pipelines and step names capped (the
+ *              rest as "other"), a Nextflow task's hash and tag taken off, hostile names escaped, cut
+ *              and hashed; a pipeline really named "other" not the folded series; steps by class
+ *              as the pipeline page's (tracer tune's) profiles have them
  *   activity   a host's heartbeats, oldest first, rates from their sums,
  *              null where the beat did not say; 404 for a host with none,
  *              400 for a window that cannot be; 12,001 beats come back as
@@ -441,6 +446,8 @@ static void pipeline_history_and_hosts(void **state)
 	free(r.text);
 }
 
+static size_t count_of(const char *s, const char *what);
+
 static void metrics(void **state)
 {
 	struct fixture *f = *state;
@@ -454,6 +461,161 @@ static void metrics(void **state)
 	has(&r, "tracer_host_missing_records{host=\"" H1 "\"} 6\n");
 	has(&r, "tracer_lake_runs{state=\"running\"} 1\n");
 	has(&r, "tracer_lake_runs{state=\"failed\"} 1\n");
+	/* the conventions: a build info; drops since a collector started are counters (they reset with it) */
+	has(&r, "# TYPE tracer_build_info gauge\ntracer_build_info{version=\"");
+	has(&r, "\",commit=\"");
+	has(&r, "\"} 1\n");
+	has(&r, "# TYPE tracer_host_kernel_drops_total counter\n");
+	has(&r, "# TYPE tracer_host_ring_drops_total counter\n");
+	assert_null(strstr(r.body, "tracer_host_kernel_drops "));
+	assert_null(strstr(r.body, "# TYPE tracer_host_ring_drops gauge"));
+	/* per pipeline: the hostile name escaped; a pipeline really named "other" is not the folded series */
+	has(&r, "# TYPE tracer_pipeline_runs gauge\n");
+	has(&r, "tracer_pipeline_runs{pipeline=\"p<\\\"x\\\">\\n\",state=\"succeeded\"} 1\n");
+	has(&r, "tracer_pipeline_runs{pipeline=\"p<\\\"x\\\">\\n\",state=\"running\"} 1\n");
+	has(&r, "tracer_pipeline_runs{pipeline=\"other~");
+	assert_null(strstr(r.body, "pipeline=\"other\""));
+	has(&r, "tracer_pipeline_steps{pipeline=\"p<\\\"x\\\">\\n\",state=\"running\"} 1\n");
+	has(&r, "tracer_pipeline_steps{pipeline=\"p<\\\"x\\\">\\n\",state=\"succeeded\"} 1\n");
+	/* the ended step (5 s) only: the running one is in no bucket */
+	has(&r, "# TYPE tracer_step_duration_seconds histogram\n");
+	has(&r, "tracer_step_duration_seconds_bucket{pipeline=\"p<\\\"x\\\">\\n\",step=\"align\",le=\"1\"} 0\n");
+	has(&r, "tracer_step_duration_seconds_bucket{pipeline=\"p<\\\"x\\\">\\n\",step=\"align\",le=\"5\"} 1\n");
+	has(&r, "tracer_step_duration_seconds_bucket{pipeline=\"p<\\\"x\\\">\\n\",step=\"align\",le=\"+Inf\"} 1\n");
+	has(&r, "tracer_step_duration_seconds_sum{pipeline=\"p<\\\"x\\\">\\n\",step=\"align\"} 5\n");
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"p<\\\"x\\\">\\n\",step=\"align\"} 1\n");
+	/* steps by class: align's is tracer tune's, as the pipeline page has it (its 3 GB peak on 2 GB: memory) */
+	has(&r, "# TYPE tracer_pipeline_class_steps gauge\n");
+	has(&r, "tracer_pipeline_class_steps{pipeline=\"p<\\\"x\\\">\\n\",class=\"memory\"} 1\n");
+	has(&r, "tracer_pipeline_class_steps{pipeline=\"p<\\\"x\\\">\\n\",class=\"compute\"} 0\n");
+	assert_int_equal(count_of(r.body, "tracer_pipeline_class_steps{"), 2 * 6);
+	free(r.text);
+	r = get(f, "/api/pipeline?name=p%3C%22x%22%3E%0A");
+	assert_int_equal(r.status, 200);
+	has(&r, "{\"step\":\"align\",\"runs\":1,\"class\":\"memory\",");
+	free(r.text);
+}
+
+/* Every line of an exposition a comment or a sample of ours: a raw newline in a label would start another. */
+static void lines_are_samples(const char *body)
+{
+	for (const char *l = body; *l; l = strchr(l, '\n') + 1) {
+		if (strncmp(l, "# ", 2) && strncmp(l, "tracer_", 7))
+			fail_msg("a line that is no sample: %.80s", l);
+		if (!strchr(l, '\n'))
+			fail_msg("an unterminated line: %.80s", l);
+	}
+}
+
+static void append(char *buf, size_t cap, size_t *at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t cap, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, cap - *at, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < cap - *at);
+	*at += (size_t)n;
+}
+
+#define HOSTILE_E 200 /* the hostile pipeline's "é"s after its 7 bytes: 407 bytes, cut at 120 */
+
+/*
+ * 22 new pipelines q00 .. q21 (newest last) and the fixture's two: the 20 newest by name, q00, q01 and the
+ * fixture's folded into "other". q21 has 52 step names ending one after the other: the 50 newest by name,
+ * s00 and s01 as "other". q20 is Nextflow's: two tasks of ALIGN (3 s and 100 s, their hashes and tags taken
+ * off) are one series, their buckets cumulative; its step named with a quote, backslash and newline is
+ * escaped. q18's name is hostile: escaped, its byte that is not UTF-8 replaced, cut with a hash added.
+ */
+static void metrics_pipelines_capped_and_escaped(void **state)
+{
+	struct fixture *f = *state;
+	size_t cap = 1 << 16, at = 0;
+	char *sql = malloc(cap), line[1024];
+	struct reply r;
+
+	assert_non_null(sql);
+	append(sql, cap, &at, "BEGIN;");
+	for (int i = 0; i < 22; i++) {
+		char name[128];
+
+		if (i == 18)
+			snprintf(name, sizeof(name), "'h\\b\"c' || char(10) || CAST(X'FF' AS TEXT) || replace(printf("
+				 "'%%.%dc', 'x'), 'x', 'é')", HOSTILE_E);
+		else
+			snprintf(name, sizeof(name), "'q%02d'", i);
+		append(sql, cap, &at, "INSERT INTO runs (run_id, host_id, boot_id, seq, batch_hash, run_key, pipeline, "
+		       "engine, state, start_ns) VALUES (%d, '" H1 "', 'b', %d, 'x', 'B-%d-1', %s, '%s', 'succeeded', "
+		       T0 "+%d000000000);", 10 + i, 100 + i, 10 + i, name, i == 20 ? "nextflow" : "snakemake", 100 + i);
+	}
+	for (int k = 0; k < 52; k++) /* q21: s00 ended first */
+		append(sql, cap, &at, "INSERT INTO steps (run_id, idx, step_id, name, state, start_ns, end_ns) VALUES "
+		       "(31, %d, 'k%d', 's%02d', 'succeeded', " T0 ", " T0 "+%d000000000);", k, k, k, 10 + k);
+	append(sql, cap, &at, "INSERT INTO steps (run_id, idx, step_id, name, state, start_ns, end_ns) VALUES "
+	       "(30, 0, 'n0', '[ab/cdef01] ALIGN (1)', 'succeeded', " T0 ", " T0 "+3000000000),"
+	       "(30, 1, 'n1', '[12/345678] ALIGN (sample 2)', 'failed', " T0 ", " T0 "+100000000000),"
+	       "(30, 2, 'n2', 'st\"ep\\' || char(10), 'succeeded', " T0 ", " T0 "+1000000000),"
+	       "(30, 3, 'n3', 'ALIGN (3)', 'running', " T0 ", NULL);COMMIT;");
+	assert_true(at < cap);
+	exec_sql(f->lake, sql);
+	free(sql);
+	r = get(f, "/metrics");
+	assert_int_equal(r.status, 200);
+	lines_are_samples(r.body);
+	/* 20 pipelines by name and "other": five step states each */
+	assert_int_equal(count_of(r.body, "tracer_pipeline_steps{"), 21 * 5);
+	/* classes for the 20 by name only */
+	assert_int_equal(count_of(r.body, "tracer_pipeline_class_steps{"), 20 * 6);
+	assert_null(strstr(r.body, "tracer_pipeline_class_steps{pipeline=\"other\""));
+	has(&r, "tracer_pipeline_runs{pipeline=\"q21\",state=\"succeeded\"} 1\n");
+	has(&r, "tracer_pipeline_runs{pipeline=\"q02\",state=\"succeeded\"} 1\n");
+	assert_null(strstr(r.body, "pipeline=\"q01\""));
+	assert_null(strstr(r.body, "pipeline=\"q00\""));
+	assert_null(strstr(r.body, "pipeline=\"p<"));
+	has(&r, "tracer_pipeline_runs{pipeline=\"other\",state=\"running\"} 1\n");
+	has(&r, "tracer_pipeline_runs{pipeline=\"other\",state=\"succeeded\"} 3\n");
+	has(&r, "tracer_pipeline_runs{pipeline=\"other\",state=\"failed\"} 1\n");
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"other\",step=\"other\"} 1\n"); /* the fixture's align */
+	/* q21's step names: 50, then the rest as one */
+	assert_int_equal(count_of(r.body, "tracer_step_duration_seconds_count{pipeline=\"q21\","), 51);
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"q21\",step=\"s51\"} 1\n");
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"q21\",step=\"s02\"} 1\n");
+	assert_null(strstr(r.body, "step=\"s01\""));
+	assert_null(strstr(r.body, "step=\"s00\""));
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"q21\",step=\"other\"} 2\n");
+	has(&r, "tracer_step_duration_seconds_sum{pipeline=\"q21\",step=\"other\"} 21\n"); /* 10 s + 11 s */
+	has(&r, "tracer_pipeline_steps{pipeline=\"q21\",state=\"succeeded\"} 52\n");
+	/* Nextflow's ALIGN: 3 s and 100 s, cumulative; the running task in no bucket but in the states */
+	static const char *const le[][2] = { { "1", "0" }, { "5", "1" }, { "15", "1" }, { "60", "1" }, { "300", "2" },
+					      { "900", "2" }, { "3600", "2" }, { "14400", "2" }, { "86400", "2" },
+					      { "+Inf", "2" } };
+	for (size_t i = 0; i < sizeof(le) / sizeof(le[0]); i++) {
+		snprintf(line, sizeof(line),
+			 "tracer_step_duration_seconds_bucket{pipeline=\"q20\",step=\"ALIGN\",le=\"%s\"} %s\n",
+			 le[i][0], le[i][1]);
+		has(&r, line);
+	}
+	has(&r, "tracer_step_duration_seconds_sum{pipeline=\"q20\",step=\"ALIGN\"} 103\n");
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"q20\",step=\"ALIGN\"} 2\n");
+	has(&r, "tracer_pipeline_steps{pipeline=\"q20\",state=\"running\"} 1\n");
+	has(&r, "tracer_pipeline_steps{pipeline=\"q20\",state=\"failed\"} 1\n");
+	has(&r, "tracer_step_duration_seconds_count{pipeline=\"q20\",step=\"st\\\"ep\\\\\\n\"} 1\n");
+	/* q18: escaped, U+FFFD for the byte 0xff, 56 whole "é" (7 + 112 bytes <= 120), a hash of the whole */
+	at = (size_t)snprintf(line, sizeof(line), "tracer_pipeline_runs{pipeline=\"h\\\\b\\\"c\\n\xef\xbf\xbd");
+	for (int i = 0; i < 56; i++)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, "é");
+	snprintf(line + at, sizeof(line) - at, "~");
+	has(&r, line);
+	{
+		const char *h = strstr(r.body, line) + strlen(line);
+
+		for (int i = 0; i < 8; i++)
+			assert_non_null(strchr("0123456789abcdef", h[i]));
+		assert_int_equal(strncmp(h + 8, "\",state=\"succeeded\"} 1\n", 23), 0);
+	}
 	free(r.text);
 }
 
@@ -762,6 +924,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_runs_page_stays_within_its_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(pipeline_history_and_hosts, setup, teardown),
 		cmocka_unit_test_setup_teardown(metrics, setup, teardown),
+		cmocka_unit_test_setup_teardown(metrics_pipelines_capped_and_escaped, setup, teardown),
 		cmocka_unit_test_setup_teardown(stream_follows_the_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(activity_oldest_first_with_nulls, setup, teardown),
 		cmocka_unit_test_setup_teardown(activity_refusals, setup, teardown),

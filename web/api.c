@@ -821,6 +821,22 @@ int api_sweep(struct store *st, struct json *j, const struct api_sweep *s, int64
 
 /* ---- /metrics ---------------------------------------------------------------------------- */
 
+/*
+ * Prometheus' text format 0.0.4, named after its conventions (docs/web.md, "/metrics"): base units, _total
+ * on counters only, tracer_build_info. Every label's values are bounded: host ids (the fleet), states (a
+ * fixed list), pipelines and step names capped (API_METRICS_*), le (the fixed buckets).
+ */
+
+#define RUN_TUNE_WINDOW_STR "20"
+_Static_assert(RUN_TUNE_WINDOW == 20, "RUN_TUNE_WINDOW_STR");
+
+#ifndef TRACER_VERSION
+#define TRACER_VERSION "unknown"
+#endif
+#ifndef TRACER_COMMIT
+#define TRACER_COMMIT "unknown"
+#endif
+
 struct metrics_out {
 	struct obuf *o;
 	int64_t now_ns;
@@ -860,8 +876,10 @@ static const struct {
 	{ "tracer_host_batches_total", "Batches stored.", "counter" },
 	{ "tracer_host_records_total", "Records stored.", "counter" },
 	{ "tracer_host_missing_records", "Records in seq gaps not delivered (yet).", "gauge" },
-	{ "tracer_host_kernel_drops", "Kernel-side drops since the host's collector started.", "gauge" },
-	{ "tracer_host_ring_drops", "Ring drops since the host's collector started.", "gauge" },
+	{ "tracer_host_kernel_drops_total", "Kernel-side drops since the host's collector started (resets with it).",
+	  "counter" },
+	{ "tracer_host_ring_drops_total", "Ring drops since the host's collector started (resets with it).",
+	  "counter" },
 	{ "tracer_host_lost_records_total", "Records the processor reported lost (evicted, quarantined, corrupt, "
 	  "ring), summed.", "counter" },
 	{ "tracer_host_running_runs", "Runs in state running.", "gauge" },
@@ -902,6 +920,307 @@ static void family(struct obuf *o, const char *name, const char *help, const cha
 		obuf_put(o, line, (size_t)n);
 }
 
+/* ---- label values from hosts ---- */
+
+/* The bytes of a valid UTF-8 sequence at s (at most n), 0 if none starts there. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
+		     (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	uint32_t cp;
+
+	if (!len || len > n)
+		return 0;
+	cp = len == 1 ? s[0] : s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0; /* overlong, past Unicode, a surrogate */
+	return len;
+}
+
+static uint32_t fnv1a(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * A label's value from a host (s, n bytes), as the text format wants it: backslash, double quote and newline
+ * escaped, a byte that is not UTF-8 as U+FFFD. Longer than API_METRICS_LABEL_MAX bytes, or "other" (the
+ * folded series' name): cut at a character's end and "~" and 8 hex digits of the whole name's hash added, so
+ * that two names stay two series.
+ */
+static void label_value(struct obuf *o, const char *s, size_t n)
+{
+	bool mark = n > API_METRICS_LABEL_MAX || (n == 5 && !memcmp(s, "other", 5));
+	size_t keep = n > API_METRICS_LABEL_MAX ? API_METRICS_LABEL_MAX : n;
+
+	for (size_t i = 0; i < keep;) {
+		size_t len = utf8_seq((const unsigned char *)s + i, n - i);
+
+		if (len && i + len > keep)
+			break;
+		if (!len) {
+			obuf_puts(o, "\xef\xbf\xbd");
+			i++;
+		} else if (s[i] == '\\') {
+			obuf_puts(o, "\\\\");
+		} else if (s[i] == '"') {
+			obuf_puts(o, "\\\"");
+		} else if (s[i] == '\n') {
+			obuf_puts(o, "\\n");
+		} else {
+			obuf_put(o, s + i, len);
+		}
+		i += len ? len : 0;
+	}
+	if (mark)
+		obuf_printf(o, "~%08" PRIx32, fnv1a(s, n));
+}
+
+/* pipeline="..." (NULL: the pipelines past the cap, "other") */
+static void pipeline_label(struct obuf *o, const char *pipeline)
+{
+	obuf_puts(o, "pipeline=\"");
+	if (pipeline)
+		label_value(o, pipeline, strlen(pipeline));
+	else
+		obuf_puts(o, "other");
+	obuf_putc(o, '"');
+}
+
+/* ---- per pipeline ---- */
+
+struct step_series {
+	char *name;              /* the step's name (a Nextflow task's without its hash and tag); NULL: "other" */
+	size_t len;
+	int64_t ended, le[STORE_WEB_BUCKETS];
+	double sum_ns;
+};
+
+struct pipe_series {
+	char *pipeline;          /* NULL: the others, or not seen */
+	bool seen;
+	int64_t steps_by_state[STORE_STEP_STATES];
+	bool classed;            /* classes below from tracer tune's profiles of its newest runs */
+	uint64_t classes[AN_CLASS_IDLE + 1];
+	struct step_series *steps; /* API_METRICS_STEPS_MAX named, then one "other" */
+	size_t nsteps;
+	struct step_series other;
+};
+
+struct pipes_out {
+	struct obuf *o;
+	struct pipe_series p[STORE_WEB_PIPELINES_MAX + 1];
+	int err;
+};
+
+static void step_add(struct step_series *s, const struct store_web_pipeline *w)
+{
+	s->ended += w->ended;
+	for (int i = 0; i < STORE_WEB_BUCKETS; i++)
+		s->le[i] += w->le[i];
+	s->sum_ns += w->duration_sum_ns;
+}
+
+/* The series a step's row counts in: its name's, a new one while under the cap, else the pipeline's other. */
+static struct step_series *step_of(struct pipes_out *po, struct pipe_series *p, const struct store_web_pipeline *w)
+{
+	const char *name = w->name ? w->name : "";
+	size_t len;
+
+	if (p == &po->p[STORE_WEB_PIPELINES_MAX])
+		return &p->other; /* the pipelines past the cap: their steps as one */
+	if (w->nextflow)
+		name += tune_step_name_skip(name);
+	len = w->nextflow ? tune_step_name_len(name) : strlen(name);
+	for (size_t i = 0; i < p->nsteps; i++)
+		if (p->steps[i].len == len && !memcmp(p->steps[i].name, name, len))
+			return &p->steps[i];
+	if (p->nsteps == API_METRICS_STEPS_MAX)
+		return &p->other;
+	if (!p->steps && !(p->steps = calloc(API_METRICS_STEPS_MAX, sizeof(*p->steps))))
+		return NULL;
+	if (!(p->steps[p->nsteps].name = strndup(name, len)))
+		return NULL;
+	p->steps[p->nsteps].len = len;
+	return &p->steps[p->nsteps++];
+}
+
+static int pipeline_metric(void *ctx, const struct store_web_pipeline *w)
+{
+	struct pipes_out *po = ctx;
+	struct pipe_series *p;
+	struct step_series *s;
+
+	if (w->rank < 1 || w->rank > STORE_WEB_PIPELINES_MAX + 1)
+		return 0; /* the lake's SQL says not: never */
+	p = &po->p[w->rank - 1];
+	if (!p->seen) {
+		p->seen = true;
+		if (w->pipeline && !(p->pipeline = strdup(w->pipeline)))
+			return po->err = -ENOMEM;
+	}
+	if (w->kind == STORE_WEB_RUNS) {
+		obuf_puts(po->o, "tracer_pipeline_runs{");
+		pipeline_label(po->o, p->pipeline);
+		obuf_printf(po->o, ",state=\"%s\"} %" PRId64 "\n", w->state ? w->state : "other", w->runs);
+		return 0;
+	}
+	for (int i = 0; i < STORE_STEP_STATES; i++)
+		p->steps_by_state[i] += w->by_state[i];
+	if (!w->ended)
+		return 0;
+	if (!(s = step_of(po, p, w)))
+		return po->err = -ENOMEM;
+	step_add(s, w);
+	return 0;
+}
+
+static void duration_series(struct obuf *o, const struct pipe_series *p, const struct step_series *s)
+{
+	static const int bounds[STORE_WEB_BUCKETS] = STORE_WEB_BUCKET_BOUNDS;
+	static const char *const suffix[] = { "_sum", "_count" };
+
+	if (!s->ended)
+		return;
+	for (int i = 0; i <= STORE_WEB_BUCKETS + 2; i++) {
+		if (i <= STORE_WEB_BUCKETS)
+			obuf_puts(o, "tracer_step_duration_seconds_bucket{");
+		else
+			obuf_printf(o, "tracer_step_duration_seconds%s{", suffix[i - STORE_WEB_BUCKETS - 1]);
+		pipeline_label(o, p->pipeline);
+		obuf_puts(o, ",step=\"");
+		if (s->name)
+			label_value(o, s->name, s->len);
+		else
+			obuf_puts(o, "other");
+		if (i < STORE_WEB_BUCKETS)
+			obuf_printf(o, "\",le=\"%d\"} %" PRId64 "\n", bounds[i], s->le[i]);
+		else if (i == STORE_WEB_BUCKETS)
+			obuf_printf(o, "\",le=\"+Inf\"} %" PRId64 "\n", s->ended);
+		else if (i == STORE_WEB_BUCKETS + 1)
+			obuf_printf(o, "\"} %.17g\n", s->sum_ns / NS_PER_S);
+		else
+			obuf_printf(o, "\"} %" PRId64 "\n", s->ended);
+	}
+}
+
+/*
+ * A pipeline's ended steps of its newest RUN_TUNE_WINDOW runs by their step's class: the profiles tracer tune
+ * and the pipeline page make (analysis/profile.c), each one's tasks in its class. One read of the pipeline's
+ * runs, as /api/pipeline's; not for the pipelines past the cap, nor runs without a pipeline.
+ */
+static int pipe_classes(struct store *st, struct pipe_series *p)
+{
+	struct tune_input ti;
+	struct an_profile *prof = NULL;
+	size_t nprof = 0;
+	char err[512];
+	int rc;
+
+	if (!p->pipeline || !*p->pipeline)
+		return 0;
+	if (tune_input_load(st, p->pipeline, RUN_TUNE_WINDOW, &ti, err, sizeof(err))) {
+		fprintf(stderr, "<3>metrics: %s\n", err);
+		tune_input_free(&ti);
+		return STORE_E_SQL;
+	}
+	rc = an_profiles(&ti.in, p->pipeline, RUN_TUNE_WINDOW, &prof, &nprof);
+	if (rc == -EINVAL) { /* the lake's own input refused by the analysis: a bug, said once here */
+		fprintf(stderr, "<3>metrics: the analysis refused its input from the lake\n");
+		rc = -EIO;
+	}
+	for (size_t i = 0; !rc && i < nprof; i++)
+		if (prof[i].class_ <= AN_CLASS_IDLE)
+			p->classes[prof[i].class_] += prof[i].tasks;
+	p->classed = !rc;
+	free(prof);
+	tune_input_free(&ti);
+	return rc;
+}
+
+static void pipes_write(struct pipes_out *po)
+{
+	static const char *const states[STORE_STEP_STATES] = { "running", "succeeded", "failed", "lost", "other" };
+
+	family(po->o, "tracer_pipeline_steps", "Steps of the pipeline's runs by state.", "gauge");
+	for (size_t k = 0; k <= STORE_WEB_PIPELINES_MAX; k++) {
+		if (!po->p[k].seen)
+			continue;
+		for (int i = 0; i < STORE_STEP_STATES; i++) {
+			obuf_puts(po->o, "tracer_pipeline_steps{");
+			pipeline_label(po->o, po->p[k].pipeline);
+			obuf_printf(po->o, ",state=\"%s\"} %" PRId64 "\n", states[i], po->p[k].steps_by_state[i]);
+		}
+	}
+	family(po->o, "tracer_pipeline_class_steps", "Ended steps of the pipeline's newest " RUN_TUNE_WINDOW_STR
+	       " runs by their step's class (tracer tune's).", "gauge");
+	for (size_t k = 0; k < STORE_WEB_PIPELINES_MAX; k++) {
+		if (!po->p[k].classed)
+			continue;
+		for (int c = 0; c <= AN_CLASS_IDLE; c++) {
+			obuf_puts(po->o, "tracer_pipeline_class_steps{");
+			pipeline_label(po->o, po->p[k].pipeline);
+			obuf_printf(po->o, ",class=\"%s\"} %" PRIu64 "\n", an_class_name((enum an_class)c),
+				    po->p[k].classes[c]);
+		}
+	}
+	family(po->o, "tracer_step_duration_seconds", "Ended steps' durations (end minus start) by pipeline and "
+	       "step name.", "histogram");
+	for (size_t k = 0; k <= STORE_WEB_PIPELINES_MAX; k++) {
+		for (size_t i = 0; i < po->p[k].nsteps; i++)
+			duration_series(po->o, &po->p[k], &po->p[k].steps[i]);
+		duration_series(po->o, &po->p[k], &po->p[k].other);
+	}
+}
+
+static void pipes_free(struct pipes_out *po)
+{
+	for (size_t k = 0; k <= STORE_WEB_PIPELINES_MAX; k++) {
+		for (size_t i = 0; i < po->p[k].nsteps; i++)
+			free(po->p[k].steps[i].name);
+		free(po->p[k].steps);
+		free(po->p[k].pipeline);
+	}
+}
+
+static int pipeline_metrics(struct store *st, struct obuf *o)
+{
+	struct pipes_out po = { .o = o };
+	int rc;
+
+	family(o, "tracer_pipeline_runs", "Runs of the pipeline by state.", "gauge");
+	rc = store_web_pipelines(st, pipeline_metric, &po);
+	if (!rc)
+		rc = po.err;
+	for (size_t k = 0; !rc && k < STORE_WEB_PIPELINES_MAX; k++)
+		if (po.p[k].seen)
+			rc = pipe_classes(st, &po.p[k]);
+	if (!rc)
+		pipes_write(&po);
+	pipes_free(&po);
+	return rc;
+}
+
+static void build_info(struct obuf *o)
+{
+	family(o, "tracer_build_info", "tracer-web's version and commit; always 1.", "gauge");
+	obuf_puts(o, "tracer_build_info{version=\"");
+	label_value(o, TRACER_VERSION, strlen(TRACER_VERSION));
+	obuf_puts(o, "\",commit=\"");
+	label_value(o, TRACER_COMMIT, strlen(TRACER_COMMIT));
+	obuf_puts(o, "\"} 1\n");
+}
+
 int api_metrics(struct store *st, struct obuf *o, const struct api_web_stats *w, int64_t now_ns)
 {
 	struct metrics_out m = { o, now_ns, 0 };
@@ -910,10 +1229,15 @@ int api_metrics(struct store *st, struct obuf *o, const struct api_web_stats *w,
 
 	if (rc)
 		return rc;
+	build_info(o);
 	for (m.pass = 0; !rc && m.pass < (int)(sizeof(host_families) / sizeof(host_families[0])); m.pass++) {
 		family(o, host_families[m.pass].name, host_families[m.pass].help, host_families[m.pass].type);
 		rc = store_hosts(st, host_metric, &m);
 	}
+	if (!rc)
+		rc = pipeline_metrics(st, o);
+	if (rc)
+		return rc;
 	family(o, "tracer_lake_hosts", "Hosts that sent a stored batch.", "gauge");
 	sample(o, "tracer_lake_hosts", NULL, (double)c.hosts);
 	family(o, "tracer_lake_batches_total", "Batches stored.", "counter");
@@ -939,5 +1263,5 @@ int api_metrics(struct store *st, struct obuf *o, const struct api_web_stats *w,
 	sample(o, "tracer_web_errors_total", NULL, (double)w->errors);
 	family(o, "tracer_web_streams", "Event streams open.", "gauge");
 	sample(o, "tracer_web_streams", NULL, (double)w->streams_open);
-	return rc;
+	return 0;
 }

@@ -80,6 +80,13 @@ void api_run_status_json(struct json *j, const struct api_run_status *s);
 struct api_web_stats {
 	uint64_t requests, unauthorized, forbidden, not_found, errors, streams_open;
 };
+/*
+ * /metrics' bounds on what hosts name (docs/web.md): step names per pipeline (the most recently ended first;
+ * the rest as step "other"), and a label value's bytes (longer: cut, with a hash of the whole). The
+ * pipelines' cap is the lake's, STORE_WEB_PIPELINES_MAX.
+ */
+#define API_METRICS_STEPS_MAX 50
+#define API_METRICS_LABEL_MAX 120
 /* /metrics: Prometheus text format 0.0.4. */
 int api_metrics(struct store *st, struct obuf *o, const struct api_web_stats *w, int64_t now_ns);
 

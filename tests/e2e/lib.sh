@@ -268,3 +268,56 @@ check_report() {
 	python3 "$CHECK" "$sub" "$report" "$@" ||
 		e2e_fail "report check '$sub' failed (TRACER_E2E_KEEP=1 keeps $report)"
 }
+
+# e2e_memory_cgroup NAME LIMIT: a new memory cgroup limited to LIMIT bytes without swap, for a hog to be
+# OOM-killed in (cgroup v2 memory.max where a v2 hierarchy has the memory controller, else v1's
+# memory.limit_in_bytes); its path in E2E_CG, its version in E2E_CG_V. Removed on exit, its processes killed.
+# Skips the test when no memory controller is to be had.
+e2e_memory_cgroup() {
+	local name=$1 limit=$2 r root=''
+	E2E_CG_V=''
+	for r in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		if [ -f "$r/cgroup.controllers" ] && grep -qw memory "$r/cgroup.controllers"; then
+			root=$r E2E_CG_V=2
+			break
+		fi
+	done
+	if [ -z "$root" ] && [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+		root=/sys/fs/cgroup/memory E2E_CG_V=1
+	fi
+	[ -n "$root" ] || e2e_skip "no memory cgroup controller (v2 memory.max or v1 memory.limit_in_bytes) to confine a hog"
+	if [ "$E2E_CG_V" = 2 ] && ! grep -qw memory "$root/cgroup.subtree_control"; then
+		echo +memory >"$root/cgroup.subtree_control" ||
+			e2e_skip "cannot enable the memory controller in $root/cgroup.subtree_control"
+	fi
+	E2E_CG=$root/tracer-e2e-$name.$$
+	mkdir "$E2E_CG" || e2e_fail "cannot create the cgroup $E2E_CG"
+	e2e_on_exit e2e_memory_cgroup_remove
+	if [ "$E2E_CG_V" = 2 ]; then
+		echo "$limit" >"$E2E_CG/memory.max" || e2e_fail "cannot set $E2E_CG/memory.max"
+		[ ! -f "$E2E_CG/memory.swap.max" ] || echo 0 >"$E2E_CG/memory.swap.max" ||
+			e2e_fail "cannot set $E2E_CG/memory.swap.max"
+	else
+		echo "$limit" >"$E2E_CG/memory.limit_in_bytes" || e2e_fail "cannot set $E2E_CG/memory.limit_in_bytes"
+		[ ! -f "$E2E_CG/memory.memsw.limit_in_bytes" ] || echo "$limit" >"$E2E_CG/memory.memsw.limit_in_bytes" ||
+			e2e_fail "cannot set $E2E_CG/memory.memsw.limit_in_bytes"
+	fi
+}
+
+e2e_memory_cgroup_remove() {
+	local pid
+	for _ in $(seq 50); do
+		[ -d "$E2E_CG" ] || return 0
+		while read -r pid; do kill -9 "$pid" 2>/dev/null; done <"$E2E_CG/cgroup.procs"
+		rmdir "$E2E_CG" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "could not remove the cgroup $E2E_CG" >&2
+}
+
+# e2e_oom_kills: the kernel's count of OOM kills in E2E_CG.
+e2e_oom_kills() {
+	local f=$E2E_CG/memory.events
+	[ "$E2E_CG_V" = 1 ] && f=$E2E_CG/memory.oom_control
+	awk '$1 == "oom_kill" { print $2 }' "$f"
+}

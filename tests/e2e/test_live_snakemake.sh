@@ -10,7 +10,8 @@
 # with a step; after it, the run is "succeeded", engine snakemake, pipeline
 # snakemake:<abs dir>/Snakefile, detected_by snakemake, 6 steps (one per
 # job) with their tools named, every tool process in a step of the run, the
-# engine in none, every process in the pipeline's directory, no "failed".
+# engine in none, every process in the pipeline's directory, no "failed"; and `tracer export table`
+# gives the same steps and processes in CSV and NDJSON (check_export_table.py).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
@@ -39,3 +40,8 @@ live_check check --where "run_key~-$pid-" --expect state=succeeded --expect engi
 	--tool-procs bwa,samtools,wgsim --step-engine snakemake --step-state succeeded --engine-no-step snakemake \
 	--cwd-under "$smk" --no-signal failed --by-name
 live_alive
+# tracer export table (issue 28): every table in CSV and NDJSON loads in Python's csv and json modules with the
+# documented columns and types, and the run's steps and processes equal tracer report --json's
+# (tests/e2e/check_export_table.py).
+python3 "$(dirname "$0")/check_export_table.py" --tracer "$TRACER" --db "$LAKE" --run-key-part="-$pid-" ||
+	e2e_fail "check_export_table.py failed (TRACER_E2E_KEEP=1 keeps $TMP)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tracer-web, the live dashboard (docs/web.md), in a real browser: the three daemons as their units start
-# them (tests/e2e/live.sh), tracer-web on their lake (a 0600 token file, port 0, --ready-fd), and a real
+# them (tests/e2e/live.sh), tracer-web on their lake (tests/e2e/web.sh: a 0600 token file, port 0), and a real
 # Snakemake pipeline run by a plain user (tests/e2e/data/web/Snakefile: three jobs in a chain, 4-6 s each)
 # in a directory whose name carries markup and a quote, with a target, a file name and arguments that carry
 # `</script><img src=x onerror=window.__xss=1>`, a quote and a newline. tests/e2e/check_web.py checks:
@@ -25,6 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/delivery.sh"
 . "$(dirname "$0")/live.sh"
+. "$(dirname "$0")/web.sh"
 e2e_init "$1"
 CHECK_WEB=$E2E_DIR/check_web.py
 # The pages' own files first (no root needed): no inline script or style, nothing that parses markup or code.
@@ -52,34 +53,9 @@ live_init
 } >>"$CONF" || e2e_fail "setup: $CONF"
 live_start
 
-# tracer-web on the lake: the token in a file only root may read, port 0 (the kernel picks; it says which);
-# the daemons' config for the sweep's thresholds (the options win over its web_listen, ingest_db, web_token_file).
-TOKEN_FILE=$D/web.token
-(umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE") || e2e_fail "setup: $TOKEN_FILE"
-# Its ready line and log outside the lake's directory: tracer-web makes every descriptor it holds on a file
-# there read-only once the lake is open (web_lake_fds_readonly), its stdout and stderr included.
-web_ready=$TMP/web.ready
-WEB_LOG=$TMP/web.err
-"$B/tracer-web" --config "$CONF" --db "$LAKE" --listen 127.0.0.1:0 --token-file "$TOKEN_FILE" --ready-fd 3 \
-	3>"$web_ready" 2>>"$WEB_LOG" &
-WEB_PID=$!
-DLV_PIDS+=("$WEB_PID")
-for ((i = 0; i < 100; i++)); do
-	grep -q '^ready ' "$web_ready" 2>/dev/null && break
-	kill -0 "$WEB_PID" 2>/dev/null || e2e_fail "tracer-web did not start: $(tail -5 "$WEB_LOG")"
-	sleep 0.1
-done
-WEB_PORT=$(awk '/^ready/ { print $2 }' "$web_ready")
-[ -n "$WEB_PORT" ] || e2e_fail "tracer-web did not say it was ready within 10 s: $(tail -5 "$WEB_LOG")"
-URL=http://127.0.0.1:$WEB_PORT
-e2e_on_exit "web_show_log_on_failure"
-web_show_log_on_failure() {
-	case ${rc:-0} in 0 | 77) return 0 ;; esac
-	echo "--- tracer-web (last 8 lines of $WEB_LOG)" >&2
-	tail -n 8 "$WEB_LOG" >&2
-	return 0
-}
-echo "tracer-web on $URL"
+# tracer-web on the lake (tests/e2e/web.sh: the token in a file only root may read, port 0); the daemons'
+# config for the sweep's thresholds (the options win over its web_listen, ingest_db, web_token_file).
+web_start "$LAKE" --config "$CONF"
 web_check() {
 	python3 "$CHECK_WEB" --url "$URL" --token-file "$TOKEN_FILE" "$@" ||
 		e2e_fail "check_web.py $1 failed (screenshots in $SHOTS; TRACER_E2E_KEEP=1 keeps $TMP)"

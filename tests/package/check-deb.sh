@@ -30,7 +30,8 @@ DBGSYM=
 for f in "$BUILD/deb/tracer-dbgsym_${VERSION}_${ARCH}.deb" "$BUILD/deb/tracer-dbgsym_${VERSION}_${ARCH}.ddeb"; do
 	[ -f "$f" ] && DBGSYM=$f
 done
-UNITS="tracer-collector.service tracer-processor.service tracer-ingest.service tracer-web.service"
+UNITS="tracer-collector.service tracer-processor.service tracer-ingest.service tracer-web.service
+	tracer-export-otlp.service"
 SBIN="tracer-collector tracer-processor tracer-ingest tracer-web"
 
 failed=0
@@ -213,10 +214,10 @@ check "postinst: neither enables on first install nor starts a unit" \
 	not grep -En 'was-enabled defaults to true|deb-systemd-invoke +(start|restart|\$_dh_action)|systemctl .*(enable|start) ' \
 	"$WORK/postinst"
 check "prerm: stops the units on removal" \
-	grep -q 'deb-systemd-invoke stop tracer-web.service tracer-processor.service tracer-ingest.service tracer-collector.service' \
+	grep -q 'deb-systemd-invoke stop tracer-export-otlp.service tracer-web.service tracer-processor.service tracer-ingest.service tracer-collector.service' \
 	<<< "$(sed 's/\\$//' "$WORK/prerm" | tr '\n\t' '  ' | tr -s ' ')"
-check "postrm: purge removes /var/lib/tracer /var/lib/tracer-ingest /run/tracer /etc/tracer" \
-	grep -Eq '^[[:space:]]*rm -rf /var/lib/tracer /var/lib/tracer-ingest /run/tracer /etc/tracer$' "$WORK/postrm"
+check "postrm: purge removes /var/lib/tracer /var/lib/tracer-ingest /var/lib/tracer-export-otlp /run/tracer /etc/tracer" \
+	grep -Eq '^[[:space:]]*rm -rf /var/lib/tracer /var/lib/tracer-ingest /var/lib/tracer-export-otlp /run/tracer /etc/tracer$' "$WORK/postrm"
 
 # ---- install, remove, purge (root) -------------------------------------------
 dpkg_status() { dpkg-query -W -f='${db:Status-Status}' tracer 2>/dev/null; }

@@ -8,7 +8,7 @@
 #    `systemd-analyze verify` without a word;
 # 2. `systemd-analyze security --offline=yes` rates each unit's exposure at or
 #    below its threshold (docs/security.md): processor 1.5, ingest 1.5, web 1.5,
-#    collector 3.0; the figures are printed;
+#    export-otlp 1.5, collector 3.0; the figures are printed;
 # 3. ordering: the processor is ordered after the collector and wants it,
 #    but nothing binds them (a processor restart never touches the
 #    collector; a collector restart never stops the processor, which
@@ -24,8 +24,9 @@ fail() { echo "FAIL units: $*" >&2; exit 1; }
 command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing (make deps installs systemd)"
 
 # systemd-analyze takes the threshold in tenths (15: an exposure of 1.5).
-declare -A threshold=([tracer-collector]=30 [tracer-processor]=15 [tracer-ingest]=15 [tracer-web]=15)
-for u in tracer-collector tracer-processor tracer-ingest tracer-web; do
+declare -A threshold=([tracer-collector]=30 [tracer-processor]=15 [tracer-ingest]=15 [tracer-web]=15
+	[tracer-export-otlp]=15)
+for u in tracer-collector tracer-processor tracer-ingest tracer-web tracer-export-otlp; do
 	f=$B/systemd/$u.service
 	[ -f "$f" ] || fail "$f is not built"
 	out=$(cd "$B/systemd" && systemd-analyze verify "./$u.service" 2>&1) || fail "$u: systemd-analyze verify failed: $out"
@@ -58,6 +59,12 @@ w=$B/systemd/tracer-web.service
 grep -q '^CapabilityBoundingSet=$' "$w" || fail "tracer-web's capability bounding set is not empty"
 grep -q '^User=tracer-ingest$' "$w" || fail "tracer-web does not run as the lake's owner (tracer-ingest)"
 ! grep -Eq '^(StateDirectory|ReadWritePaths)=' "$w" || fail "tracer-web is given a directory to write"
+x=$B/systemd/tracer-export-otlp.service
+grep -q '^CapabilityBoundingSet=$' "$x" || fail "tracer-export-otlp's capability bounding set is not empty"
+grep -q '^User=tracer-ingest$' "$x" || fail "tracer-export-otlp does not run as the lake's owner (tracer-ingest)"
+[ "$(grep -c '^StateDirectory=tracer-export-otlp$' "$x")" = 1 ] && ! grep -q '^ReadWritePaths=' "$x" ||
+	fail "tracer-export-otlp may write elsewhere than its state directory"
+grep -q -- '--state /var/lib/tracer-export-otlp/' "$x" || fail "tracer-export-otlp keeps its state outside its state directory"
 
 # sysusers.d and tmpfiles.d, applied to a scratch root.
 root=$(mktemp -d)
