@@ -546,11 +546,11 @@ static int export_one(void *ctx, const struct store_run *r)
 		return p->err;
 	}
 	p->exported++;
+	if (sent_record(p->sent, hex, false)) /* written down first: whoever reads the line can count on it */
+		return p->err = -1;
 	printf("run %" PRId64 " (%s): trace %s\n", r->run_id, r->pipeline ? r->pipeline : r->state, hex);
 	fflush(stdout);
-	if (sent_record(p->sent, hex, false))
-		p->err = -1;
-	return p->err;
+	return 0;
 }
 
 /* One look at the lake: every ended run not sent yet. 0, or non-zero when a read or the state file failed. */

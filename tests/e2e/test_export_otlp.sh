@@ -7,7 +7,7 @@
 # process with the right parents, results, events and values. Then:
 # - a 503 with Retry-After: 1 is retried after at least 1 s with the same bytes; a 502 without it after
 #   the backoff; a 400 is not retried, and its text is shown;
-# - a second export gives the same trace and span ids;
+# - a second export, under its unit's system call filter, gives the same trace and span ids;
 # - --follow with --state: killed (SIGKILL) after it sent the first run, a second pipeline run meanwhile,
 #   restarted: it sends the second run and not the first again; a third run, while it follows, is sent
 #   when it ends; across all of it no span arrives twice.
@@ -78,10 +78,18 @@ r = [json.loads(l) for l in open(sys.argv[1])][int(sys.argv[2]) - 1]
 assert r["authorization"] == "Bearer s3cret" and r["x_tenant"] == "lab", r
 XEOF
 
-# 2. Again, without argv; a 502 without Retry-After first: the backoff (at least 0.5 s, the first's half).
+# 2. Again, without argv, under the system call filter of its unit (systemd/tracer-export-otlp.service.in,
+# resolved as tests/e2e/test_unit_filters.sh does: systemd cannot start units here); a 502 without
+# Retry-After first: the backoff (at least 0.5 s, the first's half).
+UX=$B/testbin/unit_exec
+[ -x "$UX" ] || e2e_fail "not built: $UX (make $UX)"
+python3 "$E2E_DIR/../units/unit-syscalls.py" "$E2E_DIR/../../systemd/tracer-export-otlp.service.in" \
+	>"$TMP/export.allowed" || e2e_fail "cannot resolve tracer-export-otlp's SystemCallFilter="
 echo "502" >"$RECV/plan"
 second=$(($(nreq) + 1))
-export_otlp --run "$RUN1" >"$TMP/x2.out" 2>"$TMP/x2.err" || e2e_fail "the second export failed: $(cat "$TMP/x2.err")"
+"$UX" "$TMP/export.allowed" -- "$TRACER" export otlp --db "$LAKE" --endpoint "$URL" --run "$RUN1" \
+	>"$TMP/x2.out" 2>"$TMP/x2.err" ||
+	e2e_fail "the second export, under its unit's filter ($(wc -l <"$TMP/export.allowed") calls), failed: $(cat "$TMP/x2.err")"
 /usr/bin/python3 "$CHECK_OTLP" retried --recv "$RECV" --first "$second" --code 502 --after 0.5 || e2e_fail "502 retry"
 /usr/bin/python3 "$CHECK_OTLP" tree --recv "$RECV" --first "$second" --tracer "$TRACER" --db "$LAKE" --run "$RUN1" ||
 	e2e_fail "the trace of run $RUN1, without argv"

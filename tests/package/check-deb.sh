@@ -159,8 +159,12 @@ check "tmpfiles.d file is systemd/tracer.tmpfiles" \
 for u in $UNITS; do
 	f=$WORK/root/lib/systemd/system/$u
 	b=${u%.service}
-	check "unit $u: ExecStart=/usr/sbin/$b --config /etc/tracer/tracer.conf" \
-		grep -qx "ExecStart=/usr/sbin/$b --config /etc/tracer/tracer.conf" "$f"
+	case $b in # the daemons read the config; the exporter is tracer's export otlp, configured from its env file
+	tracer-export-otlp) want="ExecStart=/usr/bin/tracer export otlp --db \${TRACER_LAKE} --follow --state"
+		want="$want /var/lib/tracer-export-otlp/otlp.state \$TRACER_EXPORT_ARGS" ;;
+	*) want="ExecStart=/usr/sbin/$b --config /etc/tracer/tracer.conf" ;;
+	esac
+	check "unit $u: $want" grep -qxF "$want" "$f"
 	check "unit $u: no @PLACEHOLDER@ left" not grep -n '@[A-Za-z_]*@' "$f"
 	docs_missing=
 	for d in $(sed -n 's/^Documentation=//p' "$f"); do
