@@ -112,7 +112,7 @@ DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-d
             libbpf-tools stress-ng chromium-headless-shell postgresql-15 libpq-dev \
             munge slurmctld slurmd slurm-client prometheus protobuf-compiler python3-protobuf
 
-.PHONY: layout-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
+.PHONY: layout-check readme-check units-check audit-check demo all check e2e test test-asan fuzz-smoke fuzz bench $(addprefix bench-,$(BENCHES)) deps lint clean
 
 BINARIES := $(BUILD)/tracer-collector $(BUILD)/tracer-processor $(BUILD)/tracer $(BUILD)/tracer-ingest $(BUILD)/tracer-web
 
@@ -499,7 +499,7 @@ e2e: all $(TESTBINS) $(BUILD)/bench/fleet_sim
 	@tests/e2e/run.sh $(BUILD)
 
 check: deps
-	@$(MAKE) --no-print-directory all lint layout-check test test-asan fuzz-smoke e2e units-check selinux-check audit-check install-check deb-check
+	@$(MAKE) --no-print-directory all lint layout-check readme-check test test-asan fuzz-smoke e2e units-check selinux-check audit-check install-check deb-check
 	@echo "make check: all passed"
 
 # An include against the data flow does not build: ingest/ cannot see the process model, nor the
@@ -514,6 +514,10 @@ layout-check:
 	@$(foreach p,$(LAYOUT_ALLOWED),$(call layout_probe,$(p)) || \
 		{ echo "layout-check: $(p): a stage cannot include what its USES_ list gives it"; exit 1; };)
 	@echo "layout-check: includes against the data flow fail, along it build"
+
+# Every source file is named by its folder's README.md (tests/docs/check-readmes.sh says which count).
+readme-check:
+	@tests/docs/check-readmes.sh
 
 lint:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracer tune over a long history (make bench-tune; issue 15): how long
- * reading the lake into the analysis' input (cli/tune_input.c, through
+ * reading the lake into the analysis' input (view/tune_input.c, through
  * lake/read_tune.c) and the analysis itself take for RUNS runs of one
  * pipeline with STEPS steps each (default 1,000 x 100 = 100,000 tasks).
  *

@@ -271,11 +271,32 @@ static void refused_connection_is_a_network_error_retried_with_backoff(void **st
 				    .connect_timeout_ns = SEC, .transfer_timeout_ns = SEC, .retry_base_ns = 50000000ULL,
 				    .retry_max_ns = 200000000ULL, .batch_records = 10, .compression = BATCH_COMP_ZLIB };
 
+	uint64_t seen = 0, due = 0, end;
+
 	upload_close(f->u);
 	assert_int_equal(upload_open(&f->u, &uc, f->s, &f->key, &f->id, 7), 0);
 	append(f, 3);
-	POLL_UNTIL(f, stats(f).net_errors >= 3, 5 * SEC);
-	assert_true(stats(f).net_errors >= 3);
+	/* Each failure schedules the next try within its backoff ceiling (50, 100, 200, 200 ms), after now,
+	 * and the next try waits for it: a retry at once, or before it was due, fails here. */
+	end = ring_now_ns() + 5 * SEC;
+	while (seen < 4 && ring_now_ns() < end) {
+		uint64_t now = ring_now_ns();
+		struct upload_stats st;
+
+		assert_int_equal(upload_poll(f->u, now), 0);
+		upload_wait(f->u, 5);
+		st = stats(f);
+		if (st.net_errors == seen)
+			continue;
+		assert_int_equal(st.net_errors, seen + 1);
+		assert_true(now >= due);
+		assert_true(st.next_attempt_ns > now);
+		assert_true(st.next_attempt_ns <= now + upload_backoff_ceiling(uc.retry_base_ns, uc.retry_max_ns,
+										(unsigned)seen));
+		due = st.next_attempt_ns;
+		seen++;
+	}
+	assert_int_equal(seen, 4);
 	assert_true(stats(f).retries >= 3);
 	assert_int_equal(stats(f).acked_seq, 0);
 	assert_int_equal(stats(f).last_http_status, 0);
