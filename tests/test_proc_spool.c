@@ -116,7 +116,11 @@ static struct spool_stats stats(const struct fix *f)
 	return st;
 }
 
-/* Append records seq by seq with their known payloads, polling when the buffers are all in flight. */
+/*
+ * Append records seq by seq with their known payloads. When the buffers are all in flight, wait for a
+ * completion (the spool's event fd) and poll: at most 30 s for one record (a disk, or ASan on a busy host,
+ * can be slow; a bound on the number of polls was not a bound on time).
+ */
 static uint64_t append_n(struct fix *f, uint64_t n)
 {
 	uint8_t p[MAX_LEN];
@@ -124,11 +128,15 @@ static uint64_t append_n(struct fix *f, uint64_t n)
 
 	for (uint64_t i = 0; i < n; i++, want++) {
 		uint32_t len = len_of(want);
-		int rc, tries = 0;
+		uint64_t deadline = now_mono() + 30 * SEC;
+		int rc;
 
 		fill(want, p, len);
 		while ((rc = spool_append(f->s, 64, 0, 0, 0, p, len, &seq)) == -EAGAIN) {
-			assert_true(++tries < 100000);
+			struct pollfd pfd = { spool_event_fd(f->s), POLLIN, 0 };
+
+			assert_true(now_mono() < deadline);
+			(void)poll(&pfd, 1, 10);
 			assert_int_equal(spool_poll(f->s, now_mono()), 0);
 		}
 		assert_int_equal(rc, 0);
