@@ -52,7 +52,7 @@ static int open_checked(int dirfd, const char *name, int oflags, size_t max, str
 
 ssize_t read_file_bounded(int dirfd, const char *name, int oflags, char *buf, size_t max, struct stat *st)
 {
-	struct stat own;
+	struct stat own = { 0 };
 	ssize_t n;
 	int fd = open_checked(dirfd, name, oflags, max, st ? st : &own);
 
@@ -65,7 +65,7 @@ ssize_t read_file_bounded(int dirfd, const char *name, int oflags, char *buf, si
 
 ssize_t read_file_alloc(int dirfd, const char *name, int oflags, size_t max, char **out, struct stat *st)
 {
-	struct stat own, *s = st ? st : &own;
+	struct stat own = { 0 }, *s = st ? st : &own;
 	size_t have = 0, cap;
 	char *buf = NULL;
 	ssize_t rc = 0;
