@@ -3,6 +3,7 @@
 #include "readfile.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -54,7 +55,9 @@ ssize_t read_file_bounded(int dirfd, const char *name, int oflags, char *buf, si
 {
 	struct stat own = { 0 };
 	ssize_t n;
-	int fd = open_checked(dirfd, name, oflags, max, st ? st : &own);
+	/* The size is the read's to judge, not fstat's: sysfs says 4096 of every file (a DMI field among them),
+	 * procfs 0; buf holds max + 1 bytes whatever st_size says. */
+	int fd = open_checked(dirfd, name, oflags, SIZE_MAX, st ? st : &own);
 
 	if (fd < 0)
 		return fd;
