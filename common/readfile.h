@@ -20,6 +20,7 @@
 #define READ_MAX_CONFIG (1u << 20)       /* tracer.conf (a few KiB in practice) */
 #define READ_MAX_RULES (64u << 10)       /* the tool rules file, for the collector and the processor alike */
 #define READ_MAX_BATCH_KEY 1024u         /* a signing key file: one line */
+#define READ_MAX_ID_FILE 63u             /* /etc/machine-id, boot_id: 32 hex digits, dashes, a newline */
 #define READ_MAX_INGEST_KEYS (16u << 20) /* tracer-ingest's keys file: one line per host */
 #define READ_MAX_TOKEN 259u              /* tracer-web's token file: a token of 256 bytes, CR LF, and one more */
 #define READ_MAX_PRICES (16u << 20)      /* tracer cost's price table */
