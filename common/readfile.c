@@ -33,7 +33,7 @@ ssize_t read_fd_bounded(int fd, char *buf, size_t max)
 /* The open file, checked: a regular file of at most max bytes; its fstat in *st. An fd, or -errno. */
 static int open_checked(int dirfd, const char *name, int oflags, size_t max, struct stat *st)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | oflags);
+	int fd = openat(dirfd, name, READ_OPEN_FLAGS | oflags);
 	int rc = 0;
 
 	if (fd < 0)

@@ -12,9 +12,13 @@
 #ifndef TRACER_READFILE_H
 #define TRACER_READFILE_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+/* How every file is opened (and oflags added): a seccomp filter that rereads a file allows openat with these. */
+#define READ_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
 /* The largest file of each kind, in bytes: defined here and nowhere else. */
 #define READ_MAX_CONFIG (1u << 20)       /* tracer.conf (a few KiB in practice) */
