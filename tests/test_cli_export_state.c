@@ -20,26 +20,16 @@
 
 #include "daemon_harness.h"
 #include "readfile.h"
+#include "tmpdir.h"
 
-static char dir[] = "/tmp/test_cli_export_state.XXXXXX";
-static char tracer[512], path[64], out[4096], err[2048];
+static char tracer[512], path[128], out[4096], err[2048];
 
 static int setup(void **state)
 {
-	(void)state;
-	if (daemon_find("tracer", tracer, sizeof(tracer)) || !mkdtemp(dir))
+	if (daemon_find("tracer", tracer, sizeof(tracer)) || dir_make(state, "/tmp/test_cli_export_state.XXXXXX"))
 		return -1;
-	snprintf(path, sizeof(path), "%s/state", dir);
+	snprintf(path, sizeof(path), "%s/state", ((struct dir *)*state)->path);
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* The export, on a lake that is not there: the state file is read first. */
@@ -51,19 +41,14 @@ static int export(void)
 	return daemon_capture(argv, out, sizeof(out), err, sizeof(err), 10000);
 }
 
-static void put(const char *text)
+static void put(void **state, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	assert_int_equal(dir_put(*state, "state", text, strlen(text), 0), 0);
 }
 
 static void a_state_file_is_read_and_the_export_goes_on(void **state)
 {
-	(void)state;
-	put("0123456789abcdef0123456789abcdef sent\n0123456789abcdef0123456789abcdee refused\n0123");
+	put(state, "0123456789abcdef0123456789abcdef sent\n0123456789abcdef0123456789abcdee refused\n0123");
 	assert_int_equal(export(), 1);
 	assert_non_null(strstr(err, "a last line cut short was dropped")); /* read, all of it */
 	assert_non_null(strstr(err, "/nonexistent/lake.db")); /* what failed is the lake */
@@ -74,7 +59,6 @@ static void a_directory_a_file_too_large_and_a_bad_line_are_refused(void **state
 {
 	int fd;
 
-	(void)state;
 	unlink(path); /* left by a test that failed */
 	assert_int_equal(mkdir(path, 0700), 0);
 	assert_int_equal(export(), 1);
@@ -88,7 +72,7 @@ static void a_directory_a_file_too_large_and_a_bad_line_are_refused(void **state
 	assert_int_equal(export(), 1);
 	assert_non_null(strstr(err, "not a regular file of at most"));
 	assert_non_null(strstr(err, path));
-	put("0123456789abcdef0123456789abcdef sent\nnot a trace id\n");
+	put(state, "0123456789abcdef0123456789abcdef sent\nnot a trace id\n");
 	assert_int_equal(export(), 1);
 	assert_non_null(strstr(err, "line 2 is not"));
 	unlink(path);
@@ -101,5 +85,5 @@ int main(void)
 		cmocka_unit_test(a_directory_a_file_too_large_and_a_bad_line_are_refused),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, dir_teardown);
 }

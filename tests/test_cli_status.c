@@ -22,26 +22,17 @@
 #include "daemon_harness.h"
 #include "readfile.h"
 #include "status.h"
+#include "tmpdir.h"
 
-static char dir[] = "/tmp/test_cli_status.XXXXXX";
-static char tracer[512], path[64], out[8192], err[1024];
+static char tracer[512], dir[64], path[128], out[8192], err[1024];
 
 static int setup(void **state)
 {
-	(void)state;
-	if (daemon_find("tracer", tracer, sizeof(tracer)) || !mkdtemp(dir))
+	if (daemon_find("tracer", tracer, sizeof(tracer)) || dir_make(state, "/tmp/test_cli_status.XXXXXX"))
 		return -1;
+	snprintf(dir, sizeof(dir), "%s", ((struct dir *)*state)->path);
 	snprintf(path, sizeof(path), "%s/" STATUS_FILE, dir);
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 static int status(void)
@@ -51,27 +42,15 @@ static int status(void)
 	return daemon_capture(argv, out, sizeof(out), err, sizeof(err), 10000);
 }
 
-static void put(const char *text, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	close(fd);
-}
-
 static void a_status_file_is_shown(void **state)
 {
 	static struct status st;
-	char *text = malloc(STATUS_FILE_MAX + 1);
+	static char text[STATUS_FILE_MAX + 1];
 	size_t len;
 
-	(void)state;
-	assert_non_null(text);
 	memset(&st, 0, sizeof(st));
 	assert_int_equal(status_format(&st, text, STATUS_FILE_MAX, &len), 0);
-	put(text, len);
-	free(text);
+	assert_int_equal(dir_put(*state, STATUS_FILE, text, len, 0), 0);
 	assert_int_equal(status(), 0);
 	assert_string_equal(err, "");
 	assert_true(strlen(out) > 0);
@@ -81,6 +60,7 @@ static void a_status_file_is_shown(void **state)
 static void a_missing_file_a_fifo_and_a_directory_are_refused(void **state)
 {
 	(void)state;
+	unlink(path);
 	assert_int_equal(status(), 1);
 	assert_non_null(strstr(err, "cannot read"));
 	assert_non_null(strstr(err, path));
@@ -97,20 +77,13 @@ static void a_missing_file_a_fifo_and_a_directory_are_refused(void **state)
 
 static void a_file_one_byte_over_the_bound_is_refused_and_one_at_it_read(void **state)
 {
-	char *text = malloc(READ_MAX_STATUS + 1);
-
-	(void)state;
-	assert_non_null(text);
-	memset(text, ' ', READ_MAX_STATUS + 1);
-	put(text, READ_MAX_STATUS);
+	assert_int_equal(dir_put(*state, STATUS_FILE, NULL, READ_MAX_STATUS, ' '), 0);
 	assert_int_equal(status(), 1);
 	assert_null(strstr(err, "not a regular file")); /* read, then refused for what it holds */
 	assert_non_null(strstr(err, path));
-	put(text, READ_MAX_STATUS + 1);
+	assert_int_equal(dir_put(*state, STATUS_FILE, NULL, READ_MAX_STATUS + 1, ' '), 0);
 	assert_int_equal(status(), 1);
 	assert_non_null(strstr(err, "not a regular file of at most"));
-	free(text);
-	unlink(path);
 }
 
 int main(void)
@@ -121,5 +94,5 @@ int main(void)
 		cmocka_unit_test(a_file_one_byte_over_the_bound_is_refused_and_one_at_it_read),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, dir_teardown);
 }

@@ -20,46 +20,23 @@
 
 #include "readfile.h"
 #include "tls.h"
+#include "tmpdir.h"
 
-static char dir[] = "/tmp/test_ingest_tls.XXXXXX";
-static char cert[64], key[64], other[64], err[512];
+static char dir[64], cert[128], key[128], other[128], err[512];
 
 static int setup(void **state)
 {
 	char cmd[512];
 
-	(void)state;
-	if (!mkdtemp(dir))
+	if (dir_make(state, "/tmp/test_ingest_tls.XXXXXX"))
 		return -1;
+	snprintf(dir, sizeof(dir), "%s", ((struct dir *)*state)->path);
 	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
 	snprintf(key, sizeof(key), "%s/key.pem", dir);
 	snprintf(other, sizeof(other), "%s/other", dir);
 	snprintf(cmd, sizeof(cmd), "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
 		 "-subj /CN=localhost -keyout %s -out %s 2>/dev/null", key, cert);
 	return system(cmd) == 0 ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-/* other holds len bytes of 'x' (not PEM). */
-static void put_other(size_t len)
-{
-	char *text = malloc(len);
-	int fd = open(other, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	assert_non_null(text);
-	assert_true(fd >= 0);
-	memset(text, 'x', len);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	close(fd);
-	free(text);
 }
 
 static void a_certificate_and_its_key_load(void **state)
@@ -108,12 +85,11 @@ static void a_file_one_byte_over_the_bound_is_refused_and_one_at_it_read(void **
 {
 	struct tls_files t;
 
-	(void)state;
-	put_other(READ_MAX_PEM);
+	assert_int_equal(dir_put(*state, "other", NULL, READ_MAX_PEM, 'x'), 0);
 	err[0] = 0;
 	assert_int_equal(tls_files_load(&t, other, key, NULL, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "no PEM certificate in it")); /* read, then refused for what it holds */
-	put_other(READ_MAX_PEM + 1);
+	assert_int_equal(dir_put(*state, "other", NULL, READ_MAX_PEM + 1, 'x'), 0);
 	err[0] = 0;
 	assert_int_equal(tls_files_load(&t, other, key, NULL, err, sizeof(err)), -EFBIG);
 	assert_non_null(strstr(err, "--tls-cert "));
@@ -130,5 +106,5 @@ int main(void)
 		cmocka_unit_test(a_file_one_byte_over_the_bound_is_refused_and_one_at_it_read),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, dir_teardown);
 }

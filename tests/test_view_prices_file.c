@@ -22,36 +22,18 @@
 #include "cost.h"
 #include "prices_file.h"
 #include "readfile.h"
+#include "tmpdir.h"
 
-static char dir[] = "/tmp/test_view_prices_file.XXXXXX";
-static char path[64], said[64];
+static char dir[64], path[128], said[128];
 
 static int setup(void **state)
 {
-	(void)state;
-	if (!mkdtemp(dir))
+	if (dir_make(state, "/tmp/test_view_prices_file.XXXXXX"))
 		return -1;
+	snprintf(dir, sizeof(dir), "%s", ((struct dir *)*state)->path);
 	snprintf(path, sizeof(path), "%s/prices.csv", dir);
 	snprintf(said, sizeof(said), "%s/stderr", dir);
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	char cmd[128];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static void put(const char *text, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, len), (ssize_t)len);
-	close(fd);
 }
 
 /* price_table_load(file) with its stderr in out: its return. */
@@ -80,8 +62,7 @@ static void a_table_loads(void **state)
 	struct price_table t = { 0 };
 	char out[512];
 
-	(void)state;
-	put(csv, sizeof(csv) - 1);
+	assert_int_equal(dir_put(*state, "prices.csv", csv, sizeof(csv) - 1, 0), 0);
 	assert_int_equal(load(path, &t, out, sizeof(out)), 0);
 	assert_int_equal(t.n, 1);
 	assert_string_equal(out, "");
@@ -111,21 +92,16 @@ static void a_missing_file_a_fifo_and_a_directory_are_refused(void **state)
 static void a_file_one_byte_over_the_bound_is_refused_and_one_at_it_read(void **state)
 {
 	struct price_table t = { 0 };
-	char *text = malloc(READ_MAX_PRICES + 1), out[512];
+	char out[512];
 
-	(void)state;
-	assert_non_null(text);
-	memset(text, 'x', READ_MAX_PRICES + 1);
-	put(text, READ_MAX_PRICES);
+	assert_int_equal(dir_put(*state, "prices.csv", NULL, READ_MAX_PRICES, 'x'), 0);
 	assert_int_equal(load(path, &t, out, sizeof(out)), 1);
 	assert_null(strstr(out, "not a regular file")); /* read, then refused for what it holds */
 	assert_non_null(strstr(out, path));
 	price_table_free(&t);
-	put(text, READ_MAX_PRICES + 1);
+	assert_int_equal(dir_put(*state, "prices.csv", NULL, READ_MAX_PRICES + 1, 'x'), 0);
 	assert_int_equal(load(path, &t, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "not a regular file of at most"));
-	free(text);
-	unlink(path);
 }
 
 int main(void)
@@ -136,5 +112,5 @@ int main(void)
 		cmocka_unit_test(a_file_one_byte_over_the_bound_is_refused_and_one_at_it_read),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, dir_teardown);
 }
