@@ -255,7 +255,7 @@ static int check_keys_file(const struct parser *ps, ssize_t n, const struct stat
 	}
 	if (n == -ENOMEM)
 		return fail(ps, 0, -ENOMEM, "out of memory");
-	return fail(ps, 0, (int)n, "cannot read: %s (give the enrolment list with --keys FILE)", strerror((int)-n));
+	return fail(ps, 0, (int)n, "cannot open: %s (give the enrolment list with --keys FILE)", strerror((int)-n));
 }
 
 int keys_load_file(struct keyring *out, const char *path, char *err, size_t errlen)

@@ -26,7 +26,7 @@ static int read_pem(const char *opt, const char *path, char **out, char *err, si
 	else if (n == -ENOMEM)
 		snprintf(err, errlen, "%s %s: out of memory", opt, path);
 	else if (n < 0)
-		snprintf(err, errlen, "%s %s: cannot read: %s (give a PEM file that uid %u can read)", opt, path,
+		snprintf(err, errlen, "%s %s: cannot open: %s (give a PEM file that uid %u can read)", opt, path,
 			 strerror((int)-n), (unsigned)geteuid());
 	return n < 0 ? (int)n : 0;
 }

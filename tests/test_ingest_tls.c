@@ -59,7 +59,7 @@ static void a_missing_file_is_named_with_its_option(void **state)
 	(void)state;
 	err[0] = 0;
 	assert_int_equal(tls_files_load(&t, cert, "/nonexistent/key.pem", NULL, err, sizeof(err)), -ENOENT);
-	assert_non_null(strstr(err, "--tls-key /nonexistent/key.pem: cannot read"));
+	assert_non_null(strstr(err, "--tls-key /nonexistent/key.pem: cannot open"));
 	assert_non_null(strstr(err, "give a PEM file that uid"));
 	assert_null(t.cert); /* what was read is freed */
 }

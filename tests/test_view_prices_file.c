@@ -77,7 +77,7 @@ static void a_missing_file_a_fifo_and_a_directory_are_refused(void **state)
 	(void)state;
 	snprintf(missing, sizeof(missing), "%s/none.csv", dir);
 	assert_int_equal(load(missing, &t, out, sizeof(out)), 1);
-	assert_non_null(strstr(out, "cannot read the price table"));
+	assert_non_null(strstr(out, "cannot open the price table"));
 	assert_non_null(strstr(out, missing));
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0); /* no writer: a blocking open would hang here */

@@ -49,7 +49,7 @@ int price_table_load(const char *path, struct price_table *t)
 		return 1;
 	}
 	if (n < 0) {
-		fprintf(stderr, "tracer: cannot read the price table %s: %s\n", path, strerror((int)-n));
+		fprintf(stderr, "tracer: cannot open the price table %s: %s\n", path, strerror((int)-n));
 		return 1;
 	}
 	if (price_table_parse(text, (size_t)n, t, err, sizeof(err))) {
