@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "readfile.h"
 #include "tune.h"
 
 /* One instance type in one region. */
@@ -44,7 +45,7 @@ struct price_table {
 /* rows are sorted by instance type, then region; a type and region appear once. */
 
 #define PRICE_TABLE_MAX_ROWS 100000
-#define PRICE_TABLE_MAX_BYTES (16u << 20)
+#define PRICE_TABLE_MAX_BYTES READ_MAX_PRICES /* the file's bound is the text's too */
 
 /*
  * Parse the CSV text (not NUL-terminated). 0, or -EINVAL with err saying

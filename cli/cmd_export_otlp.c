@@ -28,6 +28,7 @@
 #include "json_parse.h"
 #include "notify.h"
 #include "otlp.h"
+#include "readfile.h"
 #include "store.h"
 #include "sweep_input.h"
 
@@ -130,7 +131,8 @@ static int sent_open(struct sent *s, const char *path)
 {
 	struct stat sb;
 	char *text = NULL;
-	size_t len = 0, kept;
+	size_t len, kept;
+	ssize_t n;
 	int rc = 0;
 
 	s->path = path;
@@ -139,26 +141,20 @@ static int sent_open(struct sent *s, const char *path)
 		fprintf(stderr, "tracer export otlp: --state %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (!S_ISREG(sb.st_mode) || sb.st_size > (off_t)1 << 30) {
-		fprintf(stderr, "tracer export otlp: --state %s: not a regular file under 1 GiB\n", path);
+	if (!S_ISREG(sb.st_mode) || (unsigned long long)sb.st_size > READ_MAX_EXPORT_STATE) {
+		fprintf(stderr, "tracer export otlp: --state %s: not a regular file of at most %u bytes\n", path,
+			READ_MAX_EXPORT_STATE);
 		return -1;
 	}
-	if (sb.st_size && !(text = malloc((size_t)sb.st_size))) {
-		fprintf(stderr, "tracer export otlp: --state %s: out of memory\n", path);
+	text = malloc((size_t)sb.st_size + 1);
+	n = text ? read_fd_bounded(s->fd, text, (size_t)sb.st_size) : -ENOMEM; /* at offset 0: just opened */
+	if (n < 0) {
+		fprintf(stderr, "tracer export otlp: --state %s: %s\n", path,
+			n == -EFBIG ? "it grew while read (another exporter on it?)" : strerror((int)-n));
+		free(text);
 		return -1;
 	}
-	while (len < (size_t)sb.st_size) {
-		ssize_t n = pread(s->fd, text + len, (size_t)sb.st_size - len, (off_t)len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			fprintf(stderr, "tracer export otlp: --state %s: %s\n", path, n ? strerror(errno) : "short read");
-			free(text);
-			return -1;
-		}
-		len += (size_t)n;
-	}
+	len = (size_t)n;
 	for (kept = len; kept && text[kept - 1] != '\n'; kept--)
 		;
 	for (size_t at = 0, line = 1; !rc && at < kept; line++) {

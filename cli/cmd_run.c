@@ -49,6 +49,7 @@
 #include "config.h"
 #include "html.h"
 #include "parse.h"
+#include "readfile.h"
 
 #define EXIT_TRACER 125          /* tracer itself failed */
 #define READY_TIMEOUT_MS 30000
@@ -597,26 +598,22 @@ static int write_html(struct run *r)
 {
 	struct stat st;
 	char *json = NULL;
-	size_t got = 0;
+	ssize_t n = -ENOMEM;
 	int rc = -1;
 
-	if (fstat(r->report_fd, &st) || lseek(r->report_fd, 0, SEEK_SET) < 0 ||
-	    !(json = malloc((size_t)st.st_size + 1))) {
+	/* The scratch file is ours (nobody else writes it): its size bounds the read. */
+	if (fstat(r->report_fd, &st) || lseek(r->report_fd, 0, SEEK_SET) < 0) {
 		fprintf(stderr, "tracer: cannot read the report for %s: %s\n", r->html_path, strerror(errno));
 		return -1;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(r->report_fd, json + got, (size_t)st.st_size - got);
-
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (got == (size_t)st.st_size)
-		rc = html_write_file(r->html_path, json, got, "tracer run", (int)r->user_uid, (int)r->user_gid,
+	json = malloc((size_t)st.st_size + 1);
+	if (json)
+		n = read_fd_bounded(r->report_fd, json, (size_t)st.st_size);
+	if (n >= 0)
+		rc = html_write_file(r->html_path, json, (size_t)n, "tracer run", (int)r->user_uid, (int)r->user_gid,
 				     "tracer");
 	else
-		fprintf(stderr, "tracer: cannot read the report for %s: short read\n", r->html_path);
+		fprintf(stderr, "tracer: cannot read the report for %s: %s\n", r->html_path, strerror((int)-n));
 	free(json);
 	return rc;
 }

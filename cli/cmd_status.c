@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd_status.h"
+#include "readfile.h"
 #include "config.h"
 #include "status.h"
 
@@ -125,7 +126,7 @@ int cmd_status(int argc, char **argv)
 	struct stat sb;
 	time_t mtime;
 	ssize_t n;
-	int c, fd;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -143,22 +144,18 @@ int cmd_status(int argc, char **argv)
 	if (state_dir_of(config, dir, state, sizeof(state)))
 		return 1;
 	snprintf(path, sizeof(path), "%s/" STATUS_FILE, state);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb)) {
+	n = read_file_bounded(AT_FDCWD, path, 0, buf, STATUS_FILE_MAX, &sb);
+	if (n == -EINVAL || n == -EFBIG) {
+		fprintf(stderr, "tracer status: %s: not a regular file of at most %u bytes: not the status file "
+				"tracer-processor writes\n", path, STATUS_FILE_MAX);
+		return 1;
+	}
+	if (n < 0) {
 		fprintf(stderr, "tracer status: cannot read %s: %s (has tracer-processor run with this state_dir?)\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
+			strerror((int)-n));
 		return 1;
 	}
 	mtime = sb.st_mtime;
-	n = read(fd, buf, STATUS_FILE_MAX);
-	close(fd);
-	if (n < 0) {
-		fprintf(stderr, "tracer status: cannot read %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	buf[n] = 0;
 	e = status_parse(buf, (size_t)n, &st, why, sizeof(why));
 	if (e == STATUS_E_INCOMPLETE) {
 		fprintf(stderr, "tracer status: %s is empty or being written: try again\n", path);

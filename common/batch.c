@@ -22,10 +22,10 @@
 #include <zlib.h>
 
 #include "batch.h"
+#include "readfile.h"
 
 #define SECRET_TAG "tracer-secret-key-v1"
 #define PUBLIC_TAG "tracer-public-key-v1"
-#define KEY_FILE_MAX 1024
 #define ZLIB_LEVEL 1 /* records compress ~4x at level 1; higher levels cost CPU for little */
 
 _Static_assert(crypto_sign_BYTES == BATCH_SIG_LEN, "Ed25519 signature size");
@@ -178,36 +178,24 @@ static int parse_secret_line(char *text, const char *path, struct batch_secret_k
 
 int batch_key_read(const char *path, struct batch_secret_key *k, char *err, size_t errlen)
 {
-	char text[KEY_FILE_MAX + 1];
+	char text[READ_MAX_BATCH_KEY + 1];
 	struct stat st;
-	ssize_t n;
-	int fd, rc;
+	ssize_t n = read_file_bounded(AT_FDCWD, path, O_NOFOLLOW, text, READ_MAX_BATCH_KEY, &st);
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return key_error(err, errlen, path, "not a regular file");
-	}
-	if (st.st_mode & 077) {
-		close(fd);
-		return key_error(err, errlen, path, "readable by group or others: chmod 600 it "
-						   "(and consider the key exposed)");
-	}
-	n = read(fd, text, KEY_FILE_MAX);
-	rc = n < 0 ? -errno : 0;
-	close(fd);
-	if (rc)
-		return rc;
-	text[n] = 0;
-	rc = parse_secret_line(text, path, k, err, errlen);
-	sodium_memzero(text, sizeof(text));
+	if (n == -EINVAL)
+		rc = key_error(err, errlen, path, "not a regular file");
+	else if (n == -EFBIG)
+		rc = key_error(err, errlen, path, "too large for a key file (one line): not a tracer secret key "
+						  "(make one with 'tracer keygen')");
+	else if (n < 0)
+		rc = (int)n;
+	else if (st.st_mode & 077)
+		rc = key_error(err, errlen, path, "readable by group or others: chmod 600 it "
+						  "(and consider the key exposed)");
+	else
+		rc = parse_secret_line(text, path, k, err, errlen);
+	sodium_memzero(text, sizeof(text)); /* on every path: a refused file may still hold a key */
 	if (rc)
 		batch_key_wipe(k);
 	return rc;
@@ -444,17 +432,12 @@ const struct tr_frame *batch_next_frame(const uint8_t *frames, size_t raw_len, s
 
 int batch_read_id_file(const char *path, uint8_t id[16])
 {
-	char text[64], hex[33];
+	char text[READ_MAX_ID_FILE + 1], hex[33];
 	size_t n = 0, bin_len;
-	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t got = read_file_bounded(AT_FDCWD, path, 0, text, READ_MAX_ID_FILE, NULL);
 
-	if (fd < 0)
-		return -errno;
-	got = read(fd, text, sizeof(text) - 1);
-	close(fd);
 	if (got < 0)
-		return -errno;
+		return (int)got;
 	for (ssize_t i = 0; i < got && text[i] != '\n'; i++) {
 		if (text[i] == '-')
 			continue; /* boot_id is a UUID with dashes; machine-id has none */

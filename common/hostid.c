@@ -15,8 +15,7 @@
 #include <unistd.h>
 
 #include "parse.h"
-
-#define MEMINFO_READ_MAX 4096u /* MemTotal is the first line */
+#include "readfile.h"
 
 /* The DMI strings that say which cloud a machine is, and on EC2 its type and id. */
 #define AWS_VENDOR "Amazon EC2"
@@ -28,34 +27,8 @@
 
 /* One DMI string: "" when missing, unreadable, too long or not printable ASCII. */
 struct dmi_text {
-	char s[HOSTID_FILE_MAX + 1];
+	char s[READ_MAX_DMI + 1];
 };
-
-/*
- * Up to max bytes of name in dirfd, or AT_FDCWD (regular files only; O_NONBLOCK: a FIFO
- * put there must not hang us). The bytes read, or -errno; max + 1 bytes
- * means the file is longer than max.
- */
-static ssize_t read_bounded(int dirfd, const char *name, char *buf, size_t max)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-	struct stat st;
-	size_t have = 0;
-	ssize_t n = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	while (have <= max && ((n = read(fd, buf + have, max + 1 - have)) > 0 || (n < 0 && errno == EINTR)))
-		have += n > 0 ? (size_t)n : 0;
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	return n < 0 ? n : (ssize_t)have;
-}
 
 static bool is_blank(char c)
 {
@@ -65,12 +38,12 @@ static bool is_blank(char c)
 /* The file's text, trimmed; "" unless every byte of it is printable ASCII. */
 static void dmi_read(int dirfd, const char *name, struct dmi_text *t)
 {
-	char buf[HOSTID_FILE_MAX + 1];
-	ssize_t n = read_bounded(dirfd, name, buf, HOSTID_FILE_MAX);
+	char buf[READ_MAX_DMI + 1];
+	ssize_t n = read_file_bounded(dirfd, name, O_NOFOLLOW, buf, READ_MAX_DMI, NULL);
 	size_t start = 0, end;
 
 	t->s[0] = 0;
-	if (n < 0 || (size_t)n > HOSTID_FILE_MAX)
+	if (n < 0) /* missing, not a regular file (a FIFO put there does not hang us), or too long: unknown */
 		return;
 	end = (size_t)n;
 	while (start < end && is_blank(buf[start]))
@@ -172,17 +145,13 @@ static uint64_t meminfo_total(const char *text)
 
 void hostid_read_size(const char *meminfo_path, struct hostid *out)
 {
-	char buf[MEMINFO_READ_MAX + 1];
+	char buf[READ_MAX_MEMINFO + 1];
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	ssize_t n = read_bounded(AT_FDCWD, meminfo_path, buf, MEMINFO_READ_MAX);
+	ssize_t n = read_file_bounded(AT_FDCWD, meminfo_path, O_NOFOLLOW, buf, READ_MAX_MEMINFO, NULL);
 	struct sysinfo si;
 
 	out->cpus = cpus > 0 && (unsigned long)cpus <= UINT32_MAX ? (uint32_t)cpus : 0;
-	out->memory_bytes = 0;
-	if (n > 0) {
-		buf[(size_t)n > MEMINFO_READ_MAX ? MEMINFO_READ_MAX : (size_t)n] = 0;
-		out->memory_bytes = meminfo_total(buf);
-	}
+	out->memory_bytes = n > 0 ? meminfo_total(buf) : 0;
 	if (!out->memory_bytes && !sysinfo(&si) && si.mem_unit && si.totalram <= UINT64_MAX / si.mem_unit)
 		out->memory_bytes = (uint64_t)si.totalram * si.mem_unit;
 }

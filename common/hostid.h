@@ -20,7 +20,7 @@
  * region, cloud, price_per_hour override what DMI says).
  *
  * The strings come from files anyone with root on the host (or a
- * hypervisor) wrote: each file is read at most HOSTID_FILE_MAX bytes,
+ * hypervisor) wrote: each file is read at most READ_MAX_DMI bytes,
  * trimmed, and kept only when every byte is printable ASCII; the values
  * kept have the shape of what they claim to be, or are unknown.
  */
@@ -34,7 +34,6 @@
 
 #define HOSTID_DMI_DIR "/sys/class/dmi/id"
 #define HOSTID_MEMINFO "/proc/meminfo"
-#define HOSTID_FILE_MAX 256u        /* bytes read of one DMI file; a longer file is unknown */
 #define HOSTID_CLOUD_MAX CONFIG_CLOUD_MAX    /* "aws", "gcp", "azure", or the config's, and its NUL */
 #define HOSTID_NAME_MAX CONFIG_HOST_NAME_MAX /* instance type, id, region: at most 64 bytes and the NUL */
 #define HOSTID_PRICE_TEXT_MAX CONFIG_PRICE_TEXT_MAX

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -32,7 +33,7 @@ ssize_t read_fd_bounded(int fd, char *buf, size_t max)
 /* The open file, checked: a regular file of at most max bytes; its fstat in *st. An fd, or -errno. */
 static int open_checked(int dirfd, const char *name, int oflags, size_t max, struct stat *st)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | oflags);
+	int fd = openat(dirfd, name, READ_OPEN_FLAGS | oflags);
 	int rc = 0;
 
 	if (fd < 0)
@@ -54,7 +55,9 @@ ssize_t read_file_bounded(int dirfd, const char *name, int oflags, char *buf, si
 {
 	struct stat own = { 0 };
 	ssize_t n;
-	int fd = open_checked(dirfd, name, oflags, max, st ? st : &own);
+	/* The size is the read's to judge, not fstat's: sysfs says 4096 of every file (a DMI field among them),
+	 * procfs 0; buf holds max + 1 bytes whatever st_size says. */
+	int fd = open_checked(dirfd, name, oflags, SIZE_MAX, st ? st : &own);
 
 	if (fd < 0)
 		return fd;

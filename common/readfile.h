@@ -12,19 +12,27 @@
 #ifndef TRACER_READFILE_H
 #define TRACER_READFILE_H
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+/* How every file is opened (and oflags added): a seccomp filter that rereads a file allows openat with these. */
+#define READ_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
 /* The largest file of each kind, in bytes: defined here and nowhere else. */
 #define READ_MAX_CONFIG (1u << 20)       /* tracer.conf (a few KiB in practice) */
 #define READ_MAX_RULES (64u << 10)       /* the tool rules file, for the collector and the processor alike */
 #define READ_MAX_BATCH_KEY 1024u         /* a signing key file: one line */
+#define READ_MAX_ID_FILE 63u             /* /etc/machine-id, boot_id: 32 hex digits, dashes, a newline */
 #define READ_MAX_INGEST_KEYS (16u << 20) /* tracer-ingest's keys file: one line per host */
 #define READ_MAX_TOKEN 259u              /* tracer-web's token file: a token of 256 bytes, CR LF, and one more */
 #define READ_MAX_PRICES (16u << 20)      /* tracer cost's price table */
 #define READ_MAX_DMI 256u                /* one DMI field (/sys/class/dmi/id/...): a longer file is unknown */
+#define READ_MAX_MEMINFO (16u << 10)     /* /proc/meminfo (about 1.5 KiB); a larger one: sysinfo(2) instead */
 #define READ_MAX_PEM (1u << 20)          /* one PEM file (a CA bundle is a few hundred KiB) */
+#define READ_MAX_STATUS (64u << 10)      /* the processor's status file, as written and as read */
+#define READ_MAX_EXPORT_STATE (1u << 30) /* tracer export otlp's --state file: a line per run exported */
 
 /*
  * Reads all of an open file into buf, at most max bytes: buf holds max + 1 bytes, and a NUL is written after
@@ -34,7 +42,8 @@ ssize_t read_fd_bounded(int fd, char *buf, size_t max);
 
 /*
  * Opens name (relative to dirfd, or AT_FDCWD; oflags adds e.g. O_NOFOLLOW), refuses anything but a regular
- * file (-EINVAL) or one larger than max (-EFBIG), and reads it into buf as read_fd_bounded does. st, when
+ * file (-EINVAL) or one holding more than max bytes (-EFBIG: judged by reading one byte past max, not by
+ * st_size, which sysfs gives as 4096 for every file), and reads it into buf as read_fd_bounded does. st, when
  * not NULL, receives the file's fstat (for owner and mode checks), also on -EFBIG and -EINVAL.
  */
 ssize_t read_file_bounded(int dirfd, const char *name, int oflags, char *buf, size_t max, struct stat *st);

@@ -18,6 +18,7 @@
 
 #include "keys.h"
 #include "landlock.h"
+#include "readfile.h"
 #include "scfilter.h"
 
 /*
@@ -67,7 +68,7 @@ static const char *const startup_syscalls[] = {
 };
 
 /*
- * Read-only opens only: the keys file (keys.c's flags exactly), and
+ * Read-only opens only: the keys file (common/readfile.h's flags exactly), and
  * O_RDONLY | O_CLOEXEC, which SQLite uses to fsync the lake's directory
  * after it creates a -wal file, and glibc's malloc to read
  * /proc/sys/vm/overcommit_memory once. Nothing can be created, truncated
@@ -76,7 +77,7 @@ static const char *const startup_syscalls[] = {
  * start-up.
  */
 static const struct sc_arg_rule serving_rules[] = {
-	{ "openat", 2, 0, KEYS_OPEN_FLAGS, 0 },
+	{ "openat", 2, 0, READ_OPEN_FLAGS, 0 }, /* the keys file, reread on SIGHUP */
 	{ "openat", 2, 0, O_RDONLY | O_CLOEXEC, 0 },
 	{ "mmap", 2, PROT_EXEC, 0, 0 },
 	{ "mprotect", 2, PROT_EXEC, 0, 0 },

@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "batch.h"
+#include "readfile.h"
 
 #define WORDS_MAX 5 /* one more than a line may hold, to say "unexpected text" */
 
@@ -240,33 +241,21 @@ int keys_parse(struct keyring *out, const char *source, const char *text, size_t
 	return 0;
 }
 
-static int read_whole(int fd, char *buf, size_t len)
+/* After the read: the file's owner decides who can enrol a key. */
+static int check_keys_file(const struct parser *ps, ssize_t n, const struct stat *st)
 {
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = read(fd, buf + got, len - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return got == len ? 0 : -EIO; /* shrank while read: try again */
-}
-
-static int check_keys_stat(const struct parser *ps, const struct stat *st)
-{
-	if (!S_ISREG(st->st_mode))
+	if (n == -EINVAL)
 		return fail(ps, 0, -EINVAL, "not a regular file");
-	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return fail(ps, 0, -EPERM, "group or others can write it, and so enrol keys: chmod go-w it");
-	if ((uint64_t)st->st_size > KEYS_FILE_MAX)
-		return fail(ps, 0, -E2BIG, "larger than %u bytes", KEYS_FILE_MAX);
-	return 0;
+	if (n == -EFBIG || n >= 0) { /* st is the file's: its mode counts first */
+		if (st->st_mode & (S_IWGRP | S_IWOTH))
+			return fail(ps, 0, -EPERM, "group or others can write it, and so enrol keys: chmod go-w it");
+		if (n == -EFBIG)
+			return fail(ps, 0, -E2BIG, "larger than %u bytes", READ_MAX_INGEST_KEYS);
+		return 0;
+	}
+	if (n == -ENOMEM)
+		return fail(ps, 0, -ENOMEM, "out of memory");
+	return fail(ps, 0, (int)n, "cannot open: %s (give the enrolment list with --keys FILE)", strerror((int)-n));
 }
 
 int keys_load_file(struct keyring *out, const char *path, char *err, size_t errlen)
@@ -274,27 +263,11 @@ int keys_load_file(struct keyring *out, const char *path, char *err, size_t errl
 	struct parser ps = { .source = path, .err = err, .errlen = errlen };
 	struct stat st;
 	char *text;
-	int fd, rc;
+	ssize_t n = read_file_alloc(AT_FDCWD, path, 0, READ_MAX_INGEST_KEYS, &text, &st);
+	int rc = check_keys_file(&ps, n, &st);
 
-	fd = open(path, KEYS_OPEN_FLAGS);
-	if (fd < 0) {
-		rc = -errno;
-		return fail(&ps, 0, rc, "cannot open: %s (give the enrolment list with --keys FILE)", strerror(-rc));
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		close(fd);
-		return fail(&ps, 0, rc, "cannot stat: %s", strerror(-rc));
-	}
-	rc = check_keys_stat(&ps, &st);
-	text = rc ? NULL : malloc((size_t)st.st_size + 1);
-	if (!rc && !text)
-		rc = fail(&ps, 0, -ENOMEM, "out of memory");
-	if (!rc && (rc = read_whole(fd, text, (size_t)st.st_size)) != 0)
-		fail(&ps, 0, rc, "cannot read: %s", strerror(-rc));
-	close(fd);
 	if (!rc)
-		rc = keys_parse(out, path, text, (size_t)st.st_size, err, errlen);
+		rc = keys_parse(out, path, text, (size_t)n, err, errlen);
 	free(text);
 	return rc;
 }

@@ -22,11 +22,8 @@
 #include "batch_format.h"
 
 #define KEYS_MAX 65536               /* keys a file may hold (more is an error, not a silent drop) */
-#define KEYS_FILE_MAX (16u << 20)    /* bytes of a keys file */
 #define KEYS_LINE_MAX 1024           /* bytes of one line */
 #define KEYS_PUBLIC_TAG "tracer-public-key-v1"
-/* How keys_load_file opens the file; the ingest's seccomp filter allows openat with exactly these flags. */
-#define KEYS_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY)
 
 struct key_entry {
 	uint8_t key_id[BATCH_KEY_ID_LEN];
@@ -51,9 +48,11 @@ int keys_parse(struct keyring *out, const char *source, const char *text, size_t
 
 /*
  * Read and parse the file at path. Also refuses a file that is not
- * regular, larger than KEYS_FILE_MAX, or that group or others can write
- * (whoever can write it can enrol a key). -errno from open/read with err
- * naming the file and what to do.
+ * regular (-EINVAL), larger than READ_MAX_INGEST_KEYS (common/readfile.h;
+ * -E2BIG), or that group or others can write (-EPERM: whoever can write it
+ * can enrol a key). -errno from open/read with err naming the file and
+ * what to do. Opened with READ_OPEN_FLAGS, which the ingest's seccomp
+ * filter allows exactly.
  */
 int keys_load_file(struct keyring *out, const char *path, char *err, size_t errlen);
 

@@ -13,52 +13,22 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "readfile.h"
+
 /* The file at path, NUL-terminated, into *out. 0, or -errno with err saying what to do. */
 static int read_pem(const char *opt, const char *path, char **out, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc = 0; /* a FIFO cannot hang it */
-	struct stat st;
-	size_t got = 0;
-	char *text;
+	ssize_t n = read_file_alloc(AT_FDCWD, path, 0, READ_MAX_PEM, out, NULL); /* O_NONBLOCK: a FIFO cannot hang it */
 
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s %s: cannot open: %s (give a PEM file that uid %u can read)", opt, path,
-			 strerror(-rc), (unsigned)geteuid());
-		return rc;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > TLS_FILE_MAX) {
+	if (n == -EINVAL || n == -EFBIG)
 		snprintf(err, errlen, "%s %s: not a regular file of at most %u bytes (give a PEM file)", opt, path,
-			 TLS_FILE_MAX);
-		close(fd);
-		return -EINVAL;
-	}
-	text = malloc((size_t)st.st_size + 1);
-	if (!text) {
-		close(fd);
+			 READ_MAX_PEM);
+	else if (n == -ENOMEM)
 		snprintf(err, errlen, "%s %s: out of memory", opt, path);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			rc = r < 0 ? -errno : -EIO; /* EIO: it shrank while read */
-			break;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	if (rc) {
-		snprintf(err, errlen, "%s %s: cannot read: %s", opt, path, strerror(-rc));
-		free(text);
-		return rc;
-	}
-	text[got] = 0;
-	*out = text;
-	return 0;
+	else if (n < 0)
+		snprintf(err, errlen, "%s %s: cannot open: %s (give a PEM file that uid %u can read)", opt, path,
+			 strerror((int)-n), (unsigned)geteuid());
+	return n < 0 ? (int)n : 0;
 }
 
 static gnutls_datum_t datum(const char *pem)

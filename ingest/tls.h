@@ -12,8 +12,6 @@
 
 #include <stddef.h>
 
-#define TLS_FILE_MAX (1u << 20) /* bytes of one PEM file (a CA bundle is a few hundred KiB) */
-
 struct tls_files {
 	char *cert;      /* PEM text, NUL-terminated: the server's certificate, then any intermediates */
 	char *key;       /* PEM text: its private key */

@@ -26,10 +26,11 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "readfile.h"
 
 #define STATUS_SCHEMA "tracer.status.v1"
 #define STATUS_FILE "status.json"      /* in state_dir */
-#define STATUS_FILE_MAX (1u << 16)     /* bytes of a status file read or written, at most */
+#define STATUS_FILE_MAX READ_MAX_STATUS /* bytes of a status file read or written, at most (readfile.h) */
 #define STATUS_URL_MAX CONFIG_URL_MAX  /* upload.url and its NUL */
 #define STATUS_ERROR_MAX 256u          /* upload.last_error and its NUL */
 

@@ -4,7 +4,8 @@
  * frames it was made of; any change to any byte, a key that is not
  * enrolled or is bound to another host, and lengths that lie are refused
  * with their own error, before anything is inflated. Key files: 0600,
- * never overwritten, refused when readable by others or damaged.
+ * never overwritten, refused when readable by others or damaged, one byte
+ * too large, a FIFO or a symlink; id files (machine-id, boot_id) likewise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <sodium.h>
 
 #include "batch.h"
+#include "readfile.h"
 #include "lake.h"
 #include "records.h"
 
@@ -430,6 +432,102 @@ static void damaged_key_file_is_refused(void **state)
 	rmdir(dir);
 }
 
+/* The key file's text (its one line), as batch_key_write wrote it. */
+static size_t key_text(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, cap);
+	close(fd);
+	assert_true(n > 0 && (size_t)n < cap);
+	return (size_t)n;
+}
+
+static void put_file(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+}
+
+static void key_file_too_large_a_fifo_or_a_symlink_is_refused(void **state)
+{
+	static char text[READ_MAX_BATCH_KEY + 1];
+	struct fixture *f = *state;
+	char dir[] = "/tmp/tracer-test-batch.XXXXXX", path[64], link[64], err[256];
+	struct batch_secret_key k;
+	size_t len;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/key", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(batch_key_write(path, &f->ring.key), 0);
+	/* The key line, then comment bytes up to the bound: read; one byte more: refused, and why. */
+	len = key_text(path, text, sizeof(text));
+	memset(text + len, '#', sizeof(text) - len);
+	put_file(path, text, READ_MAX_BATCH_KEY);
+	assert_int_equal(batch_key_read(path, &k, err, sizeof(err)), 0);
+	assert_memory_equal(&k, &f->ring.key, sizeof(k));
+	put_file(path, text, READ_MAX_BATCH_KEY + 1);
+	err[0] = 0;
+	assert_int_equal(batch_key_read(path, &k, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "too large"));
+	/* A symlink to a good key is not followed (O_NOFOLLOW). */
+	put_file(path, text, len);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(batch_key_read(link, &k, err, sizeof(err)), -ELOOP);
+	unlink(link);
+	/* A FIFO with no writer: refused at once, not waited on. */
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	err[0] = 0;
+	assert_int_equal(batch_key_read(path, &k, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+	assert_int_equal(batch_key_read(path, &k, err, sizeof(err)), -ENOENT);
+	rmdir(dir);
+}
+
+static void id_files_are_32_hex_digits_of_at_most_their_bound(void **state)
+{
+	static const uint8_t want[16] = { 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+					  0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef };
+	static char text[READ_MAX_ID_FILE + 1];
+	char dir[] = "/tmp/tracer-test-batch.XXXXXX", path[64];
+	uint8_t id[16];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/id", dir);
+	put_file(path, "0123456789abcdef0123456789abcdef\n", 33);
+	assert_int_equal(batch_read_id_file(path, id), 0);
+	assert_memory_equal(id, want, 16);
+	put_file(path, "01234567-89ab-cdef-0123-456789abcdef\n", 37);
+	assert_int_equal(batch_read_id_file(path, id), 0);
+	assert_memory_equal(id, want, 16);
+	/* At the bound, the id then blank padding after its newline; one byte more: refused. */
+	memset(text, ' ', sizeof(text));
+	memcpy(text, "0123456789abcdef0123456789abcdef\n", 33);
+	put_file(path, text, READ_MAX_ID_FILE);
+	assert_int_equal(batch_read_id_file(path, id), 0);
+	put_file(path, text, READ_MAX_ID_FILE + 1);
+	assert_int_equal(batch_read_id_file(path, id), -EFBIG);
+	put_file(path, "0123456789abcdef0123456789abcde\n", 32);
+	assert_int_equal(batch_read_id_file(path, id), -EINVAL);
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(batch_read_id_file(path, id), -EINVAL);
+	unlink(path);
+	assert_int_equal(batch_read_id_file(path, id), -ENOENT);
+	assert_int_equal(batch_read_id_file(BATCH_BOOT_ID_PATH, id), 0); /* procfs: st_size 0, read all the same */
+	rmdir(dir);
+}
+
 static void public_line_names_key_and_host(void **state)
 {
 	struct fixture *f = *state;
@@ -467,6 +565,8 @@ int main(void)
 		cmocka_unit_test(seqs_must_increase),
 		cmocka_unit_test(key_file_roundtrips_and_is_private),
 		cmocka_unit_test(damaged_key_file_is_refused),
+		cmocka_unit_test(key_file_too_large_a_fifo_or_a_symlink_is_refused),
+		cmocka_unit_test(id_files_are_32_hex_digits_of_at_most_their_bound),
 		cmocka_unit_test(public_line_names_key_and_host),
 		cmocka_unit_test(every_error_has_a_name),
 	};

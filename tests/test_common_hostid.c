@@ -4,7 +4,8 @@
  * a temporary directory: EC2 Nitro (type and id), EC2 on Xen, GCP, Azure,
  * Hyper-V elsewhere and a laptop (unknown), hostile bytes, files too long,
  * FIFOs and symlinks, missing files and a missing directory; the shapes of
- * instance types and ids; MemTotal from a fake meminfo; the config's keys
+ * instance types and ids; MemTotal from a fake meminfo (at its bound and
+ * one byte past it); the config's keys
  * over DMI.
  */
 #include <errno.h>
@@ -25,6 +26,7 @@
 
 #include "config.h"
 #include "hostid.h"
+#include "readfile.h"
 
 static int dir_setup(void **state)
 {
@@ -248,7 +250,7 @@ static void a_value_with_a_byte_that_is_not_printable_ascii_is_unknown(void **st
 static void a_file_longer_than_the_bound_is_unknown(void **state)
 {
 	struct dir *d = *state;
-	char big[4 * HOSTID_FILE_MAX];
+	char big[4 * READ_MAX_DMI];
 	struct hostid h;
 
 	memset(big, ' ', sizeof(big));
@@ -258,10 +260,10 @@ static void a_file_longer_than_the_bound_is_unknown(void **state)
 	read_ok(d, &h);
 	assert_unknown(&h);
 	/* at the bound (the text and its newline), it is read */
-	put_n(d, "sys_vendor", big, HOSTID_FILE_MAX - 1);
+	put_n(d, "sys_vendor", big, READ_MAX_DMI - 1);
 	read_ok(d, &h);
 	assert_string_equal(h.cloud, "aws");
-	put_n(d, "sys_vendor", big, HOSTID_FILE_MAX);
+	put_n(d, "sys_vendor", big, READ_MAX_DMI);
 	read_ok(d, &h);
 	assert_unknown(&h);
 }
@@ -356,6 +358,25 @@ static void memory_is_memtotal_and_cpus_are_the_online_ones(void **state)
 	assert_int_equal(h.memory_bytes, 2048 * 1024);
 	hostid_read_size(HOSTID_MEMINFO, &h);
 	assert_true(h.memory_bytes > 0);
+}
+
+/* A meminfo at its bound is read; one byte longer is not (not even its first line): sysinfo's figure. */
+static void a_meminfo_longer_than_its_bound_is_not_read(void **state)
+{
+	static char text[READ_MAX_MEMINFO];
+	struct dir *d = *state;
+	char path[192];
+	struct hostid h;
+
+	snprintf(path, sizeof(path), "%s/meminfo", d->path);
+	memset(text, ' ', sizeof(text));
+	memcpy(text, "MemTotal: 2048 kB\n", 18);
+	put_n(d, "meminfo", text, READ_MAX_MEMINFO - 1); /* and its newline: READ_MAX_MEMINFO bytes */
+	hostid_read_size(path, &h);
+	assert_int_equal(h.memory_bytes, 2048 * 1024);
+	put_n(d, "meminfo", text, READ_MAX_MEMINFO);
+	hostid_read_size(path, &h);
+	assert_true(h.memory_bytes > 2048 * 1024); /* this machine's memory, from sysinfo */
 }
 
 static void a_meminfo_that_makes_no_sense_falls_back_to_sysinfo(void **state)
@@ -457,6 +478,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fifos_directories_and_symlinks_are_not_read, dir_setup, dir_teardown),
 		cmocka_unit_test(instance_types_and_ids_have_their_shapes),
 		cmocka_unit_test_setup_teardown(memory_is_memtotal_and_cpus_are_the_online_ones, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(a_meminfo_longer_than_its_bound_is_not_read, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(a_meminfo_that_makes_no_sense_falls_back_to_sysinfo, dir_setup,
 						dir_teardown),
 		cmocka_unit_test_setup_teardown(the_config_overrides_dmi_and_adds_region_and_price, dir_setup,

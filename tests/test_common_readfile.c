@@ -2,7 +2,8 @@
 /*
  * The one bounded file reader (common/readfile.c): whole files read, a file at its limit accepted and one
  * byte past it refused (by fstat and by the read itself), anything but a regular file refused without
- * blocking (a FIFO with no writer, a directory, a symlink under O_NOFOLLOW), the allocating variant.
+ * blocking (a FIFO with no writer, a directory, a symlink under O_NOFOLLOW), a sysfs file whose st_size says
+ * 4096 read for what it holds, the allocating variant.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +100,22 @@ static void relative_to_a_directory_fd(void **state)
 	close(dfd);
 }
 
+/* sysfs gives st_size 4096 for every file (a DMI field is a few bytes): the read decides, not the fstat. */
+static void a_sysfs_file_is_judged_by_what_it_holds_not_its_st_size(void **state)
+{
+	static const char online[] = "/sys/devices/system/cpu/online";
+	char buf[READ_MAX_DMI + 1];
+	struct stat st;
+	ssize_t n;
+
+	(void)state;
+	if (stat(online, &st) || st.st_size <= READ_MAX_DMI)
+		skip(); /* no sysfs here, or one that tells the size */
+	n = read_file_bounded(AT_FDCWD, online, O_NOFOLLOW, buf, READ_MAX_DMI, NULL);
+	assert_true(n > 0 && n < 64);
+	assert_true(buf[0] >= '0' && buf[0] <= '9'); /* "0-1\n", "0\n" */
+}
+
 static void the_allocating_reader_sizes_its_buffer_to_the_file(void **state)
 {
 	static char big[100000];
@@ -149,6 +166,7 @@ int main(void)
 		cmocka_unit_test(a_file_at_its_limit_is_read_and_one_byte_more_is_refused),
 		cmocka_unit_test(only_regular_files_are_read_and_a_fifo_does_not_block),
 		cmocka_unit_test(relative_to_a_directory_fd),
+		cmocka_unit_test(a_sysfs_file_is_judged_by_what_it_holds_not_its_st_size),
 		cmocka_unit_test(the_allocating_reader_sizes_its_buffer_to_the_file),
 	};
 

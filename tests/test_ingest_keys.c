@@ -3,7 +3,8 @@
  * The ingest's keys file (ingest/keys.c): the lines `tracer keygen` prints
  * parse, with comments, blank lines and CRLF; a host id binds a key; each
  * kind of mistake is refused with FILE:LINE:COLUMN and what is wrong, and
- * a refused file changes nothing; a file others can write is refused.
+ * a refused file changes nothing; a file others can write is refused, and
+ * so are one a byte over its bound and a FIFO (at once, not waited on).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <sodium.h>
 
 #include "keys.h"
+#include "readfile.h"
 #include "test_ingest_helpers.h"
 
 static struct batch_secret_key k1, k2;
@@ -156,6 +158,58 @@ static void file_others_can_write_is_refused_and_a_missing_one_named(void **stat
 	rm_tree(dir);
 }
 
+/* A file of comment lines after line1, len bytes; its last byte a newline. */
+static void put_padded(const char *path, size_t len)
+{
+	char *text = malloc(len);
+	size_t at = strlen(line1);
+	int fd;
+
+	assert_non_null(text);
+	memcpy(text, line1, at);
+	text[at++] = '\n';
+	while (at < len) {
+		size_t n = len - at < 100 ? len - at : 100;
+
+		memset(text + at, '#', n - 1);
+		text[at + n - 1] = '\n';
+		at += n;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	free(text);
+}
+
+static void file_one_byte_over_its_bound_or_a_fifo_is_refused(void **state)
+{
+	char dir[] = "/tmp/test_ingest_keys.XXXXXX", path[64], err[256];
+	struct keyring kr;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/keys", dir);
+	put_padded(path, READ_MAX_INGEST_KEYS);
+	assert_int_equal(keys_load_file(&kr, path, err, sizeof(err)), 0);
+	assert_int_equal(kr.n, 1);
+	keys_free(&kr);
+	put_padded(path, READ_MAX_INGEST_KEYS + 1);
+	err[0] = 0;
+	assert_int_equal(keys_load_file(&kr, path, err, sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "larger than"));
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0); /* no writer: a blocking open would hang the ingest */
+	err[0] = 0;
+	assert_int_equal(keys_load_file(&kr, path, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+	assert_int_equal(keys_load_file(&kr, path, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "--keys FILE"));
+	rm_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +217,7 @@ int main(void)
 		cmocka_unit_test(each_mistake_is_named_by_file_line_and_column),
 		cmocka_unit_test(overlong_line_is_refused),
 		cmocka_unit_test(file_others_can_write_is_refused_and_a_missing_one_named),
+		cmocka_unit_test(file_one_byte_over_its_bound_or_a_fifo_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

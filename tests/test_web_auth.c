@@ -2,7 +2,8 @@
 /*
  * tracer-web's access check (web/auth.c): the token file's rules (length,
  * characters a header and a cookie can carry, mode 0600, one trailing
- * newline), the token found in "Authorization: Bearer" or in the cookie
+ * newline, at most READ_MAX_TOKEN bytes; not a FIFO, a directory or a
+ * symlink), the token found in "Authorization: Bearer" or in the cookie
  * among others (the header winning), and the check: none, wrong (a
  * prefix, a longer one, one byte off), right.
  */
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "auth.h"
+#include "readfile.h"
 #include "tmpdir.h"
 
 #define TOKEN "0123456789abcdef0123456789abcdef"
@@ -70,6 +72,50 @@ static void token_file(void **state)
 	assert_int_equal(auth_load(&a, path, err, sizeof(err)), -1);
 }
 
+static void token_file_of_the_longest_token_or_longer_a_fifo_or_a_symlink(void **state)
+{
+	struct dir *d = *state;
+	char path[128], link[128], err[512], text[READ_MAX_TOKEN + 2];
+	struct auth a;
+
+	snprintf(path, sizeof(path), "%s/token", d->path);
+	snprintf(link, sizeof(link), "%s/link", d->path);
+	/* The longest token and CR LF: read. */
+	memset(text, 'a', AUTH_TOKEN_MAX);
+	memcpy(text + AUTH_TOKEN_MAX, "\r\n", 3);
+	write_file(path, text, 0600);
+	assert_int_equal(auth_load(&a, path, err, sizeof(err)), 0);
+	assert_int_equal(auth_check(&a, text, AUTH_TOKEN_MAX), AUTH_OK);
+	/* A file at the bound is read (and its token is too long); one byte more is refused unread. */
+	memset(text, 'a', READ_MAX_TOKEN);
+	text[READ_MAX_TOKEN] = 0;
+	write_file(path, text, 0600);
+	assert_int_equal(auth_load(&a, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "characters: want"));
+	text[READ_MAX_TOKEN] = 'a';
+	text[READ_MAX_TOKEN + 1] = 0;
+	write_file(path, text, 0600);
+	assert_int_equal(auth_load(&a, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "larger than a token"));
+	assert_non_null(strstr(err, path));
+	/* ... and its mode is still checked first. */
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(auth_load(&a, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "chmod 600"));
+	/* A symlink to a good token file is not followed. */
+	write_file(path, TOKEN "\n", 0600);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(auth_load(&a, link, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot open the token file"));
+	unlink(link);
+	/* A FIFO with no writer: refused at once, not waited on. */
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(auth_load(&a, path, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(path);
+}
+
 static void token_check(void **state)
 {
 	char wrong[] = TOKEN, longer[AUTH_TOKEN_MAX + 2];
@@ -117,6 +163,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(token_rules),
 		cmocka_unit_test_setup_teardown(token_file, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(token_file_of_the_longest_token_or_longer_a_fifo_or_a_symlink, dir_setup,
+						dir_teardown),
 		cmocka_unit_test(token_check),
 		cmocka_unit_test(token_from_headers),
 	};

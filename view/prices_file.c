@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "prices_file.h"
+#include "readfile.h"
 
 /* The table's path when --prices is not given: next to the binary, installed or in the source tree. */
 static bool default_prices(char *out, size_t outlen)
@@ -39,35 +40,19 @@ static bool default_prices(char *out, size_t outlen)
 int price_table_load(const char *path, struct price_table *t)
 {
 	char err[512];
-	struct stat sb;
 	char *text;
-	ssize_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = read_file_alloc(AT_FDCWD, path, 0, READ_MAX_PRICES, &text, NULL);
 
-	if (fd < 0) {
-		fprintf(stderr, "tracer: cannot open the price table %s: %s\n", path, strerror(errno));
+	if (n == -EINVAL || n == -EFBIG) {
+		fprintf(stderr, "tracer: %s: not a regular file of at most %u bytes (give a price table, CSV)\n", path,
+			READ_MAX_PRICES);
 		return 1;
 	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)PRICE_TABLE_MAX_BYTES) {
-		fprintf(stderr, "tracer: %s: not a regular file of at most %u bytes\n", path, PRICE_TABLE_MAX_BYTES);
-		close(fd);
+	if (n < 0) {
+		fprintf(stderr, "tracer: cannot open the price table %s: %s\n", path, strerror((int)-n));
 		return 1;
 	}
-	text = malloc((size_t)sb.st_size + 1);
-	while (text && got < sb.st_size) {
-		ssize_t r = read(fd, text + got, (size_t)(sb.st_size - got));
-
-		if (r <= 0)
-			break;
-		got += r;
-	}
-	close(fd);
-	if (!text || got != sb.st_size) {
-		fprintf(stderr, "tracer: cannot read %s\n", path);
-		free(text);
-		return 1;
-	}
-	if (price_table_parse(text, (size_t)got, t, err, sizeof(err))) {
+	if (price_table_parse(text, (size_t)n, t, err, sizeof(err))) {
 		fprintf(stderr, "tracer: %s: %s\n", path, err);
 		free(text);
 		return 1;

@@ -10,6 +10,8 @@
 
 #include <sodium.h>
 
+#include "readfile.h"
+
 static bool token_char(unsigned char c)
 {
 	return c > 0x20 && c < 0x7f && c != '"' && c != ',' && c != ';' && c != '\\';
@@ -32,48 +34,53 @@ int auth_set(struct auth *a, const char *token, size_t len, char *err, size_t er
 	return 0;
 }
 
-int auth_load(struct auth *a, const char *path, char *err, size_t errlen)
-{
-	char buf[AUTH_TOKEN_MAX + 3];
-	struct stat sb;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	int rc;
+_Static_assert(READ_MAX_TOKEN >= AUTH_TOKEN_MAX + 2, "a token file holds the longest token and CR LF");
 
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open the token file %s: %s (make one: openssl rand -hex 32 > %s; "
-			 "chmod 600 %s)", path, strerror(errno), path, path);
-		return -1;
-	}
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+/* A token file's fstat and read (n) checked, or its text parsed into a. 0, or -1 with err. */
+static int token_file_check(struct auth *a, const char *path, const struct stat *sb, char *buf, ssize_t n, char *err,
+			    size_t errlen)
+{
+	if (n == -EINVAL) {
 		snprintf(err, errlen, "the token file %s is not a regular file", path);
-		close(fd);
 		return -1;
 	}
-	if (sb.st_mode & (S_IRWXG | S_IRWXO)) {
+	if (n < 0 && n != -EFBIG) {
+		snprintf(err, errlen, "cannot open the token file %s: %s (make one: openssl rand -hex 32 > %s; "
+			 "chmod 600 %s)", path, strerror((int)-n), path, path);
+		return -1;
+	}
+	if (sb->st_mode & (S_IRWXG | S_IRWXO)) {
 		snprintf(err, errlen, "the token file %s may be read or written by others (mode %04o): chmod 600 %s",
-			 path, (unsigned)(sb.st_mode & 07777), path);
-		close(fd);
+			 path, (unsigned)(sb->st_mode & 07777), path);
 		return -1;
 	}
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0) {
-		snprintf(err, errlen, "cannot read the token file %s: %s", path, strerror(errno));
+	if (n == -EFBIG) {
+		snprintf(err, errlen, "the token file %s is larger than a token (%d to %d characters) and a newline", path,
+			 AUTH_TOKEN_MIN, AUTH_TOKEN_MAX);
 		return -1;
 	}
 	if (n > 0 && buf[n - 1] == '\n')
 		n--;
 	if (n > 0 && buf[n - 1] == '\r')
 		n--;
-	rc = auth_set(a, buf, (size_t)n, err, errlen);
-	sodium_memzero(buf, sizeof(buf));
-	if (rc) {
+	if (auth_set(a, buf, (size_t)n, err, errlen)) {
 		char why[256];
 
 		snprintf(why, sizeof(why), "%s", err);
 		snprintf(err, errlen, "%s: %s", path, why);
+		return -1;
 	}
+	return 0;
+}
+
+int auth_load(struct auth *a, const char *path, char *err, size_t errlen)
+{
+	char buf[READ_MAX_TOKEN + 1];
+	struct stat sb = { 0 };
+	ssize_t n = read_file_bounded(AT_FDCWD, path, O_NOFOLLOW, buf, READ_MAX_TOKEN, &sb);
+	int rc = token_file_check(a, path, &sb, buf, n, err, errlen);
+
+	sodium_memzero(buf, sizeof(buf)); /* on every path: a refused file may still hold the token */
 	return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "landlock.h"
+#include "readfile.h"
 #include "scfilter.h"
 
 /*
@@ -53,13 +54,14 @@ static const char *const web_syscalls[] = {
 	 CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
 
 /*
- * Opens read-only (the price table, /proc/sys/vm/overcommit_memory for
- * malloc), and Landlock decides where; no PROT_EXEC mapping; threads only:
+ * Opens read-only (the price table, with common/readfile.h's flags;
+ * /proc/sys/vm/overcommit_memory for malloc), and Landlock decides where; no PROT_EXEC mapping; threads only:
  * clone3's flags are in memory seccomp cannot read, so it is answered
  * ENOSYS and glibc falls back to clone.
  */
 static const struct sc_arg_rule web_rules[] = {
 	{ "openat", 2, 0, O_RDONLY | O_CLOEXEC, 0 },
+	{ "openat", 2, 0, READ_OPEN_FLAGS, 0 }, /* the price table, reread per run page (common/readfile.h) */
 	{ "mmap", 2, PROT_EXEC, 0, 0 },
 	{ "mprotect", 2, PROT_EXEC, 0, 0 },
 	{ "prctl", 0, 0, PR_SET_NAME, 0 },
