@@ -220,16 +220,14 @@ int conf_set_arg(struct collector_conf *c, const char *key_value, char *err, siz
 	return 0; /* set, or another component's key */
 }
 
+static int parse_file(void *c, const char *name, const char *text, size_t len, char *err, size_t errlen)
+{
+	return conf_parse(c, name, text, len, err, errlen);
+}
+
 int conf_load(struct collector_conf *c, const char *path, char *err, size_t errlen)
 {
-	char *text;
-	size_t len;
-	int rc = conf_lines_read(path, true, &text, &len, err, errlen);
-
-	if (!rc)
-		rc = conf_parse(c, path, text, len, err, errlen);
-	free(text);
-	return rc;
+	return conf_lines_load(path, true, parse_file, c, err, errlen);
 }
 
 int conf_from_options(struct collector_conf *c, const char *path, const char *const *sets, unsigned nsets)

@@ -256,19 +256,21 @@ static int read_error(const char *path, int rc, const struct stat *st, char *err
 	return conf_report(err, errlen, rc, "%s: cannot read: %s", path, strerror(-rc));
 }
 
-int conf_lines_read(const char *path, bool root_owned, char **text, size_t *len, char *err, size_t errlen)
+int conf_lines_load(const char *path, bool root_owned,
+		    int (*parse)(void *ctx, const char *name, const char *text, size_t len, char *err, size_t errlen),
+		    void *ctx, char *err, size_t errlen)
 {
 	const char *slash = strrchr(path, '/');
 	size_t n = !slash || slash == path ? 1 : (size_t)(slash - path);
 	struct stat st = { 0 }, dst;
 	char dir[PATH_MAX];
+	char *text = malloc(READ_MAX_CONFIG + 1);
 	ssize_t got;
 	int rc;
 
-	*text = malloc(READ_MAX_CONFIG + 1);
-	if (!*text)
+	if (!text)
 		return conf_report(err, errlen, -ENOMEM, "%s: out of memory", path);
-	got = read_file_bounded(AT_FDCWD, path, 0, *text, READ_MAX_CONFIG, &st);
+	got = read_file_bounded(AT_FDCWD, path, 0, text, READ_MAX_CONFIG, &st);
 	rc = got < 0 ? read_error(path, (int)got, &st, err, errlen) : check_owner(path, path, &st, root_owned, err,
 										   errlen);
 	if (!rc && root_owned && n >= sizeof(dir))
@@ -282,10 +284,8 @@ int conf_lines_read(const char *path, bool root_owned, char **text, size_t *len,
 		else
 			rc = check_owner(path, dir, &dst, true, err, errlen);
 	}
-	if (rc) {
-		free(*text);
-		*text = NULL;
-	}
-	*len = rc ? 0 : (size_t)got;
+	if (!rc)
+		rc = parse(ctx, path, text, (size_t)got, err, errlen);
+	free(text);
 	return rc;
 }

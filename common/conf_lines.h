@@ -40,10 +40,12 @@ struct conf_lines {
 int conf_lines_parse(struct conf_lines *cl, const char *text, size_t len);
 
 /*
- * Read the file at path into *text (allocated, NUL-terminated, freed by the caller; NULL on error), *len
- * bytes, after its checks. 0 or -errno, with the message in err.
+ * Read the file at path and check it (and, with root_owned, its directory), then give its text to
+ * parse(ctx, path, text, len, err, errlen): 0, or -errno with the message in err (parse's, or the file's).
  */
-int conf_lines_read(const char *path, bool root_owned, char **text, size_t *len, char *err, size_t errlen);
+int conf_lines_load(const char *path, bool root_owned,
+		    int (*parse)(void *ctx, const char *name, const char *text, size_t len, char *err, size_t errlen),
+		    void *ctx, char *err, size_t errlen);
 
 /* What is wrong with the bytes of a value or line, or 0 if it is UTF-8 text: the offset in *at. */
 int conf_check_text(const char *s, size_t len, size_t *at, char *w, size_t wlen);

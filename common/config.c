@@ -1115,16 +1115,14 @@ int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, 
 /* The file                                                           */
 /* ------------------------------------------------------------------ */
 
+static int parse_file(void *cfg, const char *name, const char *text, size_t len, char *err, size_t errlen)
+{
+	return config_parse(cfg, name, text, len, err, errlen);
+}
+
 int config_load(struct tracer_config *cfg, const char *path, bool require_root_owned, char *err, size_t errlen)
 {
-	char *text;
-	size_t len;
-	int rc = conf_lines_read(path, require_root_owned, &text, &len, err, errlen);
-
-	if (!rc)
-		rc = config_parse(cfg, path, text, len, err, errlen);
-	free(text);
-	return rc;
+	return conf_lines_load(path, require_root_owned, parse_file, cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ */
