@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracer.conf for the collector (conf.h), read as root before the sandbox.
- * The line syntax, the checks of the collector's seven keys and every
- * message are those of the general parser (common/config.c), which the
+ * The lines and the file are read by the layer both readers share
+ * (common/conf_lines.c); the checks of the collector's seven keys and their
+ * messages are those of the general parser (common/config.c), which the
  * collector does not link; a line that sets another component's key is
  * skipped once it has the form "key = ...", since that component checks it.
  */
