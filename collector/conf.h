@@ -27,7 +27,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONF_FILE_MAX (1u << 20) /* bytes of config file accepted (CONFIG_FILE_MAX) */
 #define CONF_USER_MAX 33u        /* a user name or uid and its NUL (CONFIG_USER_MAX) */
 
 struct collector_conf {

@@ -12,14 +12,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "readfile.h"
 #include "kernel_rules.h" /* before the skeleton: its globals use these types */
-#include "records.h"
+#include "record_header.h"
 #include "tracer.skel.h"
 
 #define SAMPLE_INTERVAL_MIN_MS 100
 #define SAMPLE_INTERVAL_MAX_MS 60000
 #define LOAD_MAX_CPUS 1024
-#define RULES_FILE_MAX 65536
 #define CGROUP_LEVEL_MAX 64
 /* The only flags the sandbox lets the collector open anything with (sandbox.c). */
 #define RULES_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
@@ -37,7 +37,7 @@ struct rules_file {
 	dev_t v2_dev, v1_memory_dev; /* the cgroup hierarchies rules may name (0: not mounted) */
 	uint64_t published_ns;       /* CLOCK_MONOTONIC of the last publication */
 	struct tr_kernel_rules next; /* what was read, not yet published */
-	char buf[RULES_FILE_MAX + 1];
+	char buf[READ_MAX_RULES + 1]; /* common/readfile.h */
 	char up[PATH_MAX + 3 * CGROUP_LEVEL_MAX]; /* a cgroup path and its ".." steps */
 };
 
@@ -58,7 +58,7 @@ int rules_read(struct rules_file *f);
 
 /*
  * The parsing half of rules_read, on text already read and checked (no
- * NUL byte, at most RULES_FILE_MAX bytes; NULL: no rules): f->next
+ * NUL byte, at most READ_MAX_RULES bytes; NULL: no rules): f->next
  * becomes the built-in allowlist plus the rules in text, which is cut
  * into words in place. Cgroup rules stat their directories. Messages name
  * f->path. 0, or -1 logged as FILE:LINE.

@@ -39,7 +39,7 @@
 #include "notify.h"
 #include "parse.h"
 #include "priv.h"
-#include "records.h"
+#include "record_header.h"
 #include "ring_producer.h"
 #include "sandbox.h"
 #include "testtrigger.h"

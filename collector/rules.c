@@ -76,7 +76,7 @@ static int check_owner(const struct rules_file *f, const char *what, const struc
 static int read_file(struct rules_file *f)
 {
 	struct stat st, dst;
-	ssize_t n = 0, len = 0;
+	ssize_t len;
 	int fd = open(f->file, RULES_OPEN_FLAGS);
 
 	if (fd < 0) {
@@ -89,15 +89,13 @@ static int read_file(struct rules_file *f)
 		close(fd);
 		return -1;
 	}
-	while (len <= RULES_FILE_MAX && (n = read(fd, f->buf + len, RULES_FILE_MAX + 1 - (size_t)len)) > 0)
-		len += n;
+	len = read_fd_bounded(fd, f->buf, READ_MAX_RULES); /* NUL-terminated */
 	close(fd);
-	if (n < 0 || len > RULES_FILE_MAX || memchr(f->buf, 0, (size_t)len)) {
+	if (len < 0 || memchr(f->buf, 0, (size_t)len)) {
 		fprintf(stderr, "<3>rules file %s: %s\n", f->file,
-			n < 0 ? strerror(errno) : len > RULES_FILE_MAX ? "larger than 64 KiB" : "not text (NUL byte)");
+			len == -EFBIG ? "larger than 64 KiB" : len < 0 ? strerror((int)-len) : "not text (NUL byte)");
 		return -1;
 	}
-	f->buf[len] = 0;
 	return 0;
 }
 

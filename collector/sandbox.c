@@ -8,6 +8,7 @@
 
 #include "landlock.h"
 #include "priv.h"
+#include "scfilter.h"
 #include "load.h"
 
 /*
@@ -33,8 +34,8 @@ static const char *const collector_syscalls[] = {
 	NULL,
 };
 
-static const struct priv_arg_rule reload_syscalls[] = {
-	{ "openat", 2, RULES_OPEN_FLAGS, 0, 0 },
+static const struct sc_arg_rule reload_syscalls[] = {
+	{ "openat", 2, 0, RULES_OPEN_FLAGS, 0 },
 	{ NULL, 0, 0, 0, 0 },
 };
 
@@ -66,6 +67,8 @@ int sandbox_collector(const char *user, const char *rules_file)
 	if (!err)
 		err = confine_files(rules_file);
 	if (!err)
-		err = priv_seccomp_allow_args(collector_syscalls, reload_syscalls);
+		err = sc_install((const char *const *const[]){ collector_syscalls, NULL },
+				 (const struct sc_arg_rule *const[]){ reload_syscalls, NULL }, 0, "tracer-collector",
+				 "collector");
 	return err;
 }

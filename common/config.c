@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "batch_format.h"
+#include "conf_lines.h"
 #include "parse.h"
 
 enum config_type { CT_PATH, CT_STRING, CT_BOOL, CT_UINT, CT_BYTES, CT_DURATION, CT_LISTEN, CT_URLS, CT_PRICE };
@@ -252,7 +253,7 @@ static const struct {
 /* Messages                                                           */
 /* ------------------------------------------------------------------ */
 
-#define WHY_MAX 240 /* what is wrong with one value, and what is expected */
+#define WHY_MAX CONF_WHY_MAX
 
 __attribute__((format(printf, 3, 4))) static int why(char *buf, size_t len, const char *fmt, ...)
 {
@@ -262,29 +263,6 @@ __attribute__((format(printf, 3, 4))) static int why(char *buf, size_t len, cons
 	vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-__attribute__((format(printf, 4, 5))) static int report(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return rc;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* Text from the file or a command line, for a message: printable ASCII, at most 40 bytes, "..." after. */
-static const char *shown(const char *s, size_t len, char buf[48])
-{
-	size_t n = len < 40 ? len : 40, i;
-
-	for (i = 0; i < n; i++)
-		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	strcpy(buf + i, len > 40 ? "..." : "");
-	return buf;
 }
 
 /* ------------------------------------------------------------------ */
@@ -435,73 +413,6 @@ static void expected(const struct config_key *k, char *buf, size_t len)
 /* Text                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Offset of the first byte that is not part of valid UTF-8 (no overlongs, surrogates or > U+10FFFF), or len. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-		unsigned char lo = 0x80, hi = 0xbf;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3;
-		else
-			return i;
-		if (c == 0xe0)
-			lo = 0xa0; /* overlong */
-		else if (c == 0xed)
-			hi = 0x9f; /* surrogates */
-		else if (c == 0xf0)
-			lo = 0x90; /* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f; /* > U+10FFFF */
-		if (i + n >= len)
-			return i; /* cut short */
-		if (s[i + 1] < lo || s[i + 1] > hi)
-			return i;
-		for (size_t j = 2; j <= n; j++)
-			if (s[i + j] < 0x80 || s[i + j] > 0xbf)
-				return i;
-		i += n + 1;
-	}
-	return len;
-}
-
-static bool is_control(unsigned char c)
-{
-	return (c < 0x20 && c != '\t') || c == 0x7f;
-}
-
-/* What is wrong with the bytes of a value or line, or 0 if it is UTF-8 text: the offset in *at. */
-static int check_text(const char *s, size_t len, size_t *at, char *w, size_t wlen)
-{
-	size_t bad = utf8_invalid_at((const unsigned char *)s, len);
-
-	for (size_t i = 0; i < bad; i++)
-		if (is_control((unsigned char)s[i])) {
-			*at = i;
-			if (s[i] == '\r')
-				return why(w, wlen, "a carriage return inside a line (text: a carriage return only "
-						    "before a line's newline)");
-			return why(w, wlen, "control character 0x%02x (text, one key = value per line)",
-				   (unsigned char)s[i]);
-		}
-	if (bad == len)
-		return 0;
-	*at = bad;
-	return why(w, wlen, "byte 0x%02x is not UTF-8 (UTF-8 text)", (unsigned char)s[bad]);
-}
-
 static bool is_key_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
@@ -571,32 +482,25 @@ static int lookup(const char *name, size_t len, const struct config_key **kp, ch
 		if (!is_key_char(name[i])) {
 			suggest(name, len, hint, sizeof(hint));
 			return why(w, wlen, "key '%s': not a key name (lowercase letters, digits and _; %s)",
-				   shown(name, len, b), hint);
+				   conf_shown(name, len, b), hint);
 		}
 	*kp = find_key(name, len);
 	if (*kp)
 		return 0;
 	suggest(name, len, hint, sizeof(hint));
-	return why(w, wlen, "key '%s': unknown key (%s)", shown(name, len, b), hint);
+	return why(w, wlen, "key '%s': unknown key (%s)", conf_shown(name, len, b), hint);
 }
 
 /* ------------------------------------------------------------------ */
 /* Values                                                             */
 /* ------------------------------------------------------------------ */
 
-/* In a line of n bytes, which is not NUL-terminated. */
-static void skip_blanks_n(const char *s, size_t n, size_t *i)
-{
-	while (*i < n && (s[*i] == ' ' || s[*i] == '\t'))
-		(*i)++;
-}
-
 static int out_of_range(const struct config_key *k, const char *v, char *w, size_t wlen)
 {
 	char ex[WHY_MAX], b[48];
 
 	expected(k, ex, sizeof(ex));
-	return why(w, wlen, "'%s' is out of range (%s)", shown(v, strlen(v), b), ex);
+	return why(w, wlen, "'%s' is out of range (%s)", conf_shown(v, strlen(v), b), ex);
 }
 
 static int not_valid(const struct config_key *k, const char *v, const char *what, char *w, size_t wlen)
@@ -604,7 +508,7 @@ static int not_valid(const struct config_key *k, const char *v, const char *what
 	char ex[WHY_MAX], b[48];
 
 	expected(k, ex, sizeof(ex));
-	return why(w, wlen, "'%s' %s (%s)", shown(v, strlen(v), b), what, ex);
+	return why(w, wlen, "'%s' %s (%s)", conf_shown(v, strlen(v), b), what, ex);
 }
 
 /* The number kinds, through common/parse.h; the messages say what is wrong in the key's terms. */
@@ -629,8 +533,8 @@ static int parse_bytes(const struct config_key *k, const char *v, uint64_t *out,
 		return not_valid(k, v, "is not a size", w, wlen);
 	if (rc == PARSE_E_UNIT) {
 		expected(k, ex, sizeof(ex));
-		return why(w, wlen, "'%s' has an unknown unit '%s' (%s)", shown(v, strlen(v), b),
-			   shown(unit, strlen(unit), ub), ex);
+		return why(w, wlen, "'%s' has an unknown unit '%s' (%s)", conf_shown(v, strlen(v), b),
+			   conf_shown(unit, strlen(unit), ub), ex);
 	}
 	if (rc || *out < k->min || *out > k->max)
 		return out_of_range(k, v, w, wlen);
@@ -863,7 +767,7 @@ static int check_url_list(const struct config_key *k, const char *v, char *w, si
 		return not_valid(k, v, "has separators and no URL", w, wlen);
 	if (n > CONFIG_URLS_MAX) {
 		expected(k, ex, sizeof(ex));
-		return why(w, wlen, "'%s' names %u URLs (%s)", shown(v, strlen(v), b), n, ex);
+		return why(w, wlen, "'%s' names %u URLs (%s)", conf_shown(v, strlen(v), b), n, ex);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		if (check_url(k, url[i], one, sizeof(one)))
@@ -871,7 +775,7 @@ static int check_url_list(const struct config_key *k, const char *v, char *w, si
 		for (unsigned j = 0; j < i; j++)
 			if (!strcmp(url[j], url[i]))
 				return why(w, wlen, "URL %u of %u: '%s' is URL %u too (name each ingest once)", i + 1, n,
-					   shown(url[i], strlen(url[i]), b), j + 1);
+					   conf_shown(url[i], strlen(url[i]), b), j + 1);
 	}
 	return 0;
 }
@@ -1073,7 +977,7 @@ int config_check(const struct tracer_config *cfg, char *err, size_t errlen)
 	size_t culprit = 0;
 
 	if (check_whole(cfg, NULL, &culprit, w, sizeof(w)))
-		return report(err, errlen, -EINVAL, "key '%s': %s", keys[culprit].name, w);
+		return conf_report(err, errlen, -EINVAL, "key '%s': %s", keys[culprit].name, w);
 	return 0;
 }
 
@@ -1120,173 +1024,51 @@ int config_key_number(const char *key, uint64_t *def, uint64_t *min, uint64_t *m
 /* Lines                                                              */
 /* ------------------------------------------------------------------ */
 
-struct parser {
-	const char *name;
-	char *err;
-	size_t errlen;
-	unsigned line;
-	unsigned lines[NKEYS]; /* the line each key was set on, 0: not yet */
-	char value[PATH_MAX + 1]; /* a decoded value: the longest path and one byte more, to say it is too long */
-};
-
-__attribute__((format(printf, 3, 4))) static int fail(struct parser *ps, size_t col, const char *fmt, ...)
-{
-	char msg[WHY_MAX + 120];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return report(ps->err, ps->errlen, -EINVAL, "%s:%u:%zu: %s", ps->name, ps->line, col + 1, msg);
-}
-
-/* A double-quoted value from s[*i] (the quote): decoded into ps->value; *i just past the closing quote. */
-static int parse_quoted(struct parser *ps, const struct config_key *k, const char *s, size_t n, size_t *i,
-			size_t *vlen)
-{
-	size_t open = *i, d = 0;
-
-	for ((*i)++; *i < n && s[*i] != '"'; (*i)++, d++) {
-		if (s[*i] == '\\') {
-			if (*i + 1 >= n || (s[*i + 1] != '"' && s[*i + 1] != '\\'))
-				return fail(ps, *i, "key '%s': only \\\" and \\\\ may follow a backslash in quotes",
-					    k->name);
-			(*i)++;
-		}
-		if (d < sizeof(ps->value) - 1)
-			ps->value[d] = s[*i];
-	}
-	if (*i >= n)
-		return fail(ps, open, "key '%s': quote not closed on this line (a value ends with its line)", k->name);
-	(*i)++;
-	*vlen = d;
-	return 0;
-}
-
-/* The value after the '=' (s[i...]): quoted or bare, up to a comment; into ps->value, NUL-terminated. */
-static int parse_value(struct parser *ps, const struct config_key *k, const char *s, size_t n, size_t i)
-{
-	size_t vlen = 0, start = i;
-
-	if (i < n && s[i] == '"') {
-		int rc = parse_quoted(ps, k, s, n, &i, &vlen);
-
-		if (rc)
-			return rc;
-		skip_blanks_n(s, n, &i);
-		if (i < n && s[i] != '#')
-			return fail(ps, i, "key '%s': text after the closing quote (a comment starts with #)", k->name);
-	} else {
-		size_t end = start;
-
-		while (end < n && s[end] != '#') {
-			if (s[end] == '"')
-				return fail(ps, end, "key '%s': a quote inside a bare value (quote the whole value: "
-						     "\"a \\\"b\\\"\")", k->name);
-			end++;
-		}
-		while (end > start && (s[end - 1] == ' ' || s[end - 1] == '\t'))
-			end--;
-		vlen = end - start;
-		memcpy(ps->value, s + start, vlen < sizeof(ps->value) ? vlen : sizeof(ps->value) - 1);
-	}
-	if (vlen >= sizeof(ps->value))
-		return fail(ps, start, "key '%s': value of %zu bytes is too long (at most %zu bytes)", k->name, vlen,
-			    (k->type == CT_PATH || k->type == CT_STRING || k->type == CT_URLS ? k->size : sizeof(ps->value)) -
-				    1);
-	ps->value[vlen] = 0;
-	return 0;
-}
-
-static int parse_line(struct parser *ps, struct tracer_config *cfg, const char *s, size_t n)
+static int find_line_key(void *ctx, const char *s, size_t len, const char **name, size_t *max, char *w, size_t wlen)
 {
 	const struct config_key *k;
-	size_t i = 0, key_at, key_len, value_at;
-	char w[WHY_MAX];
-	int rc;
 
-	if (check_text(s, n, &i, w, sizeof(w)))
-		return fail(ps, i, "%s", w);
-	i = 0;
-	skip_blanks_n(s, n, &i);
-	if (i == n || s[i] == '#')
-		return 0;
-	key_at = i;
-	while (i < n && s[i] != ' ' && s[i] != '\t' && s[i] != '=' && s[i] != '#')
-		i++;
-	key_len = i - key_at;
-	skip_blanks_n(s, n, &i);
-	if (i == n || s[i] != '=') {
-		const char *hash = memchr(s + key_at, '#', n - key_at);
-		size_t end = hash ? (size_t)(hash - s) : n;
-		char b[48];
+	(void)ctx;
+	if (lookup(s, len, &k, w, wlen))
+		return -EINVAL;
+	*name = k->name;
+	*max = (k->type == CT_PATH || k->type == CT_STRING || k->type == CT_URLS ? k->size : PATH_MAX + 1) - 1;
+	return (int)(k - keys);
+}
 
-		while (end > key_at && (s[end - 1] == ' ' || s[end - 1] == '\t'))
-			end--;
-		return fail(ps, key_at, "'%s' is not a setting: no '=' (key = value)", shown(s + key_at, end - key_at, b));
-	}
-	if (key_len == 0)
-		return fail(ps, key_at, "no key before '=' (key = value)");
-	if (lookup(s + key_at, key_len, &k, w, sizeof(w)))
-		return fail(ps, key_at, "%s", w);
-	if (ps->lines[k - keys])
-		return fail(ps, key_at, "key '%s': set twice, on line %u and on line %u (each key at most once)", k->name,
-			    ps->lines[k - keys], ps->line);
-	i++;
-	skip_blanks_n(s, n, &i);
-	value_at = i;
-	rc = parse_value(ps, k, s, n, i);
-	if (rc)
-		return rc;
-	if (set_value(k, cfg, ps->value, w, sizeof(w)))
-		return fail(ps, value_at, "key '%s': %s", k->name, w);
-	ps->lines[k - keys] = ps->line;
-	return 0;
+static int set_line_key(void *ctx, int key, const char *value, char *w, size_t wlen)
+{
+	return set_value(&keys[key], ctx, value, w, wlen);
 }
 
 int config_parse(struct tracer_config *cfg, const char *name, const char *text, size_t len, char *err,
 		 size_t errlen)
 {
-	struct parser *ps;
-	struct tracer_config *next;
-	const char *p = text, *end = text + len;
+	/* Both are large (paths are PATH_MAX): off the stack, which may be a small thread's. */
+	struct parser {
+		struct conf_lines cl;
+		unsigned lines[NKEYS]; /* the line each key was set on, 0: not yet */
+	} *ps = calloc(1, sizeof(*ps));
+	struct tracer_config *next = malloc(sizeof(*next));
 	char w[WHY_MAX];
 	size_t culprit = 0;
-	int rc = 0;
+	int rc;
 
-	if (len > CONFIG_FILE_MAX)
-		return report(err, errlen, -EINVAL, "%s: %zu bytes, larger than %u KiB (a config file is a few KiB)",
-			      name, len, CONFIG_FILE_MAX / 1024);
-	/* Both are large (paths are PATH_MAX): off the stack, which may be a small thread's. */
-	ps = calloc(1, sizeof(*ps));
-	next = malloc(sizeof(*next));
 	if (!ps || !next) {
 		free(ps);
 		free(next);
-		return report(err, errlen, -ENOMEM, "%s: out of memory", name);
+		return conf_report(err, errlen, -ENOMEM, "%s: out of memory", name);
 	}
-	ps->name = name;
-	ps->err = err;
-	ps->errlen = errlen;
+	ps->cl = (struct conf_lines){ .name = name, .err = err, .errlen = errlen, .ctx = next, .find = find_line_key,
+				      .set = set_line_key, .lines = ps->lines };
 	config_defaults(next);
-	if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
-		p += 3; /* a byte order mark, as some editors write */
-	while (p < end && !rc) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
-
-		ps->line++;
-		if (n && p[n - 1] == '\r')
-			n--; /* CRLF */
-		rc = parse_line(ps, next, p, n);
-		p = nl ? nl + 1 : end;
-	}
+	rc = conf_lines_parse(&ps->cl, text, len);
 	if (!rc && check_whole(next, ps->lines, &culprit, w, sizeof(w))) {
 		if (ps->lines[culprit])
-			rc = report(err, errlen, -EINVAL, "%s:%u:1: key '%s': %s", name, ps->lines[culprit],
+			rc = conf_report(err, errlen, -EINVAL, "%s:%u:1: key '%s': %s", name, ps->lines[culprit],
 				    keys[culprit].name, w);
 		else
-			rc = report(err, errlen, -EINVAL, "%s: key '%s': %s", name, keys[culprit].name, w);
+			rc = conf_report(err, errlen, -EINVAL, "%s: key '%s': %s", name, keys[culprit].name, w);
 	}
 	if (!rc)
 		memcpy(cfg, next, sizeof(*next));
@@ -1302,11 +1084,11 @@ int config_set(struct tracer_config *cfg, const char *key, const char *value, ch
 	size_t at;
 
 	if (lookup(key, strlen(key), &k, w, sizeof(w)))
-		return report(err, errlen, -EINVAL, "%s", w);
-	if (check_text(value, strlen(value), &at, w, sizeof(w)))
-		return report(err, errlen, -EINVAL, "key '%s': %s", k->name, w);
+		return conf_report(err, errlen, -EINVAL, "%s", w);
+	if (conf_check_text(value, strlen(value), &at, w, sizeof(w)))
+		return conf_report(err, errlen, -EINVAL, "key '%s': %s", k->name, w);
 	if (set_value(k, cfg, value, w, sizeof(w)))
-		return report(err, errlen, -EINVAL, "key '%s': %s", k->name, w);
+		return conf_report(err, errlen, -EINVAL, "key '%s': %s", k->name, w);
 	return 0;
 }
 
@@ -1317,12 +1099,12 @@ int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, 
 	size_t n;
 
 	if (!eq)
-		return report(err, errlen, -EINVAL, "'%s' has no '=' (key=value)",
-			      shown(key_value, strlen(key_value), b));
+		return conf_report(err, errlen, -EINVAL, "'%s' has no '=' (key=value)",
+			      conf_shown(key_value, strlen(key_value), b));
 	n = (size_t)(eq - key_value);
 	if (n >= sizeof(key)) {
-		return report(err, errlen, -EINVAL, "key '%s': unknown key (docs/config.md lists the keys)",
-			      shown(key_value, n, b));
+		return conf_report(err, errlen, -EINVAL, "key '%s': unknown key (docs/config.md lists the keys)",
+			      conf_shown(key_value, n, b));
 	}
 	memcpy(key, key_value, n);
 	key[n] = 0;
@@ -1333,113 +1115,14 @@ int config_set_arg(struct tracer_config *cfg, const char *key_value, char *err, 
 /* The file                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Who may write the file (and its directory) decides what root does: refuse others. */
-static int check_owner(const char *path, const char *what, const struct stat *st, bool require_root_owned,
-		       char *err, size_t errlen)
+static int parse_file(void *cfg, const char *name, const char *text, size_t len, char *err, size_t errlen)
 {
-	unsigned mode = (unsigned)st->st_mode & 07777;
-
-	if (st->st_mode & S_IWOTH)
-		return report(err, errlen, -EPERM, "%s: %s is writable by anyone (mode %04o): anyone could "
-						  "reconfigure tracer (chmod o-w %s)", path, what, mode, what);
-	if (!require_root_owned)
-		return 0;
-	if (st->st_uid != 0)
-		return report(err, errlen, -EPERM, "%s: %s is owned by uid %u, not root: only root may be able to "
-						  "change it (chown root %s)", path, what, (unsigned)st->st_uid, what);
-	if (st->st_mode & S_IWGRP)
-		return report(err, errlen, -EPERM, "%s: %s is writable by its group (mode %04o): only root may be "
-						  "able to change it (chmod g-w %s)", path, what, mode, what);
-	return 0;
-}
-
-static int check_dir(const char *path, char *err, size_t errlen)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-
-	if (!slash) {
-		strcpy(dir, ".");
-	} else {
-		size_t n = slash == path ? 1 : (size_t)(slash - path);
-
-		if (n >= sizeof(dir))
-			return report(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
-		memcpy(dir, path, n);
-		dir[n] = 0;
-	}
-	if (stat(dir, &st))
-		return report(err, errlen, -errno, "%s: cannot stat its directory %s: %s", path, dir, strerror(errno));
-	return check_owner(path, dir, &st, true, err, errlen);
-}
-
-static int open_error(const char *path, int e, char *err, size_t errlen)
-{
-	if (e == ENOENT)
-		return report(err, errlen, -e, "%s: no such file (create it: docs/tracer.conf.example has every key "
-					       "with its default)", path);
-	if (e == EACCES)
-		return report(err, errlen, -e, "%s: permission denied (the file must be readable by whoever reads it: "
-					       "chmod a+r %s, or run as root)", path, path);
-	return report(err, errlen, -e, "%s: cannot open: %s", path, strerror(e));
+	return config_parse(cfg, name, text, len, err, errlen);
 }
 
 int config_load(struct tracer_config *cfg, const char *path, bool require_root_owned, char *err, size_t errlen)
 {
-	/* O_NONBLOCK: a FIFO put in its place must not hang the daemon; it is refused below. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	struct stat st;
-	size_t len = 0;
-	ssize_t n = 0;
-	char *buf;
-	int rc;
-
-	if (fd < 0)
-		return open_error(path, errno, err, errlen);
-	if (fstat(fd, &st)) {
-		rc = report(err, errlen, -errno, "%s: cannot stat: %s", path, strerror(errno));
-		goto out_close;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		rc = report(err, errlen, -EISDIR, "%s: is a directory (give the config file's path, e.g. %s)", path,
-			    CONFIG_DEFAULT_PATH);
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = report(err, errlen, -EINVAL, "%s: not a regular file (the config is a plain text file)", path);
-		goto out_close;
-	}
-	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
-		rc = report(err, errlen, -EFBIG, "%s: %lld bytes, larger than %u KiB (a config file is a few KiB: "
-						 "is this the right file?)", path, (long long)st.st_size,
-			    CONFIG_FILE_MAX / 1024);
-		goto out_close;
-	}
-	rc = check_owner(path, path, &st, require_root_owned, err, errlen);
-	if (!rc && require_root_owned)
-		rc = check_dir(path, err, errlen);
-	if (rc)
-		goto out_close;
-	buf = malloc(CONFIG_FILE_MAX + 1);
-	if (!buf) {
-		rc = report(err, errlen, -ENOMEM, "%s: out of memory", path);
-		goto out_close;
-	}
-	/* One byte more than allowed: a file that grew since fstat is caught too. */
-	while (len <= CONFIG_FILE_MAX && ((n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len)) > 0 || (n < 0 && errno == EINTR)))
-		len += n > 0 ? (size_t)n : 0;
-	if (n < 0)
-		rc = report(err, errlen, -errno, "%s: cannot read: %s", path, strerror(errno));
-	else if (len > CONFIG_FILE_MAX)
-		rc = report(err, errlen, -EFBIG, "%s: larger than %u KiB (a config file is a few KiB: is this the "
-						 "right file?)", path, CONFIG_FILE_MAX / 1024);
-	else
-		rc = config_parse(cfg, path, buf, len, err, errlen);
-	free(buf);
-out_close:
-	close(fd);
-	return rc;
+	return conf_lines_load(path, require_root_owned, parse_file, cfg, err, errlen);
 }
 
 /* ------------------------------------------------------------------ */

@@ -33,7 +33,6 @@
 #include <stdio.h>
 
 #define CONFIG_DEFAULT_PATH "/etc/tracer/tracer.conf"
-#define CONFIG_FILE_MAX (1u << 20) /* bytes of config file accepted */
 #define CONFIG_USER_MAX 33u        /* a user name or uid, 32 bytes at most, and its NUL */
 #define CONFIG_HOST_ID_HEX 32u     /* host_id: 32 hex digits (16 bytes, as /etc/machine-id) */
 #define CONFIG_URL_MAX 2048u       /* a URL list (upload_url) and its NUL */
@@ -166,7 +165,7 @@ int config_parse(struct tracer_config *cfg, const char *name, const char *text, 
 
 /*
  * Read and parse a config file. The file must be a regular file of at most
- * CONFIG_FILE_MAX bytes that others cannot write; with require_root_owned,
+ * READ_MAX_CONFIG bytes (common/readfile.h) that others cannot write; with require_root_owned,
  * it and its directory must also be owned by root and not group-writable
  * (the daemons run as root at first: whoever writes the file decides what
  * they do). On error *cfg is untouched. 0, -ENOENT (no such file: callers

@@ -5,7 +5,6 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,43 +104,4 @@ int priv_drop(uid_t uid, gid_t gid)
 fail:
 	fprintf(stderr, "<3>dropping privileges failed: %s\n", strerror(errno));
 	return -errno;
-}
-
-int priv_seccomp_allow(const char *const *names)
-{
-	return priv_seccomp_allow_args(names, NULL);
-}
-
-int priv_seccomp_allow_args(const char *const *names, const struct priv_arg_rule *rules)
-{
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int err = ctx ? 0 : -ENOMEM;
-
-	for (const char *const *n = names; !err && *n; n++) {
-		int nr = seccomp_syscall_resolve_name(*n);
-
-		if (nr != __NR_SCMP_ERROR)
-			err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-	}
-	for (const struct priv_arg_rule *r = rules; !err && r && r->name; r++) {
-		int nr = seccomp_syscall_resolve_name(r->name);
-		uint32_t action = r->err ? SCMP_ACT_ERRNO((uint32_t)r->err) : SCMP_ACT_ALLOW;
-
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (r->arg == PRIV_ANY_ARG)
-			err = seccomp_rule_add(ctx, action, nr, 0);
-		else if (r->mask)
-			err = seccomp_rule_add(ctx, action, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
-		else
-			err = seccomp_rule_add(ctx, action, nr, 1, SCMP_CMP(r->arg, SCMP_CMP_EQ, r->value, 0));
-	}
-	if (!err)
-		err = seccomp_load(ctx);
-	if (err)
-		fprintf(stderr, "<3>cannot install the seccomp filter: %s (where a service manager's filter refuses the "
-				"seccomp() system call, allow it: SystemCallFilter=seccomp); not running unconfined\n",
-			strerror(-err));
-	seccomp_release(ctx);
-	return err;
 }

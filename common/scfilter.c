@@ -1,61 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* seccomp allowlists of the daemons that serve HTTP (common/scfilter.h). */
+/* The one seccomp filter builder (common/scfilter.h). */
 #include "scfilter.h"
 
 #include <errno.h>
 #include <seccomp.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int add_names(scmp_filter_ctx ctx, const char *const *names)
+static int add_rule(scmp_filter_ctx ctx, const struct sc_arg_rule *r)
 {
-	for (const char *const *n = names; *n; n++) {
-		int nr = seccomp_syscall_resolve_name(*n);
-		int err;
+	int nr = seccomp_syscall_resolve_name(r->name);
+	uint32_t action = r->err ? SCMP_ACT_ERRNO((uint32_t)r->err) : SCMP_ACT_ALLOW;
+	int err;
 
-		if (nr == __NR_SCMP_ERROR) /* not a syscall of this architecture (or this libseccomp) */
-			continue;
-		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-		if (err) {
-			fprintf(stderr, "<3>seccomp: cannot allow %s: %s\n", *n, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-static int add_rules(scmp_filter_ctx ctx, const struct sc_arg_rule *rules)
-{
-	for (const struct sc_arg_rule *r = rules; r->name; r++) {
-		int nr = seccomp_syscall_resolve_name(r->name);
-		uint32_t action = r->err ? SCMP_ACT_ERRNO((uint32_t)r->err) : SCMP_ACT_ALLOW;
-		int err;
-
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (r->arg < 0)
-			err = seccomp_rule_add(ctx, action, nr, 0);
-		else if (r->mask)
-			err = seccomp_rule_add(ctx, action, nr, 1,
-					       SCMP_CMP((unsigned)r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
-		else
-			err = seccomp_rule_add(ctx, action, nr, 1,
-					       SCMP_CMP((unsigned)r->arg, SCMP_CMP_EQ, r->value, 0));
-		if (err) {
-			fprintf(stderr, "<3>seccomp: cannot add the rule for %s: %s\n", r->name, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
+	if (nr == __NR_SCMP_ERROR) /* not a syscall of this architecture (or this libseccomp) */
+		return 0;
+	if (r->arg == SC_ANY_ARG)
+		err = seccomp_rule_add(ctx, action, nr, 0);
+	else if (r->mask)
+		err = seccomp_rule_add(ctx, action, nr, 1, SCMP_CMP((unsigned)r->arg, SCMP_CMP_MASKED_EQ, r->mask, r->value));
+	else
+		err = seccomp_rule_add(ctx, action, nr, 1, SCMP_CMP((unsigned)r->arg, SCMP_CMP_EQ, r->value, 0));
+	if (err)
+		fprintf(stderr, "<3>seccomp: cannot add the rule for %s: %s\n", r->name, strerror(-err));
+	return err;
 }
 
 /*
- * libseccomp needs the seccomp() syscall for SCMP_ACT_KILL_PROCESS and
- * TSYNC. A service manager's own filter may refuse it (systemd 252's
+ * libseccomp needs the seccomp() syscall for SCMP_ACT_KILL_PROCESS (and
+ * TSYNC). A service manager's own filter may refuse it (systemd 252's
  * @system-service set does not list it): say so, rather than "no memory".
  */
 static void explain_init_failure(const char *who)
@@ -70,24 +46,26 @@ static void explain_init_failure(const char *who)
 			"needed)\n");
 }
 
-int sc_install(const char *const *const *names, const struct sc_arg_rule *const *rules, const char *who,
-	       const char *what)
+int sc_install(const char *const *const *names, const struct sc_arg_rule *const *rules, unsigned flags,
+	       const char *who, const char *what)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int err;
+	int err = 0;
 
 	if (!ctx) {
 		explain_init_failure(who);
 		return -EPERM;
 	}
-	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
-	/* priv_drop() has set no_new_privs; libseccomp's own prctl would be outside an earlier filter. */
-	if (!err)
+	if (flags & SC_TSYNC)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (!err && (flags & SC_NNP_SET))
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	for (size_t i = 0; !err && names[i]; i++)
-		err = add_names(ctx, names[i]);
-	for (size_t i = 0; !err && rules[i]; i++)
-		err = add_rules(ctx, rules[i]);
+		for (const char *const *n = names[i]; !err && *n; n++)
+			err = add_rule(ctx, &(struct sc_arg_rule){ .name = *n, .arg = SC_ANY_ARG });
+	for (size_t i = 0; !err && rules && rules[i]; i++)
+		for (const struct sc_arg_rule *r = rules[i]; !err && r->name; r++)
+			err = add_rule(ctx, r);
 	if (!err)
 		err = seccomp_load(ctx);
 	if (err)

@@ -131,7 +131,7 @@ static int install(bool startup, const struct ingest_lake_net *net)
 		names[n] = startup_syscalls;
 		rules[n] = startup_rules;
 	}
-	return sc_install(names, rules, "tracer-ingest", startup ? "start-up" : "serving");
+	return sc_install(names, rules, SC_TSYNC | SC_NNP_SET, "tracer-ingest", startup ? "start-up" : "serving");
 }
 
 /* TCP: connect() to the lake's port only, bind() nothing (its listening socket is bound already). */

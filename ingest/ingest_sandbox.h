@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracer-ingest's seccomp allowlists (docs/lake.md, "The sandbox"): two
- * filters, stacked, default action kill the process. libseccomp directly
- * rather than priv_seccomp_allow_args(): the filters need
- * SCMP_FLTATR_CTL_TSYNC (every thread, libmicrohttpd's included), masked
- * argument comparisons (no PROT_EXEC) and an errno answer (clone3).
+ * filters, stacked, default action kill the process, built by
+ * common/scfilter.h's sc_install() with SC_TSYNC (every thread,
+ * libmicrohttpd's included), masked argument comparisons (no PROT_EXEC)
+ * and an errno answer (clone3).
  *
  *   sandbox_ingest_startup   after priv_drop(), before libmicrohttpd's
  *                            thread exists: serving, plus starting that

@@ -19,6 +19,7 @@
 
 #include "landlock.h"
 #include "priv.h"
+#include "scfilter.h"
 
 /*
  * What the loop may do after start-up, and nothing more: no open, no
@@ -41,10 +42,10 @@ static const char *const processor_syscalls[] = {
 
 /* Memory may be mapped, never executable: no code can be brought in (MemoryDenyWriteExecute, in the code). */
 #define NO_EXEC_MAPPINGS(name)                                           \
-	{ name, 2, 0, PROT_EXEC, 0 }, /* allowed without PROT_EXEC */       \
+	{ name, 2, PROT_EXEC, 0, 0 }, /* allowed without PROT_EXEC */       \
 	{ name, 2, PROT_EXEC, PROT_EXEC, EPERM } /* refused, not killed */
-static const struct priv_arg_rule processor_arg_syscalls[] = {
-	{ "openat", 2, CONFINE_RULES_OPEN_FLAGS, 0, 0 },
+static const struct sc_arg_rule processor_arg_syscalls[] = {
+	{ "openat", 2, 0, CONFINE_RULES_OPEN_FLAGS, 0 },
 	NO_EXEC_MAPPINGS("mmap"),
 	{ NULL, 0, 0, 0, 0 },
 };
@@ -78,21 +79,21 @@ static const char *const delivery_syscalls[] = {
 	NULL,
 };
 
-static const struct priv_arg_rule delivery_arg_syscalls[] = {
+static const struct sc_arg_rule delivery_arg_syscalls[] = {
 	/* Sockets of three families: the collector's and systemd's (unix), the ingest's (IPv4, IPv6). */
-	{ "socket", 0, AF_UNIX, 0, 0 },
-	{ "socket", 0, AF_INET, 0, 0 },
-	{ "socket", 0, AF_INET6, 0, 0 },
+	{ "socket", 0, 0, AF_UNIX, 0 },
+	{ "socket", 0, 0, AF_INET, 0 },
+	{ "socket", 0, 0, AF_INET6, 0 },
 	/* Threads, never processes: clone only with CLONE_THREAD; clone3 hides its flags, so glibc is told
 	 * it does not exist and falls back to clone. */
 	{ "clone", 0, CLONE_THREAD, CLONE_THREAD, 0 },
-	{ "clone3", PRIV_ANY_ARG, 0, 0, ENOSYS },
+	{ "clone3", SC_ANY_ARG, 0, 0, ENOSYS },
 	NO_EXEC_MAPPINGS("mmap"),
 	NO_EXEC_MAPPINGS("mprotect"),
 	/* Non-blocking sockets and bytes waiting; isatty() is told no. */
-	{ "ioctl", 1, FIONBIO, 0, 0 },
-	{ "ioctl", 1, FIONREAD, 0, 0 },
-	{ "ioctl", 1, TCGETS, 0, ENOTTY },
+	{ "ioctl", 1, 0, FIONBIO, 0 },
+	{ "ioctl", 1, 0, FIONREAD, 0 },
+	{ "ioctl", 1, 0, TCGETS, ENOTTY },
 	{ NULL, 0, 0, 0, 0 },
 };
 
@@ -170,6 +171,10 @@ int confine(const struct options *o)
 	if (sandbox_files(o))
 		return -1;
 	if (o->delivery)
-		return priv_seccomp_allow_args(delivery_syscalls, delivery_arg_syscalls);
-	return priv_seccomp_allow_args(processor_syscalls, processor_arg_syscalls);
+		return sc_install((const char *const *const[]){ delivery_syscalls, NULL },
+				  (const struct sc_arg_rule *const[]){ delivery_arg_syscalls, NULL }, 0, "tracer-processor",
+				  "delivery");
+	return sc_install((const char *const *const[]){ processor_syscalls, NULL },
+			  (const struct sc_arg_rule *const[]){ processor_arg_syscalls, NULL }, 0, "tracer-processor",
+			  "processor");
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "../collector/load.h"
+#include "records.h" /* the kernel records the tests decode (load.h includes only record_header.h) */
 
 struct harness {
 	struct bpf_state bpf;

@@ -27,6 +27,7 @@
 
 #include "../collector/conf.h"
 #include "config.h"
+#include "readfile.h"
 #include "skip.h"
 
 /* Both parsers' results: the collector's struct, and the general one (large: off the stack). */
@@ -116,7 +117,6 @@ static void defaults_are_the_general_parsers(void **state)
 	struct both *b = new_both();
 
 	(void)state;
-	assert_int_equal(CONF_FILE_MAX, CONFIG_FILE_MAX);
 	assert_int_equal(CONF_USER_MAX, CONFIG_USER_MAX);
 	assert_same_values(&b->c, b->g);
 	same_ok("");
@@ -387,9 +387,9 @@ static void load_checks_the_file_as_the_general_parser_does(void **state)
 	make_file(d, "big.conf", "", 0644, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, CONF_FILE_MAX + 1), 0);
+	assert_int_equal(ftruncate(fd, READ_MAX_CONFIG + 1), 0);
 	load_same(path, -EFBIG, "larger than 1024 KiB");
-	assert_int_equal(ftruncate(fd, CONF_FILE_MAX), 0); /* read, then refused for its NUL bytes */
+	assert_int_equal(ftruncate(fd, READ_MAX_CONFIG), 0); /* read, then refused for its NUL bytes */
 	close(fd);
 	load_same(path, -EINVAL, "big.conf:1:1: control character 0x00");
 	make_file(d, "ww.conf", "ring_order = 21\n", 0666, path, sizeof(path));

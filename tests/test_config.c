@@ -26,6 +26,7 @@
 #include "batch_format.h"
 #include "config.h"
 #include "proctab.h"
+#include "readfile.h"
 #include "skip.h"
 
 #define MS 1000000ULL
@@ -258,9 +259,9 @@ static void example_file_documents_every_key_with_its_default(void **state)
 		TEST_SKIP("no docs/tracer.conf.example here: run it from the top of the tree");
 	c = new_config();
 	d = new_config();
-	text = calloc(1, CONFIG_FILE_MAX + 1);
+	text = calloc(1, READ_MAX_CONFIG + 1);
 	assert_non_null(text);
-	assert_true(fread(text, 1, CONFIG_FILE_MAX, f) > 0);
+	assert_true(fread(text, 1, READ_MAX_CONFIG, f) > 0);
 	fclose(f);
 	parse_ok(c, text); /* as shipped: all commented out, the defaults */
 	settings = uncomment_settings(text, &nkeys);
@@ -934,13 +935,13 @@ static void a_bad_line_leaves_the_config_untouched(void **state)
 static void text_larger_than_1_mib_is_refused(void **state)
 {
 	struct tracer_config *c = new_config();
-	char *text = malloc(CONFIG_FILE_MAX + 1), err[256];
+	char *text = malloc(READ_MAX_CONFIG + 1), err[256];
 
 	(void)state;
 	assert_non_null(text);
-	memset(text, '\n', CONFIG_FILE_MAX + 1);
-	assert_int_equal(config_parse(c, "t.conf", text, CONFIG_FILE_MAX, err, sizeof(err)), 0); /* blank lines */
-	assert_int_equal(config_parse(c, "t.conf", text, CONFIG_FILE_MAX + 1, err, sizeof(err)), -EINVAL);
+	memset(text, '\n', READ_MAX_CONFIG + 1);
+	assert_int_equal(config_parse(c, "t.conf", text, READ_MAX_CONFIG, err, sizeof(err)), 0); /* blank lines */
+	assert_int_equal(config_parse(c, "t.conf", text, READ_MAX_CONFIG + 1, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "t.conf: 1048577 bytes, larger than 1024 KiB (a config file is a few KiB)");
 	free(text);
 	free(c);
@@ -1203,12 +1204,12 @@ static void load_file_larger_than_1_mib_is_efbig(void **state)
 	make_file(*state, "big.conf", "", 0644, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, CONFIG_FILE_MAX + 1), 0);
+	assert_int_equal(ftruncate(fd, READ_MAX_CONFIG + 1), 0);
 	close(fd);
 	load_bad(path, false, -EFBIG, "big.conf: 1048577 bytes, larger than 1024 KiB");
 	/* Exactly the limit is read (and then refused for its NUL bytes, as any binary file). */
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	assert_int_equal(ftruncate(fd, CONFIG_FILE_MAX), 0);
+	assert_int_equal(ftruncate(fd, READ_MAX_CONFIG), 0);
 	close(fd);
 	load_bad(path, false, -EINVAL, "big.conf:1:1: control character 0x00");
 }

@@ -93,7 +93,7 @@ int web_sandbox(const char *lake, const char *prices, int lake_family, uint16_t 
 	rc = landlock_apply(&spec, "tracer-web");
 	if (rc < 0)
 		return rc;
-	return sc_install(names, rules, "tracer-web", "serving");
+	return sc_install(names, rules, SC_TSYNC | SC_NNP_SET, "tracer-web", "serving");
 }
 
 /* Whether path is the lake's database, or its -wal or -journal file (real: the lake's real path). */

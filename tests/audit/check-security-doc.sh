@@ -8,7 +8,8 @@
 # 1. the "Auditing the collector in an hour" tables are computed from what
 #    BUILD/tracer-collector is built from (its debug line table:
 #    tests/audit/collector_lines.py says what is counted): every repository
-#    file with code in it, with its line count, and the total, at most 2000;
+#    file with code in it, with its line count, and the total, at most 2100
+#    (and the strict count: every file it names, whole, printed beside it);
 #    then the headers it uses without code in them. The check fails when
 #    the doc's tables differ, when a file in them has no "what to check"
 #    yet, or when the total is over the limit;

@@ -31,7 +31,8 @@ import shutil
 import subprocess
 import sys
 
-LIMIT = 2000
+LIMIT = 2100  # the rule's total (docs/security.md, "Two counts": why not 2000)
+STRICT_TARGET = 2000
 DOC = "docs/security.md"
 TODO = "**to write:** what to check in it"
 
@@ -47,7 +48,7 @@ def line_table(binary, root, build):
     """{repository path: set of line numbers with code} and the set of repository files the tables name."""
     out = subprocess.run([dwarfdump(), "--debug-line", binary], capture_output=True, text=True, check=True).stdout
     code, named = {}, set()
-    dirs, files, name = {}, {}, None
+    dirs, files, name, dead = {}, {}, None, None
     for line in out.splitlines():
         if line.startswith("debug_line["):
             dirs, files = {}, {}
@@ -64,10 +65,15 @@ def line_table(binary, root, build):
             files[index], name = repository_path(path, root, build), None
             if files[index]:
                 named.add(files[index])
-        elif (m := re.match(r"0x([0-9a-f]+)\s+(\d+)\s+\d+\s+(\d+)\s", line)) and int(m.group(1), 16):
+        elif m := re.match(r"0x([0-9a-f]+)\s+(\d+)\s+\d+\s+(\d+)\s", line):
+            # A sequence (one function's rows, with -ffunction-sections) that starts at address 0 is one the
+            # linker dropped (--gc-sections): its rows name lines with no code in the binary.
+            dead = int(m.group(1), 16) == 0 if dead is None else dead
             path = files.get(int(m.group(3)))
-            if path and int(m.group(2)):
+            if path and int(m.group(2)) and not dead:
                 code.setdefault(path, set()).add(int(m.group(2)))
+            if "end_sequence" in line:
+                dead = None
     return code, named
 
 
@@ -142,6 +148,33 @@ def inline_functions(lines):
     return found
 
 
+def functions(lines):
+    """[(name, first line, last line)] of the file's function definitions (comments already blanked)."""
+    bare = [re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', '""', line) for line in lines]
+    found, depth, n = [], 0, 0
+    while n < len(bare):
+        line = bare[n]
+        if depth == 0 and re.match(r"[A-Za-z_]", line) and "(" in line and "=" not in line.split("(")[0]:
+            j = n
+            while j < len(bare) and "{" not in bare[j] and not bare[j].rstrip().endswith(";"):
+                j += 1
+            head = " ".join(bare[n:j + 1])
+            if j < len(bare) and "{" in bare[j] and "=" not in head.split("{")[0]:
+                d, k = 0, j
+                while k < len(bare):
+                    d += bare[k].count("{") - bare[k].count("}")
+                    if d == 0 and (k > j or "}" in bare[k]):
+                        break
+                    k += 1
+                name = re.search(r"(\w+)\s*\(", head)
+                found.append((name.group(1) if name else "?", n + 1, k + 1))
+                n = k + 1
+                continue
+        depth += line.count("{") - line.count("}")
+        n += 1
+    return found
+
+
 def measure(binary):
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     build = os.path.abspath(os.path.dirname(binary))
@@ -151,14 +184,21 @@ def measure(binary):
         lines = code_lines(os.path.join(root, path))
         fns = inline_functions(lines) if path.endswith(".h") else None
         used = [f for f in fns or [] if any(f[1] <= n <= f[2] for n in at)]
-        if fns is None or any(not any(f[1] <= n <= f[2] for f in fns) for n in at):
-            rows[path] = (count(lines), None)  # code outside inline functions: the whole file
+        if path.endswith(".c"):
+            # The whole file but the functions the linker dropped (--gc-sections): no line of theirs has code.
+            dropped = [f for f in functions(lines) if not any(f[1] <= n <= f[2] for n in at)]
+            rows[path] = (count(lines) - sum(count(lines, f[1], f[2]) for f in dropped), None,
+                          [f[0] for f in dropped])
+        elif fns is None or any(not any(f[1] <= n <= f[2] for f in fns) for n in at):
+            rows[path] = (count(lines), None, [])  # code outside inline functions: the whole file
         else:
-            rows[path] = (sum(count(lines, f[1], f[2]) for f in used), [f[0] for f in used])
+            rows[path] = (sum(count(lines, f[1], f[2]) for f in used), [f[0] for f in used], [])
     # Every header the tables name, but those counted whole above: their declarations, to read with the code.
     headers = {p: count(code_lines(os.path.join(root, p))) for p in named
                if p.endswith(".h") and (p not in rows or rows[p][1] is not None)}
-    return root, rows, headers
+    # The strict count: every file the tables name, each whole, as an auditor who reads every file reads it.
+    strict = {p: count(code_lines(os.path.join(root, p))) for p in named}
+    return root, rows, headers, strict
 
 
 def doc_block(text, marker):
@@ -187,20 +227,23 @@ def ordered(paths, known):
     return [p for p in known if p in paths] + new
 
 
-def tables(text, rows, headers):
+def tables(text, rows, headers, strict):
     code_doc = dict(doc_rows(doc_block(text, "audit-files").group(1), 1, 3))
     decl_doc = dict(doc_rows(doc_block(text, "audit-headers").group(1), 0, 2))
-    total = sum(n for n, _ in rows.values())
+    total = sum(r[0] for r in rows.values())
     out = ["| # | File | Lines | What to check |", "|---|---|---|---|"]
     for i, path in enumerate(ordered(rows, list(code_doc)), 1):
-        n, fns = rows[path]
+        n, fns, dropped = rows[path]
         what = "`%s`" % path + (" (inline: %s)" % ", ".join("`%s()`" % f for f in fns) if fns is not None else "")
+        what += " (not linked: %s)" % ", ".join("`%s()`" % f for f in dropped) if dropped else ""
         out.append("| %d | %s | %d | %s |" % (i, what, n, code_doc.get(path, TODO)))
     out.append("| | **Total** (limit %d) | **%d** | |" % (LIMIT, total))
     decl = ["| File | Lines | What it declares |", "|---|---|---|"]
     for path in ordered(headers, list(decl_doc)):
         decl.append("| `%s` | %d | %s |" % (path, headers[path], decl_doc.get(path, TODO)))
     decl.append("| **Total** (not in the limit) | **%d** | |" % sum(headers.values()))
+    decl.append("| **Strict count**: the %d files above and in the first table, each whole (target %d) | **%d** | |"
+                % (len(strict), STRICT_TARGET, sum(strict.values())))
     return "\n".join(out) + "\n", "\n".join(decl) + "\n", total
 
 
@@ -209,10 +252,10 @@ def main(argv):
     args = argv[2:] if mode else argv[1:]
     if len(args) != 1:
         sys.exit("usage: collector_lines.py [--print | --update] BUILD/tracer-collector")
-    root, rows, headers = measure(args[0])
+    root, rows, headers, strict = measure(args[0])
     doc = os.path.join(root, DOC)
     text = open(doc, encoding="utf-8").read()
-    code, decl, total = tables(text, rows, headers)
+    code, decl, total = tables(text, rows, headers, strict)
     if mode == "--print":
         sys.stdout.write("<!-- audit-files: start -->\n%s<!-- audit-files: end -->\n\n"
                          "<!-- audit-headers: start -->\n%s<!-- audit-headers: end -->\n" % (code, decl))
@@ -224,9 +267,11 @@ def main(argv):
         open(doc, "w", encoding="utf-8").write(text)
         print("%s: audit tables written from %s (%d lines)" % (DOC, args[0], total))
         return 0
-    for path, (n, _) in sorted(rows.items()):
+    for path, (n, _, _) in sorted(rows.items()):
         print("audit.lines %s %d" % (path, n))
-    print("audit.collector_lines %d" % total)
+    print("audit.collector_lines %d (the rule: code files whole, the inline functions compiled in)" % total)
+    print("audit.collector_lines_strict %d (every repository file the line tables name, whole: %d files)"
+          % (sum(strict.values()), len(strict)))
     fail = False
     for marker, block in (("audit-files", code), ("audit-headers", decl)):
         have = doc_block(text, marker).group(1)

@@ -6,7 +6,7 @@
  * invariant.
  *
  * Input: the file's text. Text read_file refuses before parsing (a NUL
- * byte, more than RULES_FILE_MAX bytes) is skipped.
+ * byte, more than READ_MAX_RULES bytes) is skipped.
  *
  * Invariants:
  *   - rules_parse returns 0 or -1, and the same again on the same text
@@ -367,7 +367,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc, rc2;
 
 	init_once();
-	if (size > RULES_FILE_MAX || memchr(data, 0, size))
+	if (size > READ_MAX_RULES || memchr(data, 0, size))
 		return 0; /* read_file refuses it: never parsed */
 	bad = model((const char *)data, size, &want);
 	rc = parse(data, size, &log, &log_len);
