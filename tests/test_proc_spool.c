@@ -20,6 +20,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -927,6 +928,61 @@ static void child_appends_forever(struct fix *f, int out)
 }
 
 /*
+ * Run child_appends_forever and SIGKILL it after delay (after_first: counted
+ * from its first durable record, which a slow first fsync delays, as under
+ * ASan). Returns the last seq it was told is durable.
+ */
+static uint64_t writer_killed_after(struct fix *f, const struct timespec *delay, bool after_first)
+{
+	uint64_t durable = 0, d;
+	int fds[2], status, ready = 1;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		child_appends_forever(f, fds[1]);
+	}
+	close(fds[1]);
+	if (after_first)
+		ready = poll(&(struct pollfd){ fds[0], POLLIN, 0 }, 1, 30000);
+	if (ready == 1)
+		nanosleep(delay, NULL);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(ready, 1);
+	assert_true(WIFSIGNALED(status));
+	while (read(fds[0], &d, sizeof(d)) == (ssize_t)sizeof(d))
+		durable = d;
+	close(fds[0]);
+	return durable;
+}
+
+/*
+ * Reopened, the spool holds every record up to durable: intact, once each,
+ * in order. Then it is emptied for the next round (the child numbers from 1).
+ * Returns how many records it recovered.
+ */
+static uint64_t expect_durable_then_empty(struct fix *f, uint64_t durable)
+{
+	static uint64_t seen[2000000];
+	uint64_t n;
+
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	n = read_all(f, 0, 4096, seen, sizeof(seen) / sizeof(seen[0]));
+	if (n < durable)
+		fail_msg("%" PRIu64 " records were reported durable, %" PRIu64 " survived", durable, n);
+	for (uint64_t i = 0; i < durable; i++)
+		assert_int_equal(seen[i], i + 1);
+	spool_close(f->s);
+	f->s = NULL;
+	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return n;
+}
+
+/*
  * Killed at a random moment, mid-write: recovery reads back every record it
  * was told is durable, and a torn tail is cut. The page cache outlives the
  * process, so this cannot tell an fsync from none: the test after it can.
@@ -934,43 +990,14 @@ static void child_appends_forever(struct fix *f, int out)
 static void test_killed_writer_loses_no_record_it_was_told_is_durable(void **state)
 {
 	struct fix *f = *state;
-	static uint64_t seen[2000000];
 
 	f->c.segment_bytes = 256 << 10;
 	f->c.fsync_interval_ns = 5 * 1000000ULL;
 	srand((unsigned)now_mono());
 	for (int round = 0; round < 4; round++) {
-		uint64_t durable = 0, d, n;
 		struct timespec delay = { 0, (long)(50 + rand() % 400) * 1000000L };
-		int fds[2], status;
-		pid_t pid;
+		uint64_t durable = writer_killed_after(f, &delay, false), n = expect_durable_then_empty(f, durable);
 
-		assert_int_equal(pipe(fds), 0);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(fds[0]);
-			child_appends_forever(f, fds[1]);
-		}
-		close(fds[1]);
-		nanosleep(&delay, NULL);
-		kill(pid, SIGKILL);
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		assert_true(WIFSIGNALED(status));
-		while (read(fds[0], &d, sizeof(d)) == (ssize_t)sizeof(d))
-			durable = d;
-		close(fds[0]);
-
-		/* Every record up to the last one reported durable: intact, once each, in order. */
-		assert_int_equal(spool_open(&f->s, &f->c), 0);
-		n = read_all(f, 0, 4096, seen, sizeof(seen) / sizeof(seen[0]));
-		assert_true(n >= durable);
-		for (uint64_t i = 0; i < durable; i++)
-			assert_int_equal(seen[i], i + 1);
-		/* Start the next round from an empty spool: the child numbers from 1. */
-		spool_close(f->s);
-		f->s = NULL;
-		nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		fprintf(stderr, "round %d: killed after %ld ms, %" PRIu64 " durable, %" PRIu64 " recovered\n", round,
 			delay.tv_nsec / 1000000L, durable, n);
 	}
@@ -1051,7 +1078,6 @@ static int unmount_then_teardown(void **state)
 static void test_writer_cut_off_with_its_unflushed_writes_loses_no_record_it_was_told_is_durable(void **state)
 {
 	struct fix *f = *state;
-	static uint64_t seen[2000000];
 	char img[96], mnt[80], canary[96];
 
 	if (geteuid() != 0)
@@ -1070,31 +1096,11 @@ static void test_writer_cut_off_with_its_unflushed_writes_loses_no_record_it_was
 	f->c.fsync_interval_ns = 5 * 1000000ULL;
 	srand((unsigned)now_mono());
 	for (int round = 0; round < 4; round++) {
-		uint64_t durable = 0, d, n;
 		struct timespec delay = { 0, (long)(50 + rand() % 400) * 1000000L };
+		uint64_t durable = writer_killed_after(f, &delay, true), n;
 		struct stat st;
-		int fds[2], status, fd, ready;
-		pid_t pid;
+		int fd;
 
-		assert_int_equal(pipe(fds), 0);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(fds[0]);
-			child_appends_forever(f, fds[1]);
-		}
-		close(fds[1]);
-		/* Cut it off at a random moment after its first durable record (a slow first fsync, under ASan). */
-		ready = poll(&(struct pollfd){ fds[0], POLLIN, 0 }, 1, 30000);
-		if (ready == 1)
-			nanosleep(&delay, NULL);
-		kill(pid, SIGKILL);
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		assert_int_equal(ready, 1);
-		assert_true(WIFSIGNALED(status));
-		while (read(fds[0], &d, sizeof(d)) == (ssize_t)sizeof(d))
-			durable = d;
-		close(fds[0]);
 		fd = open(canary, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 		assert_true(fd >= 0);
 		assert_int_equal(write(fd, "not flushed", 11), 11);
@@ -1104,20 +1110,10 @@ static void test_writer_cut_off_with_its_unflushed_writes_loses_no_record_it_was
 		assert_int_equal(quiet("mount -t ext4 -o loop '%s' '%s'", img, mnt), 0);
 		if (stat(canary, &st) == 0 && st.st_size == 11)
 			fail_msg("the shutdown kept a write never flushed (%s): it cannot stand in for a power cut", canary);
-
-		/* Every record up to the last one reported durable: intact, once each, in order. */
-		assert_int_equal(spool_open(&f->s, &f->c), 0);
-		n = read_all(f, 0, 4096, seen, sizeof(seen) / sizeof(seen[0]));
+		assert_true(durable > 0);
+		n = expect_durable_then_empty(f, durable);
 		fprintf(stderr, "round %d: cut off %ld ms after its first durable record, %" PRIu64 " durable, %" PRIu64
 			" recovered\n", round, delay.tv_nsec / 1000000L, durable, n);
-		assert_true(durable > 0);
-		if (n < durable)
-			fail_msg("%" PRIu64 " records were reported durable, %" PRIu64 " survived", durable, n);
-		for (uint64_t i = 0; i < durable; i++)
-			assert_int_equal(seen[i], i + 1);
-		spool_close(f->s);
-		f->s = NULL;
-		nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		unlink(canary);
 	}
 	assert_int_equal(unmount(mnt), 0);
