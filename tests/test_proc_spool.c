@@ -1065,12 +1065,13 @@ static int unmount(const char *mnt)
 static int unmount_then_teardown(void **state)
 {
 	struct fix *f = *state;
+	struct stat top, sub;
 	char mnt[80];
 
 	snprintf(mnt, sizeof(mnt), "%s/mnt", f->root);
 	spool_close(f->s);
 	f->s = NULL;
-	if (access(mnt, F_OK) == 0)
+	if (stat(f->root, &top) == 0 && stat(mnt, &sub) == 0 && sub.st_dev != top.st_dev)
 		(void)unmount(mnt);
 	return teardown(state);
 }
