@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <bpf/bpf.h>
 
 #include "bpf_harness.h"
 #include "daemon_harness.h"
@@ -434,33 +435,163 @@ static const char *stop_collector(pid_t pid)
 	return said;
 }
 
+/* How many times the collector's log (dir/collector.log) says what, now. */
+static int log_count(const char *what)
+{
+	static char said[65536];
+	char log[128];
+	int n = 0;
+
+	snprintf(log, sizeof(log), "%s/collector.log", dir);
+	daemon_read_file(log, said, sizeof(said));
+	for (const char *p = said; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+/*
+ * Wait (at most 10 s) until the collector's log says what for the nth time:
+ * each SIGHUP is sent only once the one before it was handled, so that two
+ * cannot merge into one reload.
+ */
+static void wait_for_log(const char *what, int n)
+{
+	for (int waited_ms = 0; log_count(what) < n; waited_ms += 10) {
+		if (waited_ms >= 10000)
+			fail_msg("the collector did not say \"%s\" %d times within 10 s", what, n);
+		usleep(10000);
+	}
+}
+
+/*
+ * The collector's own copy of the programs' .bss map (where its rules land):
+ * among the BPF maps the process holds (/proc/PID/fdinfo says their ids), the
+ * one with the kernel name of this harness's .bss map. An fd of the test's own.
+ */
+static int collector_bss_map(pid_t pid)
+{
+	struct bpf_map_info ours = { 0 }, info;
+	__u32 len = sizeof(ours);
+	char path[128], line[256];
+	int found = -1;
+
+	assert_int_equal(bpf_obj_get_info_by_fd(bpf_map__fd(H.bpf.skel->maps.bss), &ours, &len), 0);
+	for (int fd = 0; fd < 1024 && found < 0; fd++) {
+		unsigned id = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "map_id: %u", &id) == 1)
+				break;
+		fclose(f);
+		if (!id || id == ours.id)
+			continue;
+		found = bpf_map_get_fd_by_id(id);
+		assert_true(found >= 0);
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		assert_int_equal(bpf_obj_get_info_by_fd(found, &info, &len), 0);
+		if (strcmp(info.name, ours.name) || info.value_size != sizeof(struct tracer_bpf__bss)) {
+			close(found);
+			found = -1;
+		}
+	}
+	if (found < 0)
+		fail_msg("no map named %s among the BPF maps of the collector (pid %d)", ours.name, (int)pid);
+	return found;
+}
+
+/*
+ * The rules the kernel programs read now (the .bss map, read with bpf(), not
+ * through the collector's memory) are the rules text says: the copy that
+ * rules_active names equals rules_parse of the text. Returns rules_active.
+ */
+static __u32 expect_kernel_rules(int map_fd, const char *text)
+{
+	struct tracer_bpf__bss *bss = calloc(1, sizeof(*bss));
+	struct rules_file *want = calloc(1, sizeof(*want));
+	char copy[1024];
+	__u32 key = 0, active;
+
+	assert_non_null(bss);
+	assert_non_null(want);
+	assert_int_equal(bpf_map_lookup_elem(map_fd, &key, bss), 0);
+	assert_int_equal(rules_init(want, NULL), 0);
+	want->path = rules_path;
+	snprintf(copy, sizeof(copy), "%s", text);
+	assert_int_equal(rules_parse(want, copy), 0);
+	active = bss->rules_active;
+	assert_in_range(active, 0, 1);
+	if (memcmp(&bss->rules[active], &want->next, sizeof(want->next)))
+		fail_msg("the kernel's rules (copy %u of the collector's .bss map) are not those of \"%s\"", active,
+			 text);
+	free(want);
+	free(bss);
+	return active;
+}
+
+/* The collector of the test below while it runs: its teardown stops it (a check failed) and restores the rules. */
+static pid_t reloading;
+
+static int stop_reloading_collector(void **state)
+{
+	(void)state;
+	if (reloading > 0 && daemon_stop(reloading, SIGKILL, 60000) == -1)
+		return -1;
+	reloading = 0;
+	harness_write_file(rules_path, "include exe tracer-incl\nexclude exe tracer-excl\nexclude uid 54321\n"
+				       "env MY_JOB_TAG\n");
+	return 0;
+}
+
 /*
  * The real collector, sandboxed (uid 65533, no capabilities, seccomp):
  * SIGHUP rereads the rules inside the sandbox (a forbidden syscall would
- * kill it), a bad file is refused and the old rules kept, SIGTERM stops it.
+ * kill it) and the programs' rules change to the file's, read back from the
+ * kernel's map after each reload; a bad file is refused and the kernel keeps
+ * the old rules; SIGTERM stops it. Each SIGHUP waits for the one before.
  */
 static void test_collector_reloads_rules_in_its_sandbox(void **state)
 {
+	static const char *const texts[] = { "exclude uid 4\n", "exclude uid 5\nenv ANOTHER_KEY\n",
+					     "exclude uid 5\nnonsense here\n", "include uid 6\nexclude exe sshd\n" };
 	const char *bin = collector_bin(), *said;
+	__u32 active;
 	pid_t pid;
+	int map;
 
 	(void)state;
 	if (!bin)
 		TEST_SKIP("no tracer-collector next to the test binaries: run 'make all' first");
-	harness_write_file(rules_path, "exclude uid 4\n");
-	pid = start_collector(bin, false);
-	harness_write_file(rules_path, "exclude uid 5\nenv ANOTHER_KEY\n");
+	harness_write_file(rules_path, texts[0]);
+	pid = reloading = start_collector(bin, false);
+	map = collector_bss_map(pid);
+	active = expect_kernel_rules(map, texts[0]);
+
+	harness_write_file(rules_path, texts[1]);
 	assert_int_equal(kill(pid, SIGHUP), 0);
-	usleep(300000);
-	harness_write_file(rules_path, "exclude uid 5\nnonsense here\n");
+	wait_for_log("<6>rules reloaded from", 1);
+	assert_int_equal(expect_kernel_rules(map, texts[1]), !active); /* the other copy, published */
+	active = !active;
+
+	harness_write_file(rules_path, texts[2]);
 	assert_int_equal(kill(pid, SIGHUP), 0);
-	usleep(300000);
+	wait_for_log("the previous rules stay in force", 1);
+	assert_int_equal(expect_kernel_rules(map, texts[1]), active); /* unchanged */
+
+	harness_write_file(rules_path, texts[3]);
+	assert_int_equal(kill(pid, SIGHUP), 0);
+	wait_for_log("<6>rules reloaded from", 2);
+	assert_int_equal(expect_kernel_rules(map, texts[3]), !active);
+
+	close(map);
+	reloading = 0;
 	said = stop_collector(pid);
-	assert_non_null(strstr(said, "rules reloaded from"));
 	assert_non_null(strstr(said, ":2: expected"));
-	assert_non_null(strstr(said, "the previous rules stay in force"));
-	harness_write_file(rules_path, "include exe tracer-incl\nexclude exe tracer-excl\nexclude uid 54321\n"
-				       "env MY_JOB_TAG\n");
 }
 
 /*
@@ -594,7 +725,7 @@ int main(void)
 		cmocka_unit_test(test_rules_file_refused_with_file_line_and_remedy),
 		cmocka_unit_test(test_too_many_rules_refused),
 		cmocka_unit_test(test_rules_read_is_rules_parse_of_the_file_text),
-		cmocka_unit_test(test_collector_reloads_rules_in_its_sandbox),
+		cmocka_unit_test_teardown(test_collector_reloads_rules_in_its_sandbox, stop_reloading_collector),
 		cmocka_unit_test(test_collector_leaves_out_programs_of_missing_tracepoints),
 		cmocka_unit_test(test_without_vmscan_tracepoints_records_say_reclaim_not_measured),
 	};

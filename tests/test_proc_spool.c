@@ -6,9 +6,11 @@
  * and go only after a durable ledger acknowledges them; recovery truncates
  * torn tails, skips and counts corrupt frames, sets bad segments aside and
  * survives a missing ledger; the quota evicts the oldest; a process killed
- * at any moment loses nothing it was told was durable.
+ * at any moment loses nothing it was told was durable, nor does one whose
+ * file system then drops every write not flushed (ext4 on a loop device).
  *
- * Skips (77) when the kernel refuses io_uring.
+ * Skips (77) when the kernel refuses io_uring; the loop-device test skips
+ * without root, mkfs.ext4, loop devices or ext4 (a skip fails under CI).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,19 +20,22 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <zlib.h>
+#include <linux/types.h>
 #include <liburing.h>
+#include <zlib.h>
 
 #include "batch.h"
 #include "skip.h"
@@ -922,49 +927,197 @@ static void child_appends_forever(struct fix *f, int out)
 	}
 }
 
+/*
+ * Run child_appends_forever and SIGKILL it after delay (after_first: counted
+ * from its first durable record, which a slow first fsync delays, as under
+ * ASan). Returns the last seq it was told is durable.
+ */
+static uint64_t writer_killed_after(struct fix *f, const struct timespec *delay, bool after_first)
+{
+	uint64_t durable = 0, d;
+	int fds[2], status, ready = 1;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		child_appends_forever(f, fds[1]);
+	}
+	close(fds[1]);
+	if (after_first)
+		ready = poll(&(struct pollfd){ fds[0], POLLIN, 0 }, 1, 30000);
+	if (ready == 1)
+		nanosleep(delay, NULL);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(ready, 1);
+	assert_true(WIFSIGNALED(status));
+	while (read(fds[0], &d, sizeof(d)) == (ssize_t)sizeof(d))
+		durable = d;
+	close(fds[0]);
+	return durable;
+}
+
+/*
+ * Reopened, the spool holds every record up to durable: intact, once each,
+ * in order. Then it is emptied for the next round (the child numbers from 1).
+ * Returns how many records it recovered.
+ */
+static uint64_t expect_durable_then_empty(struct fix *f, uint64_t durable)
+{
+	static uint64_t seen[2000000];
+	uint64_t n;
+
+	assert_int_equal(spool_open(&f->s, &f->c), 0);
+	n = read_all(f, 0, 4096, seen, sizeof(seen) / sizeof(seen[0]));
+	if (n < durable)
+		fail_msg("%" PRIu64 " records were reported durable, %" PRIu64 " survived", durable, n);
+	for (uint64_t i = 0; i < durable; i++)
+		assert_int_equal(seen[i], i + 1);
+	spool_close(f->s);
+	f->s = NULL;
+	nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return n;
+}
+
+/*
+ * Killed at a random moment, mid-write: recovery reads back every record it
+ * was told is durable, and a torn tail is cut. The page cache outlives the
+ * process, so this cannot tell an fsync from none: the test after it can.
+ */
 static void test_killed_writer_loses_no_record_it_was_told_is_durable(void **state)
 {
 	struct fix *f = *state;
-	static uint64_t seen[2000000];
 
 	f->c.segment_bytes = 256 << 10;
 	f->c.fsync_interval_ns = 5 * 1000000ULL;
 	srand((unsigned)now_mono());
 	for (int round = 0; round < 4; round++) {
-		uint64_t durable = 0, d, n;
 		struct timespec delay = { 0, (long)(50 + rand() % 400) * 1000000L };
-		int fds[2], status;
-		pid_t pid;
+		uint64_t durable = writer_killed_after(f, &delay, false), n = expect_durable_then_empty(f, durable);
 
-		assert_int_equal(pipe(fds), 0);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			close(fds[0]);
-			child_appends_forever(f, fds[1]);
-		}
-		close(fds[1]);
-		nanosleep(&delay, NULL);
-		kill(pid, SIGKILL);
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		assert_true(WIFSIGNALED(status));
-		while (read(fds[0], &d, sizeof(d)) == (ssize_t)sizeof(d))
-			durable = d;
-		close(fds[0]);
-
-		/* Every record up to the last one reported durable: intact, once each, in order. */
-		assert_int_equal(spool_open(&f->s, &f->c), 0);
-		n = read_all(f, 0, 4096, seen, sizeof(seen) / sizeof(seen[0]));
-		assert_true(n >= durable);
-		for (uint64_t i = 0; i < durable; i++)
-			assert_int_equal(seen[i], i + 1);
-		/* Start the next round from an empty spool: the child numbers from 1. */
-		spool_close(f->s);
-		f->s = NULL;
-		nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		fprintf(stderr, "round %d: killed after %ld ms, %" PRIu64 " durable, %" PRIu64 " recovered\n", round,
 			delay.tv_nsec / 1000000L, durable, n);
 	}
+}
+
+/*
+ * SIGKILL leaves the page cache to the kernel, which writes it out later:
+ * the test above cannot tell an fsync from none. Here the spool lives on an
+ * ext4 file system of its own (a loop device), and after the kill the file
+ * system is shut down without flushing (EXT4_IOC_SHUTDOWN, NOLOGFLUSH: what
+ * fstests' godown does to stand in for a power cut): every write not made
+ * durable by an fsync is dropped. Remounted, every record the writer was
+ * told is durable must be there. A file written just before the shutdown
+ * and never synced must not be: the proof that the drop happened here.
+ */
+#ifndef EXT4_IOC_SHUTDOWN
+#define EXT4_IOC_SHUTDOWN _IOR('X', 125, __u32)
+#endif
+#define EXT4_GOING_FLAGS_NOLOGFLUSH 0x2 /* linux/fs/ext4/ext4.h: no flush of data or of the journal */
+
+/* Run a shell command quietly: its exit status, or -1. */
+static int quiet(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int quiet(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " >/dev/null 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	st = system(cmd);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Shut the file system at mnt down, dropping every write not yet flushed. */
+static void shut_down_without_flush(const char *mnt)
+{
+	__u32 how = EXT4_GOING_FLAGS_NOLOGFLUSH;
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+
+	assert_true(fd >= 0);
+	if (ioctl(fd, EXT4_IOC_SHUTDOWN, &how))
+		fail_msg("EXT4_IOC_SHUTDOWN of %s: %s", mnt, strerror(errno));
+	close(fd);
+}
+
+/*
+ * Unmount mnt: 0, or umount's status. The killed writer's io_uring lets go
+ * of its files only once the kernel has torn its ring down, a moment after
+ * the process is reaped: until then the file system is busy (status 32).
+ */
+static int unmount(const char *mnt)
+{
+	uint64_t deadline = now_mono() + 10 * SEC;
+	int rc;
+
+	while ((rc = quiet("umount '%s'", mnt)) == 32 && now_mono() < deadline)
+		usleep(20000);
+	return rc;
+}
+
+/* The test's teardown, after unmounting what a failed check left mounted. */
+static int unmount_then_teardown(void **state)
+{
+	struct fix *f = *state;
+	struct stat top, sub;
+	char mnt[80];
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", f->root);
+	spool_close(f->s);
+	f->s = NULL;
+	if (stat(f->root, &top) == 0 && stat(mnt, &sub) == 0 && sub.st_dev != top.st_dev)
+		(void)unmount(mnt);
+	return teardown(state);
+}
+
+static void test_writer_cut_off_with_its_unflushed_writes_loses_no_record_it_was_told_is_durable(void **state)
+{
+	struct fix *f = *state;
+	char img[96], mnt[80], canary[96];
+
+	if (geteuid() != 0)
+		TEST_SKIP("needs root to mount a loop device and shut its file system down");
+	if (quiet("command -v mkfs.ext4"))
+		TEST_SKIP("no mkfs.ext4 (e2fsprogs) to make the spool's file system");
+	snprintf(img, sizeof(img), "%s/ext4.img", f->root);
+	snprintf(mnt, sizeof(mnt), "%s/mnt", f->root);
+	snprintf(canary, sizeof(canary), "%s/canary", mnt);
+	snprintf(f->dir, sizeof(f->dir), "%s/spool", mnt);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	assert_int_equal(quiet("truncate -s 128M '%s' && mkfs.ext4 -q -F '%s'", img, img), 0);
+	if (quiet("mount -t ext4 -o loop '%s' '%s'", img, mnt))
+		TEST_SKIP("cannot mount an ext4 image on a loop device here (no loop devices, or no ext4)");
+	f->c.segment_bytes = 256 << 10;
+	f->c.fsync_interval_ns = 5 * 1000000ULL;
+	srand((unsigned)now_mono());
+	for (int round = 0; round < 4; round++) {
+		struct timespec delay = { 0, (long)(50 + rand() % 400) * 1000000L };
+		uint64_t durable = writer_killed_after(f, &delay, true), n;
+		struct stat st;
+		int fd;
+
+		fd = open(canary, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, "not flushed", 11), 11);
+		close(fd);
+		shut_down_without_flush(mnt);
+		assert_int_equal(unmount(mnt), 0);
+		assert_int_equal(quiet("mount -t ext4 -o loop '%s' '%s'", img, mnt), 0);
+		if (stat(canary, &st) == 0 && st.st_size == 11)
+			fail_msg("the shutdown kept a write never flushed (%s): it cannot stand in for a power cut", canary);
+		assert_true(durable > 0);
+		n = expect_durable_then_empty(f, durable);
+		fprintf(stderr, "round %d: cut off %ld ms after its first durable record, %" PRIu64 " durable, %" PRIu64
+			" recovered\n", round, delay.tv_nsec / 1000000L, durable, n);
+		unlink(canary);
+	}
+	assert_int_equal(unmount(mnt), 0);
 }
 
 /* 0, or -errno when the kernel refuses io_uring. */
@@ -1020,6 +1173,9 @@ int main(void)
 		T(test_stream_id_survives_the_loss_of_its_file_or_of_the_ledger),
 	T(test_ledger_tmp_left_by_a_crash_is_removed_at_open),
 		T(test_killed_writer_loses_no_record_it_was_told_is_durable),
+		cmocka_unit_test_setup_teardown(
+			test_writer_cut_off_with_its_unflushed_writes_loses_no_record_it_was_told_is_durable, setup,
+			unmount_then_teardown),
 		T(test_last_source_is_the_newest_kernel_records_after_a_reopen),
 #undef T
 	};
