@@ -42,7 +42,7 @@ SHM_HDR   = $(wildcard include/*.h $(addsuffix /*.h,$(STAGES)) tests/*.h)
 # not config.c; the producer half of shm/ (libtracer_shm.a).
 COLLECTOR_SRC := collector/main.c collector/conf.c collector/sandbox.c collector/load.c collector/rules.c \
                  common/conf_lines.c common/readfile.c common/priv.c common/scfilter.c common/landlock.c \
-                 common/notify.c
+                 common/notify.c common/version.c
 # The kernel programs' tests (tests/test_bpf_*.c) load them through the collector's own loader.
 BPF_TEST_SRC := collector/load.c collector/rules.c tests/bpf_harness.c
 
@@ -106,7 +106,7 @@ FUZZERS  := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 BENCHES  := ring overhead agent kernel delivery live tune html real fleet export
 
 # Packages for build, tests, fuzzing and benchmarks (later issues add to it).
-DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 \
+DEB_PKGS := build-essential clang llvm libclang-rt-14-dev pkg-config libcmocka-dev python3 help2man lintian \
             libbpf-dev bpftool libelf-dev zlib1g-dev liburing-dev libsodium-dev \
             libcurl4-openssl-dev libseccomp-dev libmicrohttpd-dev libgnutls28-dev libsqlite3-dev \
             cppcheck procps iproute2 util-linux snakemake bwa samtools cwltool sqlite3 openssl \
@@ -308,14 +308,15 @@ $(BUILD)/asan/obj/%.o: %.c $(SHM_HDR)
 	@echo "  CC san  $<"
 	$(Q)$(CC) $(CPPFLAGS) $(call stage_inc,$<) $(filter-out -O2 -D_FORTIFY_SOURCE=2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
-# tracer-web's /metrics names its build (tracer_build_info), tracer export otlp its scope: the package's version (debian/changelog) and the
-# commit (git describe, no index refresh written; "unknown" outside a git checkout). api.o is rebuilt when
-# either changes: build/gen/build_id is rewritten (when make reads this file) only then.
+# Every binary's --version, tracer-web's /metrics (tracer_build_info) and tracer export otlp's scope name the
+# build: the package's version (debian/changelog) and the commit (git describe, no index refresh written;
+# "unknown" outside a git checkout), compiled into one object, common/version.o, which every binary links.
+# It alone is rebuilt when either changes: build/gen/build_id is rewritten (when make reads this file) only then.
 TRACER_VERSION := $(or $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null),unknown)
 TRACER_COMMIT := $(or $(shell git --no-optional-locks describe --always --dirty --abbrev=12 2>/dev/null),unknown)
 $(shell mkdir -p $(BUILD)/gen && (echo '$(TRACER_VERSION) $(TRACER_COMMIT)' | cmp -s - $(BUILD)/gen/build_id || \
 	echo '$(TRACER_VERSION) $(TRACER_COMMIT)' > $(BUILD)/gen/build_id))
-BUILD_ID_OBJS := $(BUILD)/obj/web/api.o $(BUILD)/asan/obj/web/api.o $(BUILD)/obj/cli/cmd_export_otlp.o
+BUILD_ID_OBJS := $(BUILD)/obj/common/version.o $(BUILD)/asan/obj/common/version.o
 $(BUILD_ID_OBJS): $(BUILD)/gen/build_id
 $(BUILD_ID_OBJS): CPPFLAGS += -DTRACER_VERSION='"$(TRACER_VERSION)"' \
 	-DTRACER_COMMIT='"$(TRACER_COMMIT)"'
@@ -550,4 +551,5 @@ clean:
 .SECONDARY:
 
 include mk/selinux.mk
+include mk/man.mk
 include mk/install.mk

@@ -31,10 +31,8 @@
 #include "readfile.h"
 #include "store.h"
 #include "sweep_input.h"
+#include "version.h"
 
-#ifndef TRACER_VERSION
-#define TRACER_VERSION "unknown"
-#endif
 
 #define HEADERS_MAX 32
 #define BODY_SHOWN 512                 /* bytes of an answer's body kept to show */
@@ -419,6 +417,7 @@ bad:
 static int sender_init(struct sender *s, const struct options *o)
 {
 	size_t n = strlen(o->endpoint);
+	char agent[128];
 
 	while (n && o->endpoint[n - 1] == '/')
 		n--;
@@ -458,7 +457,8 @@ static int sender_init(struct sender *s, const struct options *o)
 	curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)(o->timeout_ns / 1000000));
 	curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->timeout_ns / 1000000));
 	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(s->curl, CURLOPT_USERAGENT, "tracer/" TRACER_VERSION);
+	snprintf(agent, sizeof(agent), "tracer/%s", tracer_version);
+	curl_easy_setopt(s->curl, CURLOPT_USERAGENT, agent); /* curl keeps a copy */
 	if (o->ca_file)
 		curl_easy_setopt(s->curl, CURLOPT_CAINFO, o->ca_file);
 	return 0;
@@ -513,7 +513,7 @@ static int collect(void *ctx, const struct store_run *r)
 static int export_one(void *ctx, const struct store_run *r)
 {
 	struct pass *p = ctx;
-	struct otlp_options oo = { .with_argv = p->o->with_argv, .version = TRACER_VERSION };
+	struct otlp_options oo = { .with_argv = p->o->with_argv, .version = tracer_version };
 	uint8_t id[OTLP_TRACE_ID_LEN];
 	char hex[2 * OTLP_TRACE_ID_LEN + 1], err[512];
 	int rc;

@@ -12,6 +12,7 @@
 #include "cmd_status.h"
 #include "cmd_sweep.h"
 #include "cmd_tune.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -31,7 +32,9 @@ static void usage(FILE *f)
 		   "                                       the lake's rows as CSV or NDJSON, for notebooks\n"
 		   "  export otlp --db FILE --endpoint URL [--since D] [--follow --state FILE] [--header K=V]...\n"
 		   "                                       runs as OpenTelemetry traces (OTLP/HTTP JSON)\n"
-		   "  help                                 this text\n");
+		   "  help, --help                         this text, on standard output\n"
+		   "  --version                            the version and commit\n"
+		   "Each command's --help gives all its options.\n");
 }
 
 static void export_usage(FILE *f)
@@ -83,6 +86,10 @@ int main(int argc, char **argv)
 		return cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		version_print("tracer");
 		return 0;
 	}
 	fprintf(stderr, "tracer: unknown command '%s'\n", argv[1]);

@@ -43,6 +43,7 @@
 #include "ring_producer.h"
 #include "sandbox.h"
 #include "testtrigger.h"
+#include "version.h"
 
 #define COUNTERS_INTERVAL_NS 1000000000ULL
 #define COLLECTOR_POLL_MS 20 /* copy at least this often; see wakeup_flags() in bpf/ */
@@ -90,18 +91,7 @@ static void usage(FILE *f)
 		   "environment keys (docs/security.md), reread on SIGHUP. MS: 100..60000 (1000).\n"
 		   "   or: tracer-collector --config FILE [--set KEY=VALUE]... [--trace-pid PID] [--ready-fd FD]\n"
 		   "takes the socket (runtime_dir/collector.sock), the users, the rules and the sizes\n"
-		   "from FILE (root's alone: docs/config.md).\n");
-}
-
-/* An option's whole number, at most max: digits only (common/parse.h, as every program reads numbers). */
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	uint64_t v;
-
-	if (parse_u64(s, max, &v))
-		return -1;
-	*out = (unsigned long)v;
-	return 0;
+		   "from FILE (root's alone: docs/config.md). --help: this text; --version: the version.\n");
 }
 
 /*
@@ -156,9 +146,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "config", required_argument, NULL, 'C' },
 		{ "set", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long v;
+	uint64_t v; /* an option's whole number: digits only (common/parse.h, as every program reads numbers) */
 	int c;
 
 	*o = (struct options){ .user = COLLECTOR_DEFAULT_USER, .consumer_uid = (uid_t)-1, .ring_order = RING_DEFAULT_ORDER,
@@ -168,33 +159,33 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 's': o->socket_path = optarg; break;
 		case 'u': o->user = optarg; break;
 		case 'c':
-			if (parse_uint(optarg, 0xfffffffe, &v))
+			if (parse_u64(optarg, 0xfffffffe, &v))
 				goto bad;
 			o->consumer_uid = (uid_t)v;
 			break;
 		case 'r':
-			if (parse_uint(optarg, RING_MAX_ORDER, &v) || v < RING_MIN_ORDER)
+			if (parse_u64(optarg, RING_MAX_ORDER, &v) || v < RING_MIN_ORDER)
 				goto bad;
 			o->ring_order = (unsigned)v;
 			break;
 		case 'k':
 			/* A power of two number of MiB, as the BPF ring buffer needs. */
-			if (parse_uint(optarg, 1024, &v) || v == 0 || (v & (v - 1)))
+			if (parse_u64(optarg, 1024, &v) || v == 0 || (v & (v - 1)))
 				goto bad;
 			o->load.kernel_buffer_mib = (unsigned)v;
 			break;
 		case 'f':
-			if (parse_uint(optarg, 65535, &v))
+			if (parse_u64(optarg, 65535, &v))
 				goto bad;
 			o->ready_fd = (int)v;
 			break;
 		case 'p':
-			if (parse_uint(optarg, 0x7fffffff, &v) || v == 0)
+			if (parse_u64(optarg, 0x7fffffff, &v) || v == 0)
 				goto bad;
 			o->load.trace_pid = (pid_t)v;
 			break;
 		case 'i':
-			if (parse_uint(optarg, SAMPLE_INTERVAL_MAX_MS, &v) || v < SAMPLE_INTERVAL_MIN_MS)
+			if (parse_u64(optarg, SAMPLE_INTERVAL_MAX_MS, &v) || v < SAMPLE_INTERVAL_MIN_MS)
 				goto bad;
 			o->load.sample_interval_ms = (unsigned)v;
 			break;
@@ -206,6 +197,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->sets[o->nsets++] = optarg;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': version_print("tracer-collector"); exit(0);
 		default: goto bad;
 		}
 	}

@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -34,10 +33,10 @@
 #include "batch.h"
 #include "clock.h"
 #include "config.h"
+#include "daemon_args.h"
 #include "ingest.h"
 #include "keys.h"
 #include "notify.h"
-#include "parse.h"
 #include "priv.h"
 #include "serve.h"
 #include "ingest_sandbox.h"
@@ -48,7 +47,6 @@
 #define INGEST_DEFAULT_USER "tracer-ingest"
 /* Started as root by hand with the old options, without --user, where tracer-ingest does not exist. */
 #define INGEST_FALLBACK_USER "nobody"
-#define MAX_SETS 64u /* --set KEY=VALUE options */
 
 /* Options given on the command line: they win over the config file. */
 enum {
@@ -67,11 +65,7 @@ struct options {
 	struct server_config server;
 	const char *db;
 	const char *keys;
-	int ready_fd;
-	const char *user;              /* --user: who to run as when started as root; NULL: the default */
-	const char *config;            /* --config FILE */
-	const char *sets[MAX_SETS];    /* --set KEY=VALUE */
-	unsigned nsets;
+	struct daemon_args args;       /* the options tracer-web has too: --user (NULL: the default), --config... */
 	unsigned explicit;             /* EXPLICIT_* */
 	bool daemon;                   /* --config or --set: tracer.conf's keys give what the options do not */
 	uint64_t retention_ns;         /* lake_retention, lake_retention_runs (lake/maintain.c) */
@@ -116,61 +110,56 @@ static void usage(FILE *f)
 		"                          and ingest_client_ca from FILE (docs/config.md); the options above, when\n"
 		"                          given, win over it\n"
 		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
+		"  --help                  this text, on standard output\n"
+		"  --version               the version and commit\n"
 		"signals: SIGHUP reloads the keys file (all or nothing), SIGTERM/SIGINT stop\n",
 		(unsigned long long)body, BATCH_MAX_WIRE, (unsigned long long)conns, SERVER_DEFAULT_PER_IP,
 		server_timeout_s(timeout_ns), SERVER_REQUEST_DEADLINE_FACTOR, SERVER_DEFAULT_MEMORY);
 }
 
-/* A whole number in [min, max], digits only (common/parse.h); 0 or -1 with a message. */
-static int parse_number(const char *opt, const char *s, unsigned long long min, unsigned long long max,
-			unsigned long long *out)
-{
-	uint64_t v = 0;
-
-	if (parse_u64(s, max, &v) || v < min) {
-		fprintf(stderr, "tracer-ingest: %s %s: want a whole number from %llu to %llu\n", opt, s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 enum {
-	OPT_MAX_BODY = 256,
+	OPT_KEYS = DAEMON_OPT_OWN,
+	OPT_MAX_BODY,
 	OPT_MAX_CONN,
 	OPT_MAX_PER_IP,
 	OPT_TIMEOUT,
 	OPT_MAX_MEMORY,
-	OPT_READY_FD,
-	OPT_USER,
-	OPT_CONFIG,
-	OPT_SET,
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_CLIENT_CA,
 };
 
-static int parse_option(struct options *o, int opt, const char *arg)
+static const struct option ingest_opts[] = {
+	{ "keys", required_argument, NULL, OPT_KEYS },
+	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+	{ "max-per-ip", required_argument, NULL, OPT_MAX_PER_IP },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
+	{ "client-ca", required_argument, NULL, OPT_CLIENT_CA },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_number(const char *opt, const char *s, unsigned long long min, unsigned long long max,
+			unsigned long long *out)
 {
+	return daemon_parse_number("tracer-ingest", opt, s, min, max, out);
+}
+
+/* One of the ingest's own options (common/daemon_args.c takes the shared ones). */
+static int parse_option(void *ctx, int opt, const char *arg)
+{
+	struct options *o = ctx;
 	unsigned long long v = 0;
 	int rc = 0;
 
 	switch (opt) {
-	case 'l': o->server.listen = arg; o->explicit |= EXPLICIT_LISTEN; break;
-	case 'd': o->db = arg; o->explicit |= EXPLICIT_DB; break;
-	case 'k': o->keys = arg; o->explicit |= EXPLICIT_KEYS; break;
+	case OPT_KEYS: o->keys = arg; o->explicit |= EXPLICIT_KEYS; break;
 	case OPT_TLS_CERT: o->server.tls_cert = arg; o->explicit |= EXPLICIT_TLS_CERT; break;
 	case OPT_TLS_KEY: o->server.tls_key = arg; o->explicit |= EXPLICIT_TLS_KEY; break;
 	case OPT_CLIENT_CA: o->server.client_ca = arg; o->explicit |= EXPLICIT_CLIENT_CA; break;
-	case OPT_USER: o->user = arg; break;
-	case OPT_CONFIG: o->config = arg; break;
-	case OPT_SET:
-		if (o->nsets == MAX_SETS) {
-			fprintf(stderr, "tracer-ingest: more than %u --set options\n", MAX_SETS);
-			return -1;
-		}
-		o->sets[o->nsets++] = arg;
-		break;
 	case OPT_MAX_BODY:
 		rc = parse_number("--max-body", arg, sizeof(struct batch_header) + BATCH_SIG_LEN, BATCH_MAX_WIRE, &v);
 		o->server.max_body = (size_t)v;
@@ -194,10 +183,6 @@ static int parse_option(struct options *o, int opt, const char *arg)
 		rc = parse_number("--max-memory", arg, 1u << 20, 1ull << 40, &v);
 		o->server.max_memory = (size_t)v;
 		break;
-	case OPT_READY_FD:
-		rc = parse_number("--ready-fd", arg, 0, 1 << 20, &v);
-		o->ready_fd = (int)v;
-		break;
 	default: return -1;
 	}
 	return rc;
@@ -216,9 +201,9 @@ static int apply_config(struct options *o)
 	static struct tracer_config cfg; /* ~50 KiB of paths; the options point into it */
 	static char listen[CONFIG_LISTEN_HOST_MAX + 16];
 
-	if (!o->config && !o->nsets)
+	if (!o->args.config && !o->args.nsets)
 		return 0;
-	if (config_from_options(&cfg, o->config, geteuid() == 0, o->sets, o->nsets))
+	if (config_from_options(&cfg, o->args.config, geteuid() == 0, o->args.sets, o->args.nsets))
 		return -1;
 	o->daemon = true;
 	if (!(o->explicit & EXPLICIT_LISTEN)) {
@@ -265,54 +250,23 @@ static int check_tls(const struct server_config *c)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "keys", required_argument, NULL, 'k' },
-		{ "max-body", required_argument, NULL, OPT_MAX_BODY },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-		{ "max-per-ip", required_argument, NULL, OPT_MAX_PER_IP },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "max-memory", required_argument, NULL, OPT_MAX_MEMORY },
-		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
-		{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
-		{ "client-ca", required_argument, NULL, OPT_CLIENT_CA },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
+	struct daemon_cli cli = { "tracer-ingest", ingest_opts, usage, parse_option, NULL };
+	struct daemon_args *a = &o->args;
 
 	memset(o, 0, sizeof(*o));
-	o->ready_fd = -1;
+	cli.ctx = o;
 	/* tracer.conf's keys only (--set lake_retention=...): their defaults without it */
 	config_key_number("lake_retention", &o->retention_ns, NULL, NULL);
 	config_key_number("lake_retention_runs", &o->runs_retention_ns, NULL, NULL);
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (opt == '?' || parse_option(o, opt, optarg)) {
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tracer-ingest: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
+	if (daemon_args_parse(&cli, argc, argv, a))
 		return -1;
-	}
+	o->server.listen = a->listen;
+	o->db = a->db;
+	o->explicit |= (a->listen ? EXPLICIT_LISTEN : 0) | (a->db ? EXPLICIT_DB : 0);
 	if (apply_config(o))
 		return -1;
-	if (!o->server.listen || !o->db || !o->keys) {
-		fprintf(stderr, "tracer-ingest: --listen, --db and --keys are required\n");
-		usage(stderr);
+	if (daemon_require(&cli, o->server.listen && o->db && o->keys, "--listen, --db and --keys are required"))
 		return -1;
-	}
 	return check_tls(&o->server);
 }
 
@@ -390,32 +344,32 @@ static void log_totals(const struct ingest *ig, const struct server_stats *ss)
  */
 static int resolve_user(const struct options *o, struct identity *id)
 {
-	const char *name = o->user ? o->user : INGEST_DEFAULT_USER;
+	const char *name = o->args.user ? o->args.user : INGEST_DEFAULT_USER;
 	int rc;
 
 	if (geteuid() != 0) {
 		id->uid = getuid();
 		id->gid = getgid();
 		id->name = NULL;
-		if (!o->user)
+		if (!o->args.user)
 			return 0;
-		rc = priv_lookup_user(o->user, &id->uid, &id->gid);
+		rc = priv_lookup_user(o->args.user, &id->uid, &id->gid);
 		if (rc || id->uid != getuid()) {
 			fprintf(stderr, "<3>--user %s: only root can change user, and this runs as uid %u: start it as "
-				"root, or as that user without --user\n", o->user, (unsigned)getuid());
+				"root, or as that user without --user\n", o->args.user, (unsigned)getuid());
 			return -1;
 		}
 		id->gid = getgid();
 		return 0;
 	}
 	rc = priv_lookup_user(name, &id->uid, &id->gid);
-	if (rc == -ENOENT && !o->user && !o->daemon) {
+	if (rc == -ENOENT && !o->args.user && !o->daemon) {
 		fprintf(stderr, "<5>started as root and user " INGEST_DEFAULT_USER " does not exist: running as "
 			INGEST_FALLBACK_USER " (create " INGEST_DEFAULT_USER " or pass --user NAME)\n");
 		name = INGEST_FALLBACK_USER;
 		rc = priv_lookup_user(name, &id->uid, &id->gid);
 	}
-	if (rc == -ENOENT && !o->user) {
+	if (rc == -ENOENT && !o->args.user) {
 		fprintf(stderr, "<3>started as root, and user " INGEST_DEFAULT_USER " (whom the ingest runs as) does "
 			"not exist: create it (systemd-sysusers with systemd/tracer.sysusers, or useradd --system "
 			INGEST_DEFAULT_USER ") or pass --user NAME\n");
@@ -493,7 +447,7 @@ static int serve(struct server *srv, struct ingest *ig, const struct options *o,
 			o->server.client_ca ? "clients need a certificate signed by " : "no client certificate asked for",
 			o->server.client_ca ? o->server.client_ca : "");
 	fprintf(stderr, "<6>listening on %s\n", server_address(srv));
-	serve_announce_ready(o->ready_fd, server_port(srv));
+	serve_announce_ready(o->args.ready_fd, server_port(srv));
 	notify_send(nt, "READY=1");
 	serve_wait_for_stop(set, nt, on_hup, &(struct hup_ctx){ ig, o->keys });
 	server_get_stats(srv, &ss);

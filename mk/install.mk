@@ -19,6 +19,7 @@ UNITDIR      ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 DOCDIR       ?= $(PREFIX)/share/doc/tracer
+MANDIR       ?= $(PREFIX)/share/man
 # tracer cost's price table: the binary looks for it at ../share/tracer/prices.csv from its own directory.
 DATADIR      := $(PREFIX)/share/tracer
 SELINUXDIR   ?= $(PREFIX)/share/selinux/packages
@@ -36,18 +37,20 @@ INSTALL_DOCS := README.md $(wildcard docs/*.md)
 INSTALL_CONF := $(SYSCONFDIR)/tracer/tracer.conf
 # The SELinux module (mk/selinux.mk builds it) is installed when its sources are in the tree.
 SELINUX_PP   := $(if $(wildcard selinux/tracer.te),$(BUILD)/selinux/tracer.pp)
+# The man pages (mk/man.mk): $(MANDIR)/manN/NAME.N.
+INSTALL_MAN  = $(foreach p,$(notdir $(MAN_PAGES)),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(p))
 UNPLACED_BINARIES := $(filter-out $(addprefix $(BUILD)/,$(INSTALL_BIN) $(INSTALL_SBIN)),$(BINARIES))
 
 # Every file install puts in place but the config (kept when changed) and the directory list.
 INSTALLED_FILES = $(addprefix $(BINDIR)/,$(INSTALL_BIN)) $(addprefix $(SBINDIR)/,$(INSTALL_SBIN)) \
 	$(addprefix $(UNITDIR)/,$(INSTALL_UNITS)) $(SYSUSERSDIR)/tracer.conf $(TMPFILESDIR)/tracer.conf \
 	$(addprefix $(DOCDIR)/,$(notdir $(INSTALL_DOCS))) $(SELINUXDIR)/tracer.pp $(SELINUXIFDIR)/tracer.if \
-	$(DATADIR)/prices.csv
+	$(DATADIR)/prices.csv $(INSTALL_MAN)
 
 .PHONY: install install-build uninstall install-check deb deb-check
 
 # What install installs, built (debian/rules' build step too).
-install-build: $(BINARIES) $(addprefix $(BUILD)/,$(INSTALL_BIN) $(INSTALL_SBIN)) $(SELINUX_PP)
+install-build: $(BINARIES) $(addprefix $(BUILD)/,$(INSTALL_BIN) $(INSTALL_SBIN)) $(SELINUX_PP) $(MAN_PAGES)
 
 # One shell: mkdirs() creates each missing directory (and missing parents, outermost
 # first) with mode 0755 and remembers it in $created, which ends up in INSTALL_DIRS_LIST.
@@ -67,6 +70,7 @@ install: install-build
 		done; }; \
 	[ -z "$(DESTDIR)" ] || install -d "$(DESTDIR)"; \
 	mkdirs $(BINDIR) $(SBINDIR) $(UNITDIR) $(SYSUSERSDIR) $(TMPFILESDIR) $(DOCDIR) $(DATADIR) $(SYSCONFDIR)/tracer \
+		$(sort $(dir $(INSTALL_MAN))) \
 		$(if $(SELINUX_PP),$(SELINUXDIR) $(SELINUXIFDIR)); \
 	for b in $(INSTALL_BIN); do echo "  INSTALL $(DESTDIR)$(BINDIR)/$$b"; \
 		install -D -m 0755 $(BUILD)/$$b "$(DESTDIR)$(BINDIR)/$$b"; done; \
@@ -85,6 +89,8 @@ install: install-build
 	echo "  INSTALL $(DESTDIR)$(TMPFILESDIR)/tracer.conf"; \
 	install -D -m 0644 systemd/tracer.tmpfiles "$(DESTDIR)$(TMPFILESDIR)/tracer.conf"; \
 	for f in $(INSTALL_DOCS); do install -D -m 0644 $$f "$(DESTDIR)$(DOCDIR)/$${f##*/}"; done; \
+	for p in $(INSTALL_MAN); do echo "  INSTALL $(DESTDIR)$$p"; \
+		install -D -m 0644 $(BUILD)/man/$${p##*/} "$(DESTDIR)$$p"; done; \
 	echo "  INSTALL $(DESTDIR)$(DATADIR)/prices.csv"; \
 	install -D -m 0644 data/prices.csv "$(DESTDIR)$(DATADIR)/prices.csv"; \
 	echo "  INSTALL $(DESTDIR)$(DOCDIR)/ ($(words $(INSTALL_DOCS)) documents)"; \
@@ -139,6 +145,7 @@ install-check: install-build
 			usr/lib/systemd/system/tracer-collector.service usr/lib/sysusers.d/tracer.conf \
 			usr/lib/tmpfiles.d/tracer.conf usr/share/doc/tracer/README.md etc/tracer/tracer.conf; do \
 		[ -f "$$s/$$f" ] || { echo "install-check: install did not put /$$f in place" >&2; exit 1; }; done; \
+	tests/package/check-man.sh $$s/usr/share/man docs/tracer.conf.example $$s/usr/bin $$s/usr/sbin; \
 	echo "install-check: installed $$(find $$s -type f | wc -l) files into $$s"
 	$(Q)$(MAKE) $(INSTALL_MAKE_ARGS) uninstall >/dev/null
 	$(Q)left=$$(find $(INSTALL_STAGE) -mindepth 1); if [ -n "$$left" ]; then \

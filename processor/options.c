@@ -19,6 +19,7 @@
 
 #include "decode.h"
 #include "parse.h"
+#include "version.h"
 
 #define RUN_MODE_USER "nobody" /* without --user or a config (tracer run passes --user nobody itself) */
 
@@ -45,7 +46,8 @@ static void usage(FILE *f)
 		"A live process with no CPU and no I/O progress for S seconds (default %.9g) is stalled;\n"
 		"--io-wait-after (default %.9g) and --net-wait-after (default %.9g) flag long waits.\n"
 		"--config: daemon mode as tracer.conf says (docs/config.md): records are spooled in\n"
-		"state_dir and uploaded to upload_url; --set overrides one key of the file.\n",
+		"state_dir and uploaded to upload_url; --set overrides one key of the file.\n"
+		"--help: this text; --version: the version and commit.\n",
 		(double)stall / 1e9, (double)io / 1e9, (double)net / 1e9);
 }
 
@@ -119,6 +121,7 @@ static int parse_option(int c, struct options *o)
 	case 'f': return parse_fd(optarg, &o->ready_fd);
 	case 'c': return parse_fd(optarg, &o->control_fd);
 	case 'h': usage(stdout); exit(0);
+	case 'V': version_print("tracer-processor"); exit(0);
 	default: return -1;
 	}
 }
@@ -194,6 +197,7 @@ int options_parse(int argc, char **argv, struct options *o)
 		{ "config", required_argument, NULL, 'C' },
 		{ "set", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;

@@ -14,6 +14,7 @@
 #include "sweep_input.h"
 #include "sweep_json.h"
 #include "tune_input.h"
+#include "version.h"
 
 #define NS_PER_S 1e9
 
@@ -830,12 +831,6 @@ int api_sweep(struct store *st, struct json *j, const struct api_sweep *s, int64
 #define RUN_TUNE_WINDOW_STR "20"
 _Static_assert(RUN_TUNE_WINDOW == 20, "RUN_TUNE_WINDOW_STR");
 
-#ifndef TRACER_VERSION
-#define TRACER_VERSION "unknown"
-#endif
-#ifndef TRACER_COMMIT
-#define TRACER_COMMIT "unknown"
-#endif
 
 struct metrics_out {
 	struct obuf *o;
@@ -1215,9 +1210,9 @@ static void build_info(struct obuf *o)
 {
 	family(o, "tracer_build_info", "tracer-web's version and commit; always 1.", "gauge");
 	obuf_puts(o, "tracer_build_info{version=\"");
-	label_value(o, TRACER_VERSION, strlen(TRACER_VERSION));
+	label_value(o, tracer_version, strlen(tracer_version));
 	obuf_puts(o, "\",commit=\"");
-	label_value(o, TRACER_COMMIT, strlen(TRACER_COMMIT));
+	label_value(o, tracer_commit, strlen(tracer_commit));
 	obuf_puts(o, "\"} 1\n");
 }
 

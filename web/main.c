@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
@@ -36,8 +35,8 @@
 #include "auth.h"
 #include "clock.h"
 #include "config.h"
+#include "daemon_args.h"
 #include "notify.h"
-#include "parse.h"
 #include "prices_file.h"
 #include "priv.h"
 #include "serve.h"
@@ -47,17 +46,14 @@
 #include "testtrigger.h"
 #include "web_sandbox.h"
 
-#define MAX_SETS 64u
-
 enum { EXPLICIT_LISTEN = 1u << 0, EXPLICIT_DB = 1u << 1, EXPLICIT_TOKEN = 1u << 2 };
 
 struct options {
 	struct web_config web;
 	struct sw_config sweep;          /* web.sweep points to it */
-	const char *db, *token_file, *user, *config;
-	const char *sets[MAX_SETS];
-	unsigned nsets, explicit;
-	int ready_fd;
+	struct daemon_args args;         /* the options tracer-ingest has too */
+	const char *db, *token_file;
+	unsigned explicit;
 };
 
 static void usage(FILE *f)
@@ -77,47 +73,36 @@ static void usage(FILE *f)
 		"                          the options above, when given, win over it; /api/sweep takes its\n"
 		"                          sweep_window and sweep_* thresholds (default: tracer sweep's)\n"
 		"  --set KEY=VALUE         override one key of FILE (or of the defaults, without --config)\n"
+		"  --help                  this text, on standard output\n"
+		"  --version               the version and commit\n"
 		"signals: SIGTERM/SIGINT stop\n",
 		WEB_DEFAULT_CONNECTIONS);
 }
 
-enum { OPT_MAX_CONN = 256, OPT_READY_FD, OPT_USER, OPT_CONFIG, OPT_SET, OPT_TOKEN };
+enum { OPT_MAX_CONN = DAEMON_OPT_OWN, OPT_TOKEN };
 
-static int parse_option(struct options *o, int opt, const char *arg)
+static const struct option web_opts[] = {
+	{ "token-file", required_argument, NULL, OPT_TOKEN },
+	{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One of tracer-web's own options (common/daemon_args.c takes the shared ones). */
+static int parse_option(void *ctx, int opt, const char *arg)
 {
-	uint64_t v = 0;
+	struct options *o = ctx;
+	unsigned long long v = 0;
 
 	switch (opt) {
-	case 'l': o->web.listen = arg; o->explicit |= EXPLICIT_LISTEN; return 0;
-	case 'd': o->db = arg; o->explicit |= EXPLICIT_DB; return 0;
 	case OPT_TOKEN: o->token_file = arg; o->explicit |= EXPLICIT_TOKEN; return 0;
-	case OPT_USER: o->user = arg; return 0;
-	case OPT_CONFIG: o->config = arg; return 0;
-	case OPT_SET:
-		if (o->nsets == MAX_SETS) {
-			fprintf(stderr, "tracer-web: more than %u --set options\n", MAX_SETS);
-			return -1;
-		}
-		o->sets[o->nsets++] = arg;
-		return 0;
 	case OPT_MAX_CONN:
-		if (parse_u64(arg, 4096, &v) || v < 2) {
-			fprintf(stderr, "tracer-web: --max-connections %s: want a whole number from 2 to 4096\n", arg);
+		if (daemon_parse_number("tracer-web", "--max-connections", arg, 2, 4096, &v))
 			return -1;
-		}
 		o->web.max_connections = (unsigned)v;
-		return 0;
-	case OPT_READY_FD:
-		if (parse_u64(arg, 1 << 20, &v)) {
-			fprintf(stderr, "tracer-web: --ready-fd %s: want a descriptor number\n", arg);
-			return -1;
-		}
-		o->ready_fd = (int)v;
 		return 0;
 	default: return -1;
 	}
 }
-
 
 /*
  * --config / --set: tracer.conf's keys fill in what the command line did
@@ -129,11 +114,11 @@ static int apply_config(struct options *o)
 	static struct tracer_config cfg; /* the options point into it */
 	static char listen[CONFIG_LISTEN_HOST_MAX + 16];
 
-	bool from_file = o->config || o->nsets;
+	bool from_file = o->args.config || o->args.nsets;
 
 	if (!from_file)
 		config_defaults(&cfg);
-	else if (config_from_options(&cfg, o->config, geteuid() == 0, o->sets, o->nsets))
+	else if (config_from_options(&cfg, o->args.config, geteuid() == 0, o->args.sets, o->args.nsets))
 		return -1;
 	sweep_config_from(&cfg, &o->sweep);
 	o->web.sweep = &o->sweep;
@@ -153,45 +138,19 @@ static int apply_config(struct options *o)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "token-file", required_argument, NULL, OPT_TOKEN },
-		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
-		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
-		{ "user", required_argument, NULL, OPT_USER },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
+	struct daemon_cli cli = { "tracer-web", web_opts, usage, parse_option, NULL };
 
 	memset(o, 0, sizeof(*o));
-	o->ready_fd = -1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (opt == '?' || parse_option(o, opt, optarg)) {
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "tracer-web: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
+	cli.ctx = o;
+	if (daemon_args_parse(&cli, argc, argv, &o->args))
 		return -1;
-	}
+	o->web.listen = o->args.listen;
+	o->db = o->args.db;
+	o->explicit |= (o->args.listen ? EXPLICIT_LISTEN : 0) | (o->args.db ? EXPLICIT_DB : 0);
 	if (apply_config(o))
 		return -1;
-	if (!o->web.listen || !o->db || !o->token_file) {
-		fprintf(stderr, "tracer-web: --db, --listen and --token-file are required (or --config FILE)\n");
-		usage(stderr);
-		return -1;
-	}
-	return 0;
+	return daemon_require(&cli, o->web.listen && o->db && o->token_file,
+			      "--db, --listen and --token-file are required (or --config FILE)");
 }
 
 /*
@@ -207,22 +166,22 @@ static int resolve_user(const struct options *o, uid_t *uid, gid_t *gid)
 	if (geteuid() != 0) {
 		*uid = getuid();
 		*gid = getgid();
-		if (o->user) {
+		if (o->args.user) {
 			uid_t u;
 			gid_t g;
 
-			if (priv_lookup_user(o->user, &u, &g) || u != *uid) {
+			if (priv_lookup_user(o->args.user, &u, &g) || u != *uid) {
 				fprintf(stderr, "<3>--user %s: only root can change user: start tracer-web as root, or as that "
-					"user without --user\n", o->user);
+					"user without --user\n", o->args.user);
 				return -1;
 			}
 		}
 		return 0;
 	}
-	if (o->user) {
-		rc = priv_lookup_user(o->user, uid, gid);
+	if (o->args.user) {
+		rc = priv_lookup_user(o->args.user, uid, gid);
 		if (rc) {
-			fprintf(stderr, "<3>--user %s: %s (give an existing user name or a uid)\n", o->user,
+			fprintf(stderr, "<3>--user %s: %s (give an existing user name or a uid)\n", o->args.user,
 				rc == -ENOENT ? "no such user" : strerror(-rc));
 			return -1;
 		}
@@ -240,7 +199,7 @@ static int resolve_user(const struct options *o, uid_t *uid, gid_t *gid)
 	}
 	if (*uid == 0 || *gid == 0) {
 		fprintf(stderr, "<3>tracer-web does not run as root, and %s: pass --user NAME (a user who can read "
-			"the lake %s)\n", o->user ? "--user names root" : "the lake belongs to root", o->db);
+			"the lake %s)\n", o->args.user ? "--user names root" : "the lake belongs to root", o->db);
 		return -1;
 	}
 	return 0;
@@ -324,7 +283,7 @@ static int run(const struct options *o, const sigset_t *set, struct notify *nt)
 		return 1;
 	}
 	fprintf(stderr, "<6>serving the dashboard on http://%s/ (open /?token=TOKEN once)\n", web_address(w));
-	serve_announce_ready(o->ready_fd, web_port(w));
+	serve_announce_ready(o->args.ready_fd, web_port(w));
 	notify_send(nt, "READY=1");
 	serve_wait_for_stop(set, nt, NULL, NULL);
 	web_get_stats(w, &ws);
