@@ -54,7 +54,7 @@
 #include "confine.h"
 #include "deliver.h"
 #include "handover.h"
-#include "hostbeat.h"
+#include "heartbeat.h"
 #include "hostid.h"
 #include "lake.h"
 #include "live.h"
@@ -118,11 +118,7 @@ struct loop {
 	uint64_t next_status;
 	uint64_t next_live;
 	bool live;                  /* delivery: runs are found and streamed */
-	/* Daemon mode with delivery: the host heartbeat (TL_HOST, docs/live.md), every heartbeat_interval. */
-	bool beat_on;
-	uint64_t next_beat;         /* CLOCK_MONOTONIC */
-	uint64_t beat_read_at;      /* CLOCK_MONOTONIC of the reading the next beat starts from */
-	uint32_t beat_warned;       /* files whose read or parse failed: logged once each (bit per file) */
+	struct heartbeat beat;      /* daemon mode with delivery: the host heartbeat (heartbeat.h) */
 	uint64_t steps_running;     /* running steps of running runs, at the last look at the runs */
 	/* The runs' checkpoint (runs_ckpt.h): the ring is released only up to what it includes. */
 	bool ckpt_valid;            /* ckpt_gen/ckpt_pos say what the newest checkpoint includes */
@@ -147,14 +143,6 @@ static struct steps steps;
 static struct runs runs;
 static struct live live;
 static struct hostid host; /* read once at start (read_host): constant afterwards */
-/* The host heartbeat's files, opened once before the sandbox (heartbeat_open); -1: missing. */
-enum { BEAT_STAT, BEAT_MEMINFO, BEAT_NETDEV, BEAT_BOOT_ID, BEAT_FILES };
-static const char *const beat_path[BEAT_FILES] = { HOSTBEAT_STAT_PATH, HOSTBEAT_MEMINFO_PATH, HOSTBEAT_NETDEV_PATH,
-						   HOSTBEAT_BOOT_ID_PATH };
-static int beat_fd[BEAT_FILES] = { -1, -1, -1, -1 };
-static struct hostbeat_state beat;      /* the beats so far, and the reading the next starts from */
-static struct hostbeat_reading beat_now;
-static char beat_text[HOSTBEAT_READ_MAX];
 static char out_storage[1 << 16];
 
 /* ------------------------------------------------------------------ */
@@ -288,85 +276,6 @@ static void read_host(const struct options *o)
 /* The host heartbeat                                                 */
 /* ------------------------------------------------------------------ */
 
-/* The whole of a /proc file again, from its start, at most cap bytes: their count, or -errno. */
-static ssize_t read_again(int fd, char *buf, size_t cap)
-{
-	size_t have = 0;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while (have < cap) {
-		ssize_t n = read(fd, buf + have, cap - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		have += (size_t)n;
-	}
-	return (ssize_t)have;
-}
-
-/* One look at the host (hostbeat.h); now: the loop's CLOCK_MONOTONIC. What cannot be read is unknown. */
-static void beat_read(struct loop *l, struct hostbeat_reading *r, uint64_t now)
-{
-	for (unsigned i = 0; i < BEAT_FILES; i++) {
-		ssize_t n = beat_fd[i] >= 0 ? read_again(beat_fd[i], beat_text, sizeof(beat_text)) : -EBADF;
-		size_t len = n > 0 ? (size_t)n : 0; /* a failed read parses as nothing: unknown */
-		int rc = 0;
-
-		switch (i) {
-		case BEAT_STAT: rc = hostbeat_parse_stat(beat_text, len, &r->cpu); break;
-		case BEAT_MEMINFO: rc = hostbeat_parse_meminfo(beat_text, len, &r->mem); break;
-		case BEAT_NETDEV:
-			rc = hostbeat_parse_netdev(beat_text, len, &r->net);
-			if (len == sizeof(beat_text))
-				r->net.complete = false; /* the bound may have cut it at a line's end */
-			break;
-		case BEAT_BOOT_ID: rc = hostbeat_parse_boot_id(beat_text, len, r->boot_id); break;
-		}
-		if (beat_fd[i] < 0 || !(n < 0 || rc) || (l->beat_warned & (1u << i)))
-			continue; /* a missing file was said at start; a failure once */
-		l->beat_warned |= 1u << i;
-		fprintf(stderr, "<4>host heartbeat: %s %s: its fields are null until it reads again\n", beat_path[i],
-			n < 0 ? strerror((int)-n) : "has no figure in the form expected");
-	}
-	r->real_ns = now + l->mono_to_real;
-	r->uptime_ns = clock_ns(CLOCK_BOOTTIME);
-	r->uptime_known = r->uptime_ns != 0;
-}
-
-/*
- * Daemon mode with delivery, before the sandbox: open the heartbeat's
- * files once (a missing one: its fields are null in every beat, said
- * once here), take the reading beat 1 starts from, and the clock's tick
- * for /proc/stat's times.
- */
-static void heartbeat_open(struct loop *l)
-{
-	char missing[512];
-	size_t len = 0;
-	uint64_t now;
-
-	missing[0] = 0;
-	for (unsigned i = 0; i < BEAT_FILES; i++) {
-		beat_fd[i] = open(beat_path[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (beat_fd[i] < 0 && len < sizeof(missing))
-			len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%s (%s)", len ? ", " : "",
-						beat_path[i], strerror(errno));
-	}
-	if (missing[0])
-		fprintf(stderr, "<4>host heartbeat: cannot open %s: those fields are null in every beat\n", missing);
-	now = mono_ns();
-	beat_read(l, &beat_now, now);
-	hostbeat_start(&beat, sysconf(_SC_CLK_TCK), &beat_now);
-	l->beat_read_at = now;
-	l->beat_on = true;
-	l->next_beat = now + l->o->cfg.heartbeat_interval_ns;
-}
-
 /* Live runs: those still running (ended ones are gone after their last record). */
 static uint64_t runs_running(void)
 {
@@ -409,51 +318,29 @@ static uint64_t processes_live(void)
 /* One TL_HOST record: the host from the previous reading to now. */
 static void send_beat(struct loop *l, uint64_t now)
 {
-	struct hostbeat b;
-	struct obuf o;
-	int rc;
+	struct heartbeat_figures f = {
+		.runs = runs_running(), .steps = l->steps_running, .processes = processes_live(), .host = &host,
+	};
+	int rc = heartbeat_send(&l->beat, now, &f, l->dlv);
 
-	beat_read(l, &beat_now, now);
-	l->beat_read_at = now;
-	hostbeat_next(&beat, &beat_now, &b);
-	b.runs = runs_running();
-	b.steps = l->steps_running;
-	b.processes = processes_live();
-	b.host = &host;
-	obuf_init_mem(&o, TL_RUN_MAX);
-	rc = hostbeat_write(&o, &b);
 	if (rc) {
-		fprintf(stderr, "<3>host heartbeat %llu not written: %s\n", (unsigned long long)b.beat, strerror(-rc));
-	} else if ((rc = deliver_own_record(l->dlv, TL_HOST, o.buf, (uint32_t)o.len)) != 0) {
 		fprintf(stderr, "<2>the spool failed (%s): stopping; what is in the ring stays there for the next "
 				"start\n", strerror(-rc));
 		l->interrupted = true;
 	}
-	obuf_free(&o);
 }
 
 /* Every heartbeat_interval of the loop's clock, collector or not, runs or not: one TL_HOST record. */
 static void heartbeat(struct loop *l, uint64_t now)
 {
-	uint64_t every = l->o->cfg.heartbeat_interval_ns;
-
-	if (!l->beat_on || !l->dlv || l->interrupted || now < l->next_beat)
-		return;
-	/* On the interval's grid; after a stall of more than one interval (a suspended host), from now. */
-	l->next_beat = now - l->next_beat < every ? l->next_beat + every : now + every;
-	send_beat(l, now);
+	if (l->dlv && !l->interrupted && heartbeat_due(&l->beat, now))
+		send_beat(l, now);
 }
 
-/*
- * At a stop (a signal, the collector's end): the beat of the interval so
- * far, so that the lake knows the host up to the stop and not only up to
- * the last whole interval. Less than BEAT_LAST_MIN_NS since the last
- * reading says nothing worth a record.
- */
-#define BEAT_LAST_MIN_NS 100000000ULL
+/* At a stop (a signal, the collector's end): the beat of the interval so far. */
 static void heartbeat_last(struct loop *l, uint64_t now)
 {
-	if (l->beat_on && l->dlv && now - l->beat_read_at >= BEAT_LAST_MIN_NS)
+	if (l->dlv && heartbeat_last_due(&l->beat, now))
 		send_beat(l, now);
 }
 
@@ -880,6 +767,7 @@ static void write_status(struct loop *l, uint64_t now)
 	st.upload.last_http_status = (uint64_t)(us.last_http_status > 0 ? us.last_http_status : 0);
 	snprintf(st.upload.last_error, sizeof(st.upload.last_error), "%s", us.last_error);
 	st.upload.pending_records = ss.durable_seq > us.acked_seq ? ss.durable_seq - us.acked_seq : 0;
+	st.heartbeat.beats = l->beat.sent;
 	rc = status_write(l->status_fd, &st);
 	if (rc)
 		fprintf(stderr, "<4>cannot write the status file: %s\n", strerror(-rc));
@@ -1465,8 +1353,9 @@ int main(int argc, char **argv)
 	read_host(&o);
 	if (o.delivery && o.root_pid && daemons_deliver(&o))
 		o.delivery = false;
+	heartbeat_init(&loop.beat);
 	if (o.delivery && !o.root_pid)
-		heartbeat_open(&loop);
+		heartbeat_open(&loop.beat, o.cfg.heartbeat_interval_ns, loop.mono_to_real, mono_ns());
 	if (o.delivery && delivery_prepare(&o, &dopt))
 		return 1;
 	runs_init(&runs, boot_hex());
