@@ -49,6 +49,7 @@
 
 #include <sodium.h>
 
+#include "checkpoint.h"
 #include "clock.h"
 #include "config.h"
 #include "confine.h"
@@ -64,9 +65,9 @@
 #include "records.h"
 #include "redact.h"
 #include "report.h"
+#include "readfile.h"
 #include "ring.h"
 #include "runs.h"
-#include "runs_ckpt.h"
 #include "session.h"
 #include "status.h"
 #include "steps.h"
@@ -85,7 +86,6 @@
 	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_CGROUP) | \
 	 (1ULL << TR_SAMPLE) | (1ULL << TR_FILE) | (1ULL << TR_COUNTERS) | (1ULL << TR_END))
 #define STALL_CHECK_INTERVAL_NS 1000000000ULL
-#define RULES_FILE_MAX (1 << 20) /* bytes of a rules file read at most */
 #define RECONNECT_INTERVAL_NS 1000000000ULL /* daemon mode: looking for a (new) collector */
 #define STATUS_INTERVAL_NS 1000000000ULL
 #define LIVE_INTERVAL_NS 1000000000ULL /* daemon mode: how often the runs are looked at (docs/live.md) */
@@ -120,17 +120,7 @@ struct loop {
 	bool live;                  /* delivery: runs are found and streamed */
 	struct heartbeat beat;      /* daemon mode with delivery: the host heartbeat (heartbeat.h) */
 	uint64_t steps_running;     /* running steps of running runs, at the last look at the runs */
-	/* The runs' checkpoint (runs_ckpt.h): the ring is released only up to what it includes. */
-	bool ckpt_valid;            /* ckpt_gen/ckpt_pos say what the newest checkpoint includes */
-	uint32_t ckpt_gen;
-	uint64_t ckpt_pos;
-	bool ckpt_on_disk;          /* the file holds runs (an empty set must replace it) */
-	bool ckpt_failed;           /* writing failed: logged once; the ring is not held back for it */
-	uint64_t ckpt_changes;      /* the table's changes when the file was written */
-	uint64_t ckpt_runs;         /* runs started + ended then */
-	uint32_t skip_gen;          /* after a restart: records before skip_pos of this generation are in the model */
-	uint64_t skip_pos;
-	bool skip;
+	struct checkpoint ckpt;     /* daemon mode: the runs' checkpoint; the ring is released only up to it */
 	int status_fd;
 	uint64_t attaches;
 	struct notify notify;       /* systemd: READY=1, WATCHDOG=1, STOPPING=1 */
@@ -149,51 +139,17 @@ static char out_storage[1 << 16];
 /* Rules files                                                        */
 /* ------------------------------------------------------------------ */
 
-/* The whole of a rules file into a new buffer (NUL-terminated), or a negative errno. */
+/*
+ * The whole of a rules file into a new buffer (NUL-terminated), or a negative errno: at most READ_MAX_RULES
+ * bytes, the collector's bound too; opened with the flags the sandbox allows for a SIGHUP's reread.
+ */
 static int read_rules_file(const char *path, char **text, size_t *len)
 {
-	int fd = open(path, CONFINE_RULES_OPEN_FLAGS);
-	struct stat st;
-	char *buf = NULL;
-	size_t have = 0;
-	int err = 0;
+	ssize_t n = read_file_alloc(AT_FDCWD, path, CONFINE_RULES_OPEN_FLAGS, READ_MAX_RULES, text, NULL);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		err = -errno;
-	else if (!S_ISREG(st.st_mode))
-		err = -EINVAL; /* a directory, a FIFO that could block us, a device */
-	else if (st.st_size > RULES_FILE_MAX)
-		err = -EFBIG;
-	if (err)
-		goto out;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (have < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + have, (size_t)st.st_size - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) { /* shrank while we read: take what is there */
-			if (n < 0)
-				err = -errno;
-			break;
-		}
-		have += (size_t)n;
-	}
-	buf[have] = 0;
-out:
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*text = buf;
-	*len = have;
+	if (n < 0)
+		return (int)n;
+	*len = (size_t)n;
 	return 0;
 }
 
@@ -205,7 +161,7 @@ out:
 static int load_rules(const struct options *o)
 {
 	char err[256], *text;
-	size_t len;
+	size_t len = 0;
 	int rc, failed = 0;
 
 	if (o->tool_rules_path) {
@@ -423,19 +379,18 @@ static void log_exit(const struct proc *p)
 /*
  * Daemon mode: the ring goes only as far as the runs' checkpoint includes
  * (a record that starts a run must not be released before a checkpoint
- * holds the run). With no run, a checkpoint is only a position (ckpt_save()).
+ * holds the run). With no run, a checkpoint is only a position (checkpoint_save()).
  */
 static bool ckpt_holds_ring(const struct loop *l)
 {
-	return l->live && !l->o->root_pid && !l->ckpt_failed;
+	return l->live && !l->o->root_pid && !l->ckpt.failed;
 }
 
 /* How far the newest checkpoint lets the ring go: what it includes, or what is released already. */
 static uint64_t ckpt_barrier(const struct loop *l)
 {
-	if (l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation)
-		return l->ckpt_pos;
-	return __atomic_load_n(&l->ring.cpage->consumer_pos, __ATOMIC_RELAXED);
+	return checkpoint_barrier(&l->ckpt, l->ring.generation,
+				  __atomic_load_n(&l->ring.cpage->consumer_pos, __ATOMIC_RELAXED));
 }
 
 static void live_housekeeping(struct loop *l, uint64_t now);
@@ -506,8 +461,7 @@ static size_t drain(struct loop *l)
 		n++;
 		if (rc < 0) /* a corrupt ring: counted in ring.resets, the consumer skipped ahead */
 			continue;
-		if (v.type >= RING_REC_FIRST_USER && l->skip && (uint32_t)l->ring.generation == l->skip_gen &&
-		    v.pos < l->skip_pos) {
+		if (v.type >= RING_REC_FIRST_USER && checkpoint_includes(&l->ckpt, l->ring.generation, v.pos)) {
 			dec = decode_record(&session.dec, v.type, v.payload, v.len) ? -1 : 0; /* in the checkpoint */
 		} else if (v.type >= RING_REC_FIRST_USER) { /* loss markers: summed in ring.lost_total */
 			uint64_t refused = session.st.decode_errors;
@@ -826,79 +780,6 @@ static int emit_live(void *ctx, uint16_t type, const void *payload, uint32_t len
 	return deliver_own_record(l->dlv, type, payload, len);
 }
 
-/* state_dir/runs.ckpt, replaced whole: written aside, made durable, renamed over. */
-static int ckpt_store(struct loop *l, const struct obuf *o)
-{
-	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
-	size_t off = 0;
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/" CKPT_FILE, l->o->cfg.state_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	while (off < o->len && rc == 0) {
-		ssize_t n = write(fd, o->buf + off, o->len - off);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
-	if (!rc && fdatasync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	return rc;
-}
-
-/* After a look at the runs: what the model now includes, on disk. */
-static void ckpt_save(struct loop *l)
-{
-	struct obuf o;
-	int rc;
-
-	if (!l->attached || (!runs.live && !l->ckpt_on_disk)) {
-		/* No run to lose: the model holds nothing a restart would need. */
-		l->ckpt_valid = l->attached;
-		l->ckpt_gen = (uint32_t)l->ring.generation;
-		l->ckpt_pos = l->ring.pos;
-		return;
-	}
-	if (l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation && l->ckpt_changes == session.tab.changes &&
-	    l->ckpt_runs == runs.started + runs.ended) {
-		/*
-		 * Only counters moved since the file was written (samples): what it
-		 * holds is still the model a restart needs; the records in between
-		 * may go (a restarted processor sees the next samples).
-		 */
-		l->ckpt_pos = l->ring.pos;
-		return;
-	}
-	obuf_init_mem(&o, CKPT_MAX_BYTES);
-	rc = ckpt_write(&o, &runs, &session.tab, (uint32_t)l->ring.generation, l->ring.pos, real_ns());
-	if (!rc)
-		rc = ckpt_store(l, &o);
-	obuf_free(&o);
-	if (rc) {
-		if (!l->ckpt_failed)
-			fprintf(stderr, "<4>cannot write the runs' checkpoint in %s: %s; a restarted processor will not "
-					"continue the runs under way\n", l->o->cfg.state_dir, strerror(-rc));
-		l->ckpt_failed = true;
-		return;
-	}
-	l->ckpt_failed = false;
-	l->ckpt_on_disk = runs.live > 0;
-	l->ckpt_changes = session.tab.changes;
-	l->ckpt_runs = runs.started + runs.ended;
-	l->ckpt_valid = true;
-	l->ckpt_gen = (uint32_t)l->ring.generation;
-	l->ckpt_pos = l->ring.pos;
-}
-
 static void live_housekeeping(struct loop *l, uint64_t now)
 {
 	int rc;
@@ -927,55 +808,8 @@ static void live_housekeeping(struct loop *l, uint64_t now)
 	}
 	if (!l->o->root_pid) {
 		l->steps_running = steps_running();
-		ckpt_save(l);
+		checkpoint_save(&l->ckpt, &runs, &session.tab, l->attached, l->ring.generation, l->ring.pos);
 	}
-}
-
-/* Before the first record: the runs a previous processor was following (daemon mode). */
-static void ckpt_load(struct loop *l)
-{
-	char path[PATH_MAX + 32], err[256];
-	struct ckpt_stats st;
-	struct stat sb;
-	char *buf = NULL;
-	ssize_t n = -1;
-	int fd, rc;
-
-	snprintf(path, sizeof(path), "%s/" CKPT_FILE, l->o->cfg.state_dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			fprintf(stderr, "<4>cannot read the runs' checkpoint %s: %s; starting with no run\n", path,
-				strerror(errno));
-		return;
-	}
-	if (fstat(fd, &sb) == 0 && sb.st_size >= 0 && (uint64_t)sb.st_size <= CKPT_MAX_BYTES &&
-	    (buf = malloc((size_t)sb.st_size + 1)) != NULL)
-		n = read(fd, buf, (size_t)sb.st_size);
-	close(fd);
-	if (n < 0 || n != sb.st_size) {
-		fprintf(stderr, "<4>cannot read the runs' checkpoint %s; starting with no run\n", path);
-		free(buf);
-		return;
-	}
-	rc = ckpt_read(buf, (size_t)n, &runs, &session.tab, &l->skip_gen, &l->skip_pos, &st, err, sizeof(err));
-	free(buf);
-	if (rc) {
-		fprintf(stderr, "<4>the runs' checkpoint %s is unusable (%s): starting with no run\n", path,
-			rc == -ENOMEM ? "out of memory" : err);
-		char boot[sizeof(runs.boot)];
-
-		memcpy(boot, runs.boot, sizeof(boot));
-		runs_free(&runs);
-		runs_init(&runs, boot);
-		proctab_clear(&session.tab);
-		return;
-	}
-	l->skip = true;
-	l->ckpt_on_disk = st.runs > 0;
-	fprintf(stderr, "<6>continuing %u runs (%u processes; %u not restored) from the checkpoint at ring generation "
-			"%08x position %llu\n", st.runs, st.procs, st.procs_skipped, (unsigned)l->skip_gen,
-		(unsigned long long)l->skip_pos);
 }
 
 static void housekeeping(struct loop *l, uint64_t now)
@@ -1296,8 +1130,9 @@ static int delivery_start(struct loop *l, struct deliver_options *d)
 	if (l->status_fd < 0)
 		fprintf(stderr, "<4>cannot write the status file %s: %s (tracer status will not see this processor)\n",
 			path, strerror(errno));
+	checkpoint_init(&l->ckpt, l->o->cfg.state_dir);
 	if (l->live && !l->o->root_pid)
-		ckpt_load(l);
+		checkpoint_load(&l->ckpt, &runs, &session.tab);
 	if (deliver_resume_point(l->dlv, &gen, &pos))
 		fprintf(stderr, "<6>the spool holds records up to ring generation %08x position %llu: those are "
 				"not spooled again\n", (unsigned)gen, (unsigned long long)pos);
