@@ -24,15 +24,17 @@
  *
  * Before step 1, still root: the rules files, the host's identity (DMI,
  * /proc/meminfo: read_host), daemon mode's host and boot ids, and the
- * host heartbeat's /proc files (heartbeat_open): kept open, read again at
- * each beat with lseek and read, which the sandbox allows.
+ * host heartbeat's /proc files (heartbeat.c's heartbeat_open): kept open,
+ * read again at each beat with lseek and read, which the sandbox allows.
  *
- * This file owns the loop: start-up in order (main), attaching to a ring,
- * draining it, the control fd, signals, housekeeping, the rules files
- * (read at start and on SIGHUP), the status file's figures and the end
- * (report, summary, the run's delivery). The options and the config are
- * options.c's, the user, Landlock and seccomp confine.c's, the status
- * file's format status/'s.
+ * This file owns the loop and its wiring: start-up in order (main),
+ * attaching to a ring, draining it, signals, housekeeping, the rules files
+ * (read at start and on SIGHUP), the status file's figures and the order
+ * of the stop. The options and the config are options.c's; the user,
+ * Landlock and seccomp confine.c's; the host heartbeat heartbeat.c's; the
+ * runs' checkpoint checkpoint.c's; the control fd's end line and the
+ * report, summary and run record at the end runend.c's; the status file's
+ * format status/'s.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +69,7 @@
 #include "report.h"
 #include "readfile.h"
 #include "ring.h"
+#include "runend.h"
 #include "runs.h"
 #include "session.h"
 #include "status.h"
@@ -79,7 +82,6 @@
 #define SWEEP_INTERVAL_NS 1000000000ULL /* evict processes that no longer matter, at most this often */
 #define END_RECORD_WAIT_NS 10000000000ULL /* after tracer run's end line, how long the collector may take */
 #define HEARTBEAT_STALE_NS 10000000000ULL
-#define CONTROL_LINE_MAX 64
 #define DRAIN_MAX 16384 /* records per batch, so a busy ring cannot delay the control fd and signals */
 
 #define KNOWN_TYPES                                                                                     \
@@ -99,15 +101,8 @@ struct loop {
 	int signal_fd;
 	bool collector_eof;         /* the handover socket reached end-of-file */
 	bool collector_lost;        /* ... before the end record */
-	bool control_open;
-	bool control_end;
-	int control_exit;
-	uint64_t control_end_ns;
-	uint64_t control_end_at;    /* CLOCK_MONOTONIC when the end line came */
 	bool interrupted;
 	bool stale_warned;
-	char control_buf[CONTROL_LINE_MAX];
-	size_t control_len;
 	uint64_t next_sweep;
 	uint64_t next_stall_check;
 	uint64_t mono_to_real;
@@ -120,6 +115,7 @@ struct loop {
 	bool live;                  /* delivery: runs are found and streamed */
 	struct heartbeat beat;      /* daemon mode with delivery: the host heartbeat (heartbeat.h) */
 	uint64_t steps_running;     /* running steps of running runs, at the last look at the runs */
+	struct run_end end;         /* run mode: tracer run's end line, the report (runend.h) */
 	struct checkpoint ckpt;     /* daemon mode: the runs' checkpoint; the ring is released only up to it */
 	int status_fd;
 	uint64_t attaches;
@@ -133,7 +129,6 @@ static struct steps steps;
 static struct runs runs;
 static struct live live;
 static struct hostid host; /* read once at start (read_host): constant afterwards */
-static char out_storage[1 << 16];
 
 /* ------------------------------------------------------------------ */
 /* Rules files                                                        */
@@ -485,56 +480,6 @@ static size_t drain(struct loop *l)
 	return n;
 }
 
-/* "end EXIT_CODE END_REALTIME_NS": EXIT_CODE 0..255, both plain decimals. */
-static int parse_control_line(struct loop *l, char *line)
-{
-	char *sp1, *sp2;
-	uint64_t code, ns;
-
-	if (strncmp(line, "end ", 4))
-		return -1;
-	sp1 = line + 4;
-	sp2 = strchr(sp1, ' ');
-	if (!sp2)
-		return -1;
-	*sp2++ = 0;
-	if (parse_u64(sp1, 255, &code) || parse_u64(sp2, UINT64_MAX, &ns))
-		return -1;
-	l->control_end = true;
-	l->control_exit = (int)code;
-	l->control_end_ns = ns;
-	l->control_end_at = mono_ns();
-	return 0;
-}
-
-static void read_control(struct loop *l)
-{
-	ssize_t n = read(l->o->control_fd, l->control_buf + l->control_len, sizeof(l->control_buf) - l->control_len);
-	char *nl;
-
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		if (!l->control_end)
-			fprintf(stderr, "<4>the control fd closed without an end line: the report has no exit code\n");
-		l->control_open = false;
-		return;
-	}
-	l->control_len += (size_t)n;
-	nl = memchr(l->control_buf, '\n', l->control_len);
-	if (!nl && l->control_len < sizeof(l->control_buf))
-		return;
-	if (l->control_end || !nl || (*nl = 0, parse_control_line(l, l->control_buf))) {
-		fprintf(stderr, "<3>unexpected input on the control fd (want one line \"end STATUS REALTIME_NS\"): "
-				"ignoring the control fd from now on\n");
-		l->control_open = false;
-		return;
-	}
-	/* Anything after the line is unexpected too; the next read sees it. */
-	l->control_len -= (size_t)(nl + 1 - l->control_buf);
-	memmove(l->control_buf, nl + 1, l->control_len);
-}
-
 static void read_signal(struct loop *l)
 {
 	struct signalfd_siginfo si;
@@ -566,7 +511,7 @@ static void poll_fds(struct loop *l)
 	struct pollfd p[3] = {
 		{ .fd = l->signal_fd, .events = POLLIN },
 		{ .fd = l->collector_eof ? -1 : l->conn_fd, .events = POLLIN },
-		{ .fd = l->control_open ? l->o->control_fd : -1, .events = POLLIN },
+		{ .fd = l->end.control_open ? l->end.control_fd : -1, .events = POLLIN },
 	};
 
 	if (poll(p, 3, 0) <= 0)
@@ -576,7 +521,7 @@ static void poll_fds(struct loop *l)
 	if (p[1].revents)
 		read_collector(l);
 	if (p[2].revents)
-		read_control(l);
+		run_end_read_control(&l->end);
 }
 
 static bool finished(struct loop *l)
@@ -587,11 +532,11 @@ static bool finished(struct loop *l)
 		return l->interrupted;
 
 	bool source_done = session.st.end_seen || l->collector_eof;
-	bool control_done = !l->o->root_pid || !l->control_open || l->control_end;
+	bool control_done = !l->o->root_pid || !l->end.control_open || l->end.ended;
 
 	if (l->interrupted)
 		return true;
-	if (l->control_end && !source_done && now > l->control_end_at + END_RECORD_WAIT_NS) {
+	if (l->end.ended && !source_done && now > l->end.end_at + END_RECORD_WAIT_NS) {
 		fprintf(stderr, "<4>no end record from the collector %llu s after the command ended: "
 				"reporting without it\n", END_RECORD_WAIT_NS / 1000000000ULL);
 		return true;
@@ -866,62 +811,15 @@ static void run_loop(struct loop *l)
 /* The end                                                            */
 /* ------------------------------------------------------------------ */
 
-/*
- * The command as the report shows it: redacted like every argument area
- * (the processor's own copy of it came from tracer run, not the kernel,
- * but it holds the same secrets). Pointers into a static buffer.
- */
-static const char *const *redacted_command(const struct options *o)
-{
-	static char area[TR_ARGV_MAX * 4], out[sizeof(area)];
-	static const char *argv[TR_ARGV_MAX + 1];
-	size_t len = 0, outlen = 0, n = 0;
-	unsigned nr = 0, flags = 0;
-
-	for (size_t i = 0; i < o->ncommand && i < TR_ARGV_MAX; i++) {
-		size_t l = strlen(o->command[i]) + 1;
-
-		if (len + l > sizeof(area)) {
-			flags = REDACT_TRUNCATED;
-			l = sizeof(area) - len;
-			memcpy(area + len, o->command[i], l);
-			len += l;
-			break;
-		}
-		memcpy(area + len, o->command[i], l);
-		len += l;
-	}
-	if (redact_area(&session.tab.redact, area, len, flags, out, sizeof(out) - 1, &outlen, &nr))
-		outlen = 0;
-	out[outlen] = 0;
-	for (size_t off = 0; off < outlen && n < TR_ARGV_MAX; n++) {
-		argv[n] = out + off;
-		off += strnlen(out + off, outlen - off) + 1;
-	}
-	argv[n] = NULL;
-	return argv;
-}
-
-static void fill_report_input(const struct loop *l, struct report_input *in)
+static void fill_report_input(struct loop *l, struct report_input *in)
 {
 	const struct ring_consumer *c = &l->ring;
 	/* A daemon whose collector has gone has no ring mapped: its counts are in what was decoded. */
 	uint64_t hdr_drops = l->attached ? __atomic_load_n(&c->hdr->drops_total, __ATOMIC_RELAXED) : 0;
 
-	memset(in, 0, sizeof(*in));
-	in->command = redacted_command(l->o);
-	for (in->ncommand = 0; in->command[in->ncommand]; in->ncommand++)
-		;
-	in->exit_known = l->control_end;
-	in->exit_code = l->control_exit;
-	in->start_ns = l->o->start_ns;
-	in->end_known = l->control_end;
-	in->end_ns = l->control_end_ns;
+	run_end_input(&l->end, l->o, &session.tab.redact, in);
 	in->mono_to_real_ns = l->mono_to_real;
 	in->cgroups = &session.cgroups;
-	in->stall_after_ns = l->o->stall_after_ns;
-	in->io_wait_after_ns = l->o->io_wait_after_ns;
-	in->net_wait_after_ns = l->o->net_wait_after_ns;
 	in->host = &host;
 	/*
 	 * Ring losses: the in-band markers, or the producer's own totals when
@@ -932,83 +830,17 @@ static void fill_report_input(const struct loop *l, struct report_input *in)
 	in->agent.ring_bytes_discarded = c->bytes_discarded;
 	report_agent_from_session(&in->agent, &session);
 	in->agent.collector_lost = l->collector_lost;
-	in->agent.control_end = l->control_end;
 	in->agent.interrupted = l->interrupted;
 }
 
-static int write_out(int fd, struct proctab *t, const struct report_input *in,
-		     int (*writer)(struct obuf *, struct proctab *, const struct report_input *), const char *what)
+/* Delivery is over: what is durable released, the last status file, the spool and the uploader closed. */
+static void delivery_close(struct loop *l)
 {
-	struct obuf o;
-	int err;
-
-	if (fd < 0)
-		return 0;
-	obuf_init_fd(&o, fd, out_storage, sizeof(out_storage));
-	err = writer(&o, t, in);
-	if (!err)
-		err = obuf_flush(&o);
-	if (err)
-		fprintf(stderr, "<3>cannot write the %s to fd %d: %s\n", what, fd, strerror(-err));
-	return err;
-}
-
-/*
- * Run mode with delivery: the run's report and summary go to the lake as
- * one TL_RUN_REPORT record, {"report": ..., "summary": "..."}, after the
- * kernel's records; then everything is uploaded before we exit (for at
- * most RUN_UPLOAD_WAIT_NS: what is left stays in the spool, which the next
- * processor with this state_dir sends).
- */
-#define RUN_UPLOAD_WAIT_NS (30ULL * 1000000000ULL)
-static int deliver_run(struct loop *l, const struct report_input *in)
-{
-	struct obuf rep, sum, rec;
-	int rc = 0;
-
-	obuf_init_mem(&rep, 256u << 20);
-	obuf_init_mem(&sum, 16u << 20);
-	obuf_init_mem(&rec, TR_FRAME_MAX_PAYLOAD);
-	report_json(&rep, &session.tab, in);
-	report_summary(&sum, &session.tab, in);
-	if (report_record(&rec, &rep, &sum) || rep.err || sum.err) {
-		fprintf(stderr, "<3>the run report is too large for the lake (%zu bytes; at most %u): only the kernel's "
-				"records are sent\n", rec.len, TR_FRAME_MAX_PAYLOAD);
-		rc = -1;
-	} else if (deliver_own_record(l->dlv, TL_RUN_REPORT, rec.buf, (uint32_t)rec.len)) {
-		rc = -1;
-	}
-	obuf_free(&rep);
-	obuf_free(&sum);
-	obuf_free(&rec);
-	if (deliver_sync(l->dlv)) {
-		rc = -1;
-	} else {
-		int up = deliver_drain(l->dlv, RUN_UPLOAD_WAIT_NS);
-
-		if (up > 0)
-			fprintf(stderr, "<4>not everything reached the lake within %llu s: the rest stays in the spool of "
-					"%s for the next processor\n", RUN_UPLOAD_WAIT_NS / 1000000000ULL,
-				l->o->cfg.state_dir);
-	}
 	if (l->attached)
 		release(l);
 	write_status(l, mono_ns());
 	deliver_close(l->dlv);
 	l->dlv = NULL;
-	return rc;
-}
-
-/* Run mode: the key of the traced command's run, as daemon mode would name it (docs/live.md). */
-static const char *run_key(const struct proctab *t)
-{
-	static char key[sizeof(((struct run *)0)->key)];
-	const struct proc *root = proctab_root(t);
-
-	if (!root)
-		return NULL;
-	runs_key(&runs, root, key, sizeof(key));
-	return key;
 }
 
 static int finish(struct loop *l)
@@ -1035,16 +867,9 @@ static int finish(struct loop *l)
 	}
 	fill_report_input(l, &in);
 	if (l->o->root_pid) {
-		proctab_mark_tree(&session.tab);
-		in.run_key = run_key(&session.tab);
-		if (steps_build(&steps, &session.tab) == 0)
-			in.steps = &steps;
-		else
-			fprintf(stderr, "<3>not enough memory to find the run's steps: the report has none\n");
-		err |= write_out(l->o->report_fd, &session.tab, &in, report_json, "report");
-		err |= write_out(l->o->summary_fd, &session.tab, &in, report_summary, "summary");
+		err = run_end_report(&l->end, l->o, &session, &steps, &runs, &in, l->dlv);
 		if (l->dlv)
-			err |= deliver_run(l, &in);
+			delivery_close(l);
 	}
 	fprintf(stderr, "<6>stopping: %llu records, %llu lost, %u processes tracked\n",
 		(unsigned long long)in.agent.records, (unsigned long long)report_dropped(&in.agent),
@@ -1170,7 +995,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (options_check_fds(&o))
 		return 1;
-	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .status_fd = -1, .control_open = o.control_fd >= 0 };
+	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .status_fd = -1 };
+	run_end_init(&loop.end, o.control_fd);
 	loop.mono_to_real = mono_to_real_ns();
 	if (!o.start_ns_set)
 		o.start_ns = real_ns();
