@@ -24,15 +24,17 @@
  *
  * Before step 1, still root: the rules files, the host's identity (DMI,
  * /proc/meminfo: read_host), daemon mode's host and boot ids, and the
- * host heartbeat's /proc files (heartbeat_open): kept open, read again at
- * each beat with lseek and read, which the sandbox allows.
+ * host heartbeat's /proc files (heartbeat.c's heartbeat_open): kept open,
+ * read again at each beat with lseek and read, which the sandbox allows.
  *
- * This file owns the loop: start-up in order (main), attaching to a ring,
- * draining it, the control fd, signals, housekeeping, the rules files
- * (read at start and on SIGHUP), the status file's figures and the end
- * (report, summary, the run's delivery). The options and the config are
- * options.c's, the user, Landlock and seccomp confine.c's, the status
- * file's format status/'s.
+ * This file owns the loop and its wiring: start-up in order (main),
+ * attaching to a ring, draining it, signals, housekeeping, the rules files
+ * (read at start and on SIGHUP), the status file's figures and the order
+ * of the stop. The options and the config are options.c's; the user,
+ * Landlock and seccomp confine.c's; the host heartbeat heartbeat.c's; the
+ * runs' checkpoint checkpoint.c's; the control fd's end line and the
+ * report, summary and run record at the end runend.c's; the status file's
+ * format status/'s.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,12 +51,13 @@
 
 #include <sodium.h>
 
+#include "checkpoint.h"
 #include "clock.h"
 #include "config.h"
 #include "confine.h"
 #include "deliver.h"
 #include "handover.h"
-#include "hostbeat.h"
+#include "heartbeat.h"
 #include "hostid.h"
 #include "lake.h"
 #include "live.h"
@@ -64,9 +67,10 @@
 #include "records.h"
 #include "redact.h"
 #include "report.h"
+#include "readfile.h"
 #include "ring.h"
+#include "runend.h"
 #include "runs.h"
-#include "runs_ckpt.h"
 #include "session.h"
 #include "status.h"
 #include "steps.h"
@@ -78,14 +82,12 @@
 #define SWEEP_INTERVAL_NS 1000000000ULL /* evict processes that no longer matter, at most this often */
 #define END_RECORD_WAIT_NS 10000000000ULL /* after tracer run's end line, how long the collector may take */
 #define HEARTBEAT_STALE_NS 10000000000ULL
-#define CONTROL_LINE_MAX 64
 #define DRAIN_MAX 16384 /* records per batch, so a busy ring cannot delay the control fd and signals */
 
 #define KNOWN_TYPES                                                                                     \
 	((1ULL << TR_EXEC) | (1ULL << TR_FORK) | (1ULL << TR_EXIT) | (1ULL << TR_OOM) | (1ULL << TR_CGROUP) | \
 	 (1ULL << TR_SAMPLE) | (1ULL << TR_FILE) | (1ULL << TR_COUNTERS) | (1ULL << TR_END))
 #define STALL_CHECK_INTERVAL_NS 1000000000ULL
-#define RULES_FILE_MAX (1 << 20) /* bytes of a rules file read at most */
 #define RECONNECT_INTERVAL_NS 1000000000ULL /* daemon mode: looking for a (new) collector */
 #define STATUS_INTERVAL_NS 1000000000ULL
 #define LIVE_INTERVAL_NS 1000000000ULL /* daemon mode: how often the runs are looked at (docs/live.md) */
@@ -99,15 +101,8 @@ struct loop {
 	int signal_fd;
 	bool collector_eof;         /* the handover socket reached end-of-file */
 	bool collector_lost;        /* ... before the end record */
-	bool control_open;
-	bool control_end;
-	int control_exit;
-	uint64_t control_end_ns;
-	uint64_t control_end_at;    /* CLOCK_MONOTONIC when the end line came */
 	bool interrupted;
 	bool stale_warned;
-	char control_buf[CONTROL_LINE_MAX];
-	size_t control_len;
 	uint64_t next_sweep;
 	uint64_t next_stall_check;
 	uint64_t mono_to_real;
@@ -118,23 +113,10 @@ struct loop {
 	uint64_t next_status;
 	uint64_t next_live;
 	bool live;                  /* delivery: runs are found and streamed */
-	/* Daemon mode with delivery: the host heartbeat (TL_HOST, docs/live.md), every heartbeat_interval. */
-	bool beat_on;
-	uint64_t next_beat;         /* CLOCK_MONOTONIC */
-	uint64_t beat_read_at;      /* CLOCK_MONOTONIC of the reading the next beat starts from */
-	uint32_t beat_warned;       /* files whose read or parse failed: logged once each (bit per file) */
+	struct heartbeat beat;      /* daemon mode with delivery: the host heartbeat (heartbeat.h) */
 	uint64_t steps_running;     /* running steps of running runs, at the last look at the runs */
-	/* The runs' checkpoint (runs_ckpt.h): the ring is released only up to what it includes. */
-	bool ckpt_valid;            /* ckpt_gen/ckpt_pos say what the newest checkpoint includes */
-	uint32_t ckpt_gen;
-	uint64_t ckpt_pos;
-	bool ckpt_on_disk;          /* the file holds runs (an empty set must replace it) */
-	bool ckpt_failed;           /* writing failed: logged once; the ring is not held back for it */
-	uint64_t ckpt_changes;      /* the table's changes when the file was written */
-	uint64_t ckpt_runs;         /* runs started + ended then */
-	uint32_t skip_gen;          /* after a restart: records before skip_pos of this generation are in the model */
-	uint64_t skip_pos;
-	bool skip;
+	struct run_end end;         /* run mode: tracer run's end line, the report (runend.h) */
+	struct checkpoint ckpt;     /* daemon mode: the runs' checkpoint; the ring is released only up to it */
 	int status_fd;
 	uint64_t attaches;
 	struct notify notify;       /* systemd: READY=1, WATCHDOG=1, STOPPING=1 */
@@ -147,65 +129,22 @@ static struct steps steps;
 static struct runs runs;
 static struct live live;
 static struct hostid host; /* read once at start (read_host): constant afterwards */
-/* The host heartbeat's files, opened once before the sandbox (heartbeat_open); -1: missing. */
-enum { BEAT_STAT, BEAT_MEMINFO, BEAT_NETDEV, BEAT_BOOT_ID, BEAT_FILES };
-static const char *const beat_path[BEAT_FILES] = { HOSTBEAT_STAT_PATH, HOSTBEAT_MEMINFO_PATH, HOSTBEAT_NETDEV_PATH,
-						   HOSTBEAT_BOOT_ID_PATH };
-static int beat_fd[BEAT_FILES] = { -1, -1, -1, -1 };
-static struct hostbeat_state beat;      /* the beats so far, and the reading the next starts from */
-static struct hostbeat_reading beat_now;
-static char beat_text[HOSTBEAT_READ_MAX];
-static char out_storage[1 << 16];
 
 /* ------------------------------------------------------------------ */
 /* Rules files                                                        */
 /* ------------------------------------------------------------------ */
 
-/* The whole of a rules file into a new buffer (NUL-terminated), or a negative errno. */
+/*
+ * The whole of a rules file into a new buffer (NUL-terminated), or a negative errno: at most READ_MAX_RULES
+ * bytes, the collector's bound too; opened with the flags the sandbox allows for a SIGHUP's reread.
+ */
 static int read_rules_file(const char *path, char **text, size_t *len)
 {
-	int fd = open(path, CONFINE_RULES_OPEN_FLAGS);
-	struct stat st;
-	char *buf = NULL;
-	size_t have = 0;
-	int err = 0;
+	ssize_t n = read_file_alloc(AT_FDCWD, path, CONFINE_RULES_OPEN_FLAGS, READ_MAX_RULES, text, NULL);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		err = -errno;
-	else if (!S_ISREG(st.st_mode))
-		err = -EINVAL; /* a directory, a FIFO that could block us, a device */
-	else if (st.st_size > RULES_FILE_MAX)
-		err = -EFBIG;
-	if (err)
-		goto out;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (have < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + have, (size_t)st.st_size - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) { /* shrank while we read: take what is there */
-			if (n < 0)
-				err = -errno;
-			break;
-		}
-		have += (size_t)n;
-	}
-	buf[have] = 0;
-out:
-	close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*text = buf;
-	*len = have;
+	if (n < 0)
+		return (int)n;
+	*len = (size_t)n;
 	return 0;
 }
 
@@ -217,7 +156,7 @@ out:
 static int load_rules(const struct options *o)
 {
 	char err[256], *text;
-	size_t len;
+	size_t len = 0;
 	int rc, failed = 0;
 
 	if (o->tool_rules_path) {
@@ -288,85 +227,6 @@ static void read_host(const struct options *o)
 /* The host heartbeat                                                 */
 /* ------------------------------------------------------------------ */
 
-/* The whole of a /proc file again, from its start, at most cap bytes: their count, or -errno. */
-static ssize_t read_again(int fd, char *buf, size_t cap)
-{
-	size_t have = 0;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while (have < cap) {
-		ssize_t n = read(fd, buf + have, cap - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		have += (size_t)n;
-	}
-	return (ssize_t)have;
-}
-
-/* One look at the host (hostbeat.h); now: the loop's CLOCK_MONOTONIC. What cannot be read is unknown. */
-static void beat_read(struct loop *l, struct hostbeat_reading *r, uint64_t now)
-{
-	for (unsigned i = 0; i < BEAT_FILES; i++) {
-		ssize_t n = beat_fd[i] >= 0 ? read_again(beat_fd[i], beat_text, sizeof(beat_text)) : -EBADF;
-		size_t len = n > 0 ? (size_t)n : 0; /* a failed read parses as nothing: unknown */
-		int rc = 0;
-
-		switch (i) {
-		case BEAT_STAT: rc = hostbeat_parse_stat(beat_text, len, &r->cpu); break;
-		case BEAT_MEMINFO: rc = hostbeat_parse_meminfo(beat_text, len, &r->mem); break;
-		case BEAT_NETDEV:
-			rc = hostbeat_parse_netdev(beat_text, len, &r->net);
-			if (len == sizeof(beat_text))
-				r->net.complete = false; /* the bound may have cut it at a line's end */
-			break;
-		case BEAT_BOOT_ID: rc = hostbeat_parse_boot_id(beat_text, len, r->boot_id); break;
-		}
-		if (beat_fd[i] < 0 || !(n < 0 || rc) || (l->beat_warned & (1u << i)))
-			continue; /* a missing file was said at start; a failure once */
-		l->beat_warned |= 1u << i;
-		fprintf(stderr, "<4>host heartbeat: %s %s: its fields are null until it reads again\n", beat_path[i],
-			n < 0 ? strerror((int)-n) : "has no figure in the form expected");
-	}
-	r->real_ns = now + l->mono_to_real;
-	r->uptime_ns = clock_ns(CLOCK_BOOTTIME);
-	r->uptime_known = r->uptime_ns != 0;
-}
-
-/*
- * Daemon mode with delivery, before the sandbox: open the heartbeat's
- * files once (a missing one: its fields are null in every beat, said
- * once here), take the reading beat 1 starts from, and the clock's tick
- * for /proc/stat's times.
- */
-static void heartbeat_open(struct loop *l)
-{
-	char missing[512];
-	size_t len = 0;
-	uint64_t now;
-
-	missing[0] = 0;
-	for (unsigned i = 0; i < BEAT_FILES; i++) {
-		beat_fd[i] = open(beat_path[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (beat_fd[i] < 0 && len < sizeof(missing))
-			len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%s (%s)", len ? ", " : "",
-						beat_path[i], strerror(errno));
-	}
-	if (missing[0])
-		fprintf(stderr, "<4>host heartbeat: cannot open %s: those fields are null in every beat\n", missing);
-	now = mono_ns();
-	beat_read(l, &beat_now, now);
-	hostbeat_start(&beat, sysconf(_SC_CLK_TCK), &beat_now);
-	l->beat_read_at = now;
-	l->beat_on = true;
-	l->next_beat = now + l->o->cfg.heartbeat_interval_ns;
-}
-
 /* Live runs: those still running (ended ones are gone after their last record). */
 static uint64_t runs_running(void)
 {
@@ -409,51 +269,29 @@ static uint64_t processes_live(void)
 /* One TL_HOST record: the host from the previous reading to now. */
 static void send_beat(struct loop *l, uint64_t now)
 {
-	struct hostbeat b;
-	struct obuf o;
-	int rc;
+	struct heartbeat_figures f = {
+		.runs = runs_running(), .steps = l->steps_running, .processes = processes_live(), .host = &host,
+	};
+	int rc = heartbeat_send(&l->beat, now, &f, l->dlv);
 
-	beat_read(l, &beat_now, now);
-	l->beat_read_at = now;
-	hostbeat_next(&beat, &beat_now, &b);
-	b.runs = runs_running();
-	b.steps = l->steps_running;
-	b.processes = processes_live();
-	b.host = &host;
-	obuf_init_mem(&o, TL_RUN_MAX);
-	rc = hostbeat_write(&o, &b);
 	if (rc) {
-		fprintf(stderr, "<3>host heartbeat %llu not written: %s\n", (unsigned long long)b.beat, strerror(-rc));
-	} else if ((rc = deliver_own_record(l->dlv, TL_HOST, o.buf, (uint32_t)o.len)) != 0) {
 		fprintf(stderr, "<2>the spool failed (%s): stopping; what is in the ring stays there for the next "
 				"start\n", strerror(-rc));
 		l->interrupted = true;
 	}
-	obuf_free(&o);
 }
 
 /* Every heartbeat_interval of the loop's clock, collector or not, runs or not: one TL_HOST record. */
 static void heartbeat(struct loop *l, uint64_t now)
 {
-	uint64_t every = l->o->cfg.heartbeat_interval_ns;
-
-	if (!l->beat_on || !l->dlv || l->interrupted || now < l->next_beat)
-		return;
-	/* On the interval's grid; after a stall of more than one interval (a suspended host), from now. */
-	l->next_beat = now - l->next_beat < every ? l->next_beat + every : now + every;
-	send_beat(l, now);
+	if (l->dlv && !l->interrupted && heartbeat_due(&l->beat, now))
+		send_beat(l, now);
 }
 
-/*
- * At a stop (a signal, the collector's end): the beat of the interval so
- * far, so that the lake knows the host up to the stop and not only up to
- * the last whole interval. Less than BEAT_LAST_MIN_NS since the last
- * reading says nothing worth a record.
- */
-#define BEAT_LAST_MIN_NS 100000000ULL
+/* At a stop (a signal, the collector's end): the beat of the interval so far. */
 static void heartbeat_last(struct loop *l, uint64_t now)
 {
-	if (l->beat_on && l->dlv && now - l->beat_read_at >= BEAT_LAST_MIN_NS)
+	if (l->dlv && heartbeat_last_due(&l->beat, now))
 		send_beat(l, now);
 }
 
@@ -536,19 +374,18 @@ static void log_exit(const struct proc *p)
 /*
  * Daemon mode: the ring goes only as far as the runs' checkpoint includes
  * (a record that starts a run must not be released before a checkpoint
- * holds the run). With no run, a checkpoint is only a position (ckpt_save()).
+ * holds the run). With no run, a checkpoint is only a position (checkpoint_save()).
  */
 static bool ckpt_holds_ring(const struct loop *l)
 {
-	return l->live && !l->o->root_pid && !l->ckpt_failed;
+	return l->live && !l->o->root_pid && !l->ckpt.failed;
 }
 
 /* How far the newest checkpoint lets the ring go: what it includes, or what is released already. */
 static uint64_t ckpt_barrier(const struct loop *l)
 {
-	if (l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation)
-		return l->ckpt_pos;
-	return __atomic_load_n(&l->ring.cpage->consumer_pos, __ATOMIC_RELAXED);
+	return checkpoint_barrier(&l->ckpt, l->ring.generation,
+				  __atomic_load_n(&l->ring.cpage->consumer_pos, __ATOMIC_RELAXED));
 }
 
 static void live_housekeeping(struct loop *l, uint64_t now);
@@ -619,8 +456,7 @@ static size_t drain(struct loop *l)
 		n++;
 		if (rc < 0) /* a corrupt ring: counted in ring.resets, the consumer skipped ahead */
 			continue;
-		if (v.type >= RING_REC_FIRST_USER && l->skip && (uint32_t)l->ring.generation == l->skip_gen &&
-		    v.pos < l->skip_pos) {
+		if (v.type >= RING_REC_FIRST_USER && checkpoint_includes(&l->ckpt, l->ring.generation, v.pos)) {
 			dec = decode_record(&session.dec, v.type, v.payload, v.len) ? -1 : 0; /* in the checkpoint */
 		} else if (v.type >= RING_REC_FIRST_USER) { /* loss markers: summed in ring.lost_total */
 			uint64_t refused = session.st.decode_errors;
@@ -642,56 +478,6 @@ static size_t drain(struct loop *l)
 		deliver_mark(l->dlv, l->ring.pos);
 	release(l);
 	return n;
-}
-
-/* "end EXIT_CODE END_REALTIME_NS": EXIT_CODE 0..255, both plain decimals. */
-static int parse_control_line(struct loop *l, char *line)
-{
-	char *sp1, *sp2;
-	uint64_t code, ns;
-
-	if (strncmp(line, "end ", 4))
-		return -1;
-	sp1 = line + 4;
-	sp2 = strchr(sp1, ' ');
-	if (!sp2)
-		return -1;
-	*sp2++ = 0;
-	if (parse_u64(sp1, 255, &code) || parse_u64(sp2, UINT64_MAX, &ns))
-		return -1;
-	l->control_end = true;
-	l->control_exit = (int)code;
-	l->control_end_ns = ns;
-	l->control_end_at = mono_ns();
-	return 0;
-}
-
-static void read_control(struct loop *l)
-{
-	ssize_t n = read(l->o->control_fd, l->control_buf + l->control_len, sizeof(l->control_buf) - l->control_len);
-	char *nl;
-
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		if (!l->control_end)
-			fprintf(stderr, "<4>the control fd closed without an end line: the report has no exit code\n");
-		l->control_open = false;
-		return;
-	}
-	l->control_len += (size_t)n;
-	nl = memchr(l->control_buf, '\n', l->control_len);
-	if (!nl && l->control_len < sizeof(l->control_buf))
-		return;
-	if (l->control_end || !nl || (*nl = 0, parse_control_line(l, l->control_buf))) {
-		fprintf(stderr, "<3>unexpected input on the control fd (want one line \"end STATUS REALTIME_NS\"): "
-				"ignoring the control fd from now on\n");
-		l->control_open = false;
-		return;
-	}
-	/* Anything after the line is unexpected too; the next read sees it. */
-	l->control_len -= (size_t)(nl + 1 - l->control_buf);
-	memmove(l->control_buf, nl + 1, l->control_len);
 }
 
 static void read_signal(struct loop *l)
@@ -725,7 +511,7 @@ static void poll_fds(struct loop *l)
 	struct pollfd p[3] = {
 		{ .fd = l->signal_fd, .events = POLLIN },
 		{ .fd = l->collector_eof ? -1 : l->conn_fd, .events = POLLIN },
-		{ .fd = l->control_open ? l->o->control_fd : -1, .events = POLLIN },
+		{ .fd = l->end.control_open ? l->end.control_fd : -1, .events = POLLIN },
 	};
 
 	if (poll(p, 3, 0) <= 0)
@@ -735,7 +521,7 @@ static void poll_fds(struct loop *l)
 	if (p[1].revents)
 		read_collector(l);
 	if (p[2].revents)
-		read_control(l);
+		run_end_read_control(&l->end);
 }
 
 static bool finished(struct loop *l)
@@ -746,11 +532,11 @@ static bool finished(struct loop *l)
 		return l->interrupted;
 
 	bool source_done = session.st.end_seen || l->collector_eof;
-	bool control_done = !l->o->root_pid || !l->control_open || l->control_end;
+	bool control_done = !l->o->root_pid || !l->end.control_open || l->end.ended;
 
 	if (l->interrupted)
 		return true;
-	if (l->control_end && !source_done && now > l->control_end_at + END_RECORD_WAIT_NS) {
+	if (l->end.ended && !source_done && now > l->end.end_at + END_RECORD_WAIT_NS) {
 		fprintf(stderr, "<4>no end record from the collector %llu s after the command ended: "
 				"reporting without it\n", END_RECORD_WAIT_NS / 1000000000ULL);
 		return true;
@@ -880,6 +666,7 @@ static void write_status(struct loop *l, uint64_t now)
 	st.upload.last_http_status = (uint64_t)(us.last_http_status > 0 ? us.last_http_status : 0);
 	snprintf(st.upload.last_error, sizeof(st.upload.last_error), "%s", us.last_error);
 	st.upload.pending_records = ss.durable_seq > us.acked_seq ? ss.durable_seq - us.acked_seq : 0;
+	st.heartbeat.beats = l->beat.sent;
 	rc = status_write(l->status_fd, &st);
 	if (rc)
 		fprintf(stderr, "<4>cannot write the status file: %s\n", strerror(-rc));
@@ -938,79 +725,6 @@ static int emit_live(void *ctx, uint16_t type, const void *payload, uint32_t len
 	return deliver_own_record(l->dlv, type, payload, len);
 }
 
-/* state_dir/runs.ckpt, replaced whole: written aside, made durable, renamed over. */
-static int ckpt_store(struct loop *l, const struct obuf *o)
-{
-	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
-	size_t off = 0;
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "%s/" CKPT_FILE, l->o->cfg.state_dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	while (off < o->len && rc == 0) {
-		ssize_t n = write(fd, o->buf + off, o->len - off);
-
-		if (n < 0 && errno != EINTR)
-			rc = -errno;
-		else if (n > 0)
-			off += (size_t)n;
-	}
-	if (!rc && fdatasync(fd))
-		rc = -errno;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	return rc;
-}
-
-/* After a look at the runs: what the model now includes, on disk. */
-static void ckpt_save(struct loop *l)
-{
-	struct obuf o;
-	int rc;
-
-	if (!l->attached || (!runs.live && !l->ckpt_on_disk)) {
-		/* No run to lose: the model holds nothing a restart would need. */
-		l->ckpt_valid = l->attached;
-		l->ckpt_gen = (uint32_t)l->ring.generation;
-		l->ckpt_pos = l->ring.pos;
-		return;
-	}
-	if (l->ckpt_valid && l->ckpt_gen == (uint32_t)l->ring.generation && l->ckpt_changes == session.tab.changes &&
-	    l->ckpt_runs == runs.started + runs.ended) {
-		/*
-		 * Only counters moved since the file was written (samples): what it
-		 * holds is still the model a restart needs; the records in between
-		 * may go (a restarted processor sees the next samples).
-		 */
-		l->ckpt_pos = l->ring.pos;
-		return;
-	}
-	obuf_init_mem(&o, CKPT_MAX_BYTES);
-	rc = ckpt_write(&o, &runs, &session.tab, (uint32_t)l->ring.generation, l->ring.pos, real_ns());
-	if (!rc)
-		rc = ckpt_store(l, &o);
-	obuf_free(&o);
-	if (rc) {
-		if (!l->ckpt_failed)
-			fprintf(stderr, "<4>cannot write the runs' checkpoint in %s: %s; a restarted processor will not "
-					"continue the runs under way\n", l->o->cfg.state_dir, strerror(-rc));
-		l->ckpt_failed = true;
-		return;
-	}
-	l->ckpt_failed = false;
-	l->ckpt_on_disk = runs.live > 0;
-	l->ckpt_changes = session.tab.changes;
-	l->ckpt_runs = runs.started + runs.ended;
-	l->ckpt_valid = true;
-	l->ckpt_gen = (uint32_t)l->ring.generation;
-	l->ckpt_pos = l->ring.pos;
-}
-
 static void live_housekeeping(struct loop *l, uint64_t now)
 {
 	int rc;
@@ -1039,55 +753,8 @@ static void live_housekeeping(struct loop *l, uint64_t now)
 	}
 	if (!l->o->root_pid) {
 		l->steps_running = steps_running();
-		ckpt_save(l);
+		checkpoint_save(&l->ckpt, &runs, &session.tab, l->attached, l->ring.generation, l->ring.pos);
 	}
-}
-
-/* Before the first record: the runs a previous processor was following (daemon mode). */
-static void ckpt_load(struct loop *l)
-{
-	char path[PATH_MAX + 32], err[256];
-	struct ckpt_stats st;
-	struct stat sb;
-	char *buf = NULL;
-	ssize_t n = -1;
-	int fd, rc;
-
-	snprintf(path, sizeof(path), "%s/" CKPT_FILE, l->o->cfg.state_dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		if (errno != ENOENT)
-			fprintf(stderr, "<4>cannot read the runs' checkpoint %s: %s; starting with no run\n", path,
-				strerror(errno));
-		return;
-	}
-	if (fstat(fd, &sb) == 0 && sb.st_size >= 0 && (uint64_t)sb.st_size <= CKPT_MAX_BYTES &&
-	    (buf = malloc((size_t)sb.st_size + 1)) != NULL)
-		n = read(fd, buf, (size_t)sb.st_size);
-	close(fd);
-	if (n < 0 || n != sb.st_size) {
-		fprintf(stderr, "<4>cannot read the runs' checkpoint %s; starting with no run\n", path);
-		free(buf);
-		return;
-	}
-	rc = ckpt_read(buf, (size_t)n, &runs, &session.tab, &l->skip_gen, &l->skip_pos, &st, err, sizeof(err));
-	free(buf);
-	if (rc) {
-		fprintf(stderr, "<4>the runs' checkpoint %s is unusable (%s): starting with no run\n", path,
-			rc == -ENOMEM ? "out of memory" : err);
-		char boot[sizeof(runs.boot)];
-
-		memcpy(boot, runs.boot, sizeof(boot));
-		runs_free(&runs);
-		runs_init(&runs, boot);
-		proctab_clear(&session.tab);
-		return;
-	}
-	l->skip = true;
-	l->ckpt_on_disk = st.runs > 0;
-	fprintf(stderr, "<6>continuing %u runs (%u processes; %u not restored) from the checkpoint at ring generation "
-			"%08x position %llu\n", st.runs, st.procs, st.procs_skipped, (unsigned)l->skip_gen,
-		(unsigned long long)l->skip_pos);
 }
 
 static void housekeeping(struct loop *l, uint64_t now)
@@ -1144,62 +811,15 @@ static void run_loop(struct loop *l)
 /* The end                                                            */
 /* ------------------------------------------------------------------ */
 
-/*
- * The command as the report shows it: redacted like every argument area
- * (the processor's own copy of it came from tracer run, not the kernel,
- * but it holds the same secrets). Pointers into a static buffer.
- */
-static const char *const *redacted_command(const struct options *o)
-{
-	static char area[TR_ARGV_MAX * 4], out[sizeof(area)];
-	static const char *argv[TR_ARGV_MAX + 1];
-	size_t len = 0, outlen = 0, n = 0;
-	unsigned nr = 0, flags = 0;
-
-	for (size_t i = 0; i < o->ncommand && i < TR_ARGV_MAX; i++) {
-		size_t l = strlen(o->command[i]) + 1;
-
-		if (len + l > sizeof(area)) {
-			flags = REDACT_TRUNCATED;
-			l = sizeof(area) - len;
-			memcpy(area + len, o->command[i], l);
-			len += l;
-			break;
-		}
-		memcpy(area + len, o->command[i], l);
-		len += l;
-	}
-	if (redact_area(&session.tab.redact, area, len, flags, out, sizeof(out) - 1, &outlen, &nr))
-		outlen = 0;
-	out[outlen] = 0;
-	for (size_t off = 0; off < outlen && n < TR_ARGV_MAX; n++) {
-		argv[n] = out + off;
-		off += strnlen(out + off, outlen - off) + 1;
-	}
-	argv[n] = NULL;
-	return argv;
-}
-
-static void fill_report_input(const struct loop *l, struct report_input *in)
+static void fill_report_input(struct loop *l, struct report_input *in)
 {
 	const struct ring_consumer *c = &l->ring;
 	/* A daemon whose collector has gone has no ring mapped: its counts are in what was decoded. */
 	uint64_t hdr_drops = l->attached ? __atomic_load_n(&c->hdr->drops_total, __ATOMIC_RELAXED) : 0;
 
-	memset(in, 0, sizeof(*in));
-	in->command = redacted_command(l->o);
-	for (in->ncommand = 0; in->command[in->ncommand]; in->ncommand++)
-		;
-	in->exit_known = l->control_end;
-	in->exit_code = l->control_exit;
-	in->start_ns = l->o->start_ns;
-	in->end_known = l->control_end;
-	in->end_ns = l->control_end_ns;
+	run_end_input(&l->end, l->o, &session.tab.redact, in);
 	in->mono_to_real_ns = l->mono_to_real;
 	in->cgroups = &session.cgroups;
-	in->stall_after_ns = l->o->stall_after_ns;
-	in->io_wait_after_ns = l->o->io_wait_after_ns;
-	in->net_wait_after_ns = l->o->net_wait_after_ns;
 	in->host = &host;
 	/*
 	 * Ring losses: the in-band markers, or the producer's own totals when
@@ -1210,83 +830,17 @@ static void fill_report_input(const struct loop *l, struct report_input *in)
 	in->agent.ring_bytes_discarded = c->bytes_discarded;
 	report_agent_from_session(&in->agent, &session);
 	in->agent.collector_lost = l->collector_lost;
-	in->agent.control_end = l->control_end;
 	in->agent.interrupted = l->interrupted;
 }
 
-static int write_out(int fd, struct proctab *t, const struct report_input *in,
-		     int (*writer)(struct obuf *, struct proctab *, const struct report_input *), const char *what)
+/* Delivery is over: what is durable released, the last status file, the spool and the uploader closed. */
+static void delivery_close(struct loop *l)
 {
-	struct obuf o;
-	int err;
-
-	if (fd < 0)
-		return 0;
-	obuf_init_fd(&o, fd, out_storage, sizeof(out_storage));
-	err = writer(&o, t, in);
-	if (!err)
-		err = obuf_flush(&o);
-	if (err)
-		fprintf(stderr, "<3>cannot write the %s to fd %d: %s\n", what, fd, strerror(-err));
-	return err;
-}
-
-/*
- * Run mode with delivery: the run's report and summary go to the lake as
- * one TL_RUN_REPORT record, {"report": ..., "summary": "..."}, after the
- * kernel's records; then everything is uploaded before we exit (for at
- * most RUN_UPLOAD_WAIT_NS: what is left stays in the spool, which the next
- * processor with this state_dir sends).
- */
-#define RUN_UPLOAD_WAIT_NS (30ULL * 1000000000ULL)
-static int deliver_run(struct loop *l, const struct report_input *in)
-{
-	struct obuf rep, sum, rec;
-	int rc = 0;
-
-	obuf_init_mem(&rep, 256u << 20);
-	obuf_init_mem(&sum, 16u << 20);
-	obuf_init_mem(&rec, TR_FRAME_MAX_PAYLOAD);
-	report_json(&rep, &session.tab, in);
-	report_summary(&sum, &session.tab, in);
-	if (report_record(&rec, &rep, &sum) || rep.err || sum.err) {
-		fprintf(stderr, "<3>the run report is too large for the lake (%zu bytes; at most %u): only the kernel's "
-				"records are sent\n", rec.len, TR_FRAME_MAX_PAYLOAD);
-		rc = -1;
-	} else if (deliver_own_record(l->dlv, TL_RUN_REPORT, rec.buf, (uint32_t)rec.len)) {
-		rc = -1;
-	}
-	obuf_free(&rep);
-	obuf_free(&sum);
-	obuf_free(&rec);
-	if (deliver_sync(l->dlv)) {
-		rc = -1;
-	} else {
-		int up = deliver_drain(l->dlv, RUN_UPLOAD_WAIT_NS);
-
-		if (up > 0)
-			fprintf(stderr, "<4>not everything reached the lake within %llu s: the rest stays in the spool of "
-					"%s for the next processor\n", RUN_UPLOAD_WAIT_NS / 1000000000ULL,
-				l->o->cfg.state_dir);
-	}
 	if (l->attached)
 		release(l);
 	write_status(l, mono_ns());
 	deliver_close(l->dlv);
 	l->dlv = NULL;
-	return rc;
-}
-
-/* Run mode: the key of the traced command's run, as daemon mode would name it (docs/live.md). */
-static const char *run_key(const struct proctab *t)
-{
-	static char key[sizeof(((struct run *)0)->key)];
-	const struct proc *root = proctab_root(t);
-
-	if (!root)
-		return NULL;
-	runs_key(&runs, root, key, sizeof(key));
-	return key;
 }
 
 static int finish(struct loop *l)
@@ -1313,16 +867,9 @@ static int finish(struct loop *l)
 	}
 	fill_report_input(l, &in);
 	if (l->o->root_pid) {
-		proctab_mark_tree(&session.tab);
-		in.run_key = run_key(&session.tab);
-		if (steps_build(&steps, &session.tab) == 0)
-			in.steps = &steps;
-		else
-			fprintf(stderr, "<3>not enough memory to find the run's steps: the report has none\n");
-		err |= write_out(l->o->report_fd, &session.tab, &in, report_json, "report");
-		err |= write_out(l->o->summary_fd, &session.tab, &in, report_summary, "summary");
+		err = run_end_report(&l->end, l->o, &session, &steps, &runs, &in, l->dlv);
 		if (l->dlv)
-			err |= deliver_run(l, &in);
+			delivery_close(l);
 	}
 	fprintf(stderr, "<6>stopping: %llu records, %llu lost, %u processes tracked\n",
 		(unsigned long long)in.agent.records, (unsigned long long)report_dropped(&in.agent),
@@ -1408,8 +955,9 @@ static int delivery_start(struct loop *l, struct deliver_options *d)
 	if (l->status_fd < 0)
 		fprintf(stderr, "<4>cannot write the status file %s: %s (tracer status will not see this processor)\n",
 			path, strerror(errno));
+	checkpoint_init(&l->ckpt, l->o->cfg.state_dir);
 	if (l->live && !l->o->root_pid)
-		ckpt_load(l);
+		checkpoint_load(&l->ckpt, &runs, &session.tab);
 	if (deliver_resume_point(l->dlv, &gen, &pos))
 		fprintf(stderr, "<6>the spool holds records up to ring generation %08x position %llu: those are "
 				"not spooled again\n", (unsigned)gen, (unsigned long long)pos);
@@ -1447,7 +995,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (options_check_fds(&o))
 		return 1;
-	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .status_fd = -1, .control_open = o.control_fd >= 0 };
+	loop = (struct loop){ .o = &o, .conn_fd = -1, .signal_fd = -1, .status_fd = -1 };
+	run_end_init(&loop.end, o.control_fd);
 	loop.mono_to_real = mono_to_real_ns();
 	if (!o.start_ns_set)
 		o.start_ns = real_ns();
@@ -1465,8 +1014,9 @@ int main(int argc, char **argv)
 	read_host(&o);
 	if (o.delivery && o.root_pid && daemons_deliver(&o))
 		o.delivery = false;
+	heartbeat_init(&loop.beat);
 	if (o.delivery && !o.root_pid)
-		heartbeat_open(&loop);
+		heartbeat_open(&loop.beat, o.cfg.heartbeat_interval_ns, loop.mono_to_real, mono_ns());
 	if (o.delivery && delivery_prepare(&o, &dopt))
 		return 1;
 	runs_init(&runs, boot_hex());

@@ -16,7 +16,7 @@
 #include "json.h"
 #include "json_parse.h"
 
-#define STATUS_MAX_NODES 512u /* values in a status file read, at most (v1 has 45) */
+#define STATUS_MAX_NODES 512u /* values in a status file read, at most (v1 has 47) */
 
 enum field_type { F_U64, F_BOOL, F_STRING };
 
@@ -83,6 +83,8 @@ static const struct field fields[] = {
 	U64("upload", "last_http_status", upload.last_http_status),
 	STRING("upload", "last_error", upload.last_error),
 	U64("upload", "pending_records", upload.pending_records),
+
+	U64_ADDED("heartbeat", "beats", heartbeat.beats),
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -332,6 +334,8 @@ enum status_error status_parse(const char *text, size_t len, struct status *s, c
 		const struct field *f = &fields[i];
 		const struct json_node *obj = f->section ? json_member(&d, root, f->section) : root;
 
+		if (f->section && !obj && f->added)
+			continue; /* a section added later: an older processor's file has none */
 		if (f->section && !obj)
 			return say(err, errlen, STATUS_E_MISSING, "key \"%s\" is missing", f->section);
 		if (obj->type != JSON_OBJECT)

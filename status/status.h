@@ -15,7 +15,7 @@
  * runs unprivileged): a strict JSON parse (json_parse.h) of at most
  * STATUS_FILE_MAX bytes, then every key of the schema must be there with
  * its type (but those added to it later, which an older processor's file
- * lacks); keys it does not know are ignored, so a later processor may add
+ * lacks, and a section whose keys were all added later); keys it does not know are ignored, so a later processor may add
  * some without a new schema.
  */
 #ifndef TRACER_STATUS_STATUS_H
@@ -67,6 +67,9 @@ struct status {
 		char last_error[STATUS_ERROR_MAX]; /* empty: none */
 		uint64_t pending_records;      /* durable, not yet acknowledged */
 	} upload;
+	struct {
+		uint64_t beats;                /* host heartbeats (TL_HOST) put in the spool since start */
+	} heartbeat;
 };
 
 enum status_error {

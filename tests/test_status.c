@@ -55,6 +55,7 @@ static void sample(struct status *s)
 	s->upload.last_http_status = 503;
 	snprintf(s->upload.last_error, sizeof(s->upload.last_error), "HTTP 503: {\"error\":\"busy\\now\"}\x1b[31m");
 	s->upload.pending_records = UINT64_MAX;
+	s->heartbeat.beats = 12;
 }
 
 /* The file's text for s, NUL-terminated, in a buffer the caller frees. */
@@ -129,7 +130,7 @@ static void the_file_keeps_the_v1_key_order(void **state)
 				     "\"ring\":{\"attached\":true,\"attaches\":3,"));
 	assert_non_null(strstr(text, "\"spool\":{\"next_seq\":100,\"durable_seq\":101,\"acked_seq\":102,"));
 	assert_non_null(strstr(text, "\"recovery_ns\":115},\"upload\":{\"enabled\":true,"));
-	assert_non_null(strstr(text, "\"pending_records\":18446744073709551615}}\n"));
+	assert_non_null(strstr(text, "\"pending_records\":18446744073709551615},\"heartbeat\":{\"beats\":12}}\n"));
 	free(text);
 }
 
@@ -192,7 +193,7 @@ static void a_missing_key_is_named(void **state)
 static void keys_added_later_may_be_missing(void **state)
 {
 	struct status in, out;
-	char *text, *t1, *t2, *t3, err[256];
+	char *text, *t1, *t2, *t3, *t4, err[256];
 
 	(void)state;
 	sample(&in);
@@ -200,11 +201,17 @@ static void keys_added_later_may_be_missing(void **state)
 	t1 = replaced(text, "\"url_in_use\":\"https://ingest.example:8750/v1/batches\",", "");
 	t2 = replaced(t1, "\"failovers\":99,", "");
 	t3 = replaced(t2, "\"failed_url\":\"https://a.example:8750/v1/batches\",", "");
-	assert_int_equal(status_parse(t3, strlen(t3), &out, err, sizeof(err)), STATUS_OK);
+	t4 = replaced(t3, ",\"heartbeat\":{\"beats\":12}", ""); /* the whole section: added later */
+	assert_int_equal(status_parse(t4, strlen(t4), &out, err, sizeof(err)), STATUS_OK);
 	memset(in.upload.url_in_use, 0, sizeof(in.upload.url_in_use));
 	memset(in.upload.failed_url, 0, sizeof(in.upload.failed_url));
 	in.upload.failovers = 0;
+	in.heartbeat.beats = 0;
 	assert_memory_equal(&in, &out, sizeof(in));
+	free(t4);
+	free(t3);
+	t3 = replaced(text, "\"beats\":12", "\"beats\":true");
+	refused(t3, STATUS_E_TYPE, "key \"heartbeat.beats\" is a boolean, not a whole number"); /* there: checked */
 	free(t3);
 	t3 = replaced(text, "\"failovers\":99", "\"failovers\":\"99\"");
 	refused(t3, STATUS_E_TYPE, "key \"upload.failovers\" is a string, not a whole number"); /* there: checked */

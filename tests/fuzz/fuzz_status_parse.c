@@ -168,6 +168,7 @@ static void fuzz_status(const char *text, size_t size)
 	CHECK(s.upload.batches_acked == again.upload.batches_acked && s.upload.net_errors == again.upload.net_errors);
 	CHECK(s.upload.last_http_status == again.upload.last_http_status);
 	CHECK(s.upload.pending_records == again.upload.pending_records);
+	CHECK(s.heartbeat.beats == again.heartbeat.beats);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
