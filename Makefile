@@ -334,10 +334,12 @@ $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BPF_TEST_SRC:%.c=$(BUILD)/asan/obj/%.o): 
 BPF_TEST_OBJS := $(patsubst tests/%.c,%.o,$(wildcard tests/test_bpf_*.c)) bpf_harness.o
 $(BPF_TEST_OBJS:%=$(BUILD)/obj/tests/%) $(BPF_TEST_OBJS:%=$(BUILD)/asan/obj/tests/%): $(BPF_SKELS)
 # The tests that run the real binaries share tests/daemon_harness.c.
-DAEMON_TESTS := test_proc_main test_ingest_main test_ingest_report test_bpf_rules test_cli_status \
+DAEMON_TESTS := test_processor_main test_ingest_main test_cli_report test_bpf_rules test_cli_status \
                 test_cli_export_state
-$(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o
-$(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o
+# They run the programs of this build: building one of them builds those first (order-only: a program's
+# rebuild does not relink the test), so `make BUILD/tests/test_X` in a fresh build dir does not skip.
+$(DAEMON_TESTS:%=$(BUILD)/tests/%): $(BUILD)/obj/tests/daemon_harness.o | $(BINARIES)
+$(DAEMON_TESTS:%=$(BUILD)/asan/tests/%): $(BUILD)/asan/obj/tests/daemon_harness.o | $(BINARIES)
 $(BUILD)/tests/test_bpf_%: $(BUILD)/obj/tests/test_bpf_%.o $(BPF_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

@@ -20,7 +20,7 @@
  *
  * Pure: no allocation, no global state, fixed-size output. Every layout,
  * and what is deliberately not recognised, is in docs/processor.md
- * ("Context from cgroup paths"); tests/test_proc_cgctx.c has the cases.
+ * ("Context from cgroup paths"); tests/test_attrib_cgctx.c has the cases.
  *
  * Rules that keep a wrong answer out: a container id is reported only when
  * it is exactly 64 lowercase hex digits in a position a runtime puts it; a

@@ -987,7 +987,7 @@ void config_defaults(struct tracer_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	for (size_t i = 0; i < NKEYS; i++)
-		(void)set_value(&keys[i], cfg, keys[i].def, w, sizeof(w)); /* tests/test_config.c: every default is valid */
+		(void)set_value(&keys[i], cfg, keys[i].def, w, sizeof(w)); /* tests/test_common_config.c: every default is valid */
 }
 
 const char *config_default_text(const char *key)
@@ -1010,7 +1010,7 @@ int config_key_number(const char *key, uint64_t *def, uint64_t *min, uint64_t *m
 	     : k->type == CT_BYTES ? parse_bytes(k, k->def, &v, w, sizeof(w))
 				   : parse_duration_value(k, k->def, &v, w, sizeof(w));
 	if (rc)
-		return rc; /* tests/test_config.c: every default is valid */
+		return rc; /* tests/test_common_config.c: every default is valid */
 	if (def)
 		*def = v;
 	if (min)

@@ -8,7 +8,7 @@
  * its own updates of old rows (upgrades[]), drops the indexes and columns
  * it removed, then creates its indexes. A new lake is created at once with
  * every column, so a new lake and an upgraded one hold the same columns,
- * as tests/test_ingest_store.c checks. The same table gives PostgreSQL's
+ * as tests/test_lake_store.c checks. The same table gives PostgreSQL's
  * DDL (lake_schema_pg, below; tests/test_lake_pg_schema.c): text only,
  * this file links no database library.
  */

@@ -3,13 +3,13 @@
  * A lake file for a test, with a signing key and a host: records are
  * sealed into real batches (tests/test_ingest_helpers.h), verified and
  * opened as the ingest does, then stored (store_batch). The tests of the
- * lake's write path (test_ingest_store.c) and of the sweep's reads
+ * lake's write path (test_lake_store.c) and of the sweep's reads
  * (test_lake_sweep_read.c) share it.
  *
  *   static int setup(void **state) { return lake_fixture_setup(state, "/tmp/test_NAME.XXXXXX"); }
  *   cmocka_unit_test_setup_teardown(a_test, setup, lake_fixture_teardown)
  *
- * Built with LAKE_FIXTURE_PG defined (tests/test_ingest_store_pg.c), every
+ * Built with LAKE_FIXTURE_PG defined (tests/test_lake_store_pg.c), every
  * batch also goes into a PostgreSQL database of its own in a throwaway
  * cluster (tests/pg_cluster.h, one per test program), with the same
  * outcome; at teardown every table of both lakes must hold the same rows

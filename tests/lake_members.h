@@ -2,7 +2,7 @@
 /*
  * What the lake stores of a JSON record, checked member by member against lake/schema.c's maps (struct
  * lake_upsert): each member of a record the processor writes is a fill's, or skipped with a reason; each
- * member a fill reads is one the records have. For cmocka tests (tests/test_proc_runs.c, test_proc_report.c).
+ * member a fill reads is one the records have. For cmocka tests (tests/test_attrib_runs.c, test_report_run.c).
  */
 #ifndef TRACER_TESTS_LAKE_MEMBERS_H
 #define TRACER_TESTS_LAKE_MEMBERS_H

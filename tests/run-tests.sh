@@ -9,7 +9,7 @@
 # skipped test with the reason its TEST_SKIP printed ("SKIP <test>: <why>"),
 # and for a failure the whole output:
 #
-#   PASS build/tests/test_ring_seals: 10 passed, 1 skipped, 0 failed (9 ms)
+#   PASS build/tests/test_shm_ring_seals: 10 passed, 1 skipped, 0 failed (9 ms)
 #       SKIP unprivileged_consumer_reads_but_cannot_write_the_ring: needs root to run the consumer as uid 65534
 #
 # A skip without a reason is a failure. With TRACER_E2E_REQUIRE=1 (CI: root,

@@ -3,7 +3,7 @@
  * The small shared helpers of common/: the clocks (clock.h), the hash
  * functions of the in-memory tables (hash.h) and the heapsort with a
  * context (hsort_r, which report/ and attrib/ sort with; hsort itself is
- * tested in test_proc_stepmem.c).
+ * tested in test_attrib_stepmem.c).
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -4,7 +4,7 @@
  * digits only (no sign - "+5" included -, no blank, no 0x) up to their
  * maximum, never wrapping; sizes take the binary units; durations take
  * seconds with up to 9 decimals, and ms/s/m/h only when the caller allows
- * units. tests/test_config.c checks the messages tracer.conf words from
+ * units. tests/test_common_config.c checks the messages tracer.conf words from
  * these errors.
  */
 #include <setjmp.h>

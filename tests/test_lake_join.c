@@ -2,7 +2,7 @@
 /*
  * lake/join.c: which sbatch submitted a cluster job (docs/live.md, "Cluster
  * jobs"). The lake's side of it, with real SQL on both engines, is
- * tests/test_ingest_store.c's a_cluster_job_joins_the_run_that_submitted_it_whichever_comes_first.
+ * tests/test_lake_store.c's a_cluster_job_joins_the_run_that_submitted_it_whichever_comes_first.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * The lake's PostgreSQL DDL (lake/schema.c, lake_schema_pg) on a real
  * PostgreSQL 15: a throwaway cluster (tests/pg_cluster.h) for the whole
  * file, a database of its own for each test. A new lake is exactly the
- * schema table, as test_ingest_store.c checks it for SQLite, read from
+ * schema table, as test_lake_store.c checks it for SQLite, read from
  * information_schema and pg_catalog; an upgraded lake is a new one; the
  * generator refuses versions it cannot build; values come back as stored.
  */

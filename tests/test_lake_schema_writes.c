@@ -365,7 +365,7 @@ static bool is_unique(const struct lake_table *t, const char *cols)
 /*
  * The same for an upsert, whose columns must also be its table's, of this version, the columns it picks its
  * row by a key of the table. A JSON record's (no record_size): every fill from the batch, the run, or a member
- * under a rule; the members themselves are the processor's tests' (test_proc_runs).
+ * under a rule; the members themselves are the processor's tests' (test_attrib_runs).
  */
 static void upsert_covered(const struct lake_upsert *u, char *why, size_t len)
 {

@@ -1,6 +1,6 @@
 /* tracer's HTML run report (docs/html.md). Everything shown came from a host: it reaches the page only as
  * text (textContent, setAttribute of numbers, fixed class names and a step's id as data-step), never as
- * markup: nothing here parses HTML or runs code from a string (tests/test_html.c checks), and nothing makes a
+ * markup: nothing here parses HTML or runs code from a string (tests/test_view_html.c checks), and nothing makes a
  * request (the page's Content-Security-Policy allows none).
  *
  * window.tracerReport.render(data, root) draws the page data (view/html_data.h, schema tracer.page.v1) into

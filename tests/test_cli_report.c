@@ -193,7 +193,7 @@ static int setup(void **state)
 	if (!fx)
 		return -1;
 	memset(&s, 0, sizeof(s));
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_ingest_report.XXXXXX");
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/test_cli_report.XXXXXX");
 	if (batch_crypto_init() || !mkdtemp(fx->dir)) {
 		free(fx);
 		return -1;

@@ -41,7 +41,7 @@ static struct decoded dec;
 static uint64_t starts[MAXPID];
 static uint64_t clk;
 
-/* ---- a world of processes (as tests/test_proc_steps.c builds them) ---- */
+/* ---- a world of processes (as tests/test_attrib_steps.c builds them) ---- */
 
 static void world(void)
 {

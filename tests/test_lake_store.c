@@ -48,7 +48,7 @@
 
 static int setup(void **state)
 {
-	return lake_fixture_setup(state, "/tmp/test_ingest_store.XXXXXX");
+	return lake_fixture_setup(state, "/tmp/test_lake_store.XXXXXX");
 }
 
 #define lake_lookup_any_host lake_lookup_any_host

@@ -3,7 +3,7 @@
  * The run report and the summary, from a small synthetic process table:
  * valid JSON, exactly the DESIGN.md fields in order, null for what is not
  * measured, the root's tree only, signals for kills and OOM kills (the
- * rules with steps: test_proc_signals.c), every loss counted in
+ * rules with steps: test_report_signals.c), every loss counted in
  * "dropped"; a summary that marks kills, collapses repeated siblings,
  * stays bounded and cannot drive a terminal.
  */

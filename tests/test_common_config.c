@@ -1122,7 +1122,7 @@ static void error_buffers_may_be_small_or_absent(void **state)
 
 static int dir_setup(void **state)
 {
-	return dir_make(state, "/tmp/test_config.XXXXXX");
+	return dir_make(state, "/tmp/test_common_config.XXXXXX");
 }
 
 /* A file in the test's directory with this text and mode; its path in out. */

@@ -215,7 +215,7 @@ static void page_names_no_url_but_the_svg_namespace(void **state)
 
 static void the_file_holds_the_same_page(void **state)
 {
-	char path[] = "/tmp/test_html.XXXXXX";
+	char path[] = "/tmp/test_view_html.XXXXXX";
 	int fd = mkstemp(path);
 	size_t len;
 	char *page = page_of(hostile, "t", &len), *got = malloc(len + 1);
@@ -224,13 +224,13 @@ static void the_file_holds_the_same_page(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(html_write_file(path, hostile, strlen(hostile), "t", -1, -1, "test_html"), 0);
+	assert_int_equal(html_write_file(path, hostile, strlen(hostile), "t", -1, -1, "test_view_html"), 0);
 	f = fopen(path, "rb");
 	assert_non_null(f);
 	assert_int_equal(fread(got, 1, len + 1, f), len);
 	fclose(f);
 	assert_memory_equal(got, page, len);
-	assert_int_equal(html_write_file("/nonexistent-dir/x.html", hostile, strlen(hostile), "t", -1, -1, "test_html"),
+	assert_int_equal(html_write_file("/nonexistent-dir/x.html", hostile, strlen(hostile), "t", -1, -1, "test_view_html"),
 			 -1);
 	unlink(path);
 	free(got);
@@ -736,7 +736,7 @@ static void data_refuses_what_is_not_a_report_object(void **state)
 static void data_refuses_bytes_that_are_not_utf8_in_an_argv_and_says_where(void **state)
 {
 	static const char bad[] = "{\"processes\":[{\"pid\":1,\"argv\":[\"ok\",\"a\xc3\x28</script>\"]}]}";
-	char path[] = "/tmp/test_html.XXXXXX", err[160], *where;
+	char path[] = "/tmp/test_view_html.XXXXXX", err[160], *where;
 	struct obuf o;
 	int fd = mkstemp(path);
 
@@ -757,7 +757,7 @@ static void data_refuses_bytes_that_are_not_utf8_in_an_argv_and_says_where(void 
 	assert_true(fd >= 0);
 	close(fd);
 	unlink(path);
-	assert_int_equal(html_write_file(path, bad, strlen(bad), "t", -1, -1, "test_html"), -1);
+	assert_int_equal(html_write_file(path, bad, strlen(bad), "t", -1, -1, "test_view_html"), -1);
 	assert_int_equal(access(path, F_OK), -1);
 }
 
