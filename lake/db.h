@@ -149,6 +149,7 @@ struct store {
 	struct run_known *known; /* known_cap entries, nknown used */
 	uint32_t *known_slot;    /* open addressing: 2 * known_cap slots, entry index + 1 (0: empty) */
 	uint32_t nknown, known_cap;
+	uint64_t known_seed;     /* the slots' hash (common/hash.h), random: a host cannot choose keys that collide */
 	/* The batch's cluster jobs and sbatches, joined once its records are in (store.c, join_jobs()). */
 	int64_t *join_runs;      /* runs with a SLURM submit directory that its records wrote */
 	uint32_t njoin_runs, join_runs_cap;
