@@ -274,6 +274,10 @@ int steps_init(struct steps *s, uint32_t max, uint64_t seed)
 	s->max = max;
 	s->seed = seed;
 	s->string_budget = STEPS_STRING_BUDGET;
+	if (intern_init(&s->tool_names, STEPS_TOOL_BUDGET, seed + 1)) {
+		free(s->argv);
+		return -ENOMEM;
+	}
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	s->host_cpus = cpus > 0 && cpus < UINT32_MAX ? (uint32_t)cpus : 0;
 	return 0;
@@ -284,7 +288,7 @@ void steps_free(struct steps *s)
 	strings_reset(s);
 	map_free(&s->by_key);
 	map_free(&s->by_id);
-	map_free(&s->tool_names);
+	intern_free(&s->tool_names);
 	free(s->v);
 	free(s->argv);
 	memset(s, 0, sizeof(*s));
@@ -295,7 +299,7 @@ static void steps_reset(struct steps *s)
 	strings_reset(s);
 	map_clear(&s->by_key);
 	map_clear(&s->by_id);
-	map_clear(&s->tool_names);
+	intern_clear(&s->tool_names);
 	s->n = 0;
 	s->dropped = s->unassigned = s->strings_dropped = 0;
 	memset(&s->run, 0, sizeof(s->run));
@@ -955,26 +959,19 @@ static void tool_settle(struct step *st, uint32_t i)
 	}
 }
 
-/* The table's one copy of a tool name (so that the list compares pointers), or NULL past the budget. */
-static const char *tool_interned(struct steps *s, struct build *b, const char *tool)
+/* The table's one copy of a tool name (so that the list compares pointers), or NULL (counted) past the budget. */
+static const char *tool_interned(struct steps *s, const char *tool)
 {
-	const struct steps_slot *sl = s->tool_names.cap ? map_slot(&s->tool_names, hash_str(s->seed, 1, tool), 1, tool)
-						       : NULL;
-	const char *copy;
+	const char *copy = intern_get(&s->tool_names, tool, bounded_len(tool, TOOL_NAME_MAX - 1));
 
-	if (sl && sl->val) /* the slot's string is the copy */
-		return sl->str;
-	copy = str_keep(s, tool, bounded_len(tool, TOOL_NAME_MAX - 1));
-	if (copy && map_put(&s->tool_names, s->seed, 1, copy, 1)) {
-		b->rc = -ENOMEM;
-		return NULL;
-	}
+	if (!copy)
+		s->strings_dropped++;
 	return copy;
 }
 
-static void add_tool(struct steps *s, struct build *b, struct step *st, const char *tool, uint64_t start)
+static void add_tool(struct steps *s, struct step *st, const char *tool, uint64_t start)
 {
-	const char *name = tool_interned(s, b, tool);
+	const char *name = tool_interned(s, tool);
 	struct step_tool *last;
 
 	if (!name) {
@@ -1107,7 +1104,7 @@ static void add_proc(struct steps *s, struct build *b, struct step *st, const st
 	if (plumbing_tool(tool) || real_engine(memo_engine(m)) || (st->has_body && !body) ||
 	    (st->job_task && (p == st->main || proctab_parent(b->t, p) == st->main)))
 		return;
-	add_tool(s, b, st, tool, p->start_ns);
+	add_tool(s, st, tool, p->start_ns);
 }
 
 /* ------------------------------------------------------------------ */

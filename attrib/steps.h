@@ -24,7 +24,7 @@
  * fills the table, in start order. Linear time: each process is classified
  * once, the walk up its parents is memoised in `proc->step` itself. Memory:
  * the table (bounded by `max`), its strings (bounded by a byte budget) and
- * three hash indexes, reused from one build to the next; nothing per
+ * two hash indexes and the tool names interned, reused from one build to the next; nothing per
  * process.
  *
  * The table refers to processes of the process table (main, first_failed,
@@ -38,11 +38,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "intern.h"
 #include "proctab.h"
 
 #define STEPS_DEFAULT_MAX 65536u
 #define STEPS_MAX_LIMIT (1u << 22)          /* a larger bound is refused */
-#define STEPS_STRING_BUDGET (16u << 20)     /* bytes of ids, names, work directories and tool names */
+#define STEPS_STRING_BUDGET (16u << 20)     /* bytes of ids, names and work directories */
+#define STEPS_TOOL_BUDGET (1u << 20)        /* bytes of tool names (common/intern.h's entries) */
 #define STEP_MAX_TOOLS 16u                  /* distinct tools listed per step */
 #define STEP_NAME_MAX 256u                  /* bytes of a name or id kept, NUL included */
 #define STEP_NAME_TOOLS 3u                  /* tools a derived name lists ("bwa mem | samtools view") */
@@ -158,7 +160,8 @@ struct steps {
 	uint64_t string_budget;
 	uint64_t string_bytes;
 	struct steps_chunk *chunks;
-	struct steps_map by_key, by_id, tool_names;
+	struct steps_map by_key, by_id;
+	struct intern tool_names;  /* one copy of each tool name, so that a step's list compares pointers */
 	const char **argv;         /* scratch: one image's argument pointers */
 };
 

@@ -6,10 +6,16 @@
  *
  *   hash_bytes(seed, p, n)  strings: FNV-1a from a seeded basis, finished
  *                           by a multiply-xorshift so the low bits (the
- *                           bucket) depend on every byte (model/intern.c,
- *                           attrib/steps.c)
+ *                           bucket) depend on every byte (common/intern.c,
+ *                           attrib/steps.c, view/tune_input.c,
+ *                           view/html_data.c, lake/store.c)
  *   hash_mix64(x)           integers: splitmix64's finaliser, every input
  *                           bit reaches every output bit (model/proctab.c)
+ *   hash_seed_random()      a table's seed: getrandom(), or the clock and
+ *                           an address when it has no entropy yet
+ *
+ * Not for what is stored or sent (ids, lake keys, a label's suffix): those
+ * must be the same on every host and every run, and use hashes of their own.
  *
  * Header-only: they run for every record (intern) and every lookup.
  */
@@ -18,6 +24,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/random.h>
+#include <time.h>
 
 #define HASH_FNV_BASIS 0xcbf29ce484222325ULL
 #define HASH_FNV_PRIME 0x100000001b3ULL
@@ -41,6 +49,17 @@ static inline uint64_t hash_mix64(uint64_t x)
 	x ^= x >> 27;
 	x *= 0x94d049bb133111ebULL;
 	return x ^ (x >> 31);
+}
+
+static inline uint64_t hash_seed_random(void)
+{
+	uint64_t seed;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return hash_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&seed);
 }
 
 #endif /* TRACER_COMMON_HASH_H */

@@ -149,6 +149,7 @@ struct store {
 	struct run_known *known; /* known_cap entries, nknown used */
 	uint32_t *known_slot;    /* open addressing: 2 * known_cap slots, entry index + 1 (0: empty) */
 	uint32_t nknown, known_cap;
+	uint64_t known_seed;     /* the slots' hash (common/hash.h), random: a host cannot choose keys that collide */
 	/* The batch's cluster jobs and sbatches, joined once its records are in (store.c, join_jobs()). */
 	int64_t *join_runs;      /* runs with a SLURM submit directory that its records wrote */
 	uint32_t njoin_runs, join_runs_cap;
@@ -207,6 +208,24 @@ extern const struct lake_read lake_tune_sql[], lake_sweep_sql[], lake_web_sql[];
 
 /* Map SQLite's result to a store_err, keeping its message in s->errmsg. */
 int lake_sql_fail(struct store *s, int rc);
+
+/*
+ * One walk over a statement's rows, for every read on either engine: each row of st (prepared and bound) to
+ * visit(st, arg) until it returns non-zero; *rows (when not NULL) counts the rows handed over. Returns the
+ * visitor's non-zero value (the walk stopped: on PostgreSQL a streamed statement's run is cancelled when it is
+ * finalized), a store_err when a step failed (its message in s->errmsg), else STORE_OK. st is left as it is:
+ * the caller resets (a persistent statement) or finalizes it.
+ */
+typedef int (*lake_row_fn)(struct sql_stmt *st, void *arg);
+/*
+ * sql prepared for one use (streamed: row by row, sql_prepare_streamed; else sql_prepare, not persistent) into
+ * *out: STORE_OK, or a store_err (*out NULL).
+ */
+int lake_prepare(struct store *s, const char *sql, bool streamed, struct sql_stmt **out);
+int lake_rows_of(struct store *s, struct sql_stmt *st, lake_row_fn visit, void *arg, int *rows);
+/* sql prepared by lake_prepare, ?1 .. ?nbinds bound to the integers binds[], its rows walked by lake_rows_of, finalized. */
+int lake_rows(struct store *s, const char *sql, bool streamed, const int64_t *binds, int nbinds, lake_row_fn visit,
+	      void *arg);
 
 /* Bind a statement's parameters in order; the first failure is kept and reported by lake_bind_check(). */
 struct bind lake_bind_start(struct store *s, enum stmt_id id);

@@ -200,26 +200,61 @@ static void row_to_signal(struct sql_stmt *st, struct lake_json *js, struct stor
 	sig->detail = next_json(&c, js);
 }
 
-/* ---- walking a query's rows ---------------------------------------------- */
+/* ---- walking a query's rows (db.h) -------------------------------------- */
 
-/* One row to the caller's callback (through the row function of its type); non-zero stops the walk. */
-typedef int (*visit_fn)(struct sql_stmt *st, void *arg);
-
-/* Every row of a bound query to visit; *rows counts them. The visitor's non-zero return, or a store_err. */
-static int each_row(struct bind *b, visit_fn visit, void *arg, int *rows)
+int lake_rows_of(struct store *s, struct sql_stmt *st, lake_row_fn visit, void *arg, int *rows)
 {
-	int rc = lake_bind_check(b), stop = 0;
+	int rc, stop = STORE_OK;
+
+	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
+		if (rows)
+			(*rows)++;
+		stop = visit(st, arg);
+	}
+	if (!stop && rc != SQL_DONE)
+		stop = lake_sql_fail(s, rc);
+	return stop;
+}
+
+int lake_prepare(struct store *s, const char *sql, bool streamed, struct sql_stmt **out)
+{
+	struct sql_stmt *st = NULL;
+	int rc = streamed ? sql_prepare_streamed(s->db, sql, &st) : sql_prepare(s->db, sql, false, &st);
+
+	if (rc != SQL_OK) {
+		rc = lake_sql_fail(s, rc);
+		sql_finalize(st);
+		st = NULL;
+	}
+	*out = st;
+	return rc;
+}
+
+int lake_rows(struct store *s, const char *sql, bool streamed, const int64_t *binds, int nbinds, lake_row_fn visit,
+	      void *arg)
+{
+	struct sql_stmt *st;
+	int rc = lake_prepare(s, sql, streamed, &st);
+
+	for (int i = 0; rc == STORE_OK && i < nbinds; i++)
+		if ((rc = sql_bind_i64(st, i + 1, binds[i])) != SQL_OK)
+			rc = lake_sql_fail(s, rc);
+	if (rc == STORE_OK)
+		rc = lake_rows_of(s, st, visit, arg, NULL);
+	sql_finalize(st);
+	return rc;
+}
+
+/* Every row of a bound persistent query to visit; *rows counts them. The visitor's non-zero return, or a store_err. */
+static int each_row(struct bind *b, lake_row_fn visit, void *arg, int *rows)
+{
+	int rc = lake_bind_check(b);
 
 	if (rc)
 		return rc;
-	while (!stop && (rc = sql_step(b->st)) == SQL_ROW) {
-		(*rows)++;
-		stop = visit(b->st, arg);
-	}
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(b->s, rc);
+	rc = lake_rows_of(b->s, b->st, visit, arg, rows);
 	sql_reset(b->st);
-	return stop;
+	return rc;
 }
 
 struct run_visit {

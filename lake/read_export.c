@@ -91,38 +91,18 @@ struct export_cb {
 	struct lake_json js;
 };
 
-typedef int (*export_visit_fn)(struct sql_stmt *st, struct export_cb *cb);
-
 /*
- * Every row of sql, streamed, to visit; a non-zero return of the callback stops the walk (the statement's
- * run cancelled) and is returned, else a store_err.
+ * Every row of sql (?1 since_ns, ?2 all), streamed, to visit (a lake_row_fn over a struct export_cb); a non-zero
+ * return of the callback stops the walk (the statement's run cancelled) and is returned, else a store_err.
  */
-static int export_walk(struct store *s, const char *sql, struct store_export_window w, export_visit_fn visit,
+static int export_walk(struct store *s, const char *sql, struct store_export_window w, lake_row_fn visit,
 		       struct export_cb *cb)
 {
-	struct sql_stmt *st = NULL;
-	int rc = sql_prepare_streamed(s->db, sql, &st), stop = STORE_OK;
+	const int64_t binds[] = { w.since_ns, w.all ? 1 : 0 };
+	int rc = lake_rows(s, sql, true, binds, 2, visit, cb);
 
-	if (rc != SQL_OK) {
-		rc = lake_sql_fail(s, rc);
-		sql_finalize(st);
-		return rc;
-	}
-	rc = sql_bind_i64(st, 1, w.since_ns);
-	if (rc == SQL_OK)
-		rc = sql_bind_i64(st, 2, w.all ? 1 : 0);
-	if (rc != SQL_OK) {
-		stop = lake_sql_fail(s, rc);
-		sql_finalize(st);
-		return stop;
-	}
-	while (!stop && (rc = sql_step(st)) == SQL_ROW)
-		stop = visit(st, cb);
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
-	sql_finalize(st);
 	lake_json_free(&cb->js);
-	return stop;
+	return rc;
 }
 
 /*
@@ -155,7 +135,7 @@ static char *select_after(const char *first, const struct lake_select *sel, cons
 
 /* A statement made by select_after, walked; STORE_E_NOMEM when it could not be made. */
 static int export_select(struct store *s, const char *first, const struct lake_select *sel, const char *tail,
-			 struct store_export_window w, export_visit_fn visit, struct export_cb *cb)
+			 struct store_export_window w, lake_row_fn visit, struct export_cb *cb)
 {
 	char *sql = select_after(first, sel, tail);
 	int rc;
@@ -171,15 +151,17 @@ static int export_select(struct store *s, const char *first, const struct lake_s
 
 /* ---- rows ------------------------------------------------------------------ */
 
-static int visit_run(struct sql_stmt *st, struct export_cb *cb)
+static int visit_run(struct sql_stmt *st, void *arg)
 {
+	struct export_cb *cb = arg;
 	struct store_run r;
 
 	return lake_select_row(st, 0, &cb->js, &lake_run_select, &r, sizeof(r)) ?: cb->run(cb->ctx, &r);
 }
 
-static int visit_step(struct sql_stmt *st, struct export_cb *cb)
+static int visit_step(struct sql_stmt *st, void *arg)
 {
+	struct export_cb *cb = arg;
 	struct store_step step;
 	int64_t run_id = sql_col_i64(st, 0);
 
@@ -187,8 +169,9 @@ static int visit_step(struct sql_stmt *st, struct export_cb *cb)
 		       cb->step(cb->ctx, run_id, &step);
 }
 
-static int visit_process(struct sql_stmt *st, struct export_cb *cb)
+static int visit_process(struct sql_stmt *st, void *arg)
 {
+	struct export_cb *cb = arg;
 	struct store_process p;
 	int64_t run_id = sql_col_i64(st, 0);
 
@@ -196,8 +179,9 @@ static int visit_process(struct sql_stmt *st, struct export_cb *cb)
 	return cb->process(cb->ctx, run_id, &p);
 }
 
-static int visit_signal(struct sql_stmt *st, struct export_cb *cb)
+static int visit_signal(struct sql_stmt *st, void *arg)
 {
+	struct export_cb *cb = arg;
 	struct col c = { st, 0 };
 	struct store_export_signal e = { 0 };
 	struct store_int pid;
@@ -220,8 +204,9 @@ static int visit_signal(struct sql_stmt *st, struct export_cb *cb)
 	return cb->signal(cb->ctx, &e);
 }
 
-static int visit_sample(struct sql_stmt *st, struct export_cb *cb)
+static int visit_sample(struct sql_stmt *st, void *arg)
 {
+	struct export_cb *cb = arg;
 	struct col c = { st, 0 };
 	struct store_export_sample e = { 0 };
 

@@ -134,20 +134,6 @@ static void row_to_process(struct sql_stmt *st, struct lake_json *js, struct sto
 
 /* ---- walking one statement -------------------------------------------------- */
 
-static int sweep_prepare(struct store *s, const char *sql, struct sql_stmt **out)
-{
-	struct sql_stmt *st = NULL;
-	int rc = sql_prepare(s->db, sql, false, &st);
-
-	if (rc != SQL_OK) {
-		rc = lake_sql_fail(s, rc);
-		sql_finalize(st);
-		return rc;
-	}
-	*out = st;
-	return STORE_OK;
-}
-
 /* The caller's callback, whichever walk it is. */
 struct sweep_cb {
 	store_beat_fn beat;
@@ -156,41 +142,24 @@ struct sweep_cb {
 	struct lake_json js;        /* the processes' argv */
 };
 
-typedef int (*sweep_visit_fn)(struct sql_stmt *st, struct sweep_cb *cb);
-
 /* Every row of sql with ?1 = since_ns to visit; a non-zero return of the callback stops the walk and is returned. */
-static int sweep_walk(struct store *s, const char *sql, int64_t since_ns, sweep_visit_fn visit,
-		      struct sweep_cb *cb)
+static int sweep_walk(struct store *s, const char *sql, int64_t since_ns, lake_row_fn visit, struct sweep_cb *cb)
 {
-	struct sql_stmt *st = NULL;
-	int rc = sweep_prepare(s, sql, &st), stop = STORE_OK;
-
-	if (rc)
-		return rc;
-	rc = sql_bind_i64(st, 1, since_ns);
-	if (rc != SQL_OK) {
-		stop = lake_sql_fail(s, rc);
-		sql_finalize(st);
-		return stop;
-	}
-	while (!stop && (rc = sql_step(st)) == SQL_ROW)
-		stop = visit(st, cb);
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
-	sql_finalize(st);
-	return stop;
+	return lake_rows(s, sql, false, &since_ns, 1, visit, cb);
 }
 
-static int visit_beat(struct sql_stmt *st, struct sweep_cb *cb)
+static int visit_beat(struct sql_stmt *st, void *arg)
 {
+	struct sweep_cb *cb = arg;
 	struct store_beat b;
 
 	row_to_beat(st, &b);
 	return cb->beat(cb->ctx, &b);
 }
 
-static int visit_process(struct sql_stmt *st, struct sweep_cb *cb)
+static int visit_process(struct sql_stmt *st, void *arg)
 {
+	struct sweep_cb *cb = arg;
 	struct store_sweep_process p;
 
 	row_to_process(st, &cb->js, &p);
@@ -216,7 +185,7 @@ int store_sweep_processes(struct store *s, int64_t since_ns, store_sweep_process
 int store_sweep_newest(struct store *s, int64_t *now_ns)
 {
 	struct sql_stmt *st = NULL;
-	int rc = sweep_prepare(s, newest_sql, &st);
+	int rc = lake_prepare(s, newest_sql, false, &st);
 
 	if (rc)
 		return rc;

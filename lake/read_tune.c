@@ -737,16 +737,15 @@ static int row_to_tune_sample(struct sql_stmt *st, struct sample_proc *k, struct
 
 /* ---- walking one statement -------------------------------------------------- */
 
-typedef int (*tune_visit_fn)(struct sql_stmt *st, void *arg);
-
 /* Prepare sql with ?1, if it has one, bound to the pipeline (NULL: every run), ?2 to the newest runs kept. */
 static int tune_prepare(struct store *s, const char *sql, const char *pipeline, struct sql_stmt **out)
 {
-	struct sql_stmt *st = NULL;
-	int rc;
+	struct sql_stmt *st;
+	int rc = lake_prepare(s, sql, false, &st);
 
-	rc = sql_prepare(s->db, sql, false, &st);
-	if (rc == SQL_OK && sql_param_count(st) > 0)
+	if (rc)
+		return rc;
+	if (sql_param_count(st) > 0)
 		rc = pipeline ? sql_bind_text(st, 1, pipeline, strlen(pipeline)) : sql_bind_null(st, 1);
 	if (rc == SQL_OK && sql_param_count(st) > 1)
 		rc = s->tune_newest ? sql_bind_i64(st, 2, s->tune_newest) : sql_bind_null(st, 2);
@@ -760,19 +759,16 @@ static int tune_prepare(struct store *s, const char *sql, const char *pipeline, 
 }
 
 /* Hand each row of sql (?1 the pipeline) to visit. */
-static int tune_walk(struct store *s, const char *sql, const char *pipeline, tune_visit_fn visit, void *arg)
+static int tune_walk(struct store *s, const char *sql, const char *pipeline, lake_row_fn visit, void *arg)
 {
 	struct sql_stmt *st = NULL;
-	int rc, stop = tune_prepare(s, sql, pipeline, &st);
+	int rc = tune_prepare(s, sql, pipeline, &st);
 
-	if (stop)
-		return stop;
-	while (!stop && (rc = sql_step(st)) == SQL_ROW)
-		stop = visit(st, arg);
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
+	if (rc)
+		return rc;
+	rc = lake_rows_of(s, st, visit, arg, NULL);
 	sql_finalize(st);
-	return stop;
+	return rc;
 }
 
 /* ---- the OOM kills' limits, by step ----------------------------------------------- */
@@ -790,6 +786,7 @@ struct oom_limits {
 	size_t n, cap;
 	char *text;
 	size_t len, text_cap;
+	struct lake_json js; /* while loading: the detail being read */
 };
 
 /* A detail's memcg_limit_bytes if an integer above 0 there: 1, or 2 past int64 (*huge); 0 if none. */
@@ -808,12 +805,13 @@ static int oom_detail_limit(struct lake_json *js, const char *detail, size_t len
 	return *lim > 0;
 }
 
-static int oom_keep(struct oom_limits *o, struct sql_stmt *st, struct lake_json *js)
+static int oom_keep(struct sql_stmt *st, void *arg)
 {
+	struct oom_limits *o = arg;
 	const char *step = sql_col_text(st, 1);
 	size_t len = step ? strlen(step) + 1 : 0;
 	int64_t lim = 0;
-	int found = oom_detail_limit(js, sql_col_text(st, 2), sql_col_bytes(st, 2), &lim);
+	int found = oom_detail_limit(&o->js, sql_col_text(st, 2), sql_col_bytes(st, 2), &lim);
 	struct oom_limit *e;
 
 	if (!step || !found) /* a step NULL joins no step */
@@ -861,21 +859,12 @@ static int cmp_oom(const void *a, const void *b, void *text)
 /* The runs' OOM kills, one entry per step: the largest limit (unknown if one was past int64's). */
 static int oom_load(struct store *s, const char *pipeline, struct oom_limits *o)
 {
-	struct lake_json js = { 0 };
-	struct sql_stmt *st;
-	int rc = tune_prepare(s, oom_sql, pipeline, &st), stop = 0;
+	int rc = tune_walk(s, oom_sql, pipeline, oom_keep, o);
 	size_t n = 0;
 
+	lake_json_free(&o->js);
 	if (rc)
 		return rc;
-	while (!stop && (rc = sql_step(st)) == SQL_ROW)
-		stop = oom_keep(o, st, &js);
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
-	sql_finalize(st);
-	lake_json_free(&js);
-	if (stop)
-		return stop;
 	if (o->n > 1)
 		qsort_r(o->v, o->n, sizeof(*o->v), cmp_oom, o->text);
 	for (size_t i = 0; i < o->n; i++) {
@@ -1145,8 +1134,9 @@ static uint32_t scan_find(const struct scan *sc, uint32_t boot, int64_t tgid, in
 	}
 }
 
-static int scan_add_proc(struct scan *sc, struct sql_stmt *st)
+static int scan_add_proc(struct sql_stmt *st, void *arg)
 {
+	struct scan *sc = arg;
 	struct col c = { st, 0 };
 	const char *host = col_text(&c), *boot = col_text(&c), *step;
 	int err = 0;
@@ -1198,18 +1188,10 @@ static int scan_add_proc(struct scan *sc, struct sql_stmt *st)
 /* The runs' processes, and the hash table over them. */
 static int scan_load(struct store *s, const char *pipeline, struct scan *sc)
 {
-	struct sql_stmt *st;
-	int rc = tune_prepare(s, procs_sql, pipeline, &st), stop = 0;
+	int rc = tune_walk(s, procs_sql, pipeline, scan_add_proc, sc);
 
 	if (rc)
 		return rc;
-	while (!stop && (rc = sql_step(st)) == SQL_ROW)
-		stop = scan_add_proc(sc, st);
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
-	sql_finalize(st);
-	if (stop)
-		return stop;
 	for (sc->nslots = 1024; sc->nslots < 2 * sc->nprocs; sc->nslots *= 2)
 		;
 	sc->slots = malloc(sc->nslots * sizeof(*sc->slots));

@@ -87,17 +87,12 @@ static const char pipelines_sql[] =
 	"  FROM st GROUP BY prank, label, name, nf\n"
 	"ORDER BY kind, prank, o1 DESC, o2 DESC, o3 DESC, name";
 
-static int prepare(struct store *s, const char *sql, struct sql_stmt **st)
-{
-	int rc = sql_prepare(s->db, sql, false, st);
-
-	if (rc != SQL_OK) {
-		rc = lake_sql_fail(s, rc);
-		sql_finalize(*st);
-		*st = NULL;
-	}
-	return rc;
-}
+/* The caller's callback of a walk, and its context. */
+struct web_cb {
+	store_host_fn host;
+	store_web_pipeline_fn pipeline;
+	void *ctx;
+};
 
 static void row_to_host(struct sql_stmt *st, struct store_host *h)
 {
@@ -126,29 +121,26 @@ static void row_to_host(struct sql_stmt *st, struct store_host *h)
 	h->memory_bytes = col_int(&c);
 }
 
+static int visit_host(struct sql_stmt *st, void *arg)
+{
+	const struct web_cb *cb = arg;
+	struct store_host h;
+
+	row_to_host(st, &h);
+	return cb->host(cb->ctx, &h);
+}
+
 int store_hosts(struct store *s, store_host_fn fn, void *ctx)
 {
-	struct sql_stmt *st = NULL;
-	int rc, stop = prepare(s, hosts_sql, &st);
+	struct web_cb cb = { .host = fn, .ctx = ctx };
 
-	if (stop)
-		return stop;
-	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
-		struct store_host h;
-
-		row_to_host(st, &h);
-		stop = fn(ctx, &h);
-	}
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
-	sql_finalize(st);
-	return stop;
+	return lake_rows(s, hosts_sql, false, NULL, 0, visit_host, &cb);
 }
 
 int store_counts(struct store *s, struct store_counts *c)
 {
 	struct sql_stmt *st = NULL;
-	int rc = prepare(s, counts_sql, &st);
+	int rc = lake_prepare(s, counts_sql, false, &st);
 
 	if (rc)
 		return rc;
@@ -173,11 +165,13 @@ int store_counts(struct store *s, struct store_counts *c)
 	return rc;
 }
 
-static void row_to_pipeline(struct sql_stmt *st, struct store_web_pipeline *p)
+/* A row of pipelines_sql to the caller: a pipeline's runs by state, or one of its steps' figures. */
+static int visit_pipeline(struct sql_stmt *st, void *arg)
 {
+	const struct web_cb *cb = arg;
+	struct store_web_pipeline pl = { 0 }, *p = &pl;
 	struct col c = { st, 0 };
 
-	memset(p, 0, sizeof(*p));
 	p->kind = col_i64(&c) ? STORE_WEB_STEPS : STORE_WEB_RUNS;
 	p->rank = col_i64(&c);
 	p->pipeline = col_text(&c);
@@ -185,7 +179,7 @@ static void row_to_pipeline(struct sql_stmt *st, struct store_web_pipeline *p)
 		p->state = col_text(&c);
 		c.i++;
 		p->runs = col_i64(&c);
-		return;
+		return cb->pipeline(cb->ctx, p);
 	}
 	p->name = col_text(&c);
 	p->nextflow = col_i64(&c) != 0;
@@ -196,25 +190,14 @@ static void row_to_pipeline(struct sql_stmt *st, struct store_web_pipeline *p)
 	for (int i = 0; i < STORE_WEB_BUCKETS; i++)
 		p->le[i] = col_i64(&c);
 	p->duration_sum_ns = sql_col_double(st, c.i);
+	return cb->pipeline(cb->ctx, p);
 }
 
 int store_web_pipelines(struct store *s, store_web_pipeline_fn fn, void *ctx)
 {
-	struct sql_stmt *st = NULL;
-	int rc, stop = prepare(s, pipelines_sql, &st);
+	struct web_cb cb = { .pipeline = fn, .ctx = ctx };
 
-	if (stop)
-		return stop;
-	while (!stop && (rc = sql_step(st)) == SQL_ROW) {
-		struct store_web_pipeline p;
-
-		row_to_pipeline(st, &p);
-		stop = fn(ctx, &p);
-	}
-	if (!stop && rc != SQL_DONE)
-		stop = lake_sql_fail(s, rc);
-	sql_finalize(st);
-	return stop;
+	return lake_rows(s, pipelines_sql, false, NULL, 0, visit_pipeline, &cb);
 }
 
 const struct lake_read lake_web_sql[] = {

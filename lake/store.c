@@ -39,6 +39,7 @@
 
 #include "batch.h"
 #include "decode.h"
+#include "hash.h"
 #include "join.h"
 #include "json.h"
 #include "lake.h"
@@ -1557,15 +1558,6 @@ struct run_known {
 #define RUNS_KNOWN_MAX 8192 /* keys a batch looks up before its records; the rest, one at a time */
 #define RUNS_KNOWN_ASK 32   /* keys a ST_RUN_FIND_MANY asks for */
 
-static uint32_t key_hash(const char *key)
-{
-	uint32_t h = 2166136261u;
-
-	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
-		h = (h ^ *p) * 16777619u;
-	return h;
-}
-
 /* key's entry, or NULL; *slot: where it is, or the empty slot it would take. */
 static struct run_known *known_find(struct store *s, const char *key, uint32_t *slot)
 {
@@ -1573,7 +1565,7 @@ static struct run_known *known_find(struct store *s, const char *key, uint32_t *
 
 	if (!s->known_cap)
 		return NULL;
-	for (uint32_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+	for (uint32_t i = (uint32_t)hash_bytes(s->known_seed, key, strlen(key)) & mask;; i = (i + 1) & mask) {
 		*slot = i;
 		if (!s->known_slot[i])
 			return NULL;
@@ -1599,6 +1591,7 @@ static struct run_known *known_add(struct store *s, const char *key)
 			return NULL;
 		}
 		s->known_cap = RUNS_KNOWN_MAX;
+		s->known_seed = hash_seed_random();
 	}
 	k = known_find(s, key, &slot);
 	if (k || s->nknown == s->known_cap)

@@ -345,6 +345,7 @@ static const char *tool_of(const struct proc *p)
 	return p->image ? proc_image_tool(p->image) : p->comm[0] ? p->comm : NULL;
 }
 
+/* A fingerprint, not a table's hash: kept in the checkpoint (attrib/runs_ckpt.c), so its seed is fixed. */
 static uint32_t attr_hash(const struct run *r, const struct step *st, const struct proc *p)
 {
 	const char *tool = tool_of(p);

@@ -276,41 +276,6 @@ static void preexisting_processes_are_reported_and_marked(void **state)
 	end_session(s);
 }
 
-static void interned_strings_are_shared_and_released(void **state)
-{
-	struct intern in;
-	const char *a, *b, *c;
-
-	(void)state;
-	assert_int_equal(intern_init(&in, 1 << 20, 3), 0);
-	a = intern_get(&in, "/ref/genome.fa", 14);
-	b = intern_get(&in, "/ref/genome.fa.extra", 14);
-	c = intern_get(&in, "/ref/other.fa", 13);
-	assert_ptr_equal(a, b);
-	assert_ptr_not_equal(a, c);
-	assert_int_equal(in.count, 2);
-	intern_put(&in, a);
-	assert_int_equal(in.count, 2);
-	intern_put(&in, b);
-	intern_put(&in, c);
-	assert_int_equal(in.count, 0);
-	assert_int_equal(in.bytes, 0);
-	/* Over the budget: refused, nothing held. */
-	in.budget = 8;
-	assert_null(intern_get(&in, "/a/long/path", 12));
-	/* Many strings: the buckets grow and every string is found again. */
-	in.budget = 1 << 24;
-	for (unsigned i = 0; i < 5000; i++) {
-		char s[32];
-		int len = snprintf(s, sizeof(s), "/p/%u", i);
-
-		assert_non_null(intern_get(&in, s, (size_t)len));
-	}
-	assert_true(in.mask + 1 >= 4096);
-	assert_int_equal(in.count, 5000);
-	intern_free(&in);
-}
-
 /* The report with the processor's default io_wait_after (tracer.conf's). */
 static char *report_of(struct session *s, uint64_t stall_after_ns)
 {
@@ -477,7 +442,6 @@ int main(void)
 		cmocka_unit_test(samples_build_a_bounded_series_with_peaks),
 		cmocka_unit_test(series_over_budget_keep_the_newest_samples_peaks_and_count),
 		cmocka_unit_test(gaps_without_progress_are_stalls),
-		cmocka_unit_test(interned_strings_are_shared_and_released),
 		cmocka_unit_test(preexisting_processes_are_reported_and_marked),
 		cmocka_unit_test(step_series_sum_the_step_processes),
 		cmocka_unit_test(report_shows_context_files_series_and_the_stalled_leaf),

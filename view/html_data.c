@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "html_data.h"
 #include "json_parse.h"
 
@@ -79,6 +80,7 @@ struct hd {
 
 	struct str *str; /* strings, and their hash (index + 1; 0: empty) */
 	uint32_t nstr, str_cap, *slot, nslot;
+	uint64_t seed;   /* the hash's, random: a host cannot choose names that collide */
 
 	struct row *rows;
 	uint32_t nrows, rows_cap;
@@ -150,15 +152,6 @@ static int grow(void **v, uint32_t n, uint32_t *cap, size_t sz)
 /* Strings                                                            */
 /* ------------------------------------------------------------------ */
 
-static uint32_t hash_of(const char *s, size_t n)
-{
-	uint32_t x = 2166136261u; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		x = (x ^ (unsigned char)s[i]) * 16777619u;
-	return x;
-}
-
 static int rehash(struct hd *h)
 {
 	uint32_t n = h->nslot ? h->nslot * 2 : 1024, *slot = calloc(n, sizeof(*slot));
@@ -166,7 +159,7 @@ static int rehash(struct hd *h)
 	if (!slot)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < h->nstr; i++) {
-		uint32_t k = hash_of(h->text + h->str[i].s.off, h->str[i].s.len) & (n - 1);
+		uint32_t k = (uint32_t)hash_bytes(h->seed, h->text + h->str[i].s.off, h->str[i].s.len) & (n - 1);
 
 		while (slot[k])
 			k = (k + 1) & (n - 1);
@@ -191,7 +184,7 @@ static int intern(struct hd *h, size_t base, const struct json_node *n, uint32_t
 	*idx = NO_INDEX;
 	if ((h->nstr + 1) * 2 > h->nslot && rehash(h))
 		return -ENOMEM;
-	for (k = hash_of(s, n->len) & (h->nslot - 1); h->slot[k]; k = (k + 1) & (h->nslot - 1)) {
+	for (k = (uint32_t)hash_bytes(h->seed, s, n->len) & (h->nslot - 1); h->slot[k]; k = (k + 1) & (h->nslot - 1)) {
 		const struct str *e = &h->str[h->slot[k] - 1];
 
 		if (e->s.len == n->len && !memcmp(h->text + e->s.off, s, n->len)) {
@@ -1303,7 +1296,7 @@ int html_data_write(struct obuf *o, const char *json, size_t len, char *err, siz
 		return -ENOMEM;
 	}
 	*h = (struct hd){ .text = json, .len = len, .err = err, .errlen = errlen, .tool_null = NO_INDEX,
-			  .tool_more = NO_INDEX };
+			  .tool_more = NO_INDEX, .seed = hash_seed_random() };
 	if (len >= UINT32_MAX)
 		rc = fail(h, "the report is 4 GiB or more");
 	else if ((rc = read_report(h)) == 0) {

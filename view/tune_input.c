@@ -14,10 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "hash.h"
+#include "intern.h"
 
 #define NONE UINT32_MAX
 /* Real times past this (year 2191) are not a clock's: refused, so bucket arithmetic cannot overflow. */
@@ -47,7 +46,7 @@ struct str_map {
 
 struct tune_strings {
 	struct arena_block *blocks;
-	struct str_map interned;  /* names, tools, pipelines, states, hosts */
+	struct intern interned;   /* names, tools, pipelines, states, hosts */
 	struct str_map files;     /* "host\0path" -> file id */
 	uint64_t seed;            /* random: a host cannot choose paths that collide */
 };
@@ -134,26 +133,10 @@ static const struct str_slot *map_get(const struct str_map *m, uint64_t seed, co
 	return sl->key ? sl : NULL;
 }
 
-/* The one copy of p[0..n); "" for NULL. NULL only when out of memory. */
+/* The one copy of p[0..n); "" for NULL. NULL only when out of memory or past TUNE_INTERN_BUDGET. */
 static const char *intern_n(struct tune_strings *s, const char *p, size_t n)
 {
-	struct str_slot *sl;
-	uint64_t h;
-
-	if (!p)
-		return "";
-	sl = map_find(&s->interned, s->seed, p, n, &h);
-	if (!sl)
-		return NULL;
-	if (!sl->key) {
-		const char *c = arena_copy(s, p, n);
-
-		if (!c)
-			return NULL;
-		*sl = (struct str_slot){ .hash = h, .key = c, .len = n };
-		s->interned.n++;
-	}
-	return sl->key;
+	return p ? intern_get(&s->interned, p, n) : "";
 }
 
 static const char *intern(struct tune_strings *s, const char *p)
@@ -174,17 +157,6 @@ static const char *intern_or_null(struct tune_strings *s, const char *p, bool *o
 	return c;
 }
 
-static uint64_t random_seed(void)
-{
-	uint64_t seed;
-	struct timespec ts;
-
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
-		return seed;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return hash_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&seed);
-}
-
 static void strings_free(struct tune_strings *s)
 {
 	if (!s)
@@ -195,7 +167,7 @@ static void strings_free(struct tune_strings *s)
 		s->blocks = b->next;
 		free(b);
 	}
-	free(s->interned.v);
+	intern_free(&s->interned);
 	free(s->files.v);
 	free(s);
 }
@@ -1154,7 +1126,14 @@ int tune_input_load(struct store *s, const char *pipeline, uint32_t newest, stru
 			snprintf(err, errlen, "reading the lake: out of memory");
 		return STORE_E_NOMEM;
 	}
-	l.str->seed = random_seed();
+	l.str->seed = hash_seed_random();
+	if (intern_init(&l.str->interned, TUNE_INTERN_BUDGET, l.str->seed + 1)) {
+		free(l.str);
+		out->strings = NULL;
+		if (err && errlen)
+			snprintf(err, errlen, "reading the lake: out of memory");
+		return STORE_E_NOMEM;
+	}
 	rc = walk_result(&l, s, store_tune_begin(s, newest), "the lake", err, errlen);
 	if (!rc) {
 		rc = load_all(&l, s, pipeline, err, errlen);

@@ -69,6 +69,8 @@
 
 #define TUNE_BUCKET_NS 1000000000LL
 #define TUNE_SPAN_MAX_S (14 * 86400) /* 1.2 M buckets: about 50 MB of scratch at most */
+/* Bytes of distinct names, tools, pipelines, states and hosts (common/intern.h); past it: out of memory. */
+#define TUNE_INTERN_BUDGET (256ull << 20)
 
 /* What the loader read and what it set aside (nothing is dropped silently). */
 struct tune_counts {

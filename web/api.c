@@ -938,6 +938,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Not a table's hash (common/hash.h's are seeded per process): it names a series, the same on every scrape. */
 static uint32_t fnv1a(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;

@@ -30,7 +30,7 @@ int intern_init(struct intern *in, uint64_t budget, uint64_t seed)
 	return 0;
 }
 
-void intern_free(struct intern *in)
+void intern_clear(struct intern *in)
 {
 	for (uint32_t b = 0; in->buckets && b <= in->mask; b++) {
 		struct intern_entry *e = in->buckets[b], *next;
@@ -39,7 +39,15 @@ void intern_free(struct intern *in)
 			next = e->next;
 			free(e);
 		}
+		in->buckets[b] = NULL;
 	}
+	in->count = 0;
+	in->bytes = 0;
+}
+
+void intern_free(struct intern *in)
+{
+	intern_clear(in);
 	free(in->buckets);
 	memset(in, 0, sizeof(*in));
 }
@@ -77,11 +85,11 @@ const char *intern_get(struct intern *in, const char *s, size_t len)
 
 	for (e = in->buckets[h & in->mask]; e; e = e->next) {
 		if (e->hash == h && e->len == len && memcmp(e->s, s, len) == 0) {
-			e->refs++;
+			e->refs += e->refs < UINT32_MAX; /* saturated: held until cleared */
 			return e->s;
 		}
 	}
-	if (len > UINT32_MAX || in->bytes + size > in->budget)
+	if (len > UINT32_MAX - sizeof(*e) - 1 || in->bytes + size > in->budget)
 		return NULL;
 	e = malloc(size);
 	if (!e)
@@ -106,7 +114,7 @@ void intern_put(struct intern *in, const char *s)
 	if (!s)
 		return;
 	e = (struct intern_entry *)(uintptr_t)(s - offsetof(struct intern_entry, s));
-	if (--e->refs)
+	if (e->refs == UINT32_MAX || --e->refs)
 		return;
 	for (link = &in->buckets[e->hash & in->mask]; *link; link = &(*link)->next) {
 		if (*link == e) {
