@@ -85,7 +85,7 @@ static void usage(FILE *f)
 		   "                        [--kernel-buffer-mib N] [--ready-fd FD] [--trace-pid PID]\n"
 		   "                        [--sample-interval-ms MS (100..60000, 1000)] [--rules FILE]\n"
 		   "   or: tracer-collector --config FILE [--set KEY=VALUE]... [--trace-pid PID] [--ready-fd FD]\n"
-		   "Loads tracer's BPF programs as root, then as NAME (default " COLLECTOR_DEFAULT_USER ") serves\n"
+		   "Loads tracer's BPF programs as root, then as NAME (default uid " COLLECTOR_DEFAULT_USER ") serves\n"
 		   "the ring on PATH to the processor (uid UID); FILE (root's: docs/config.md) gives the socket,\n"
 		   "users, rules, sizes. --trace-pid: only PID and descendants. --rules: filter rules and environment\n"
 		   "keys (docs/security.md), reread on SIGHUP. --help: this text; --version: the version.\n");
