@@ -81,17 +81,14 @@ struct collector {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracer-collector --socket PATH --consumer-uid UID [--user NAME]\n"
-		   "                        [--ring-order N] [--kernel-buffer-mib N] [--ready-fd FD]\n"
-		   "                        [--trace-pid PID] [--sample-interval-ms MS] [--rules FILE]\n"
-		   "Loads tracer's BPF programs, then serves the shared-memory ring on PATH to the\n"
-		   "processor running as UID. Must start as root; runs as NAME (default uid "
-		   COLLECTOR_DEFAULT_USER ") after.\n"
-		   "--trace-pid: only PID and its descendants are traced. --rules: filter rules and\n"
-		   "environment keys (docs/security.md), reread on SIGHUP. MS: 100..60000 (1000).\n"
+	fprintf(f, "usage: tracer-collector --socket PATH --consumer-uid UID [--user NAME] [--ring-order N]\n"
+		   "                        [--kernel-buffer-mib N] [--ready-fd FD] [--trace-pid PID]\n"
+		   "                        [--sample-interval-ms MS (100..60000, 1000)] [--rules FILE]\n"
 		   "   or: tracer-collector --config FILE [--set KEY=VALUE]... [--trace-pid PID] [--ready-fd FD]\n"
-		   "takes the socket (runtime_dir/collector.sock), the users, the rules and the sizes\n"
-		   "from FILE (root's alone: docs/config.md). --help: this text; --version: the version.\n");
+		   "Loads tracer's BPF programs as root, then as NAME (default uid " COLLECTOR_DEFAULT_USER ") serves\n"
+		   "the ring on PATH to the processor (uid UID); FILE (root's: docs/config.md) gives the socket,\n"
+		   "users, rules, sizes. --trace-pid: only PID and descendants. --rules: filter rules and environment\n"
+		   "keys (docs/security.md), reread on SIGHUP. --help: this text; --version: the version.\n");
 }
 
 /*

@@ -40,6 +40,10 @@
  */
 ssize_t read_fd_bounded(int fd, char *buf, size_t max);
 
+/* Opens name as read_file_bounded does and checks it: a regular file of at most max bytes (-EINVAL, -EFBIG;
+ * -errno), its fstat in *st. Returns the fd. */
+int read_open_checked(int dirfd, const char *name, int oflags, size_t max, struct stat *st);
+
 /*
  * Opens name (relative to dirfd, or AT_FDCWD; oflags adds e.g. O_NOFOLLOW), refuses anything but a regular
  * file (-EINVAL) or one holding more than max bytes (-EFBIG: judged by reading one byte past max, not by
@@ -48,7 +52,7 @@ ssize_t read_fd_bounded(int fd, char *buf, size_t max);
  */
 ssize_t read_file_bounded(int dirfd, const char *name, int oflags, char *buf, size_t max, struct stat *st);
 
-/* As read_file_bounded into a buffer it allocates (as large as the file, plus the NUL): *out, freed by the
+/* As read_file_bounded into a buffer it allocates (readfile_alloc.c) (as large as the file, plus the NUL): *out, freed by the
  * caller, NULL on error. */
 ssize_t read_file_alloc(int dirfd, const char *name, int oflags, size_t max, char **out, struct stat *st);
 
