@@ -7,26 +7,28 @@
 #include <stdint.h>
 #include <unistd.h>
 
-ssize_t read_fd_bounded(int fd, char *buf, size_t max)
+ssize_t read_fd_upto(int fd, char *buf, size_t cap)
 {
 	size_t have = 0;
+	ssize_t n;
 
-	/* One byte more than allowed: a file that grew since its fstat is caught too. */
-	while (have <= max) {
-		ssize_t n = read(fd, buf + have, max + 1 - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+	while (have < cap && (n = read(fd, buf + have, cap - have)) != 0) {
+		if (n > 0)
+			have += (size_t)n;
+		else if (errno != EINTR)
 			return -errno;
-		if (n == 0)
-			break;
-		have += (size_t)n;
 	}
-	if (have > max)
-		return -EFBIG;
-	buf[have] = 0;
 	return (ssize_t)have;
+}
+
+ssize_t read_fd_bounded(int fd, char *buf, size_t max)
+{
+	ssize_t n = read_fd_upto(fd, buf, max + 1); /* one byte more: a file that grew since its fstat is caught */
+
+	if (n < 0 || (size_t)n > max)
+		return n < 0 ? n : -EFBIG;
+	buf[n] = 0;
+	return n;
 }
 
 int read_open_checked(int dirfd, const char *name, int oflags, size_t max, struct stat *st)

@@ -40,6 +40,10 @@
  */
 ssize_t read_fd_bounded(int fd, char *buf, size_t max);
 
+/* Reads an open file from where it stands until its end or cap bytes, whichever comes first (EINTR retried,
+ * short reads continued; no NUL written): the byte count, or -errno. A file cut at cap is the caller's to judge. */
+ssize_t read_fd_upto(int fd, char *buf, size_t cap);
+
 /* Opens name as read_file_bounded does and checks it: a regular file of at most max bytes (-EINVAL, -EFBIG;
  * -errno), its fstat in *st. Returns the fd. */
 int read_open_checked(int dirfd, const char *name, int oflags, size_t max, struct stat *st);

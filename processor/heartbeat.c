@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "json.h"
 #include "lake.h"
+#include "readfile.h"
 
 #define HEARTBEAT_LAST_MIN_NS 100000000ULL /* less since the last reading says nothing worth a record */
 
@@ -29,22 +30,7 @@ void heartbeat_init(struct heartbeat *h)
 /* The whole of a /proc file again, from its start, at most cap bytes: their count, or -errno. */
 static ssize_t read_again(int fd, char *buf, size_t cap)
 {
-	size_t have = 0;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while (have < cap) {
-		ssize_t n = read(fd, buf + have, cap - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		have += (size_t)n;
-	}
-	return (ssize_t)have;
+	return lseek(fd, 0, SEEK_SET) < 0 ? -errno : read_fd_upto(fd, buf, cap);
 }
 
 /* One look at the host (hostbeat.h) into h->now; now: the loop's CLOCK_MONOTONIC. What cannot be read is unknown. */

@@ -68,6 +68,12 @@ static void a_file_at_its_limit_is_read_and_one_byte_more_is_refused(void **stat
 	assert_int_equal(read_fd_bounded(fd, buf, 6), -EFBIG);
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	assert_int_equal(read_fd_bounded(fd, buf, 7), 7);
+	/* A prefix (a /proc file's first bytes): cut at cap, or the whole when shorter; from where the file stands. */
+	assert_int_equal(lseek(fd, 2, SEEK_SET), 2);
+	assert_int_equal(read_fd_upto(fd, buf, 3), 3);
+	assert_memory_equal(buf, "345", 3);
+	assert_int_equal(read_fd_upto(fd, buf, sizeof(buf)), 2);
+	assert_memory_equal(buf, "67", 2);
 	close(fd);
 }
 
