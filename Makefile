@@ -318,8 +318,8 @@ $(shell mkdir -p $(BUILD)/gen && (echo '$(TRACER_VERSION) $(TRACER_COMMIT)' | cm
 	echo '$(TRACER_VERSION) $(TRACER_COMMIT)' > $(BUILD)/gen/build_id))
 BUILD_ID_OBJS := $(BUILD)/obj/common/version.o $(BUILD)/asan/obj/common/version.o
 $(BUILD_ID_OBJS): $(BUILD)/gen/build_id
-$(BUILD_ID_OBJS): CPPFLAGS += -DTRACER_VERSION='"$(TRACER_VERSION)"' \
-	-DTRACER_COMMIT='"$(TRACER_COMMIT)"'
+BUILD_ID_DEFS := -DTRACER_VERSION='"$(TRACER_VERSION)"' -DTRACER_COMMIT='"$(TRACER_COMMIT)"'
+$(BUILD_ID_OBJS): CPPFLAGS += $(BUILD_ID_DEFS)
 
 # Both sides of the ring, one object per side: a program links only the objects of what it calls
 # (the collector: ring_producer.o, handover_producer.o, handover_peer.o). rm first: no stale member stays.
@@ -372,12 +372,13 @@ test-asan: $(TESTS:%=$(BUILD)/asan/tests/%) | $(BINARIES)
 
 # ---- fuzzing (clang libFuzzer) ----------------------------------------
 # The same sources as the libraries (whose builds enforce the stages' include paths), in one program.
+# common/version.c among them: the build's version and commit, as for BUILD_ID_OBJS.
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_check.h $(SHM_SRC) $(ALL_LIB_SRC) $(BUILD)/gen/html_page.c \
-		$(BUILD)/gen/web_assets.c \
+		$(BUILD)/gen/web_assets.c $(BUILD)/gen/build_id \
 		$(SHM_HDR)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	$(Q)$(CLANG) $(CPPFLAGS) $(addprefix -I,$(USES_tests)) -std=gnu11 $(WARN) -g -O1 \
+	$(Q)$(CLANG) $(CPPFLAGS) $(BUILD_ID_DEFS) $(addprefix -I,$(USES_tests)) -std=gnu11 $(WARN) -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHM_SRC) $(ALL_LIB_SRC) \
 		$(BUILD)/gen/html_page.c $(BUILD)/gen/web_assets.c $(FUZZ_EXTRA_SRC) $(PROC_LDLIBS) $(INGEST_LDLIBS) -lm
 

@@ -80,52 +80,6 @@ static int not_valid(const struct conf_key *k, const char *v, const char *what, 
 	return conf_report(w, wlen, -EINVAL, "'%s' %s (%s)", conf_shown(v, strlen(v), b), what, k->expected);
 }
 
-/* The number kinds, through common/parse.h (as the general parser); the messages are its. */
-static int parse_uint(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
-{
-	enum parse_error rc = parse_u64(v, UINT64_MAX, out);
-
-	if (rc == PARSE_E_SYNTAX)
-		return not_valid(k, v, "is not a whole number", w, wlen);
-	if (rc || *out < k->min || *out > k->max)
-		return not_valid(k, v, "is out of range", w, wlen);
-	return 0;
-}
-
-static int parse_bytes(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
-{
-	enum parse_error rc = parse_size(v, out);
-	const char *unit = v + parse_size_unit_at(v);
-	char b[48], ub[48];
-
-	if (rc == PARSE_E_SYNTAX)
-		return not_valid(k, v, "is not a size", w, wlen);
-	if (rc == PARSE_E_UNIT)
-		return conf_report(w, wlen, -EINVAL, "'%s' has an unknown unit '%s' (%s)", conf_shown(v, strlen(v), b),
-			      conf_shown(unit, strlen(unit), ub), k->expected);
-	if (rc || *out < k->min || *out > k->max)
-		return not_valid(k, v, "is out of range", w, wlen);
-	if (*out & (*out - 1)) /* kernel_buffer, the one size here, is a power of two */
-		return not_valid(k, v, "is not a power of two", w, wlen);
-	return 0;
-}
-
-static int parse_duration_value(const struct conf_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
-{
-	switch (parse_duration(v, PARSE_UNITS, out)) {
-	case PARSE_OK: break;
-	case PARSE_E_SYNTAX: return not_valid(k, v, "is not a duration", w, wlen);
-	case PARSE_E_FRACTION: return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
-	case PARSE_E_POINT: return not_valid(k, v, "has no digit after the point", w, wlen);
-	case PARSE_E_UNIT: return not_valid(k, v, "has an unknown unit", w, wlen);
-	case PARSE_E_SUB_NS: return not_valid(k, v, "is finer than a nanosecond", w, wlen);
-	case PARSE_E_RANGE: return not_valid(k, v, "is out of range", w, wlen);
-	}
-	if (*out < k->min || *out > k->max)
-		return not_valid(k, v, "is out of range", w, wlen);
-	return 0;
-}
-
 /* A path, or a user name as useradd takes it (or a uid) that is not root: the daemons run as it to give root up. */
 static int check_string(const struct conf_key *k, const char *v, char *w, size_t wlen)
 {
@@ -163,8 +117,10 @@ static int set_value(const struct conf_key *k, struct collector_conf *c, const c
 			strcpy(field, v); /* fits: checked above */
 		return rc;
 	}
-	rc = k->type == UINT ? parse_uint(k, v, &u64, w, wlen)
-	     : k->type == BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration_value(k, v, &u64, w, wlen);
+	/* The numbers: the general parser's checks and messages (common/conf_lines.c); kernel_buffer, the one size
+	 * here, is a power of two. */
+	rc = conf_number(k->type == UINT ? CONF_UINT : k->type == BYTES ? CONF_BYTES_POW2 : CONF_DURATION, v, k->min,
+			 k->max, k->expected, &u64, w, wlen);
 	u32 = (uint32_t)u64; /* an integer's max is within uint32_t */
 	if (!rc)
 		memcpy(field, k->type == UINT ? (void *)&u32 : (void *)&u64, k->size);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "parse.h"
 #include "readfile.h"
 
 int conf_report(char *err, size_t errlen, int rc, const char *fmt, ...)
@@ -32,6 +33,38 @@ const char *conf_shown(const char *s, size_t len, char buf[48])
 		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
 	strcpy(buf + i, len > 40 ? "..." : "");
 	return buf;
+}
+
+int conf_number(enum conf_number_kind kind, const char *v, uint64_t min, uint64_t max, const char *ex,
+		uint64_t *out, char *w, size_t wlen)
+{
+	enum parse_error rc = kind == CONF_UINT ? parse_u64(v, UINT64_MAX, out)
+			      : kind == CONF_DURATION ? parse_duration(v, PARSE_UNITS, out) : parse_size(v, out);
+	const char *what = NULL, *unit = v + parse_size_unit_at(v);
+	char b[48], ub[48];
+
+	switch (rc) {
+	case PARSE_OK: break;
+	case PARSE_E_SYNTAX:
+		what = kind == CONF_UINT ? "is not a whole number" : kind == CONF_DURATION ? "is not a duration"
+											     : "is not a size";
+		break;
+	case PARSE_E_UNIT:
+		if (kind != CONF_DURATION) /* a size's unit is shown: the units are many and alike */
+			return conf_report(w, wlen, -EINVAL, "'%s' has an unknown unit '%s' (%s)",
+					   conf_shown(v, strlen(v), b), conf_shown(unit, strlen(unit), ub), ex);
+		what = "has an unknown unit";
+		break;
+	case PARSE_E_FRACTION: what = "has more than 9 digits after the point"; break;
+	case PARSE_E_POINT: what = "has no digit after the point"; break;
+	case PARSE_E_SUB_NS: what = "is finer than a nanosecond"; break;
+	case PARSE_E_RANGE: what = "is out of range"; break;
+	}
+	if (!what && (*out < min || *out > max))
+		what = "is out of range";
+	else if (!what && kind == CONF_BYTES_POW2 && (*out & (*out - 1)))
+		what = "is not a power of two";
+	return what ? conf_report(w, wlen, -EINVAL, "'%s' %s (%s)", conf_shown(v, strlen(v), b), what, ex) : 0;
 }
 
 void conf_skip_blanks(const char *s, size_t n, size_t *i)

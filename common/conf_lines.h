@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CONF_WHY_MAX 240 /* what is wrong with one value, and what is expected */
 
@@ -55,6 +56,17 @@ const char *conf_shown(const char *s, size_t len, char buf[48]);
 
 /* The message into err (when not NULL and errlen > 0); returns rc. */
 __attribute__((format(printf, 4, 5))) int conf_report(char *err, size_t errlen, int rc, const char *fmt, ...);
+
+/* The number kinds both readers take, through common/parse.h. */
+enum conf_number_kind { CONF_UINT, CONF_BYTES, CONF_BYTES_POW2, CONF_DURATION };
+
+/*
+ * v as a whole number, a size (B, KiB, ...; CONF_BYTES_POW2: a power of two) or a duration (ns .. d) within
+ * [min, max], into *out: 0, or -EINVAL with what is wrong in w, ex (what the key takes) in its parenthesis.
+ * The one set of value messages of tracer.conf.
+ */
+int conf_number(enum conf_number_kind kind, const char *v, uint64_t min, uint64_t max, const char *ex,
+		uint64_t *out, char *w, size_t wlen);
 
 /* Blanks (space, tab) at s[*i...], within n bytes. */
 void conf_skip_blanks(const char *s, size_t n, size_t *i);

@@ -511,52 +511,15 @@ static int not_valid(const struct config_key *k, const char *v, const char *what
 	return why(w, wlen, "'%s' %s (%s)", conf_shown(v, strlen(v), b), what, ex);
 }
 
-/* The number kinds, through common/parse.h; the messages say what is wrong in the key's terms. */
-static int parse_uint(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
+/* The number kinds: tracer.conf's one set of checks and messages (common/conf_lines.c), in the key's terms. */
+static int parse_number(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
 {
-	enum parse_error rc = parse_u64(v, UINT64_MAX, out);
+	enum conf_number_kind kind = k->type == CT_UINT ? CONF_UINT : k->type == CT_DURATION ? CONF_DURATION
+				     : k->flags & CK_POW2 ? CONF_BYTES_POW2 : CONF_BYTES;
+	char ex[WHY_MAX];
 
-	if (rc == PARSE_E_SYNTAX)
-		return not_valid(k, v, "is not a whole number", w, wlen);
-	if (rc || *out < k->min || *out > k->max)
-		return out_of_range(k, v, w, wlen);
-	return 0;
-}
-
-static int parse_bytes(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
-{
-	enum parse_error rc = parse_size(v, out);
-	char b[48], ub[48], ex[WHY_MAX];
-	const char *unit = v + parse_size_unit_at(v);
-
-	if (rc == PARSE_E_SYNTAX)
-		return not_valid(k, v, "is not a size", w, wlen);
-	if (rc == PARSE_E_UNIT) {
-		expected(k, ex, sizeof(ex));
-		return why(w, wlen, "'%s' has an unknown unit '%s' (%s)", conf_shown(v, strlen(v), b),
-			   conf_shown(unit, strlen(unit), ub), ex);
-	}
-	if (rc || *out < k->min || *out > k->max)
-		return out_of_range(k, v, w, wlen);
-	if ((k->flags & CK_POW2) && (*out & (*out - 1)))
-		return not_valid(k, v, "is not a power of two", w, wlen);
-	return 0;
-}
-
-static int parse_duration_value(const struct config_key *k, const char *v, uint64_t *out, char *w, size_t wlen)
-{
-	switch (parse_duration(v, PARSE_UNITS, out)) {
-	case PARSE_OK: break;
-	case PARSE_E_SYNTAX: return not_valid(k, v, "is not a duration", w, wlen);
-	case PARSE_E_FRACTION: return not_valid(k, v, "has more than 9 digits after the point", w, wlen);
-	case PARSE_E_POINT: return not_valid(k, v, "has no digit after the point", w, wlen);
-	case PARSE_E_UNIT: return not_valid(k, v, "has an unknown unit", w, wlen);
-	case PARSE_E_SUB_NS: return not_valid(k, v, "is finer than a nanosecond", w, wlen);
-	case PARSE_E_RANGE: return out_of_range(k, v, w, wlen);
-	}
-	if (*out < k->min || *out > k->max)
-		return out_of_range(k, v, w, wlen);
-	return 0;
+	expected(k, ex, sizeof(ex));
+	return conf_number(kind, v, k->min, k->max, ex, out, w, wlen);
 }
 
 static int parse_bool(const struct config_key *k, const char *v, bool *out, char *w, size_t wlen)
@@ -895,7 +858,7 @@ static int set_value(const struct config_key *k, struct tracer_config *cfg, cons
 			*(bool *)(void *)field = b;
 		return rc;
 	case CT_UINT:
-		rc = parse_uint(k, v, &u64, w, wlen);
+		rc = parse_number(k, v, &u64, w, wlen);
 		if (!rc) {
 			uint32_t u32 = (uint32_t)u64; /* max is within uint32_t */
 
@@ -904,7 +867,7 @@ static int set_value(const struct config_key *k, struct tracer_config *cfg, cons
 		return rc;
 	case CT_BYTES:
 	case CT_DURATION:
-		rc = k->type == CT_BYTES ? parse_bytes(k, v, &u64, w, wlen) : parse_duration_value(k, v, &u64, w, wlen);
+		rc = parse_number(k, v, &u64, w, wlen);
 		if (!rc)
 			memcpy(field, &u64, sizeof(u64));
 		return rc;
@@ -1006,9 +969,7 @@ int config_key_number(const char *key, uint64_t *def, uint64_t *min, uint64_t *m
 
 	if (!k || (k->type != CT_UINT && k->type != CT_BYTES && k->type != CT_DURATION))
 		return -ENOENT;
-	rc = k->type == CT_UINT    ? parse_uint(k, k->def, &v, w, sizeof(w))
-	     : k->type == CT_BYTES ? parse_bytes(k, k->def, &v, w, sizeof(w))
-				   : parse_duration_value(k, k->def, &v, w, sizeof(w));
+	rc = parse_number(k, k->def, &v, w, sizeof(w));
 	if (rc)
 		return rc; /* tests/test_common_config.c: every default is valid */
 	if (def)
