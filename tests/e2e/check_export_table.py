@@ -10,7 +10,8 @@ formats and loads them with Python's own csv and json modules:
     every field; NDJSON: every line one object with exactly those keys,
     in that order; integer columns hold integers (or NULL: an empty field,
     null), text columns strings, the price a number; the two formats give
-    the same rows, value for value;
+    the same rows, value for value (samples: the NDJSON, exported
+    second, may add those that arrived in between on the live lake);
   - the run whose key holds TEXT is there, and its steps and processes in
     the export equal `tracer report --db LAKE RUN --json`'s: the same step
     ids, names, tools, times, CPU, peak memory, exit codes, states; the
@@ -24,6 +25,7 @@ formats and loads them with Python's own csv and json modules:
 Exits 0 when all that holds, 1 saying what did not.
 """
 import argparse
+import collections
 import csv
 import io
 import json
@@ -117,19 +119,25 @@ def load(tracer, db, table, since=None):
             if not ok:
                 fail("%s: NDJSON line %d: %s = %r is not of type %s" % (table, n, name, v, kind))
         objs.append(o)
-    if len(rows) - 1 != len(objs):
-        fail("%s: %d CSV rows, %d NDJSON lines" % (table, len(rows) - 1, len(objs)))
-    for n, (row, o) in enumerate(zip(rows[1:], objs), 1):
+    # The lake is live (the daemons run on): the NDJSON, exported after the CSV, may hold rows that arrived in
+    # between (samples of the host's other processes), never fewer. Every CSV row must be in it, field for field.
+    later = collections.Counter()
+    for o in objs:
+        later[tuple("" if (kind == "t" and o[name] is None) else o[name] for name, kind in cols)] += 1
+    for n, row in enumerate(rows[1:], 1):
         if len(row) != len(names):
             fail("%s: CSV row %d has %d fields, not %d" % (table, n, len(row), len(names)))
             continue
-        for (name, kind), field in zip(cols, row):
-            v = typed(table, field, name, kind, "%s row %d" % (table, n))
-            w = o[name]
-            if kind == "t" and w is None:
-                w = ""  # NULL text is an empty field; an empty string, "" (both read as '' by csv)
-            if v != w:
-                fail("%s row %d: %s: CSV %r, NDJSON %r" % (table, n, name, v, w))
+        v = tuple(typed(table, field, name, kind, "%s row %d" % (table, n)) for (name, kind), field in zip(cols, row))
+        if later[v] == 0:
+            fail("%s: CSV row %d is not among the NDJSON lines: %r" % (table, n, dict(zip(names, v))))
+        later[v] -= 1
+    if len(rows) - 1 > len(objs):
+        fail("%s: %d CSV rows, only %d NDJSON lines (exported after it)" % (table, len(rows) - 1, len(objs)))
+    if len(objs) > len(rows) - 1 and table != "samples":  # only samples arrive on: the run has ended
+        fail("%s: %d CSV rows, %d NDJSON lines" % (table, len(rows) - 1, len(objs)))
+    elif len(objs) > len(rows) - 1:
+        print("%s: %d row(s) arrived between the CSV and the NDJSON export" % (table, len(objs) - (len(rows) - 1)))
     print("%s: %d rows, %d columns, CSV and NDJSON the same" % (table, len(objs), len(names)))
     return objs
 
